@@ -1,0 +1,221 @@
+/*
+** etf_scan.c: an iterative walker over external term format bytes.
+**
+** It only needs to skip terms and look inside pids, so it keeps a count of
+** terms still to read instead of recursing (messages can nest deeply).
+** Tags follow erts/emulator/beam/external.h of OTP 25.
+*/
+#include "etf_scan.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+    NEW_FLOAT_EXT = 70, BIT_BINARY_EXT = 77, NEWER_REFERENCE_EXT = 90,
+    SMALL_INTEGER_EXT = 97, INTEGER_EXT = 98, FLOAT_EXT = 99, ATOM_EXT = 100,
+    REFERENCE_EXT = 101, PORT_EXT = 102, PID_EXT = 103, SMALL_TUPLE_EXT = 104,
+    LARGE_TUPLE_EXT = 105, NIL_EXT = 106, STRING_EXT = 107, LIST_EXT = 108,
+    BINARY_EXT = 109, SMALL_BIG_EXT = 110, LARGE_BIG_EXT = 111,
+    NEW_FUN_EXT = 112, EXPORT_EXT = 113, NEW_REFERENCE_EXT = 114,
+    SMALL_ATOM_EXT = 115, MAP_EXT = 116, FUN_EXT = 117, ATOM_UTF8_EXT = 118,
+    SMALL_ATOM_UTF8_EXT = 119, V4_PORT_EXT = 120, NEW_PID_EXT = 88,
+    NEW_PORT_EXT = 89
+};
+
+typedef struct reader {
+    uint8_t *p, *end;
+} reader;
+
+static int need(const reader *r, size_t n)
+{
+    return (size_t)(r->end - r->p) >= n;
+}
+
+static uint32_t be32(const uint8_t *p)
+{
+    return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) |
+           ((uint32_t)p[2] << 8) | p[3];
+}
+
+static uint16_t be16(const uint8_t *p)
+{
+    return (uint16_t)(((unsigned)p[0] << 8) | p[1]);
+}
+
+/* Reads an atom, returning its text; -1 if the next term is not an atom. */
+static int read_atom(reader *r, uint8_t **text, size_t *n)
+{
+    if (!need(r, 1))
+        return -1;
+    uint8_t tag = *r->p++;
+    size_t len;
+    if (tag == ATOM_EXT || tag == ATOM_UTF8_EXT) {
+        if (!need(r, 2))
+            return -1;
+        len = be16(r->p);
+        r->p += 2;
+    } else if (tag == SMALL_ATOM_EXT || tag == SMALL_ATOM_UTF8_EXT) {
+        if (!need(r, 1))
+            return -1;
+        len = *r->p++;
+    } else {
+        return -1;
+    }
+    if (!need(r, len))
+        return -1;
+    *text = r->p;
+    *n = len;
+    r->p += len;
+    return 0;
+}
+
+static int sink_push(etf_pid_sink *s, uint32_t pid)
+{
+    if (s->n == s->cap) {
+        uint32_t cap = s->cap ? s->cap * 2 : 8;
+        uint32_t *grown = realloc(s->pids, cap * sizeof *grown);
+        if (grown == NULL)
+            return -1;
+        s->pids = grown;
+        s->cap = cap;
+    }
+    s->pids[s->n++] = pid;
+    return 0;
+}
+
+/* Skips an integer term (the old index and old uniq of a fun). */
+static int skip_integer(reader *r)
+{
+    if (!need(r, 1))
+        return -1;
+    uint8_t tag = *r->p++;
+    size_t n = tag == SMALL_INTEGER_EXT ? 1 : tag == INTEGER_EXT ? 4 : 0;
+    if (n == 0 || !need(r, n))
+        return -1;
+    r->p += n;
+    return 0;
+}
+
+int etf_scan_pids(uint8_t *buf, size_t len, const char *node,
+                  size_t nodelen, uint32_t creation, etf_pid_sink *sink)
+{
+    reader r = { buf, buf + len };
+    if (!need(&r, 1) || *r.p++ != 131)
+        return -1;
+    uint64_t pending = 1;   /* terms still to read */
+    while (pending > 0) {
+        pending--;
+        if (!need(&r, 1))
+            return -1;
+        uint8_t tag = *r.p++;
+        size_t skip = 0;
+        switch (tag) {
+        case SMALL_INTEGER_EXT: skip = 1; break;
+        case INTEGER_EXT: skip = 4; break;
+        case FLOAT_EXT: skip = 31; break;
+        case NEW_FLOAT_EXT: skip = 8; break;
+        case NIL_EXT: break;
+        case ATOM_EXT: case ATOM_UTF8_EXT:
+            if (!need(&r, 2)) return -1;
+            skip = 2 + (size_t)be16(r.p);
+            break;
+        case SMALL_ATOM_EXT: case SMALL_ATOM_UTF8_EXT:
+            if (!need(&r, 1)) return -1;
+            skip = 1 + (size_t)r.p[0];
+            break;
+        case STRING_EXT:
+            if (!need(&r, 2)) return -1;
+            skip = 2 + (size_t)be16(r.p);
+            break;
+        case BINARY_EXT:
+            if (!need(&r, 4)) return -1;
+            skip = 4 + (size_t)be32(r.p);
+            break;
+        case BIT_BINARY_EXT:
+            if (!need(&r, 4)) return -1;
+            skip = 5 + (size_t)be32(r.p);
+            break;
+        case SMALL_BIG_EXT:
+            if (!need(&r, 1)) return -1;
+            skip = 2 + (size_t)r.p[0];
+            break;
+        case LARGE_BIG_EXT:
+            if (!need(&r, 4)) return -1;
+            skip = 5 + (size_t)be32(r.p);
+            break;
+        case SMALL_TUPLE_EXT:
+            if (!need(&r, 1)) return -1;
+            pending += *r.p++;
+            break;
+        case LARGE_TUPLE_EXT:
+            if (!need(&r, 4)) return -1;
+            pending += be32(r.p);
+            r.p += 4;
+            break;
+        case LIST_EXT:
+            if (!need(&r, 4)) return -1;
+            pending += (uint64_t)be32(r.p) + 1;   /* elements and tail */
+            r.p += 4;
+            break;
+        case MAP_EXT:
+            if (!need(&r, 4)) return -1;
+            pending += 2 * (uint64_t)be32(r.p);
+            r.p += 4;
+            break;
+        case PID_EXT: case NEW_PID_EXT: {
+            uint8_t *text;
+            size_t n;
+            if (read_atom(&r, &text, &n) != 0) return -1;
+            size_t tail = tag == NEW_PID_EXT ? 12 : 9;
+            if (!need(&r, tail)) return -1;
+            uint32_t num = be32(r.p);
+            uint32_t cr = tag == NEW_PID_EXT ? be32(r.p + 8) : r.p[8];
+            if (n == nodelen && memcmp(text, node, n) == 0 && cr == creation &&
+                sink_push(sink, num) != 0)
+                return -1;
+            skip = tail;
+            break;
+        }
+        case NEW_REFERENCE_EXT: case NEWER_REFERENCE_EXT: {
+            if (!need(&r, 2)) return -1;
+            size_t words = be16(r.p);
+            r.p += 2;
+            uint8_t *text;
+            size_t n;
+            if (read_atom(&r, &text, &n) != 0) return -1;
+            skip = (tag == NEWER_REFERENCE_EXT ? 4 : 1) + 4 * words;
+            break;
+        }
+        case EXPORT_EXT:
+            pending += 3;
+            break;
+        case NEW_FUN_EXT: {
+            /* Size, arity, uniq[16], index, numfree, then module, old index,
+            ** old uniq, creator pid, and numfree free variables. */
+            if (!need(&r, 29)) return -1;
+            pending += be32(r.p + 25);
+            r.p += 29;
+            uint8_t *text;
+            size_t n;
+            if (read_atom(&r, &text, &n) != 0 || skip_integer(&r) != 0 ||
+                skip_integer(&r) != 0 || !need(&r, 1))
+                return -1;
+            uint8_t ptag = *r.p++;
+            if ((ptag != NEW_PID_EXT && ptag != PID_EXT) ||
+                read_atom(&r, &text, &n) != 0)
+                return -1;
+            skip = ptag == NEW_PID_EXT ? 12 : 9;
+            if (!need(&r, skip)) return -1;
+            memset(r.p, 0, skip);
+            break;
+        }
+        default:
+            /* Ports, old-style refs and funs cannot occur in a model. */
+            return -1;
+        }
+        if (!need(&r, skip))
+            return -1;
+        r.p += skip;
+    }
+    return r.p == r.end ? 0 : -1;
+}

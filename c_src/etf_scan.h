@@ -1,0 +1,33 @@
+/*
+** etf_scan.h: reads the external term format just far enough to find the
+** simulated pids a term references.
+**
+** The runtime allocates pids least-fresh ("smallest number not used in the
+** state"), so it must know every pid a message or continuation still holds:
+** reusing a number that some term still refers to would merge a dead
+** process with a new one.
+*/
+#ifndef MCE_ETF_SCAN_H
+#define MCE_ETF_SCAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct etf_pid_sink {
+    uint32_t *pids;
+    uint32_t n, cap;
+} etf_pid_sink;
+
+/* Scans `len` bytes starting with the version byte 131.  Pids whose node is
+** `node` (an atom's UTF-8 text) and whose creation is `creation` are
+** appended to sink (which grows; free sink->pids when done).
+**
+** It also canonicalises in place: a fun's encoding names the process that
+** created it, which differs between runs and executor processes although it
+** has no meaning for the program, so that pid's number, serial and creation
+** are zeroed.  Returns 0, or -1 for malformed input, an unsupported tag, or
+** allocation failure. */
+int etf_scan_pids(uint8_t *buf, size_t len, const char *node,
+                  size_t nodelen, uint32_t creation, etf_pid_sink *sink);
+
+#endif

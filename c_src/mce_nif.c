@@ -1,0 +1,480 @@
+/*
+** mce_nif.c: the NIF boundary.  Owns the search resource type and the
+** conversion between Erlang terms and the C search's inputs and requests.
+**
+** Every argument is checked; a bad one gives badarg, a failure inside the
+** search gives {error, {File, Line}, Reason}.  A search resource is guarded
+** by its own mutex, so a misbehaving caller cannot corrupt it, and several
+** searches can run at once in one VM (there is no other state).  Each call
+** does the work of one transition, well under a millisecond, so the calls
+** run on normal schedulers.
+*/
+#include <erl_nif.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "search.h"
+
+typedef struct search_res {
+    ErlNifMutex *lock;
+    search *s;
+} search_res;
+
+typedef struct nif_priv {
+    ErlNifResourceType *search_type;
+} nif_priv;
+
+static ERL_NIF_TERM atom(ErlNifEnv *env, const char *name)
+{
+    return enif_make_atom(env, name);
+}
+
+static ERL_NIF_TERM error3(ErlNifEnv *env, int line, const char *why)
+{
+    return enif_make_tuple3(env, atom(env, "error"),
+                            enif_make_tuple2(env,
+                                             enif_make_string(env, __FILE__,
+                                                              ERL_NIF_LATIN1),
+                                             enif_make_int(env, line)),
+                            enif_make_string(env, why, ERL_NIF_LATIN1));
+}
+
+#define ERROR(env, why) error3((env), __LINE__, (why))
+
+static void search_res_dtor(ErlNifEnv *env, void *obj)
+{
+    (void)env;
+    search_res *r = obj;
+    search_free(r->s);
+    r->s = NULL;
+    if (r->lock)
+        enif_mutex_destroy(r->lock);
+}
+
+static int load(ErlNifEnv *env, void **priv, ERL_NIF_TERM info)
+{
+    (void)info;
+    nif_priv *p = enif_alloc(sizeof *p);
+    if (p == NULL)
+        return 1;
+    p->search_type = enif_open_resource_type(env, NULL, "mce_search",
+                                             search_res_dtor,
+                                             ERL_NIF_RT_CREATE, NULL);
+    if (p->search_type == NULL) {
+        enif_free(p);
+        return 1;
+    }
+    *priv = p;
+    return 0;
+}
+
+static void unload(ErlNifEnv *env, void *priv)
+{
+    (void)env;
+    enif_free(priv);
+}
+
+static int upgrade(ErlNifEnv *env, void **priv, void **old, ERL_NIF_TERM info)
+{
+    (void)old;
+    return load(env, priv, info);
+}
+
+static int get_res(ErlNifEnv *env, ERL_NIF_TERM t, search_res **r)
+{
+    nif_priv *p = enif_priv_data(env);
+    return enif_get_resource(env, t, p->search_type, (void **)r) &&
+           (*r)->s != NULL;
+}
+
+static int map_u64(ErlNifEnv *env, ERL_NIF_TERM map, const char *key,
+                   uint64_t *out)
+{
+    ERL_NIF_TERM v;
+    ErlNifUInt64 u;
+    if (!enif_get_map_value(env, map, atom(env, key), &v))
+        return 0;
+    if (!enif_get_uint64(env, v, &u))
+        return -1;
+    *out = u;
+    return 1;
+}
+
+/* new(#{node := atom(), creation := integer(), max_states => N,
+**       max_depth => N}) -> Resource */
+static ERL_NIF_TERM nif_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
+{
+    (void)argc;
+    if (!enif_is_map(env, argv[0]))
+        return enif_make_badarg(env);
+    ERL_NIF_TERM node;
+    char nodebuf[256];
+    uint64_t creation = 0, max_states = 0, max_depth = 0;
+    if (!enif_get_map_value(env, argv[0], atom(env, "node"), &node) ||
+        enif_get_atom(env, node, nodebuf, sizeof nodebuf, ERL_NIF_LATIN1) <= 0 ||
+        map_u64(env, argv[0], "creation", &creation) != 1 ||
+        creation > UINT32_MAX ||
+        map_u64(env, argv[0], "max_states", &max_states) < 0 ||
+        map_u64(env, argv[0], "max_depth", &max_depth) < 0)
+        return enif_make_badarg(env);
+    search_config cfg = { .node = nodebuf, .nodelen = strlen(nodebuf),
+                          .creation = (uint32_t)creation,
+                          .max_states = max_states, .max_depth = max_depth };
+    nif_priv *p = enif_priv_data(env);
+    search_res *r = enif_alloc_resource(p->search_type, sizeof *r);
+    if (r == NULL)
+        return ERROR(env, "out of memory");
+    r->lock = enif_mutex_create("mce_search");
+    r->s = r->lock ? search_new(&cfg) : NULL;
+    ERL_NIF_TERM t = enif_make_resource(env, r);
+    enif_release_resource(r);      /* the term now holds the only reference */
+    if (r->s == NULL)
+        return ERROR(env, "out of memory");
+    return t;
+}
+
+static int part_term(ErlNifEnv *env, const part_store *ps, part_id id,
+                     ERL_NIF_TERM *out)
+{
+    const part *p = part_store_get(ps, id);
+    return p != NULL && p->kind == PART_TERM &&
+           enif_binary_to_term(env, p->data, p->len, out, 0) == p->len;
+}
+
+static ERL_NIF_TERM request_term(ErlNifEnv *env, search *s, const request *q)
+{
+    const part_store *ps = search_store(s);
+    ERL_NIF_TERM cont, msg;
+    switch (q->kind) {
+    case REQ_MATCH:
+        if (!part_term(env, ps, q->cont, &cont) ||
+            !part_term(env, ps, q->msg, &msg))
+            return ERROR(env, "stored term does not decode");
+        return enif_make_tuple3(env, atom(env, "match"), cont, msg);
+    case REQ_RUN: {
+        ERL_NIF_TERM pid = enif_make_uint(env, q->pid), how;
+        if (!part_term(env, ps, q->cont, &cont))
+            return ERROR(env, "stored term does not decode");
+        if (q->run == RUN_START) {
+            how = atom(env, "start");
+        } else if (q->run == RUN_TIMEOUT) {
+            how = atom(env, "timeout");
+        } else {
+            if (!part_term(env, ps, q->msg, &msg))
+                return ERROR(env, "stored term does not decode");
+            how = enif_make_tuple2(env, atom(env, "receive"), msg);
+        }
+        return enif_make_tuple4(env, atom(env, "run"), pid, how, cont);
+    }
+    case REQ_DONE: return atom(env, "done");
+    case REQ_LIMIT_STATES: return atom(env, "max_states");
+    case REQ_DEADLOCK: return atom(env, "deadlock");
+    case REQ_STOPPED: return atom(env, "stopped");
+    case REQ_ERROR: return ERROR(env, q->error ? q->error : "search failed");
+    }
+    return ERROR(env, "unknown request");
+}
+
+/* Encodes a term for the store.  The binary must be released. */
+static int encode(ErlNifEnv *env, ERL_NIF_TERM t, ErlNifBinary *bin,
+                  term_in *out)
+{
+    if (!enif_term_to_binary(env, t, bin))
+        return 0;
+    out->etf = bin->data;
+    out->len = bin->size;
+    return 1;
+}
+
+/* start(Search, InitialCall, Pid) -> Request */
+static ERL_NIF_TERM nif_start(ErlNifEnv *env, int argc,
+                              const ERL_NIF_TERM argv[])
+{
+    (void)argc;
+    search_res *r;
+    unsigned pid;
+    if (!get_res(env, argv[0], &r) || !enif_get_uint(env, argv[2], &pid))
+        return enif_make_badarg(env);
+    ErlNifBinary bin;
+    term_in init;
+    if (!encode(env, argv[1], &bin, &init))
+        return enif_make_badarg(env);
+    enif_mutex_lock(r->lock);
+    request q;
+    search_start(r->s, &init, pid, &q);
+    ERL_NIF_TERM t = request_term(env, r->s, &q);
+    enif_mutex_unlock(r->lock);
+    enif_release_binary(&bin);
+    return t;
+}
+
+/* match(Search, boolean()) -> Request */
+static ERL_NIF_TERM nif_match(ErlNifEnv *env, int argc,
+                              const ERL_NIF_TERM argv[])
+{
+    (void)argc;
+    search_res *r;
+    int matches;
+    if (!get_res(env, argv[0], &r))
+        return enif_make_badarg(env);
+    if (enif_is_identical(argv[1], atom(env, "true")))
+        matches = 1;
+    else if (enif_is_identical(argv[1], atom(env, "false")))
+        matches = 0;
+    else
+        return enif_make_badarg(env);
+    enif_mutex_lock(r->lock);
+    request q;
+    search_answer_match(r->s, matches, &q);
+    ERL_NIF_TERM t = request_term(env, r->s, &q);
+    enif_mutex_unlock(r->lock);
+    return t;
+}
+
+static int get_bool(ErlNifEnv *env, ERL_NIF_TERM t, int *out)
+{
+    if (enif_is_identical(t, atom(env, "true")))
+        *out = 1;
+    else if (enif_is_identical(t, atom(env, "false")))
+        *out = 0;
+    else
+        return 0;
+    return 1;
+}
+
+/* Everything the effects list owns while it is being converted. */
+typedef struct effects_buf {
+    effect *effects;
+    ErlNifBinary *bins;
+    size_t n;
+} effects_buf;
+
+static void effects_release(effects_buf *eb)
+{
+    for (size_t i = 0; i < eb->n; i++)
+        enif_release_binary(&eb->bins[i]);
+    free(eb->effects);
+    free(eb->bins);
+}
+
+static int parse_effects(ErlNifEnv *env, ERL_NIF_TERM list, effects_buf *eb)
+{
+    unsigned len;
+    eb->effects = NULL;
+    eb->bins = NULL;
+    eb->n = 0;
+    if (!enif_get_list_length(env, list, &len))
+        return 0;
+    eb->effects = calloc(len ? len : 1, sizeof *eb->effects);
+    eb->bins = calloc(len ? len : 1, sizeof *eb->bins);
+    if (eb->effects == NULL || eb->bins == NULL)
+        return 0;
+    ERL_NIF_TERM head, tail = list;
+    while (enif_get_list_cell(env, tail, &head, &tail)) {
+        const ERL_NIF_TERM *el;
+        int arity;
+        unsigned pid;
+        effect *ef = &eb->effects[eb->n];
+        if (!enif_get_tuple(env, head, &arity, &el) || arity < 3 ||
+            !enif_get_uint(env, el[1], &pid))
+            return 0;
+        ef->pid = pid;
+        if (arity == 3 && enif_is_identical(el[0], atom(env, "send"))) {
+            ef->kind = EFFECT_SEND;
+        } else if (arity == 4 && enif_is_identical(el[0], atom(env, "spawn")) &&
+                   get_bool(env, el[3], &ef->link)) {
+            ef->kind = EFFECT_SPAWN;
+        } else {
+            return 0;
+        }
+        if (!encode(env, el[2], &eb->bins[eb->n], &ef->term))
+            return 0;
+        eb->n++;
+    }
+    return 1;
+}
+
+/* ran(Search, Outcome, Effects, Label, Stop) -> Request
+**   Outcome = {wait, HasTimeout, Cont} | {exit, Reason} */
+static ERL_NIF_TERM nif_ran(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
+{
+    (void)argc;
+    search_res *r;
+    const ERL_NIF_TERM *oc;
+    int arity;
+    run_result res;
+    memset(&res, 0, sizeof res);
+    if (!get_res(env, argv[0], &r) ||
+        !enif_get_tuple(env, argv[1], &arity, &oc) ||
+        !get_bool(env, argv[4], &res.stop))
+        return enif_make_badarg(env);
+    ErlNifBinary contbin, labelbin;
+    int have_cont = 0;
+    if (arity == 3 && enif_is_identical(oc[0], atom(env, "wait")) &&
+        get_bool(env, oc[1], &res.has_timeout)) {
+        res.outcome = OUTCOME_WAIT;
+        if (!encode(env, oc[2], &contbin, &res.cont))
+            return enif_make_badarg(env);
+        have_cont = 1;
+    } else if (arity == 2 && enif_is_identical(oc[0], atom(env, "exit"))) {
+        res.outcome = OUTCOME_EXIT;
+        res.normal = enif_is_identical(oc[1], atom(env, "normal"));
+    } else {
+        return enif_make_badarg(env);
+    }
+    effects_buf eb;
+    int ok = parse_effects(env, argv[2], &eb) &&
+             enif_term_to_binary(env, argv[3], &labelbin);
+    if (ok) {
+        res.label = malloc(labelbin.size ? labelbin.size : 1);
+        if (res.label != NULL) {
+            memcpy(res.label, labelbin.data, labelbin.size);
+            res.label_len = labelbin.size;
+        }
+        enif_release_binary(&labelbin);
+        ok = res.label != NULL;
+    }
+    ERL_NIF_TERM t;
+    if (!ok) {
+        free(res.label);
+        t = enif_make_badarg(env);
+    } else {
+        res.effects = eb.effects;
+        res.neffects = eb.n;
+        enif_mutex_lock(r->lock);
+        request q;
+        search_answer_run(r->s, &res, &q);
+        t = request_term(env, r->s, &q);
+        enif_mutex_unlock(r->lock);
+    }
+    effects_release(&eb);
+    if (have_cont)
+        enif_release_binary(&contbin);
+    return t;
+}
+
+/* fresh_pid(Search) -> pos_integer() */
+static ERL_NIF_TERM nif_fresh_pid(ErlNifEnv *env, int argc,
+                                  const ERL_NIF_TERM argv[])
+{
+    (void)argc;
+    search_res *r;
+    if (!get_res(env, argv[0], &r))
+        return enif_make_badarg(env);
+    enif_mutex_lock(r->lock);
+    uint32_t pid = search_fresh_pid(r->s);
+    enif_mutex_unlock(r->lock);
+    if (pid == 0)
+        return ERROR(env, "no run is outstanding, or out of memory");
+    return enif_make_uint(env, pid);
+}
+
+static ERL_NIF_TERM nif_stats(ErlNifEnv *env, int argc,
+                              const ERL_NIF_TERM argv[])
+{
+    (void)argc;
+    search_res *r;
+    if (!get_res(env, argv[0], &r))
+        return enif_make_badarg(env);
+    search_stats st;
+    enif_mutex_lock(r->lock);
+    search_get_stats(r->s, &st);
+    enif_mutex_unlock(r->lock);
+    ERL_NIF_TERM keys[] = {
+        atom(env, "states"), atom(env, "transitions"), atom(env, "max_depth"),
+        atom(env, "stack_depth"), atom(env, "parts"), atom(env, "memory"),
+        atom(env, "match_memo"), atom(env, "truncated") };
+    ERL_NIF_TERM vals[] = {
+        enif_make_uint64(env, st.states), enif_make_uint64(env, st.transitions),
+        enif_make_uint64(env, st.max_depth_seen),
+        enif_make_uint64(env, st.depth), enif_make_uint64(env, st.parts),
+        enif_make_uint64(env, st.bytes), enif_make_uint64(env, st.memo_entries),
+        atom(env, st.truncated ? "true" : "false") };
+    ERL_NIF_TERM map;
+    if (!enif_make_map_from_arrays(env, keys, vals, sizeof keys / sizeof *keys,
+                                   &map))
+        return ERROR(env, "stats map");
+    return map;
+}
+
+/* trace(Search) -> [Label], the transitions from the initial state to the
+** state on top of the stack. */
+static ERL_NIF_TERM nif_trace(ErlNifEnv *env, int argc,
+                              const ERL_NIF_TERM argv[])
+{
+    (void)argc;
+    search_res *r;
+    if (!get_res(env, argv[0], &r))
+        return enif_make_badarg(env);
+    enif_mutex_lock(r->lock);
+    size_t depth = search_stack_depth(r->s);
+    ERL_NIF_TERM list = enif_make_list(env, 0);
+    for (size_t i = depth; i-- > 1;) {
+        const uint8_t *label;
+        size_t len;
+        ERL_NIF_TERM t;
+        if (search_label(r->s, i, &label, &len) != 0 ||
+            enif_binary_to_term(env, label, len, &t, 0) != len) {
+            enif_mutex_unlock(r->lock);
+            return ERROR(env, "stored label does not decode");
+        }
+        list = enif_make_list_cell(env, t, list);
+    }
+    enif_mutex_unlock(r->lock);
+    return list;
+}
+
+/* top_state(Search) -> [{Pid, init | waiting, Cont, [Msg], [LinkedPid]}] */
+static ERL_NIF_TERM nif_top_state(ErlNifEnv *env, int argc,
+                                  const ERL_NIF_TERM argv[])
+{
+    (void)argc;
+    search_res *r;
+    if (!get_res(env, argv[0], &r))
+        return enif_make_badarg(env);
+    enif_mutex_lock(r->lock);
+    const sys_state *st = search_top_state(r->s);
+    const part_store *ps = search_store(r->s);
+    ERL_NIF_TERM list = enif_make_list(env, 0);
+    for (uint32_t i = st ? st->nprocs : 0; i-- > 0;) {
+        const proc *p = &st->procs[i];
+        ERL_NIF_TERM cont, msgs = enif_make_list(env, 0);
+        ERL_NIF_TERM links = enif_make_list(env, 0);
+        if (!part_term(env, ps, p->cont, &cont))
+            goto bad;
+        for (uint32_t k = mailbox_length(ps, p->mailbox); k-- > 0;) {
+            ERL_NIF_TERM m;
+            if (!part_term(env, ps, mailbox_at(ps, p->mailbox, k), &m))
+                goto bad;
+            msgs = enif_make_list_cell(env, m, msgs);
+        }
+        for (uint32_t k = p->nlinks; k-- > 0;)
+            links = enif_make_list_cell(env, enif_make_uint(env, p->links[k]),
+                                        links);
+        list = enif_make_list_cell(
+            env,
+            enif_make_tuple5(env, enif_make_uint(env, p->pid),
+                             atom(env, p->status == PROC_INIT ? "init"
+                                                              : "waiting"),
+                             cont, msgs, links),
+            list);
+    }
+    enif_mutex_unlock(r->lock);
+    return list;
+bad:
+    enif_mutex_unlock(r->lock);
+    return ERROR(env, "stored term does not decode");
+}
+
+static ErlNifFunc nif_funcs[] = {
+    {"new", 1, nif_new, 0},
+    {"start", 3, nif_start, 0},
+    {"match", 2, nif_match, 0},
+    {"ran", 5, nif_ran, 0},
+    {"fresh_pid", 1, nif_fresh_pid, 0},
+    {"stats", 1, nif_stats, 0},
+    {"trace", 1, nif_trace, 0},
+    {"top_state", 1, nif_top_state, 0},
+};
+
+ERL_NIF_INIT(mce_nif, nif_funcs, load, NULL, upgrade, unload)

@@ -1,0 +1,187 @@
+/*
+** part_store.c: owns the interned parts, their arena and the hash index.
+**
+** Parts live in a chunked bump arena (they are never freed one by one: a
+** search only adds states).  The index is open addressing with linear
+** probing over part ids; it doubles at 70% load.  Lookups compare the
+** 64-bit hash first, then kind, length and bytes, so the table is exact.
+*/
+#include "part_store.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+#define ARENA_CHUNK (1u << 20)
+
+typedef struct arena_chunk {
+    struct arena_chunk *next;
+    size_t used, cap;
+    uint8_t mem[];
+} arena_chunk;
+
+struct part_store {
+    part *parts;            /* parts[id], index 0 unused */
+    size_t nparts, capparts;
+    part_id *index;         /* hash slots holding ids, 0 = empty */
+    size_t nslots;          /* power of two */
+    arena_chunk *arena;
+    size_t arena_bytes;
+};
+
+static void *arena_alloc(part_store *ps, size_t n)
+{
+    n = (n + 7u) & ~(size_t)7u;
+    arena_chunk *c = ps->arena;
+    if (c == NULL || c->cap - c->used < n) {
+        size_t cap = n > ARENA_CHUNK ? n : ARENA_CHUNK;
+        arena_chunk *fresh = malloc(sizeof *fresh + cap);
+        if (fresh == NULL)
+            return NULL;
+        fresh->next = c;
+        fresh->used = 0;
+        fresh->cap = cap;
+        ps->arena = fresh;
+        ps->arena_bytes += sizeof *fresh + cap;
+        c = fresh;
+    }
+    void *p = c->mem + c->used;
+    c->used += n;
+    return p;
+}
+
+part_store *part_store_new(void)
+{
+    part_store *ps = calloc(1, sizeof *ps);
+    if (ps == NULL)
+        return NULL;
+    ps->capparts = 1024;
+    ps->parts = calloc(ps->capparts, sizeof *ps->parts);
+    ps->nslots = 2048;
+    ps->index = calloc(ps->nslots, sizeof *ps->index);
+    if (ps->parts == NULL || ps->index == NULL) {
+        part_store_free(ps);
+        return NULL;
+    }
+    ps->nparts = 1;
+    return ps;
+}
+
+void part_store_free(part_store *ps)
+{
+    if (ps == NULL)
+        return;
+    arena_chunk *c = ps->arena;
+    while (c != NULL) {
+        arena_chunk *next = c->next;
+        free(c);
+        c = next;
+    }
+    free(ps->parts);
+    free(ps->index);
+    free(ps);
+}
+
+static uint64_t part_hash(uint8_t kind, const void *data, uint32_t len)
+{
+    return XXH3_64bits_withSeed(data, len, kind);
+}
+
+static int grow_index(part_store *ps)
+{
+    size_t nslots = ps->nslots * 2;
+    part_id *index = calloc(nslots, sizeof *index);
+    if (index == NULL)
+        return -1;
+    for (size_t id = 1; id < ps->nparts; id++) {
+        size_t i = ps->parts[id].hash & (nslots - 1);
+        while (index[i] != 0)
+            i = (i + 1) & (nslots - 1);
+        index[i] = (part_id)id;
+    }
+    free(ps->index);
+    ps->index = index;
+    ps->nslots = nslots;
+    return 0;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+part_id part_store_intern(part_store *ps, uint8_t kind, const void *data,
+                          uint32_t len, const uint32_t *pids, uint32_t npids,
+                          int *is_new)
+{
+    uint64_t h = part_hash(kind, data, len);
+    /* Grow before probing so the table never fills: a failed grow is an
+    ** allocation failure like any other. */
+    if (ps->nparts * 10 > ps->nslots * 7 && grow_index(ps) != 0)
+        return 0;
+    size_t mask = ps->nslots - 1;
+    size_t i = h & mask;
+    *is_new = 0;
+    for (;;) {
+        part_id id = ps->index[i];
+        if (id == 0)
+            break;
+        const part *p = &ps->parts[id];
+        if (p->hash == h && p->kind == kind && p->len == len &&
+            (len == 0 || memcmp(p->data, data, len) == 0))
+            return id;
+        i = (i + 1) & mask;
+    }
+    if (ps->nparts >= UINT32_MAX - 1)
+        return 0;
+    if (ps->nparts == ps->capparts) {
+        size_t cap = ps->capparts * 2;
+        part *grown = realloc(ps->parts, cap * sizeof *grown);
+        if (grown == NULL)
+            return 0;
+        ps->parts = grown;
+        ps->capparts = cap;
+    }
+    uint8_t *copy = arena_alloc(ps, len ? len : 1);
+    if (copy == NULL)
+        return 0;
+    if (len)
+        memcpy(copy, data, len);
+    uint32_t *pidcopy = NULL;
+    uint32_t nuniq = 0;
+    if (npids > 0) {
+        pidcopy = arena_alloc(ps, (size_t)npids * sizeof *pidcopy);
+        if (pidcopy == NULL)
+            return 0;
+        memcpy(pidcopy, pids, (size_t)npids * sizeof *pidcopy);
+        qsort(pidcopy, npids, sizeof *pidcopy, cmp_u32);
+        for (uint32_t k = 0; k < npids; k++)
+            if (nuniq == 0 || pidcopy[nuniq - 1] != pidcopy[k])
+                pidcopy[nuniq++] = pidcopy[k];
+    }
+    part_id id = (part_id)ps->nparts++;
+    ps->parts[id] = (part){ .hash = h, .data = copy, .len = len,
+                            .kind = kind, .npids = nuniq, .pids = pidcopy };
+    ps->index[i] = id;
+    *is_new = 1;
+    return id;
+}
+
+const part *part_store_get(const part_store *ps, part_id id)
+{
+    if (id == 0 || id >= ps->nparts)
+        return NULL;
+    return &ps->parts[id];
+}
+
+size_t part_store_count(const part_store *ps)
+{
+    return ps->nparts - 1;
+}
+
+size_t part_store_bytes(const part_store *ps)
+{
+    return ps->arena_bytes + ps->capparts * sizeof *ps->parts +
+           ps->nslots * sizeof *ps->index;
+}

@@ -1,0 +1,57 @@
+/*
+** part_store.h: the hash-consed store of state parts.
+**
+** A system state is a tree of parts (root vector -> process records ->
+** mailboxes -> encoded terms).  Every distinct part is stored exactly once
+** and named by a small integer id, so a state costs one short vector plus
+** whatever parts it does not share with states seen before (SPIN's COLLAPSE,
+** LTSmin's tree compression).  Interning a root vector doubles as the exact
+** visited-set test.
+**
+** Ids are dense, start at 1 (0 means "none"), and are assigned in interning
+** order, which is deterministic for a deterministic search.
+*/
+#ifndef MCE_PART_STORE_H
+#define MCE_PART_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef uint32_t part_id;
+
+enum part_kind {
+    PART_TERM = 1,     /* external term format bytes of an Erlang term */
+    PART_MAILBOX = 2,  /* vector of PART_TERM ids, oldest message first */
+    PART_PROC = 3,     /* process record, see sys_state.h */
+    PART_STATE = 4     /* root: vector of PART_PROC ids ordered by pid */
+};
+
+typedef struct part {
+    uint64_t hash;          /* XXH3 of kind and bytes */
+    const uint8_t *data;    /* owned by the store's arena */
+    uint32_t len;           /* bytes */
+    uint8_t kind;
+    uint32_t npids;         /* simulated pids referenced (PART_TERM only) */
+    const uint32_t *pids;   /* sorted, owned by the arena */
+} part;
+
+typedef struct part_store part_store;
+
+part_store *part_store_new(void);
+void part_store_free(part_store *ps);
+
+/* Interns (kind, data, len).  Returns the id, 0 on allocation failure.
+** *is_new tells whether the part was absent before.  For PART_TERM the
+** caller passes the simulated pids the term references (any order, may
+** repeat); they are kept with the part for least-fresh pid allocation. */
+part_id part_store_intern(part_store *ps, uint8_t kind, const void *data,
+                          uint32_t len, const uint32_t *pids, uint32_t npids,
+                          int *is_new);
+
+/* NULL for an id that was never returned. */
+const part *part_store_get(const part_store *ps, part_id id);
+
+size_t part_store_count(const part_store *ps);
+size_t part_store_bytes(const part_store *ps);   /* all memory held */
+
+#endif

@@ -1,0 +1,114 @@
+/*
+** search.h: the explicit-state DFS, written as a resumable state machine.
+**
+** The search cannot run to completion in C: running a process means
+** running Erlang code on the BEAM.  So the search stops whenever it needs
+** Erlang (does message M match receive continuation C?  what does process P
+** do from continuation C?) and resumes when the answer comes back.  Only
+** deltas cross: the continuation and message in a request, the new
+** continuation and effects in an answer; whole states never do.
+**
+** Transitions of a state, in pid order, one per process at most:
+**   INIT process              -> run it from its initial call
+**   WAITING, a message matches -> receive the first matching message
+**   WAITING, none, finite after -> fire the timeout
+** A state with live processes and no transition is a deadlock.
+*/
+#ifndef MCE_SEARCH_H
+#define MCE_SEARCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sys_state.h"
+
+typedef struct search search;
+
+typedef struct search_config {
+    const char *node;          /* simulated node name (UTF-8) */
+    size_t nodelen;
+    uint32_t creation;         /* creation of simulated pids */
+    uint64_t max_states;       /* 0: unlimited */
+    uint64_t max_depth;        /* 0: unlimited */
+} search_config;
+
+/* An encoded Erlang term on its way into the store. */
+typedef struct term_in {
+    uint8_t *etf;              /* external format; scanned and canonicalised in place */
+    size_t len;
+} term_in;
+
+enum effect_kind { EFFECT_SEND = 1, EFFECT_SPAWN = 2 };
+
+typedef struct effect {
+    enum effect_kind kind;
+    uint32_t pid;              /* send: receiver; spawn: child */
+    int link;                  /* spawn: spawn_link */
+    term_in term;              /* send: message; spawn: initial call */
+} effect;
+
+enum outcome_kind { OUTCOME_WAIT = 1, OUTCOME_EXIT = 2 };
+
+typedef struct run_result {
+    enum outcome_kind outcome;
+    int has_timeout;           /* WAIT: the receive has a finite after */
+    term_in cont;              /* WAIT: continuation */
+    int normal;                /* EXIT: reason is `normal` */
+    effect *effects;
+    size_t neffects;
+    uint8_t *label;            /* malloc'd ETF, ownership passes to search */
+    size_t label_len;
+    int stop;                  /* keep this successor on the stack and stop */
+} run_result;
+
+enum request_kind {
+    REQ_MATCH = 1,      /* does msg match cont? */
+    REQ_RUN,            /* run pid: see run_kind */
+    REQ_DONE,           /* exhausted (possibly truncated by max_depth) */
+    REQ_LIMIT_STATES,   /* stopped at max_states */
+    REQ_DEADLOCK,       /* top of stack is a deadlock */
+    REQ_STOPPED,        /* stopped on the caller's request */
+    REQ_ERROR           /* out of memory or a malformed answer */
+};
+
+enum run_kind { RUN_START = 1, RUN_RECEIVE, RUN_TIMEOUT };
+
+typedef struct request {
+    enum request_kind kind;
+    enum run_kind run;
+    uint32_t pid;
+    part_id cont, msg;
+    const char *error;
+} request;
+
+search *search_new(const search_config *cfg);
+void search_free(search *s);
+
+/* Starts from one INIT process running `init` (ownership of nothing). */
+int search_start(search *s, term_in *init, uint32_t pid, request *req);
+/* Answers a REQ_MATCH and returns the next request. */
+int search_answer_match(search *s, int matches, request *req);
+/* Answers a REQ_RUN.  Frees everything in `res` that it does not keep. */
+int search_answer_run(search *s, run_result *res, request *req);
+
+/* Smallest pid not used by the state being expanded nor allocated during
+** the current run; records it as allocated.  0 on allocation failure. */
+uint32_t search_fresh_pid(search *s);
+
+typedef struct search_stats {
+    uint64_t states, transitions, max_depth_seen, depth;
+    uint64_t parts, bytes, memo_entries;
+    int truncated;             /* some state was not expanded (max_depth) */
+} search_stats;
+void search_get_stats(const search *s, search_stats *st);
+
+const part_store *search_store(const search *s);
+/* The state on top of the stack (decoded), or NULL. */
+const sys_state *search_top_state(search *s);
+/* Stack depth (states on the stack) and the label of the transition that
+** led to stack entry i (1 <= i < depth), valid until the next call. */
+size_t search_stack_depth(const search *s);
+int search_label(const search *s, size_t i, const uint8_t **label,
+                 size_t *len);
+
+#endif

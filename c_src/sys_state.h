@@ -1,0 +1,63 @@
+/*
+** sys_state.h: the decoded (working) form of one system state.
+**
+** The visited set keeps states as interned part vectors; the search decodes
+** the state it is expanding into this struct, edits a copy to build a
+** successor, and interns the copy back.  Processes are kept sorted by pid,
+** links sorted within each process: that is the canonical order, so equal
+** states intern to the same root id.
+**
+** Process record layout (PART_PROC, 32-bit words):
+**   pid, status, cont, mailbox, flags, nlinks, links[nlinks]
+*/
+#ifndef MCE_SYS_STATE_H
+#define MCE_SYS_STATE_H
+
+#include "part_store.h"
+
+enum proc_status {
+    PROC_INIT = 0,      /* spawned, not yet run: cont is the initial call */
+    PROC_WAITING = 1    /* suspended in receive: cont is the continuation */
+};
+
+enum proc_flag {
+    PF_TIMEOUT = 1      /* the receive has a finite `after` */
+};
+
+typedef struct proc {
+    uint32_t pid;
+    uint32_t status;
+    part_id cont;
+    part_id mailbox;
+    uint32_t flags;
+    uint32_t nlinks, caplinks;
+    uint32_t *links;    /* sorted pids, owned by this struct */
+} proc;
+
+typedef struct sys_state {
+    proc *procs;
+    uint32_t nprocs, cap;
+} sys_state;
+
+void sys_state_clear(sys_state *s);          /* frees and empties */
+int sys_state_copy(sys_state *dst, const sys_state *src);
+int sys_state_decode(const part_store *ps, part_id root, sys_state *out);
+/* Interns the state's parts; returns the root id (0: out of memory). */
+part_id sys_state_encode(part_store *ps, const sys_state *s, int *is_new);
+
+/* Index of the process with `pid`, or -1. */
+int sys_state_find(const sys_state *s, uint32_t pid);
+/* Inserts a process in pid order; returns its index or -1. */
+int sys_state_insert(sys_state *s, const proc *p);
+void sys_state_remove(sys_state *s, uint32_t index);
+
+int proc_link_add(proc *p, uint32_t pid);
+void proc_link_remove(proc *p, uint32_t pid);
+
+/* Mailbox parts are vectors of message term ids. */
+part_id mailbox_append(part_store *ps, part_id mailbox, part_id msg);
+part_id mailbox_remove(part_store *ps, part_id mailbox, uint32_t index);
+uint32_t mailbox_length(const part_store *ps, part_id mailbox);
+part_id mailbox_at(const part_store *ps, part_id mailbox, uint32_t index);
+
+#endif

@@ -1,0 +1,122 @@
+%% @doc The executor: runs one step of one simulated process on the real
+%% BEAM and reports what it did.
+%%
+%% A step starts from a continuation handed over by the C search (an initial
+%% call, or a suspended receive plus its frames) and runs until the process
+%% suspends in its next receive or ends.  The side effects it performs are
+%% collected by mce_rt in this process's dictionary and returned, in order,
+%% for the C runtime to apply.  The step also produces a label describing
+%% itself, which the search keeps on its stack for counterexamples.
+-module(mce_exec).
+
+-export([run/4, matches/2, location/1]).
+
+-type how() :: start | timeout | {'receive', term()}.
+-type outcome() :: {wait, boolean(), term()} | {exit, term()}.
+-type label() :: #{pid := pos_integer(), action := term(), effects := list(),
+                   output := [string()], outcome := term()}.
+-export_type([how/0, outcome/0, label/0]).
+
+%% @doc Runs process `Pid' from `Cont'.  Returns the outcome for the C
+%% runtime, the effects (oldest first) and the step's label.
+-spec run(mce_nif:search(), pos_integer(), how(), term()) -> {outcome(), list(), label()}.
+run(Search, Pid, How, Cont) ->
+    put('$mce_self', mce_pid:term(Pid)),
+    put('$mce_search', Search),
+    put('$mce_effects', []),
+    put('$mce_output', []),
+    put('$mce_suspensions', []),
+    Result = try step(How, Cont)
+             catch
+                 error:{mcerlang, _} = Stop -> erlang:error(Stop);
+                 error:{mcerlang_internal, _, _} = Stop -> erlang:error(Stop);
+                 exit:Reason -> {exit, Reason};
+                 error:Reason:Stack -> {exit, {Reason, clean_stack(Stack)}};
+                 throw:Value:Stack -> {exit, {{nocatch, Value}, clean_stack(Stack)}}
+             end,
+    Suspensions = erase('$mce_suspensions'),
+    check_suspensions(Result, Suspensions),
+    Effects = lists:reverse(erase('$mce_effects')),
+    Output = lists:reverse(erase('$mce_output')),
+    erase('$mce_self'),
+    erase('$mce_search'),
+    Outcome = case Result of
+                  {wait, {_, _, _, Timeout}, _} = W ->
+                      {wait, Timeout =/= infinity, cont(W)};
+                  {done, _Value} -> {exit, normal};
+                  {exit, _} = E -> E
+              end,
+    Label = #{pid => Pid, action => action(How, Cont), effects => Effects,
+              output => Output, outcome => label_outcome(Outcome)},
+    {Outcome, Effects, Label}.
+
+cont({wait, Recv, Frames}) -> {Recv, Frames}.
+
+%% @doc Does `Msg' match the receive that `Cont' is suspended in?
+-spec matches(term(), term()) -> boolean().
+matches({{Mod, Name, FreeVars, _Timeout}, _Frames}, Msg) ->
+    erlang:apply(Mod, Name, [match, Msg | FreeVars]).
+
+%% @doc Source location of a translated receive or frame, if known.
+-spec location(term()) -> {module(), atom(), arity(), string(), pos_integer()} | undefined.
+location({{Mod, Name, _, _}, _Frames}) -> info(Mod, Name);
+location({Mod, F, Args}) when is_atom(Mod), is_list(Args) ->
+    {original_module(Mod), F, length(Args), "", 0};
+location(_) -> undefined.
+
+info(Mod, Name) ->
+    try Mod:'$mce_info'(Name)
+    catch error:undef -> undefined
+    end.
+
+step(start, {M, F, Args}) -> finish(erlang:apply(M, F, Args), []);
+step(start, Fun) when is_function(Fun, 0) -> finish(Fun(), []);
+step({'receive', Msg}, {{Mod, Name, FreeVars, _}, Frames}) ->
+    finish(erlang:apply(Mod, Name, [body, Msg | FreeVars]), Frames);
+step(timeout, {{Mod, Name, FreeVars, _}, Frames}) ->
+    finish(erlang:apply(Mod, Name, [timeout, none | FreeVars]), Frames).
+
+%% Runs the pending frames, innermost first, until the process suspends
+%% again or has no frames left.
+finish({'$mce_suspend', Recv, Fs}, Frames) ->
+    {wait, Recv, lists:reverse(Fs, Frames)};
+finish(Value, []) ->
+    {done, Value};
+finish(Value, [{Mod, K, FreeVars} | Frames]) ->
+    finish(erlang:apply(Mod, K, [Value | FreeVars]), Frames).
+
+%% Exactly one receive must have suspended a waiting step, none a finished
+%% one.  Anything else means a suspension travelled through code that did
+%% not pass it on (a fun that blocks, called from a library function or
+%% from an expression position the translator treats as pure).
+check_suspensions({wait, _, _}, [_]) -> ok;
+check_suspensions({wait, _, _}, []) -> ok;       % user code returned the tag itself
+check_suspensions({exit, _}, _) -> ok;
+check_suspensions({done, _}, []) -> ok;
+check_suspensions(_, [{Mod, Name} | _] = All) ->
+    Where = lists:usort([info(M, N) || {M, N} <- All]),
+    erlang:error({mcerlang, {receive_reached_through_untranslated_code,
+                             info(Mod, Name), Where,
+                             "a fun that blocks was called by library code or "
+                             "inside an expression; see docs/ARCHITECTURE.md"}}).
+
+action(start, Cont) -> {start, Cont};
+action(timeout, _Cont) -> timeout;
+action({'receive', Msg}, _Cont) -> {'receive', Msg}.
+
+label_outcome({wait, _, Cont}) -> {waiting, location(Cont)};
+label_outcome({exit, Reason}) -> {exit, Reason}.
+
+%% Stack traces name the original modules and end where the simulated
+%% process's own code ends: the executor's frames below it are not part of
+%% the program.
+clean_stack(Stack) ->
+    Own = lists:takewhile(fun({M, _, _, _}) -> not lists:member(M, [mce_exec, mce_search]) end,
+                          Stack),
+    [{original_module(M), F, A, Info} || {M, F, A, Info} <- Own, M =/= mce_rt].
+
+original_module(M) ->
+    case atom_to_list(M) of
+        "mce$" ++ Orig -> list_to_atom(Orig);
+        _ -> M
+    end.

@@ -1,0 +1,54 @@
+%% @doc The NIF boundary: loads `priv/mce_nif.so' and declares its calls.
+%%
+%% The C side owns the state space (interned states, the DFS stack, the
+%% match memo); these calls carry only the deltas of one transition.  See
+%% docs/ARCHITECTURE.md for the request/answer protocol.
+-module(mce_nif).
+
+-export([new/1, start/3, match/2, ran/5, fresh_pid/1, stats/1, trace/1,
+         top_state/1]).
+
+-on_load(load/0).
+
+-type search() :: reference().
+-type request() :: {match, term(), term()}
+                 | {run, pos_integer(), start | timeout | {'receive', term()}, term()}
+                 | done | max_states | deadlock | stopped
+                 | {error, {string(), integer()}, string()}.
+-export_type([search/0, request/0]).
+
+load() ->
+    Dir = case code:priv_dir(mcerlang) of
+              {error, bad_name} ->
+                  filename:join(filename:dirname(filename:dirname(code:which(?MODULE))), "priv");
+              D -> D
+          end,
+    Variant = case os:getenv("MCERLANG_NIF") of
+                  "asan" -> filename:join([Dir, "asan", "mce_nif"]);
+                  _ -> filename:join(Dir, "mce_nif")
+              end,
+    erlang:load_nif(Variant, 0).
+
+-spec new(map()) -> search() | {error, term(), string()}.
+new(_Config) -> erlang:nif_error(not_loaded).
+
+-spec start(search(), term(), pos_integer()) -> request().
+start(_Search, _InitCall, _Pid) -> erlang:nif_error(not_loaded).
+
+-spec match(search(), boolean()) -> request().
+match(_Search, _Matches) -> erlang:nif_error(not_loaded).
+
+-spec ran(search(), {wait, boolean(), term()} | {exit, term()}, list(), term(), boolean()) -> request().
+ran(_Search, _Outcome, _Effects, _Label, _Stop) -> erlang:nif_error(not_loaded).
+
+-spec fresh_pid(search()) -> pos_integer() | {error, term(), string()}.
+fresh_pid(_Search) -> erlang:nif_error(not_loaded).
+
+-spec stats(search()) -> map().
+stats(_Search) -> erlang:nif_error(not_loaded).
+
+-spec trace(search()) -> [term()].
+trace(_Search) -> erlang:nif_error(not_loaded).
+
+-spec top_state(search()) -> [{pos_integer(), init | waiting, term(), [term()], [pos_integer()]}].
+top_state(_Search) -> erlang:nif_error(not_loaded).

@@ -1,0 +1,916 @@
+%% @doc Source-to-source translation of user modules into resumable code.
+%%
+%% Module `M' becomes `'mce$M'', loaded beside the original.  A `receive'
+%% becomes a suspension carrying its continuation as data: the lambda-lifted
+%% function `{'mce$M', '$mce_rN', FreeVars, Timeout}' that answers "does
+%% this message match?" (mode `match'), runs the chosen clause (mode `body')
+%% or the `after' branch (mode `timeout').  A call that may block, in a
+%% non-tail position of a body, gets a frame `{'mce$M', '$mce_kN', FreeVars}'
+%% holding the rest of the body: when the callee returns a suspension the
+%% call site pushes its frame on the way out, so frames are only built when a
+%% process actually blocks.  The runtime resumes by calling the receive
+%% continuation and then the frames, innermost first (see mce_exec).
+%%
+%% Process BIFs are redirected to mce_rt; calls into other user modules are
+%% renamed to their translations, which are produced for the whole closure of
+%% modules reachable by static calls and cached per VM (persistent_term,
+%% keyed by the original's MD5).  OTP modules are called directly: the real
+%% BEAM evaluates all pure code.  Calls that would touch real processes, I/O
+%% or global state are redirected to `mce_rt:unsupported/3', which stops the
+%% check with the call and its source location.
+-module(mce_translate).
+
+-export([ensure/1, translated_name/1, translate/1, init_call/1,
+         classify_call/3, translatable/1, make_fun/3]).
+
+-define(SUSP, '$mce_suspend').
+
+-record(mod, {name :: module(),
+              forms :: [erl_parse:abstract_form()],
+              defs :: sets:set({atom(), arity()}),
+              calls :: #{{atom(), arity()} => [callee()]},
+              receives :: sets:set({atom(), arity()}),
+              md5 :: binary()}).
+
+-type callee() :: {local, atom(), arity()} | {remote, module(), atom(), arity()}.
+
+%%====================================================================
+%% API
+%%====================================================================
+
+-spec translated_name(module()) -> module().
+translated_name(M) ->
+    list_to_atom("mce$" ++ atom_to_list(M)).
+
+%% @doc Makes sure the translation of `M' (and of every user module it
+%% reaches) is loaded and current; returns its name.
+-spec ensure(module()) -> module().
+ensure(M) ->
+    case cached(M) of
+        {ok, _Blocking} -> translated_name(M);
+        stale ->
+            global:trans({?MODULE, node()},
+                         fun() -> translate_closure([M]) end, [node()], infinity),
+            translated_name(M)
+    end.
+
+%% @doc The translated module as Erlang source text, for debugging.
+-spec translate(module()) -> {ok, string()}.
+translate(M) ->
+    ensure(M),
+    {ok, Forms} = translated_forms(M),
+    {ok, lists:flatten([[erl_pp:form(F), $\n] || F <- Forms])}.
+
+%% @doc The initial call of a simulated process, in terms of translated code.
+-spec init_call(function() | {module(), atom(), [term()]}) -> function() | {module(), atom(), [term()]}.
+init_call({M, F, A}) ->
+    case translatable(M) of
+        true -> {ensure(M), F, A};
+        false -> {M, F, A}
+    end;
+init_call(Fun) when is_function(Fun) ->
+    case erlang:fun_info(Fun, type) of
+        {type, external} ->
+            {module, M} = erlang:fun_info(Fun, module),
+            {name, F} = erlang:fun_info(Fun, name),
+            {arity, A} = erlang:fun_info(Fun, arity),
+            make_fun(M, F, A);
+        {type, local} ->
+            {module, M} = erlang:fun_info(Fun, module),
+            case is_translation(M) of
+                true -> Fun;
+                false ->
+                    {name, Name} = erlang:fun_info(Fun, name),
+                    erlang:error({mcerlang, {untranslated_closure, {M, Name},
+                                             "closures defined outside checked code cannot "
+                                             "be run yet; pass {M, F, Args} or fun M:F/A"}})
+            end
+    end.
+
+%% @doc `fun M:F/A' for a module known only at run time.
+-spec make_fun(module(), atom(), arity()) -> function().
+make_fun(M, F, A) ->
+    case translatable(M) of
+        true -> erlang:make_fun(ensure(M), F, A);
+        false -> erlang:make_fun(M, F, A)
+    end.
+
+%% @doc How translated code must treat a call to `M:F/A'.
+-spec classify_call(module(), atom(), arity()) ->
+          {redirect, module(), atom()} | {unsupported, atom()} | pure | translate.
+classify_call(erlang, F, A) -> classify_erlang(F, A);
+classify_call(io, F, A) when (F =:= format orelse F =:= fwrite), A >= 1, A =< 3 ->
+    {redirect, mce_rt, output};
+classify_call(timer, F, _) when F =:= seconds; F =:= minutes; F =:= hours; F =:= hms ->
+    pure;
+classify_call(M, _F, _A) ->
+    case lists:member(M, process_modules()) of
+        true -> {unsupported, unsupported_call};
+        false ->
+            case translatable(M) of
+                true -> translate;
+                false -> pure
+            end
+    end.
+
+%% @doc True for a user module that can and must be translated: loaded from
+%% a file outside OTP, and not part of the checker.
+-spec translatable(module()) -> boolean().
+translatable(M) when is_atom(M) ->
+    case is_checker_module(M) of
+        true -> false;
+        false ->
+            case code:which(M) of
+                Path when is_list(Path) -> not lists:prefix(code:lib_dir(), Path);
+                _ -> false
+            end
+    end;
+translatable(_) ->
+    false.
+
+%%====================================================================
+%% Call classification
+%%====================================================================
+
+classify_erlang(self, 0) -> {redirect, mce_rt, self};
+classify_erlang(node, 0) -> {redirect, mce_rt, node};
+classify_erlang(send, 2) -> {redirect, mce_rt, send};
+classify_erlang(spawn, A) when A =:= 1; A =:= 3 -> {redirect, mce_rt, spawn};
+classify_erlang(spawn_link, A) when A =:= 1; A =:= 3 -> {redirect, mce_rt, spawn_link};
+classify_erlang(apply, A) when A =:= 2; A =:= 3 -> {redirect, mce_rt, apply};
+classify_erlang(F, A) ->
+    case lists:member({F, A}, unsupported_bifs()) orelse
+         lists:member(F, [spawn, spawn_link, spawn_monitor, spawn_opt, open_port,
+                          port_command, port_control, port_call, port_connect,
+                          port_close, port_info, trace, trace_pattern, system_flag,
+                          send, send_nosuspend, start_timer, send_after])
+    of
+        true -> {unsupported, unsupported_bif};
+        false -> pure
+    end.
+
+%% Process-related BIFs that are not modelled yet: running them for real
+%% inside the executor would silently give a wrong model.
+unsupported_bifs() ->
+    [{link, 1}, {unlink, 1}, {monitor, 2}, {monitor, 3}, {demonitor, 1}, {demonitor, 2},
+     {exit, 2}, {register, 2}, {unregister, 1}, {whereis, 1}, {registered, 0},
+     {process_flag, 2}, {process_flag, 3}, {is_process_alive, 1}, {make_ref, 0},
+     {nodes, 0}, {nodes, 1}, {processes, 0}, {process_info, 1}, {process_info, 2},
+     {put, 2}, {get, 0}, {get, 1}, {erase, 0}, {erase, 1}, {get_keys, 0}, {get_keys, 1},
+     {cancel_timer, 1}, {cancel_timer, 2}, {read_timer, 1}, {read_timer, 2},
+     {monitor_node, 2}, {monitor_node, 3}, {group_leader, 0}, {group_leader, 2},
+     {alias, 0}, {alias, 1}, {unalias, 1}, {halt, 0}, {halt, 1}, {halt, 2},
+     {yield, 0}, {hibernate, 3}, {unique_integer, 0}, {unique_integer, 1},
+     {disconnect_node, 1}, {suspend_process, 1}, {resume_process, 1},
+     {garbage_collect, 1}, {garbage_collect, 2}, {check_process_code, 2},
+     {purge_module, 1}, {load_module, 2}, {delete_module, 1}, {set_cookie, 2},
+     {statistics, 1}, {now, 0}, {monotonic_time, 0}, {monotonic_time, 1},
+     {system_time, 0}, {system_time, 1}, {timestamp, 0}, {erase_persistent_term, 1}].
+
+%% OTP modules whose functions talk to processes, I/O or global state.
+process_modules() ->
+    [gen_server, gen_statem, gen_event, gen_fsm, gen, supervisor, supervisor_bridge,
+     proc_lib, sys, rpc, erpc, global, global_group, pg, pg2, application, net_adm,
+     net_kernel, code, file, filelib, gen_tcp, gen_udp, gen_sctp, ssl, inet, socket,
+     os, io, ets, dets, mnesia, logger, error_logger, timer, persistent_term, counters,
+     atomics, erl_ddll, init, heart, disk_log, slave, peer, httpc].
+
+is_checker_module(M) ->
+    Name = atom_to_list(M),
+    M =:= mcerlang orelse lists:prefix("mce_", Name) orelse lists:prefix("mce$", Name).
+
+is_translation(M) ->
+    lists:prefix("mce$", atom_to_list(M)).
+
+%%====================================================================
+%% Cache
+%%====================================================================
+
+cached(M) ->
+    case persistent_term:get({?MODULE, M}, undefined) of
+        #{md5 := MD5, blocking := Blocking} ->
+            case erlang:module_loaded(translated_name(M)) andalso
+                 current_md5(M) =:= {ok, MD5} of
+                true -> {ok, Blocking};
+                false -> stale
+            end;
+        undefined ->
+            stale
+    end.
+
+current_md5(M) ->
+    case code:which(M) of
+        Path when is_list(Path) ->
+            case beam_lib:md5(Path) of
+                {ok, {_, MD5}} -> {ok, MD5};
+                _ -> error
+            end;
+        _ -> error
+    end.
+
+%%====================================================================
+%% Closure translation
+%%====================================================================
+
+translate_closure(Roots) ->
+    Mods = gather(Roots, #{}),
+    Blocking = blocking_fixpoint(Mods),
+    maps:foreach(fun(_M, Mod) -> compile_and_load(Mod, Blocking, Mods) end, Mods),
+    maps:foreach(
+      fun(M, #mod{md5 = MD5}) ->
+              Own = sets:filter(fun({BM, _, _}) -> BM =:= M end, Blocking),
+              persistent_term:put({?MODULE, M}, #{md5 => MD5, blocking => Own})
+      end, Mods).
+
+gather([], Acc) ->
+    Acc;
+gather([M | Rest], Acc) when is_map_key(M, Acc) ->
+    gather(Rest, Acc);
+gather([M | Rest], Acc) ->
+    case cached(M) of
+        {ok, _} -> gather(Rest, Acc);
+        stale ->
+            Mod = analyse(M, module_forms(M)),
+            Refs = [R || R <- referenced_modules(Mod), translatable(R)],
+            gather(Refs ++ Rest, Acc#{M => Mod})
+    end.
+
+module_forms(M) ->
+    Beam = code:which(M),
+    FromDebugInfo =
+        case beam_lib:chunks(Beam, [debug_info]) of
+            {ok, {M, [{debug_info, {debug_info_v1, Backend, Data}}]}} ->
+                case Backend:debug_info(erlang_v1, M, Data, []) of
+                    {ok, Forms} -> {ok, Forms};
+                    _ -> error
+                end;
+            _ -> error
+        end,
+    case FromDebugInfo of
+        {ok, Fs} -> Fs;
+        error -> source_forms(M)
+    end.
+
+source_forms(M) ->
+    Source = proplists:get_value(source, M:module_info(compile), none),
+    case is_list(Source) andalso filelib:is_regular(Source) of
+        false ->
+            erlang:error({mcerlang, {no_abstract_code, M,
+                                     "compile it with debug_info or keep its source"}});
+        true ->
+            Dir = filename:dirname(Source),
+            Opts = [{includes, [Dir, filename:join(Dir, "../include")]}],
+            case epp:parse_file(Source, Opts) of
+                {ok, Forms} ->
+                    case [E || {error, E} <- Forms] of
+                        [] -> Forms;
+                        [E | _] -> erlang:error({mcerlang, {source_error, M, E}})
+                    end;
+                {error, E} ->
+                    erlang:error({mcerlang, {source_error, M, E}})
+            end
+    end.
+
+analyse(M, Forms0) ->
+    Forms = resolve_imports(Forms0),
+    Defs = sets:from_list([{F, A} || {function, _, F, A, _} <- Forms]),
+    Calls = maps:from_list([{{F, A}, callees(Cs, Defs)} || {function, _, F, A, Cs} <- Forms]),
+    Receives = sets:from_list([{F, A} || {function, _, F, A, Cs} <- Forms, has_receive(Cs)]),
+    {ok, MD5} = current_md5(M),
+    #mod{name = M, forms = Forms, defs = Defs, calls = Calls,
+         receives = Receives, md5 = MD5}.
+
+%% Local calls to imported functions become remote calls.
+resolve_imports(Forms) ->
+    Imports = maps:from_list([{{F, A}, M} || {attribute, _, import, {M, FAs}} <- Forms,
+                                             {F, A} <- FAs]),
+    case map_size(Imports) of
+        0 -> Forms;
+        _ ->
+            Rewrite = fun({call, L, {atom, AL, F}, As} = C) ->
+                              case Imports of
+                                  #{{F, length(As)} := M} ->
+                                      {call, L, {remote, AL, {atom, AL, M}, {atom, AL, F}}, As};
+                                  #{} -> C
+                              end;
+                         (Other) -> Other
+                      end,
+            [case F of
+                 {function, L, N, A, Cs} -> {function, L, N, A, postwalk(Rewrite, Cs)};
+                 _ -> F
+             end || F <- Forms]
+    end.
+
+postwalk(F, T) when is_tuple(T) ->
+    F(list_to_tuple(postwalk(F, tuple_to_list(T))));
+postwalk(F, L) when is_list(L) ->
+    [postwalk(F, X) || X <- L];
+postwalk(_F, X) ->
+    X.
+
+%% Every call in a function body except those inside funs (a fun's calls
+%% happen when the fun is called, not when its creator runs).
+callees(T, Defs) ->
+    fold_no_funs(
+      fun({call, _, {atom, _, F}, As}, Acc) ->
+              A = length(As),
+              case sets:is_element({F, A}, Defs) of
+                  true -> [{local, F, A} | Acc];
+                  false -> Acc
+              end;
+         ({call, _, {remote, _, {atom, _, M}, {atom, _, F}}, As}, Acc) ->
+              [{remote, M, F, length(As)} | Acc];
+         (_, Acc) -> Acc
+      end, [], T).
+
+has_receive(T) ->
+    fold_no_funs(fun({'receive', _, _}, _) -> true;
+                    ({'receive', _, _, _, _}, _) -> true;
+                    (_, Acc) -> Acc
+                 end, false, T).
+
+fold_no_funs(_F, Acc, {'fun', _, {clauses, _}}) -> Acc;
+fold_no_funs(_F, Acc, {named_fun, _, _, _}) -> Acc;
+fold_no_funs(F, Acc, T) when is_tuple(T) ->
+    fold_no_funs(F, F(T, Acc), tuple_to_list(T));
+fold_no_funs(F, Acc, [H | T]) ->
+    fold_no_funs(F, fold_no_funs(F, Acc, H), T);
+fold_no_funs(_F, Acc, _) ->
+    Acc.
+
+%% Modules named literally in calls, spawns and fun references, funs
+%% included: the closure of what the program can reach without `apply'.
+referenced_modules(#mod{forms = Forms}) ->
+    Found = fold_all(
+              fun({remote, _, {atom, _, M}, {atom, _, _}}, Acc) -> [M | Acc];
+                 ({'fun', _, {function, {atom, _, M}, _, _}}, Acc) -> [M | Acc];
+                 ({call, _, {atom, _, S}, [{atom, _, M}, _, _]}, Acc)
+                   when S =:= spawn; S =:= spawn_link; S =:= apply -> [M | Acc];
+                 ({call, _, {remote, _, {atom, _, erlang}, {atom, _, S}}, [{atom, _, M}, _, _]}, Acc)
+                   when S =:= spawn; S =:= spawn_link; S =:= apply -> [M | Acc];
+                 (_, Acc) -> Acc
+              end, [], [F || {function, _, _, _, _} = F <- Forms]),
+    lists:usort(Found).
+
+fold_all(F, Acc, T) when is_tuple(T) ->
+    fold_all(F, F(T, Acc), tuple_to_list(T));
+fold_all(F, Acc, [H | T]) ->
+    fold_all(F, fold_all(F, Acc, H), T);
+fold_all(_F, Acc, _) ->
+    Acc.
+
+%% The set of {M, F, A} that may reach a receive, over the modules being
+%% translated plus the cached ones they call.
+blocking_fixpoint(Mods) ->
+    Initial = maps:fold(
+                fun(M, #mod{receives = R}, Acc) ->
+                        sets:union(Acc, sets:from_list([{M, F, A} || {F, A} <- sets:to_list(R)]))
+                end, sets:new(), Mods),
+    Cached = fun(M) ->
+                     case cached(M) of
+                         {ok, B} -> B;
+                         stale -> sets:new()
+                     end
+             end,
+    External = maps:fold(
+                 fun(_, #mod{calls = Calls}, Acc) ->
+                         Ms = [RM || Cs <- maps:values(Calls), {remote, RM, _, _} <- Cs,
+                                     not is_map_key(RM, Mods)],
+                         lists:foldl(fun(RM, A) -> sets:union(A, Cached(RM)) end, Acc, lists:usort(Ms))
+                 end, sets:new(), Mods),
+    fixpoint(Mods, sets:union(Initial, External)).
+
+fixpoint(Mods, Blocking) ->
+    Next = maps:fold(
+             fun(M, #mod{calls = Calls}, Acc) ->
+                     maps:fold(
+                       fun({F, A}, Cs, Acc1) ->
+                               Blocks = lists:any(
+                                          fun({local, G, GA}) -> sets:is_element({M, G, GA}, Acc1);
+                                             ({remote, RM, G, GA}) -> sets:is_element({RM, G, GA}, Acc1)
+                                          end, Cs),
+                               case Blocks of
+                                   true -> sets:add_element({M, F, A}, Acc1);
+                                   false -> Acc1
+                               end
+                       end, Acc, Calls)
+             end, Blocking, Mods),
+    case sets:size(Next) =:= sets:size(Blocking) of
+        true -> Next;
+        false -> fixpoint(Mods, Next)
+    end.
+
+compile_and_load(#mod{name = M} = Mod, Blocking, Mods) ->
+    Forms = translate_module(Mod, Blocking, Mods),
+    TrM = translated_name(M),
+    case compile:forms(Forms, [binary, return_errors, no_spawn_compiler_process]) of
+        {ok, TrM, Bin} ->
+            _ = code:soft_purge(TrM),
+            case code:load_binary(TrM, atom_to_list(TrM) ++ ".beam", Bin) of
+                {module, TrM} ->
+                    persistent_term:put({?MODULE, forms, M}, Forms),
+                    ok;
+                {error, Why} -> erlang:error({mcerlang, {load_failed, M, Why}})
+            end;
+        {error, Errors, _Warnings} ->
+            erlang:error({mcerlang, {translation_failed, M, Errors}})
+    end.
+
+translated_forms(M) ->
+    case persistent_term:get({?MODULE, forms, M}, undefined) of
+        undefined -> error;
+        Forms -> {ok, Forms}
+    end.
+
+%%====================================================================
+%% Module translation
+%%====================================================================
+
+-record(tr, {mod :: module(),
+             newmod :: module(),
+             fa = {undefined, 0} :: {atom(), arity()},
+             defs :: sets:set({atom(), arity()}),
+             blocking :: sets:set(mfa()),
+             translated :: fun((module()) -> boolean())}).
+
+translate_module(#mod{name = M, forms = Forms, defs = Defs}, Blocking, Mods) ->
+    NewM = translated_name(M),
+    Translated = fun(X) -> is_map_key(X, Mods) orelse translatable(X) end,
+    St = #tr{mod = M, newmod = NewM, defs = Defs, blocking = Blocking,
+             translated = Translated},
+    put(mce_tr_counter, 0),
+    put(mce_tr_generated, []),
+    put(mce_tr_info, []),
+    Source = case [F || {attribute, _, file, {F, _}} <- Forms] of
+                 [F | _] -> F;
+                 [] -> atom_to_list(M) ++ ".erl"
+             end,
+    Body = lists:flatmap(fun(F) -> translate_form(F, St) end, Forms),
+    Generated = lists:reverse(get(mce_tr_generated)),
+    Info = info_function(M, Source, lists:reverse(get(mce_tr_info))),
+    erase(mce_tr_counter),
+    erase(mce_tr_generated),
+    erase(mce_tr_info),
+    {Attrs, Funs} = lists:splitwith(fun(F) -> element(1, F) =/= function end, Body),
+    Attrs ++ [{attribute, 0, compile, [export_all, nowarn_export_all]}] ++
+        Funs ++ Generated ++ [Info, {eof, 0}].
+
+translate_form({attribute, L, module, _}, #tr{newmod = NewM}) ->
+    [{attribute, L, module, NewM}];
+translate_form({attribute, _, Drop, _}, _St)
+  when Drop =:= export; Drop =:= spec; Drop =:= callback; Drop =:= behaviour;
+       Drop =:= behavior; Drop =:= on_load; Drop =:= compile; Drop =:= import;
+       Drop =:= dialyzer; Drop =:= optional_callbacks; Drop =:= nifs ->
+    [];
+translate_form({function, L, F, A, Clauses}, St0) ->
+    St = St0#tr{fa = {F, A}},
+    [{function, L, F, A, [tr_clause(C, [], St) || C <- Clauses]}];
+translate_form({eof, _}, _St) ->
+    [];
+translate_form(Other, _St) ->
+    [Other].
+
+info_function(M, Source, Entries) ->
+    Clauses = [{clause, 0, [{atom, 0, Name}], [],
+                [erl_parse:abstract({M, F, A, Source, Line}, 0)]}
+               || {Name, F, A, Line} <- Entries]
+        ++ [{clause, 0, [{var, 0, '_'}], [], [{atom, 0, undefined}]}],
+    {function, 0, '$mce_info', 1, Clauses}.
+
+%%--------------------------------------------------------------------
+%% Bodies, sites and tails
+%%--------------------------------------------------------------------
+
+tr_clause({clause, L, Ps, Gs, Body}, Env, St) ->
+    check_guards(Gs, St),
+    {clause, L, Ps, Gs, tr_body(Body, union(Env, pat_vars(Ps)), St)}.
+
+tr_body([E], Env, St) ->
+    [tr_tail(E, Env, St)];
+tr_body([E | Rest], Env, St) ->
+    case site(E, St) of
+        false -> [tr_expr(E, Env, St) | tr_body(Rest, union(Env, bound(E)), St)];
+        {Pat, Rhs} -> [make_site(Pat, Rhs, Rest, Env, St)]
+    end.
+
+%% A body expression whose evaluation may suspend, as `Pat = Rhs'.
+site({match, L, P, {match, _, P2, R}}, St) ->
+    site({match, L, {match, L, P, P2}, R}, St);
+site({match, _, P, R}, St) ->
+    case blocking_top(R, St) of
+        true -> {P, R};
+        false -> false
+    end;
+site(E, St) ->
+    case blocking_top(E, St) of
+        true -> {{var, line(E), '_'}, E};
+        false -> false
+    end.
+
+blocking_top({'receive', _, _}, _St) -> true;
+blocking_top({'receive', _, _, _, _}, _St) -> true;
+blocking_top({call, _, _, _} = C, St) -> may_block_call(C, St);
+blocking_top({'case', _, _, Cls}, St) -> may_block(clause_bodies(Cls), St);
+blocking_top({'if', _, Cls}, St) -> may_block(clause_bodies(Cls), St);
+blocking_top({block, _, Es}, St) -> may_block(Es, St);
+blocking_top(_, _St) -> false.
+
+make_site(Pat, Rhs, Rest, Env, #tr{newmod = NewM} = St) ->
+    L = line(Rhs),
+    UsedLater = vars_all([Pat | Rest]),
+    Exports = case element(1, Rhs) of
+                  call ->
+                      case intersection(bound(Rhs), UsedLater) of
+                          [] -> [];
+                          [V | _] -> unsupported(L, St, {variable_bound_in_blocking_call, V})
+                      end;
+                  _ -> intersection(bound(Rhs), UsedLater)
+              end,
+    FreeVars = intersection(Env, UsedLater),
+    N = counter(),
+    K = gen_name("k", N),
+    VVar = {var, L, gen_var("V", N)},
+    FVs = [{var, L, V} || V <- FreeVars],
+    Head = case Exports of
+               [] -> VVar;
+               _ -> {tuple, L, [VVar, {tuple, L, [{var, L, X} || X <- Exports]}]}
+           end,
+    FrameBody = case Pat of
+                    {var, _, '_'} -> Rest;
+                    _ -> [{match, L, Pat, strip_head(Head, VVar)} | Rest]
+                end,
+    FrameEnv = union(FreeVars, Exports),
+    {F, A} = St#tr.fa,
+    record_info(K, F, A, L),
+    generate({function, L, K, 1 + length(FVs),
+              [{clause, L, [Head | FVs], [],
+                tr_body(FrameBody, union(FrameEnv, pat_vars([Head])), St)}]}),
+    Rhs1 = case Exports of
+               [] -> Rhs;
+               _ -> wrap_exports(Rhs, Exports)
+           end,
+    R = {var, L, gen_var("R", N)},
+    Fs = {var, L, gen_var("Fs", N)},
+    Frame = {tuple, L, [{atom, L, NewM}, {atom, L, K}, list_expr(FVs, L)]},
+    Resumed = {var, L, gen_var("X", N)},
+    {'case', L, tr_tail(Rhs1, Env, St),
+     [{clause, L, [{tuple, L, [{atom, L, ?SUSP}, R, Fs]}], [],
+       [{tuple, L, [{atom, L, ?SUSP}, R, {cons, L, Frame, Fs}]}]},
+      {clause, L, [Resumed], [], [{call, L, {atom, L, K}, [Resumed | FVs]}]}]}.
+
+%% With exports the frame receives {Value, {Exported...}}; the pattern is
+%% matched against Value alone.
+strip_head({tuple, _, [V, _]}, V) -> V;
+strip_head(V, V) -> V.
+
+%% Makes every branch of a compound expression return {Value, {Vars...}} so
+%% the variables it binds survive a suspension inside it.
+wrap_exports({'case', L, H, Cls}, Xs) -> {'case', L, H, [wrap_clause(C, Xs) || C <- Cls]};
+wrap_exports({'if', L, Cls}, Xs) -> {'if', L, [wrap_clause(C, Xs) || C <- Cls]};
+wrap_exports({'receive', L, Cls}, Xs) -> {'receive', L, [wrap_clause(C, Xs) || C <- Cls]};
+wrap_exports({'receive', L, Cls, T, A}, Xs) ->
+    {'receive', L, [wrap_clause(C, Xs) || C <- Cls], T, wrap_body(A, Xs)};
+wrap_exports({block, L, Es}, Xs) -> {block, L, wrap_body(Es, Xs)}.
+
+wrap_clause({clause, L, Ps, Gs, B}, Xs) -> {clause, L, Ps, Gs, wrap_body(B, Xs)}.
+
+wrap_body(Es, Xs) ->
+    {Init, [Last]} = lists:split(length(Es) - 1, Es),
+    L = line(Last),
+    V = {var, L, gen_var("W", counter())},
+    Init ++ [{match, L, V, Last},
+             {tuple, L, [V, {tuple, L, [{var, L, X} || X <- Xs]}]}].
+
+tr_tail({'receive', L, Cls}, Env, St) ->
+    tr_receive(L, Cls, {atom, L, infinity}, [], Env, St);
+tr_tail({'receive', L, Cls, T, After}, Env, St) ->
+    tr_receive(L, Cls, T, After, Env, St);
+tr_tail({'case', L, H, Cls}, Env, St) ->
+    Env1 = union(Env, bound(H)),
+    {'case', L, tr_expr(H, Env, St), [tr_clause(C, Env1, St) || C <- Cls]};
+tr_tail({'if', L, Cls}, Env, St) ->
+    {'if', L, [tr_clause(C, Env, St) || C <- Cls]};
+tr_tail({block, L, Es}, Env, St) ->
+    {block, L, tr_body(Es, Env, St)};
+tr_tail({call, _, _, _} = C, Env, St) ->
+    tr_call(C, Env, St);
+tr_tail(E, Env, St) ->
+    tr_expr(E, Env, St).
+
+tr_receive(L, Cls, T, After, Env, #tr{newmod = NewM} = St) ->
+    FreeVars = intersection(Env, vars_all({Cls, T, After})),
+    Name = gen_name("r", counter()),
+    {F, A} = St#tr.fa,
+    record_info(Name, F, A, L),
+    FVs = [{var, L, V} || V <- FreeVars],
+    Msg = {var, L, 'MCE@Msg'},
+    MatchCls = [{clause, CL, Ps, Gs, [{atom, CL, true}]} || {clause, CL, Ps, Gs, _} <- Cls]
+        ++ [{clause, L, [{var, L, '_'}], [], [{atom, L, false}]}],
+    BodyCls = [tr_clause(C, FreeVars, St) || C <- Cls],
+    lists:foreach(fun({clause, _, _, Gs, _}) -> check_guards(Gs, St) end, Cls),
+    Clauses =
+        [{clause, L, [{atom, L, match}, Msg | FVs], [], [{'case', L, Msg, MatchCls}]}] ++
+        [{clause, L, [{atom, L, body}, Msg | FVs], [], [{'case', L, Msg, BodyCls}]} || Cls =/= []] ++
+        [{clause, L, [{atom, L, timeout}, {var, L, '_'} | FVs], [], tr_body(After, FreeVars, St)}
+         || After =/= []],
+    generate({function, L, Name, 2 + length(FVs), Clauses}),
+    rt_call(L, suspend, [{atom, L, NewM}, {atom, L, Name}, list_expr(FVs, L),
+                         tr_expr(T, Env, St)]).
+
+%%--------------------------------------------------------------------
+%% Expressions that must not suspend
+%%--------------------------------------------------------------------
+
+tr_expr({'receive', L, _}, _Env, St) ->
+    unsupported(L, St, receive_inside_expression);
+tr_expr({'receive', L, _, _, _}, _Env, St) ->
+    unsupported(L, St, receive_inside_expression);
+tr_expr({call, L, _, _} = C, Env, St) ->
+    case must_block_call(C, St) of
+        true -> unsupported(L, St, {blocking_call_inside_expression, call_name(C)});
+        false -> tr_call(C, Env, St)
+    end;
+tr_expr({op, L, '!', To, Msg}, Env, St) ->
+    rt_call(L, send, [tr_expr(To, Env, St), tr_expr(Msg, Env, St)]);
+tr_expr({'fun', L, {clauses, Cls}}, Env, St) ->
+    {'fun', L, {clauses, [tr_clause(C, Env, St) || C <- Cls]}};
+tr_expr({named_fun, L, Name, Cls}, Env, St) ->
+    {named_fun, L, Name, [tr_clause(C, union(Env, [Name]), St) || C <- Cls]};
+tr_expr({'fun', L, {function, {atom, _, M}, {atom, _, _} = F, A}} = Fun, _Env, St) ->
+    case (St#tr.translated)(M) of
+        true -> {'fun', L, {function, {atom, L, translated_name(M)}, F, A}};
+        false -> Fun
+    end;
+tr_expr({'fun', L, {function, M, F, A}}, Env, St) when element(1, M) =/= atom;
+                                                       element(1, F) =/= atom ->
+    rt_remote(L, mce_translate, make_fun, [tr_expr(X, Env, St) || X <- [M, F, A]]);
+tr_expr({'case', L, _, _} = E, Env, St) ->
+    no_blocking(E, L, St),
+    tr_tail(E, Env, St);
+tr_expr({'if', L, _} = E, Env, St) ->
+    no_blocking(E, L, St),
+    tr_tail(E, Env, St);
+tr_expr({block, L, _} = E, Env, St) ->
+    no_blocking(E, L, St),
+    tr_tail(E, Env, St);
+tr_expr({'try', L, Es, OfCls, CatchCls, After} = E, Env, St) ->
+    no_blocking(E, L, St),
+    Env1 = union(Env, body_bound(Es)),
+    {'try', L, tr_body(Es, Env, St), [tr_clause(C, Env1, St) || C <- OfCls],
+     [tr_clause(C, Env, St) || C <- CatchCls], tr_body_or_empty(After, Env, St)};
+tr_expr({'catch', L, X} = E, Env, St) ->
+    no_blocking(E, L, St),
+    {'catch', L, tr_expr(X, Env, St)};
+tr_expr({Comp, L, Template, Quals} = E, Env, St) when Comp =:= lc; Comp =:= bc; Comp =:= mc ->
+    no_blocking(E, L, St),
+    {Quals1, Env1} = tr_quals(Quals, Env, St, []),
+    {Comp, L, tr_expr(Template, Env1, St), Quals1};
+tr_expr(E, Env, St) ->
+    map_subexprs(fun(X) -> tr_expr(X, Env, St) end, E).
+
+tr_body_or_empty([], _Env, _St) -> [];
+tr_body_or_empty(Es, Env, St) -> tr_body(Es, Env, St).
+
+tr_quals([], Env, _St, Acc) ->
+    {lists:reverse(Acc), Env};
+tr_quals([{G, L, P, E} | Rest], Env, St, Acc) when G =:= generate; G =:= b_generate ->
+    tr_quals(Rest, union(Env, pat_vars(P)), St, [{G, L, P, tr_expr(E, Env, St)} | Acc]);
+tr_quals([Filter | Rest], Env, St, Acc) ->
+    tr_quals(Rest, Env, St, [tr_expr(Filter, Env, St) | Acc]).
+
+no_blocking(E, L, St) ->
+    case has_block(E, St) of
+        true -> unsupported(L, St, blocking_code_inside_expression);
+        false -> ok
+    end.
+
+tr_call({call, L, {atom, _, F} = Fun, As}, Env, St) ->
+    Args = [tr_expr(A, Env, St) || A <- As],
+    case sets:is_element({F, length(As)}, St#tr.defs) of
+        true -> {call, L, Fun, Args};
+        false -> tr_remote_call(L, erlang, F, Args, St)
+    end;
+tr_call({call, L, {remote, _, {atom, _, M}, {atom, _, F}}, As}, Env, St) ->
+    tr_remote_call(L, M, F, [tr_expr(A, Env, St) || A <- As], St);
+tr_call({call, L, {remote, _, M, F}, As}, Env, St) ->
+    rt_call(L, apply, [tr_expr(M, Env, St), tr_expr(F, Env, St),
+                       list_expr([tr_expr(A, Env, St) || A <- As], L)]);
+tr_call({call, L, F, As}, Env, St) ->
+    {call, L, tr_expr(F, Env, St), [tr_expr(A, Env, St) || A <- As]}.
+
+tr_remote_call(L, M, F, Args, St) ->
+    Arity = length(Args),
+    case classify(M, F, Arity, St) of
+        {redirect, RM, RF} -> rt_remote(L, RM, RF, Args);
+        {unsupported, Why} ->
+            {FunName, FunArity} = St#tr.fa,
+            Loc = erl_parse:abstract({St#tr.mod, FunName, FunArity, line_number(L)}, L),
+            rt_call(L, unsupported, [erl_parse:abstract({M, F, Arity}, L), Loc,
+                                     {atom, L, Why}]);
+        pure -> {call, L, {remote, L, {atom, L, M}, {atom, L, F}}, Args};
+        translate -> {call, L, {remote, L, {atom, L, translated_name(M)}, {atom, L, F}}, Args}
+    end.
+
+classify(M, F, A, St) ->
+    case classify_call(M, F, A) of
+        pure ->
+            case (St#tr.translated)(M) of
+                true -> translate;
+                false -> pure
+            end;
+        Other -> Other
+    end.
+
+%%--------------------------------------------------------------------
+%% Blocking predicates
+%%--------------------------------------------------------------------
+
+%% Certainly reaches a receive (by the static analysis).
+must_block_call({call, _, {atom, _, F}, As}, #tr{mod = M, defs = Defs, blocking = B}) ->
+    A = length(As),
+    sets:is_element({F, A}, Defs) andalso sets:is_element({M, F, A}, B);
+must_block_call({call, _, {remote, _, {atom, _, M}, {atom, _, F}}, As}, #tr{blocking = B}) ->
+    sets:is_element({M, F, length(As)}, B);
+must_block_call(_, _St) ->
+    false.
+
+%% May reach a receive: also calls the analysis cannot see through (funs,
+%% apply, computed modules).  These get a continuation frame where they
+%% stand in a body; elsewhere the executor checks at run time that no
+%% suspension was lost.
+may_block_call({call, _, {atom, _, F}, As} = C, St) ->
+    must_block_call(C, St) orelse
+        (not sets:is_element({F, length(As)}, St#tr.defs) andalso F =:= apply);
+may_block_call({call, _, {remote, _, {atom, _, erlang}, {atom, _, apply}}, _}, _St) -> true;
+may_block_call({call, _, {remote, _, {atom, _, _}, {atom, _, _}}, _} = C, St) ->
+    must_block_call(C, St);
+may_block_call({call, _, _, _}, _St) ->
+    true.
+
+has_block(T, St) ->
+    fold_no_funs(fun({'receive', _, _}, _) -> true;
+                    ({'receive', _, _, _, _}, _) -> true;
+                    ({call, _, _, _} = C, Acc) -> Acc orelse must_block_call(C, St);
+                    (_, Acc) -> Acc
+                 end, false, T).
+
+may_block(T, St) ->
+    fold_no_funs(fun({'receive', _, _}, _) -> true;
+                    ({'receive', _, _, _, _}, _) -> true;
+                    ({call, _, _, _} = C, Acc) -> Acc orelse may_block_call(C, St);
+                    (_, Acc) -> Acc
+                 end, false, T).
+
+clause_bodies(Cls) ->
+    [B || {clause, _, _, _, B} <- Cls].
+
+%% Guards run inside the receive's match function on the executor, where
+%% self() and node() are not the simulated process's.
+check_guards(Gs, St) ->
+    fold_all(fun({call, L, {atom, _, F}, []}, _Acc) when F =:= self; F =:= node ->
+                     unsupported(L, St, {process_bif_in_guard, F});
+                (_, Acc) -> Acc
+             end, ok, Gs).
+
+%%--------------------------------------------------------------------
+%% Variables
+%%--------------------------------------------------------------------
+
+pat_vars(P) ->
+    lists:usort(fold_all(fun({var, _, '_'}, Acc) -> Acc;
+                            ({var, _, V}, Acc) -> [V | Acc];
+                            (_, Acc) -> Acc
+                         end, [], P)).
+
+vars_all(T) ->
+    pat_vars(T).
+
+%% Variables an expression binds that stay bound after it.
+bound({match, _, P, E}) -> union(pat_vars(P), bound(E));
+bound({'case', _, H, Cls}) -> union(bound(H), clauses_bound(Cls));
+bound({'if', _, Cls}) -> clauses_bound(Cls);
+bound({'receive', _, Cls}) -> clauses_bound(Cls);
+bound({'receive', _, [], T, A}) -> union(bound(T), body_bound(A));
+bound({'receive', _, Cls, T, A}) ->
+    union(bound(T), intersection(clauses_bound(Cls), body_bound(A)));
+bound({block, _, Es}) -> body_bound(Es);
+bound({'try', _, _, _, _, _}) -> [];
+bound({'catch', _, _}) -> [];
+bound({'fun', _, _}) -> [];
+bound({named_fun, _, _, _}) -> [];
+bound({Comp, _, _, _}) when Comp =:= lc; Comp =:= bc; Comp =:= mc -> [];
+bound({op, _, Op, A, _}) when Op =:= 'andalso'; Op =:= 'orelse' -> bound(A);
+bound(E) when is_tuple(E) ->
+    lists:foldl(fun(X, Acc) -> union(Acc, bound(X)) end, [], subexprs(E));
+bound(_) -> [].
+
+body_bound(Es) ->
+    lists:foldl(fun(E, Acc) -> union(Acc, bound(E)) end, [], Es).
+
+clauses_bound([]) -> [];
+clauses_bound(Cls) ->
+    Sets = [union(pat_vars(Ps), body_bound(B)) || {clause, _, Ps, _, B} <- Cls],
+    lists:foldl(fun intersection/2, hd(Sets), tl(Sets)).
+
+%%--------------------------------------------------------------------
+%% Generic traversal of expressions (patterns are left alone)
+%%--------------------------------------------------------------------
+
+subexprs(E) ->
+    Collect = fun(X) -> put(mce_tr_sub, [X | get(mce_tr_sub)]), X end,
+    put(mce_tr_sub, []),
+    _ = map_subexprs(Collect, E),
+    lists:reverse(erase(mce_tr_sub)).
+
+map_subexprs(F, {match, L, P, E}) -> {match, L, P, F(E)};
+map_subexprs(F, {tuple, L, Es}) -> {tuple, L, [F(E) || E <- Es]};
+map_subexprs(F, {cons, L, H, T}) -> {cons, L, F(H), F(T)};
+map_subexprs(F, {op, L, Op, A}) -> {op, L, Op, F(A)};
+map_subexprs(F, {op, L, Op, A, B}) -> {op, L, Op, F(A), F(B)};
+map_subexprs(F, {bin, L, Elems}) ->
+    {bin, L, [{bin_element, BL, F(V), map_size_expr(F, S), T}
+              || {bin_element, BL, V, S, T} <- Elems]};
+map_subexprs(F, {record, L, Name, Fields}) -> {record, L, Name, map_fields(F, Fields)};
+map_subexprs(F, {record, L, E, Name, Fields}) -> {record, L, F(E), Name, map_fields(F, Fields)};
+map_subexprs(F, {record_field, L, E, Name, Field}) -> {record_field, L, F(E), Name, Field};
+map_subexprs(F, {map, L, Assocs}) -> {map, L, map_assocs(F, Assocs)};
+map_subexprs(F, {map, L, E, Assocs}) -> {map, L, F(E), map_assocs(F, Assocs)};
+map_subexprs(F, {call, L, Fun, As}) -> {call, L, F(Fun), [F(A) || A <- As]};
+map_subexprs(F, {remote, L, M, Fn}) -> {remote, L, F(M), F(Fn)};
+map_subexprs(F, {'catch', L, E}) -> {'catch', L, F(E)};
+map_subexprs(F, {block, L, Es}) -> {block, L, [F(E) || E <- Es]};
+map_subexprs(F, {'case', L, H, Cls}) -> {'case', L, F(H), map_clauses(F, Cls)};
+map_subexprs(F, {'if', L, Cls}) -> {'if', L, map_clauses(F, Cls)};
+map_subexprs(F, {'receive', L, Cls}) -> {'receive', L, map_clauses(F, Cls)};
+map_subexprs(F, {'receive', L, Cls, T, A}) ->
+    {'receive', L, map_clauses(F, Cls), F(T), [F(E) || E <- A]};
+map_subexprs(F, {'try', L, Es, Of, Catch, After}) ->
+    {'try', L, [F(E) || E <- Es], map_clauses(F, Of), map_clauses(F, Catch), [F(E) || E <- After]};
+map_subexprs(F, {Comp, L, T, Quals}) when Comp =:= lc; Comp =:= bc; Comp =:= mc ->
+    {Comp, L, F(T), [case Q of
+                         {G, QL, P, E} when G =:= generate; G =:= b_generate -> {G, QL, P, F(E)};
+                         _ -> F(Q)
+                     end || Q <- Quals]};
+map_subexprs(_F, E) ->
+    %% Literals, variables, funs (their bodies are translated by tr_expr) and
+    %% record_index have no subexpressions to rewrite here.
+    E.
+
+map_size_expr(_F, default) -> default;
+map_size_expr(F, S) -> F(S).
+
+map_fields(F, Fields) ->
+    [case Fd of
+         {record_field, L, K, V} -> {record_field, L, K, F(V)};
+         Other -> Other
+     end || Fd <- Fields].
+
+map_assocs(F, Assocs) ->
+    [{Kind, L, F(K), F(V)} || {Kind, L, K, V} <- Assocs].
+
+map_clauses(F, Cls) ->
+    [{clause, L, Ps, Gs, [F(E) || E <- B]} || {clause, L, Ps, Gs, B} <- Cls].
+
+%%--------------------------------------------------------------------
+%% Helpers
+%%--------------------------------------------------------------------
+
+union(A, B) -> ordsets:union(A, B).
+intersection(A, B) -> ordsets:intersection(A, B).
+
+counter() ->
+    N = get(mce_tr_counter),
+    put(mce_tr_counter, N + 1),
+    N.
+
+gen_name(Kind, N) ->
+    list_to_atom("$mce_" ++ Kind ++ integer_to_list(N)).
+
+gen_var(Kind, N) ->
+    list_to_atom("MCE@" ++ Kind ++ integer_to_list(N)).
+
+generate(Form) ->
+    put(mce_tr_generated, [Form | get(mce_tr_generated)]).
+
+record_info(Name, F, A, L) ->
+    put(mce_tr_info, [{Name, F, A, line_number(L)} | get(mce_tr_info)]).
+
+rt_call(L, F, Args) ->
+    rt_remote(L, mce_rt, F, Args).
+
+rt_remote(L, M, F, Args) ->
+    {call, L, {remote, L, {atom, L, M}, {atom, L, F}}, Args}.
+
+list_expr(Es, L) ->
+    lists:foldr(fun(E, Acc) -> {cons, L, E, Acc} end, {nil, L}, Es).
+
+line(E) -> element(2, E).
+
+line_number(L) -> erl_anno:line(L).
+
+call_name({call, _, {atom, _, F}, As}) -> {F, length(As)};
+call_name({call, _, {remote, _, {atom, _, M}, {atom, _, F}}, As}) -> {M, F, length(As)};
+call_name(_) -> dynamic.
+
+unsupported(L, #tr{mod = M, fa = {F, A}}, What) ->
+    erlang:error({mcerlang, {unsupported_construct, What, {M, F, A, line_number(L)}}}).

@@ -1,0 +1,144 @@
+%% @doc mcerlang: an explicit-state model checker for Erlang programs.
+%%
+%% `check/1,2' explores every interleaving of the processes that an entry
+%% point spawns and returns `{ok, Stats}' when every reachable state
+%% satisfies the properties, `{error, Counterexample}' with a replayable
+%% trace otherwise, and `{inconclusive, Reason, Stats}' when a limit stopped
+%% the search first.  Bad input (an undefined entry, an unknown option, a
+%% construct the checker cannot model) raises `error({mcerlang, Reason})'
+%% naming the culprit.
+-module(mcerlang).
+
+-export([check/1, check/2, format/1, translate/1]).
+
+-type entry() :: {module(), atom(), [term()]} | fun(() -> term()).
+-type property() :: deadlock | abnormal_exit.
+-type options() :: #{property => property() | [property()] | none,
+                     treat_as_normal => [term()],
+                     max_states => pos_integer() | infinity,
+                     max_depth => pos_integer() | infinity,
+                     max_time => pos_integer() | infinity}.
+-type stats() :: #{states := non_neg_integer(), transitions := non_neg_integer(),
+                   max_depth := non_neg_integer(), time_ms := non_neg_integer(),
+                   memory := non_neg_integer(), atom() => term()}.
+-type counterexample() :: #{violation := term(), trace := [mce_exec:label()],
+                            final_state := [map()], stats := stats()}.
+-type result() :: {ok, stats()} | {error, counterexample()}
+                | {inconclusive, term(), stats()}.
+-export_type([entry/0, options/0, stats/0, counterexample/0, result/0]).
+
+-define(DEFAULTS, #{property => [deadlock, abnormal_exit],
+                    treat_as_normal => [normal, shutdown],
+                    max_states => 0,      % 0: no limit (the NIF's convention)
+                    max_depth => 0,
+                    max_time => infinity}).
+
+%% @equiv check(Entry, #{})
+-spec check(entry()) -> result().
+check(Entry) ->
+    check(Entry, #{}).
+
+%% @doc Model-checks the program started by `Entry'.
+-spec check(entry(), options() | [{atom(), term()}]) -> result().
+check(Entry, Options) ->
+    Opts = options(Options),
+    InitCall = entry(Entry),
+    %% The search runs in its own process: translated code uses the
+    %% executor's process dictionary, and a caller killed mid-search takes
+    %% the search (and its NIF resource) with it.
+    Caller = self(),
+    {Pid, Ref} = spawn_monitor(
+                   fun() ->
+                           Result = try {ok, mce_search:run(InitCall, Opts)}
+                                    catch error:{mcerlang, _} = E -> {raise, E};
+                                          error:{mcerlang_internal, _, _} = E -> {raise, E}
+                                    end,
+                           Caller ! {self(), Result}
+                   end),
+    receive
+        {Pid, {ok, Result}} ->
+            erlang:demonitor(Ref, [flush]),
+            Result;
+        {Pid, {raise, E}} ->
+            erlang:demonitor(Ref, [flush]),
+            erlang:error(E);
+        {'DOWN', Ref, process, Pid, Reason} ->
+            erlang:error({mcerlang, {checker_crashed, Reason}})
+    end.
+
+%% @doc A counterexample as readable text: one line per step.
+-spec format(counterexample()) -> unicode:chardata().
+format(Cex) ->
+    mce_format:counterexample(Cex).
+
+%% @doc The translation of `Module' as Erlang source text.
+-spec translate(module()) -> {ok, string()}.
+translate(Module) when is_atom(Module) ->
+    check_module(Module),
+    mce_translate:translate(Module).
+
+%%--------------------------------------------------------------------
+
+entry({M, F, Args}) when is_atom(M), is_atom(F), is_list(Args) ->
+    check_module(M),
+    Arity = length(Args),
+    case erlang:function_exported(M, F, Arity) of
+        true -> mce_translate:init_call({M, F, Args});
+        false -> erlang:error({mcerlang, {undefined_function, {M, F, Arity}}})
+    end;
+entry(Fun) when is_function(Fun, 0) ->
+    case erlang:fun_info(Fun, type) of
+        {type, external} ->
+            {module, M} = erlang:fun_info(Fun, module),
+            {name, F} = erlang:fun_info(Fun, name),
+            entry({M, F, []});
+        {type, local} ->
+            mce_translate:init_call(Fun)
+    end;
+entry(Fun) when is_function(Fun) ->
+    {arity, A} = erlang:fun_info(Fun, arity),
+    erlang:error({mcerlang, {bad_entry, Fun, {arity, A}, "an entry fun takes no arguments"}});
+entry(Other) ->
+    erlang:error({mcerlang, {bad_entry, Other, "expected {Module, Function, Args} or fun M:F/0"}}).
+
+check_module(M) ->
+    case code:ensure_loaded(M) of
+        {module, M} ->
+            case mce_translate:translatable(M) of
+                true -> ok;
+                false -> erlang:error({mcerlang, {not_translatable, M,
+                                                  "only user modules (outside OTP and mcerlang) "
+                                                  "can be checked"}})
+            end;
+        {error, Why} ->
+            erlang:error({mcerlang, {undefined_module, M, Why}})
+    end.
+
+options(List) when is_list(List) ->
+    case lists:all(fun(X) -> is_tuple(X) andalso tuple_size(X) =:= 2 end, List) of
+        true -> options(maps:from_list(List));
+        false -> erlang:error({mcerlang, {bad_options, List}})
+    end;
+options(Map) when is_map(Map) ->
+    maps:fold(fun(K, V, Acc) -> Acc#{K => option(K, V)} end, ?DEFAULTS, Map);
+options(Other) ->
+    erlang:error({mcerlang, {bad_options, Other}}).
+
+option(property, none) -> [];
+option(property, P) when P =:= deadlock; P =:= abnormal_exit -> [P];
+option(property, Ps) when is_list(Ps) ->
+    [option(property, P) || P <- Ps],
+    lists:usort(Ps);
+option(treat_as_normal, Rs) when is_list(Rs) -> Rs;
+option(K, infinity) when K =:= max_states; K =:= max_depth; K =:= max_time -> infinity_value(K);
+option(K, N) when (K =:= max_states orelse K =:= max_depth orelse K =:= max_time),
+                  is_integer(N), N > 0 -> N;
+option(K, V) ->
+    case maps:is_key(K, ?DEFAULTS) of
+        true -> erlang:error({mcerlang, {bad_option_value, K, V}});
+        false -> erlang:error({mcerlang, {unknown_option, K}})
+    end.
+
+%% The NIF takes 0 for "no limit"; max_time keeps `infinity'.
+infinity_value(max_time) -> infinity;
+infinity_value(_) -> 0.
