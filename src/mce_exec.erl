@@ -113,7 +113,20 @@ label_outcome({exit, Reason}) -> {exit, Reason}.
 clean_stack(Stack) ->
     Own = lists:takewhile(fun({M, _, _, _}) -> not lists:member(M, [mce_exec, mce_search]) end,
                           Stack),
-    [{original_module(M), F, A, Info} || {M, F, A, Info} <- Own, M =/= mce_rt].
+    [original_frame(Frame) || {M, _, _, _} = Frame <- Own, M =/= mce_rt].
+
+%% Lambda-lifted receive and frame functions stand for the function whose
+%% code they hold.
+original_frame({M, F, A, Info}) ->
+    case atom_to_list(F) of
+        "$mce_" ++ _ ->
+            case info(M, F) of
+                {OrigM, OrigF, OrigA, _, _} -> {OrigM, OrigF, OrigA, Info};
+                undefined -> {original_module(M), F, A, Info}
+            end;
+        _ ->
+            {original_module(M), F, A, Info}
+    end.
 
 original_module(M) ->
     case atom_to_list(M) of

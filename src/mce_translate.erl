@@ -176,8 +176,9 @@ process_modules() ->
      atomics, erl_ddll, init, heart, disk_log, slave, peer, httpc].
 
 is_checker_module(M) ->
-    Name = atom_to_list(M),
-    M =:= mcerlang orelse lists:prefix("mce_", Name) orelse lists:prefix("mce$", Name).
+    lists:member(M, [mcerlang, mce_exec, mce_format, mce_nif, mce_pid, mce_rt,
+                     mce_search, mce_translate])
+        orelse is_translation(M).
 
 is_translation(M) ->
     lists:prefix("mce$", atom_to_list(M)).
@@ -464,7 +465,17 @@ translate_form({attribute, _, Drop, _}, _St)
     [];
 translate_form({function, L, F, A, Clauses}, St0) ->
     St = St0#tr{fa = {F, A}},
-    [{function, L, F, A, [tr_clause(C, [], St) || C <- Clauses]}];
+    %% A function the translator cannot handle fails when it is called, with
+    %% the construct and its location, so the rest of the module stays usable.
+    try
+        [{function, L, F, A, [tr_clause(C, [], St) || C <- Clauses]}]
+    catch
+        error:{mcerlang, {unsupported_construct, _, _}} = Error ->
+            Args = [{var, L, '_'} || _ <- lists:seq(1, A)],
+            Raise = {call, L, {remote, L, {atom, L, erlang}, {atom, L, error}},
+                     [erl_parse:abstract(Error, L)]},
+            [{function, L, F, A, [{clause, L, Args, [], [Raise]}]}]
+    end;
 translate_form({eof, _}, _St) ->
     [];
 translate_form(Other, _St) ->

@@ -1,0 +1,49 @@
+# Entry points.  `./bootstrap.sh demo|test` installs what is missing first;
+# these targets assume the Debian packages are there.
+REBAR ?= rebar3
+ASAN_LIB := $(shell gcc -print-file-name=libasan.so 2>/dev/null)
+
+.PHONY: all compile test test-c test-erl test-asan bench demo dialyzer clean
+
+all: compile
+
+compile:
+	$(REBAR) compile
+
+# The whole suite: C unit tests under ASan+UBSan, EUnit, then EUnit again
+# with the NIF built with ASan+UBSan loaded into the VM.
+test: test-c test-erl test-asan
+
+test-c:
+	$(MAKE) -C c_src test
+
+test-erl:
+	$(REBAR) eunit
+
+# The BEAM itself is not instrumented, so the sanitizer runtime is preloaded
+# and leak checking is off (the VM does not free everything at exit).
+test-asan:
+	$(MAKE) -C c_src SANITIZE=1
+	$(REBAR) as test compile
+	LD_PRELOAD=$(ASAN_LIB) ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
+	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 MCERLANG_NIF=asan \
+	erl -noshell -pa _build/test/lib/mcerlang/ebin -pa _build/test/lib/mcerlang/examples \
+	    -pa _build/test/lib/mcerlang/test \
+	    -eval 'case eunit:test([mcerlang_tests, mce_translate_tests, mce_nif_tests], []) of ok -> halt(0); _ -> halt(1) end'
+
+bench:
+	$(REBAR) as test compile
+	erl -noshell -pa _build/test/lib/mcerlang/ebin -pa _build/test/lib/mcerlang/examples \
+	    -pa _build/test/lib/mcerlang/bench -s mce_bench main -s init stop
+
+demo:
+	$(REBAR) as test compile
+	erl -noshell -pa _build/test/lib/mcerlang/ebin -pa _build/test/lib/mcerlang/examples \
+	    -eval 'mce_demo:main(), halt().'
+
+dialyzer:
+	$(REBAR) dialyzer
+
+clean:
+	$(REBAR) clean
+	$(MAKE) -C c_src clean

@@ -1,0 +1,28 @@
+#!/bin/sh
+# Sets up a Debian machine for mcerlang and runs one of:
+#   ./bootstrap.sh demo   build, then check an example and print the verdict
+#   ./bootstrap.sh test   build, then run the whole test suite
+#   ./bootstrap.sh bench  build, then run the benchmarks
+# Installs only the Debian packages that are missing.
+set -eu
+cd "$(dirname "$0")"
+
+PACKAGES="erlang-nox erlang-dev erlang-eunit erlang-syntax-tools erlang-tools rebar3 gcc make libc6-dev libxxhash-dev"
+missing=""
+for p in $PACKAGES; do
+    dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+    echo "bootstrap: installing$missing"
+    SUDO=""
+    [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing
+fi
+
+case "${1:-test}" in
+    demo) make demo ;;
+    test) make test ;;
+    bench) make bench ;;
+    *) echo "usage: $0 demo|test|bench" >&2; exit 2 ;;
+esac

@@ -1,0 +1,92 @@
+%% The NIF boundary: every call checks its arguments and answers badarg or
+%% an error tuple, never crashes the VM, whatever it is given.
+-module(mce_nif_tests).
+-include_lib("eunit/include/eunit.hrl").
+
+config() ->
+    #{node => mce_pid:node_name(), creation => mce_pid:creation(),
+      max_states => 0, max_depth => 0}.
+
+new_checks_config_test() ->
+    ?assertError(badarg, mce_nif:new(not_a_map)),
+    ?assertError(badarg, mce_nif:new(#{})),
+    ?assertError(badarg, mce_nif:new(#{node => "string", creation => 1})),
+    ?assertError(badarg, mce_nif:new(#{node => n, creation => -1})),
+    ?assertError(badarg, mce_nif:new(#{node => n, creation => 1 bsl 40})),
+    ?assertError(badarg, mce_nif:new((config())#{max_states => foo})),
+    ?assert(is_reference(mce_nif:new(config()))).
+
+calls_check_the_resource_test() ->
+    NotASearch = make_ref(),
+    ?assertError(badarg, mce_nif:start(NotASearch, {m, f, []}, 1)),
+    ?assertError(badarg, mce_nif:match(NotASearch, true)),
+    ?assertError(badarg, mce_nif:ran(NotASearch, {exit, normal}, [], label, false)),
+    ?assertError(badarg, mce_nif:fresh_pid(NotASearch)),
+    ?assertError(badarg, mce_nif:stats(NotASearch)),
+    ?assertError(badarg, mce_nif:trace(NotASearch)),
+    ?assertError(badarg, mce_nif:top_state(NotASearch)).
+
+protocol_errors_are_tuples_test() ->
+    S = mce_nif:new(config()),
+    %% Answers before the search started, or to questions not asked.
+    ?assertMatch({error, {_, _}, _}, mce_nif:match(S, true)),
+    ?assertMatch({error, {_, _}, _}, mce_nif:ran(S, {exit, normal}, [], l, false)),
+    ?assertMatch({error, {_, _}, _}, mce_nif:fresh_pid(S)),
+    ?assertMatch({run, 1, start, {m, f, []}}, mce_nif:start(S, {m, f, []}, 1)),
+    ?assertMatch({error, {_, _}, _}, mce_nif:start(S, {m, f, []}, 1)),
+    ?assertMatch({error, {_, _}, _}, mce_nif:match(S, false)),
+    ?assertError(badarg, mce_nif:match(S, maybe)),
+    %% Malformed outcomes and effects.
+    ?assertError(badarg, mce_nif:ran(S, {wait, maybe, c}, [], l, false)),
+    ?assertError(badarg, mce_nif:ran(S, {exit}, [], l, false)),
+    ?assertError(badarg, mce_nif:ran(S, {exit, normal}, not_a_list, l, false)),
+    ?assertError(badarg, mce_nif:ran(S, {exit, normal}, [{send, -1, m}], l, false)),
+    ?assertError(badarg, mce_nif:ran(S, {exit, normal}, [{spawn, 2, c, maybe}], l, false)),
+    ?assertError(badarg, mce_nif:ran(S, {exit, normal}, [{bogus, 2, c}], l, false)),
+    ?assertError(badarg, mce_nif:ran(S, {exit, normal}, [], l, yes)),
+    %% The search survived all of that and still answers correctly.
+    ?assertEqual(done, mce_nif:ran(S, {exit, normal}, [], l, false)),
+    ?assertMatch(#{states := 2, transitions := 1}, mce_nif:stats(S)).
+
+terms_with_ports_are_refused_test() ->
+    S = mce_nif:new(config()),
+    {run, 1, start, _} = mce_nif:start(S, {m, f, []}, 1),
+    Port = hd(erlang:ports()),
+    ?assertMatch({error, {_, _}, _},
+                 mce_nif:ran(S, {exit, normal}, [{send, 1, Port}], l, false)).
+
+fresh_pids_are_least_unused_test() ->
+    S = mce_nif:new(config()),
+    {run, 1, start, _} = mce_nif:start(S, {m, f, []}, 1),
+    ?assertEqual(2, mce_nif:fresh_pid(S)),
+    ?assertEqual(3, mce_nif:fresh_pid(S)).
+
+%% A pid still referenced by a message is not reused, even when its
+%% process is gone.
+referenced_pids_are_not_reused_test() ->
+    S = mce_nif:new(config()),
+    {run, 1, start, _} = mce_nif:start(S, {m, f, []}, 1),
+    Two = mce_nif:fresh_pid(S),
+    Effects = [{spawn, Two, {m, g, []}, false},
+               {send, 1, {hello, mce_pid:term(7)}}],
+    %% Expanding the successor: pid 1 has mail, so first a match question.
+    ?assertMatch({match, {recv, []}, {hello, _}},
+                 mce_nif:ran(S, {wait, false, {recv, []}}, Effects, l, false)),
+    Req = mce_nif:match(S, true),
+    ?assertMatch({run, 1, {'receive', {hello, _}}, _}, Req),
+    ?assertEqual(3, mce_nif:fresh_pid(S)),
+    ?assertEqual(4, mce_nif:fresh_pid(S)),
+    ?assertEqual(5, mce_nif:fresh_pid(S)),
+    ?assertEqual(6, mce_nif:fresh_pid(S)),
+    ?assertEqual(8, mce_nif:fresh_pid(S)).
+
+garbage_collected_search_is_freed_test() ->
+    %% Many searches dropped mid-way: the destructor frees them (ASan and
+    %% valgrind runs of this suite check that nothing leaks or crashes).
+    [begin
+         S = mce_nif:new(config()),
+         {run, 1, start, _} = mce_nif:start(S, {m, f, lists:seq(1, 100)}, 1),
+         ok
+     end || _ <- lists:seq(1, 200)],
+    erlang:garbage_collect(),
+    ok.
