@@ -39,7 +39,7 @@ bench:
 demo:
 	$(REBAR) as test compile
 	erl -noshell -pa _build/test/lib/mcerlang/ebin -pa _build/test/lib/mcerlang/examples \
-	    -eval 'mce_demo:main(), halt().'
+	    -eval 'demo:main(), halt().'
 
 dialyzer:
 	$(REBAR) dialyzer

@@ -101,7 +101,8 @@ static int map_u64(ErlNifEnv *env, ERL_NIF_TERM map, const char *key,
 }
 
 /* new(#{node := atom(), creation := integer(), max_states => N,
-**       max_depth => N}) -> Resource */
+**       max_depth => N, table_size => Slots, check_deadlock => 0 | 1})
+**   -> Resource */
 static ERL_NIF_TERM nif_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
 {
     (void)argc;
@@ -109,17 +110,24 @@ static ERL_NIF_TERM nif_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
         return enif_make_badarg(env);
     ERL_NIF_TERM node;
     char nodebuf[256];
-    uint64_t creation = 0, max_states = 0, max_depth = 0;
+    uint64_t creation = 0, max_states = 0, max_depth = 0, table_slots = 0;
+    uint64_t check_deadlock = 1;
     if (!enif_get_map_value(env, argv[0], atom(env, "node"), &node) ||
         enif_get_atom(env, node, nodebuf, sizeof nodebuf, ERL_NIF_LATIN1) <= 0 ||
         map_u64(env, argv[0], "creation", &creation) != 1 ||
         creation > UINT32_MAX ||
         map_u64(env, argv[0], "max_states", &max_states) < 0 ||
-        map_u64(env, argv[0], "max_depth", &max_depth) < 0)
+        map_u64(env, argv[0], "max_depth", &max_depth) < 0 ||
+        map_u64(env, argv[0], "table_size", &table_slots) < 0 ||
+        table_slots > ((uint64_t)1 << 40) ||
+        map_u64(env, argv[0], "check_deadlock", &check_deadlock) < 0 ||
+        check_deadlock > 1)
         return enif_make_badarg(env);
     search_config cfg = { .node = nodebuf, .nodelen = strlen(nodebuf),
                           .creation = (uint32_t)creation,
-                          .max_states = max_states, .max_depth = max_depth };
+                          .max_states = max_states, .max_depth = max_depth,
+                          .check_deadlock = (int)check_deadlock,
+                          .table_slots = (size_t)table_slots };
     nif_priv *p = enif_priv_data(env);
     search_res *r = enif_alloc_resource(p->search_type, sizeof *r);
     if (r == NULL)
@@ -383,13 +391,15 @@ static ERL_NIF_TERM nif_stats(ErlNifEnv *env, int argc,
     ERL_NIF_TERM keys[] = {
         atom(env, "states"), atom(env, "transitions"), atom(env, "max_depth"),
         atom(env, "stack_depth"), atom(env, "parts"), atom(env, "memory"),
-        atom(env, "match_memo"), atom(env, "truncated") };
+        atom(env, "match_memo"), atom(env, "truncated"),
+        atom(env, "memory_used") };
     ERL_NIF_TERM vals[] = {
         enif_make_uint64(env, st.states), enif_make_uint64(env, st.transitions),
         enif_make_uint64(env, st.max_depth_seen),
         enif_make_uint64(env, st.depth), enif_make_uint64(env, st.parts),
         enif_make_uint64(env, st.bytes), enif_make_uint64(env, st.memo_entries),
-        atom(env, st.truncated ? "true" : "false") };
+        atom(env, st.truncated ? "true" : "false"),
+        enif_make_uint64(env, st.used_bytes) };
     ERL_NIF_TERM map;
     if (!enif_make_map_from_arrays(env, keys, vals, sizeof keys / sizeof *keys,
                                    &map))

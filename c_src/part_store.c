@@ -27,6 +27,7 @@ struct part_store {
     size_t nslots;          /* power of two */
     arena_chunk *arena;
     size_t arena_bytes;
+    size_t arena_used;
 };
 
 static void *arena_alloc(part_store *ps, size_t n)
@@ -47,17 +48,26 @@ static void *arena_alloc(part_store *ps, size_t n)
     }
     void *p = c->mem + c->used;
     c->used += n;
+    ps->arena_used += n;
     return p;
 }
 
 part_store *part_store_new(void)
 {
+    return part_store_new_sized(2048);
+}
+
+part_store *part_store_new_sized(size_t slots)
+{
+    size_t nslots = 16;
+    while (nslots < slots && nslots < ((size_t)1 << 40))
+        nslots *= 2;
     part_store *ps = calloc(1, sizeof *ps);
     if (ps == NULL)
         return NULL;
     ps->capparts = 1024;
     ps->parts = calloc(ps->capparts, sizeof *ps->parts);
-    ps->nslots = 2048;
+    ps->nslots = nslots;
     ps->index = calloc(ps->nslots, sizeof *ps->index);
     if (ps->parts == NULL || ps->index == NULL) {
         part_store_free(ps);
@@ -178,6 +188,12 @@ const part *part_store_get(const part_store *ps, part_id id)
 size_t part_store_count(const part_store *ps)
 {
     return ps->nparts - 1;
+}
+
+size_t part_store_used_bytes(const part_store *ps)
+{
+    return ps->arena_used + ps->nparts * sizeof *ps->parts +
+           ps->nslots * sizeof *ps->index;
 }
 
 size_t part_store_bytes(const part_store *ps)

@@ -38,6 +38,10 @@ typedef struct part {
 typedef struct part_store part_store;
 
 part_store *part_store_new(void);
+/* As part_store_new, with the index starting at `slots` slots (rounded up
+** to a power of two, at least 16).  The index only grows, so ids, and thus
+** everything the search reports, do not depend on this. */
+part_store *part_store_new_sized(size_t slots);
 void part_store_free(part_store *ps);
 
 /* Interns (kind, data, len).  Returns the id, 0 on allocation failure.
@@ -53,5 +57,6 @@ const part *part_store_get(const part_store *ps, part_id id);
 
 size_t part_store_count(const part_store *ps);
 size_t part_store_bytes(const part_store *ps);   /* all memory held */
+size_t part_store_used_bytes(const part_store *ps);  /* bytes actually in use */
 
 #endif

@@ -115,7 +115,8 @@ search *search_new(const search_config *cfg)
         return NULL;
     s->cfg = *cfg;
     s->node = malloc(cfg->nodelen + 1);
-    s->ps = part_store_new();
+    s->ps = cfg->table_slots ? part_store_new_sized(cfg->table_slots)
+                             : part_store_new();
     s->memo.nslots = 1024;
     s->memo.keys = calloc(s->memo.nslots, sizeof *s->memo.keys);
     s->memo.vals = calloc(s->memo.nslots, 1);
@@ -286,7 +287,8 @@ static int next_request(search *s, request *req)
             s->nallocated = 0;
             return 0;
         }
-        if (f->expand && f->enabled == 0 && s->cur.nprocs > 0) {
+        if (s->cfg.check_deadlock && f->expand && f->enabled == 0 &&
+            s->cur.nprocs > 0) {
             s->finished = 1;
             s->pending = req->kind = REQ_DEADLOCK;
             return 0;
@@ -316,6 +318,13 @@ int search_start(search *s, term_in *init, uint32_t pid, request *req)
     if (root == 0 || push(s, root, NULL, 0) != 0)
         return fail(req, "out of memory");
     s->st.states = 1;
+    /* The initial state counts: max_states = 1 stores nothing more. */
+    if (s->cfg.max_states != 0 && s->st.states >= s->cfg.max_states) {
+        memset(req, 0, sizeof *req);
+        s->finished = 1;
+        s->pending = req->kind = REQ_LIMIT_STATES;
+        return 0;
+    }
     return next_request(s, req);
 }
 
@@ -488,8 +497,13 @@ error:
     return fail(req, why);
 }
 
-static int add_used(uint8_t **used, size_t *cap, uint32_t pid)
+/* Marks pid as used.  The smallest free pid is at most one more than the
+** number of pids marked, so larger ones are ignored: a term naming pid
+** 4000000000 must not make the bitmap 4 GB. */
+static int add_used(uint8_t **used, size_t *cap, uint32_t pid, size_t limit)
 {
+    if (pid >= limit)
+        return 0;
     if (pid >= *cap) {
         size_t ncap = *cap ? *cap : 64;
         while (ncap <= pid)
@@ -506,15 +520,35 @@ static int add_used(uint8_t **used, size_t *cap, uint32_t pid)
 }
 
 static int add_term_pids(const part_store *ps, part_id id, uint8_t **used,
-                         size_t *cap)
+                         size_t *cap, size_t limit)
 {
     const part *t = part_store_get(ps, id);
     if (t == NULL)
         return 0;
     for (uint32_t k = 0; k < t->npids; k++)
-        if (add_used(used, cap, t->pids[k]) != 0)
+        if (add_used(used, cap, t->pids[k], limit) != 0)
             return -1;
     return 0;
+}
+
+static size_t term_pid_count(const part_store *ps, part_id id)
+{
+    const part *t = part_store_get(ps, id);
+    return t ? t->npids : 0;
+}
+
+/* How many pid marks the current state and run can make at most. */
+static size_t pid_mark_bound(const search *s)
+{
+    size_t n = s->nallocated + 2;
+    for (uint32_t i = 0; i < s->cur.nprocs; i++) {
+        const proc *p = &s->cur.procs[i];
+        n += 1 + p->nlinks + term_pid_count(s->ps, p->cont);
+        uint32_t m = mailbox_length(s->ps, p->mailbox);
+        for (uint32_t k = 0; k < m; k++)
+            n += term_pid_count(s->ps, mailbox_at(s->ps, p->mailbox, k));
+    }
+    return n;
 }
 
 uint32_t search_fresh_pid(search *s)
@@ -523,20 +557,21 @@ uint32_t search_fresh_pid(search *s)
         return 0;
     uint8_t *used = NULL;
     size_t cap = 0;
+    size_t limit = pid_mark_bound(s);
     int err = 0;
     for (uint32_t i = 0; i < s->cur.nprocs && !err; i++) {
         const proc *p = &s->cur.procs[i];
-        err |= add_used(&used, &cap, p->pid);
+        err |= add_used(&used, &cap, p->pid, limit);
         for (uint32_t k = 0; k < p->nlinks && !err; k++)
-            err |= add_used(&used, &cap, p->links[k]);
-        err |= add_term_pids(s->ps, p->cont, &used, &cap);
+            err |= add_used(&used, &cap, p->links[k], limit);
+        err |= add_term_pids(s->ps, p->cont, &used, &cap, limit);
         uint32_t n = mailbox_length(s->ps, p->mailbox);
         for (uint32_t k = 0; k < n && !err; k++)
             err |= add_term_pids(s->ps, mailbox_at(s->ps, p->mailbox, k),
-                                 &used, &cap);
+                                 &used, &cap, limit);
     }
     for (size_t k = 0; k < s->nallocated && !err; k++)
-        err |= add_used(&used, &cap, s->allocated[k]);
+        err |= add_used(&used, &cap, s->allocated[k], limit);
     uint32_t pid = 1;
     while (!err && pid < cap && used[pid])
         pid++;
@@ -561,8 +596,10 @@ void search_get_stats(const search *s, search_stats *st)
     st->depth = s->depth;
     st->parts = part_store_count(s->ps);
     st->memo_entries = s->memo.n;
-    st->bytes = part_store_bytes(s->ps) + s->cap * sizeof *s->stack +
-                s->memo.nslots * (sizeof *s->memo.keys + 1);
+    size_t fixed = s->cap * sizeof *s->stack +
+                   s->memo.nslots * (sizeof *s->memo.keys + 1);
+    st->bytes = part_store_bytes(s->ps) + fixed;
+    st->used_bytes = part_store_used_bytes(s->ps) + fixed;
 }
 
 const part_store *search_store(const search *s)

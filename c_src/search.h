@@ -30,6 +30,8 @@ typedef struct search_config {
     uint32_t creation;         /* creation of simulated pids */
     uint64_t max_states;       /* 0: unlimited */
     uint64_t max_depth;        /* 0: unlimited */
+    int check_deadlock;        /* 0: a stuck state just ends its path */
+    size_t table_slots;        /* initial index size, 0: default */
 } search_config;
 
 /* An encoded Erlang term on its way into the store. */
@@ -97,7 +99,7 @@ uint32_t search_fresh_pid(search *s);
 
 typedef struct search_stats {
     uint64_t states, transitions, max_depth_seen, depth;
-    uint64_t parts, bytes, memo_entries;
+    uint64_t parts, bytes, used_bytes, memo_entries;
     int truncated;             /* some state was not expanded (max_depth) */
 } search_stats;
 void search_get_stats(const search *s, search_stats *st);

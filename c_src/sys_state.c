@@ -93,7 +93,9 @@ int sys_state_decode(const part_store *ps, part_id root, sys_state *out)
         p->mailbox = word(pp->data, 3);
         p->flags = word(pp->data, 4);
         uint32_t nlinks = word(pp->data, 5);
-        if (pp->len != 4 * (PROC_FIXED_WORDS + nlinks) ||
+        /* Compared this way round so a huge nlinks cannot wrap the
+        ** product back to the record's length. */
+        if (pp->len % 4 != 0 || nlinks != pp->len / 4 - PROC_FIXED_WORDS ||
             copy_links(p, (const uint32_t *)(const void *)(pp->data +
                                                            4 * PROC_FIXED_WORDS),
                        nlinks) != 0)

@@ -16,10 +16,16 @@
 
 -spec run(term(), map()) -> mcerlang:result().
 run(InitCall, Opts) ->
+    CheckDeadlock = case lists:member(deadlock, maps:get(property, Opts)) of
+                        true -> 1;
+                        false -> 0
+                    end,
     Search = mce_nif:new(#{node => mce_pid:node_name(),
                            creation => mce_pid:creation(),
                            max_states => maps:get(max_states, Opts),
-                           max_depth => maps:get(max_depth, Opts)}),
+                           max_depth => maps:get(max_depth, Opts),
+                           table_size => maps:get(table_size, Opts),
+                           check_deadlock => CheckDeadlock}),
     internal_error(Search),
     Now = erlang:monotonic_time(millisecond),
     Deadline = case maps:get(max_time, Opts) of
@@ -80,13 +86,6 @@ normal_reason(Reason, Normal) ->
 over_time(#ctx{deadline = infinity}) -> false;
 over_time(#ctx{deadline = D}) -> erlang:monotonic_time(millisecond) >= D.
 
-counterexample(deadlock, #ctx{opts = Opts} = Ctx) ->
-    case lists:member(deadlock, maps:get(property, Opts)) of
-        true -> {error, build_cex(deadlock, Ctx)};
-        %% Deadlock is not being checked: a blocked state simply ends the
-        %% path, but the C search stops at it, so report what we know.
-        false -> {inconclusive, {deadlock_not_checked, build_cex(deadlock, Ctx)}, stats(Ctx)}
-    end;
 counterexample(Violation, Ctx) ->
     {error, build_cex(Violation, Ctx)}.
 
@@ -104,5 +103,5 @@ stats(#ctx{search = S, started = T0}) ->
     States = maps:get(states, St),
     St#{time_ms => Ms,
         states_per_second => States * 1000 div max(Ms, 1),
-        bytes_per_state => maps:get(memory, St) div max(States, 1),
+        bytes_per_state => maps:get(memory_used, St) div max(States, 1),
         table => exact}.

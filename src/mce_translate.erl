@@ -473,7 +473,7 @@ translate_form({function, L, F, A, Clauses}, St0) ->
         error:{mcerlang, {unsupported_construct, _, _}} = Error ->
             Args = [{var, L, '_'} || _ <- lists:seq(1, A)],
             Raise = {call, L, {remote, L, {atom, L, erlang}, {atom, L, error}},
-                     [erl_parse:abstract(Error, L)]},
+                     [abstract(Error, L)]},
             [{function, L, F, A, [{clause, L, Args, [], [Raise]}]}]
     end;
 translate_form({eof, _}, _St) ->
@@ -483,7 +483,7 @@ translate_form(Other, _St) ->
 
 info_function(M, Source, Entries) ->
     Clauses = [{clause, 0, [{atom, 0, Name}], [],
-                [erl_parse:abstract({M, F, A, Source, Line}, 0)]}
+                [abstract({M, F, A, Source, Line}, erl_anno:new(0))]}
                || {Name, F, A, Line} <- Entries]
         ++ [{clause, 0, [{var, 0, '_'}], [], [{atom, 0, undefined}]}],
     {function, 0, '$mce_info', 1, Clauses}.
@@ -715,8 +715,8 @@ tr_remote_call(L, M, F, Args, St) ->
         {redirect, RM, RF} -> rt_remote(L, RM, RF, Args);
         {unsupported, Why} ->
             {FunName, FunArity} = St#tr.fa,
-            Loc = erl_parse:abstract({St#tr.mod, FunName, FunArity, line_number(L)}, L),
-            rt_call(L, unsupported, [erl_parse:abstract({M, F, Arity}, L), Loc,
+            Loc = abstract({St#tr.mod, FunName, FunArity, line_number(L)}, L),
+            rt_call(L, unsupported, [abstract({M, F, Arity}, L), Loc,
                                      {atom, L, Why}]);
         pure -> {call, L, {remote, L, {atom, L, M}, {atom, L, F}}, Args};
         translate -> {call, L, {remote, L, {atom, L, translated_name(M)}, {atom, L, F}}, Args}
@@ -916,6 +916,9 @@ list_expr(Es, L) ->
     lists:foldr(fun(E, Acc) -> {cons, L, E, Acc} end, {nil, L}, Es).
 
 line(E) -> element(2, E).
+
+abstract(Term, Anno) ->
+    erl_parse:abstract(Term, [{location, erl_anno:location(Anno)}]).
 
 line_number(L) -> erl_anno:line(L).
 

@@ -17,7 +17,8 @@
                      treat_as_normal => [term()],
                      max_states => pos_integer() | infinity,
                      max_depth => pos_integer() | infinity,
-                     max_time => pos_integer() | infinity}.
+                     max_time => pos_integer() | infinity,
+                     table_size => pos_integer()}.
 -type stats() :: #{states := non_neg_integer(), transitions := non_neg_integer(),
                    max_depth := non_neg_integer(), time_ms := non_neg_integer(),
                    memory := non_neg_integer(), atom() => term()}.
@@ -31,7 +32,8 @@
                     treat_as_normal => [normal, shutdown],
                     max_states => 0,      % 0: no limit (the NIF's convention)
                     max_depth => 0,
-                    max_time => infinity}).
+                    max_time => infinity,
+                    table_size => 0}).    % 0: the NIF's default
 
 %% @equiv check(Entry, #{})
 -spec check(entry()) -> result().
@@ -126,13 +128,16 @@ options(Other) ->
 
 option(property, none) -> [];
 option(property, P) when P =:= deadlock; P =:= abnormal_exit -> [P];
-option(property, Ps) when is_list(Ps) ->
-    [option(property, P) || P <- Ps],
-    lists:usort(Ps);
+option(property, Ps) when is_list(Ps), Ps =/= [] ->
+    case lists:all(fun(P) -> P =:= deadlock orelse P =:= abnormal_exit end, Ps) of
+        true -> lists:usort(Ps);
+        false -> erlang:error({mcerlang, {bad_option_value, property, Ps}})
+    end;
 option(treat_as_normal, Rs) when is_list(Rs) -> Rs;
 option(K, infinity) when K =:= max_states; K =:= max_depth; K =:= max_time -> infinity_value(K);
 option(K, N) when (K =:= max_states orelse K =:= max_depth orelse K =:= max_time),
                   is_integer(N), N > 0 -> N;
+option(table_size, N) when is_integer(N), N > 0, N =< 1 bsl 40 -> N;
 option(K, V) ->
     case maps:is_key(K, ?DEFAULTS) of
         true -> erlang:error({mcerlang, {bad_option_value, K, V}});

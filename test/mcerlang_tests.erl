@@ -118,6 +118,34 @@ counter_state_count_test() ->
     {ok, #{states := S3}} = mcerlang:check({tprog, counter, [3]}),
     ?assert(S3 > S2).
 
+state_counts_do_not_depend_on_table_size_test() ->
+    Counts = [begin
+                  {ok, #{states := S, transitions := T}} =
+                      mcerlang:check({client_server, start, [3, 2]}, #{table_size => Size}),
+                  {S, T}
+              end || Size <- [1, 64, 4096, 1 bsl 20]],
+    ?assertEqual(1, length(lists:usort(Counts))),
+    {error, #{stats := #{states := D1}}} = mcerlang:check({dining, start, [3]}, #{table_size => 1}),
+    {error, #{stats := #{states := D2}}} = mcerlang:check({dining, start, [3]}, #{table_size => 1 bsl 16}),
+    ?assertEqual(D1, D2).
+
+%% Hand-counted reference: the bench helper's independent Python
+%% enumerator of the same semantics gave 484 states, 1005 transitions.
+client_server_state_count_test() ->
+    ?assertMatch({ok, #{states := 484, transitions := 1005}},
+                 mcerlang:check({client_server, start, [3, 2]})).
+
+no_deadlock_property_explores_past_stuck_states_test() ->
+    {ok, #{states := S}} = mcerlang:check({dining, start, [3]}, #{property => none}),
+    {error, #{stats := #{states := Partial}}} = mcerlang:check({dining, start, [3]}),
+    ?assert(S > Partial).
+
+bytes_per_state_is_measured_from_used_memory_test() ->
+    {ok, #{bytes_per_state := B, memory_used := U, memory := M}} =
+        mcerlang:check({client_server, start, [4, 2]}),
+    ?assert(U =< M),
+    ?assert(B < 1000).
+
 same_counterexample_every_run_test() ->
     {error, C1} = mcerlang:check({dining, start, [3]}),
     {error, C2} = mcerlang:check({dining, start, [3]}),
@@ -167,6 +195,8 @@ bad_option_value_test() ->
                  mcerlang:check({pingpong, start, [1]}, #{max_states => -1})),
     ?assertError({mcerlang, {bad_option_value, property, liveness}},
                  mcerlang:check({pingpong, start, [1]}, #{property => liveness})),
+    ?assertError({mcerlang, {bad_option_value, property, "q"}},
+                 mcerlang:check({pingpong, start, [1]}, #{property => "q"})),
     ?assertError({mcerlang, {bad_options, _}}, mcerlang:check({pingpong, start, [1]}, 7)).
 
 unsupported_bif_names_call_and_location_test() ->

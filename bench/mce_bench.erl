@@ -1,0 +1,176 @@
+%% @doc A fixed benchmark of the mcerlang search (`make bench').
+%%
+%% Each model in `models/0' is checked once with `mcerlang:check/2', one
+%% after the other, in the same VM.  For each model one row is printed:
+%%
+%% <ul>
+%% <li>verdict: `ok', `violation' (the counterexample's stats are used),
+%%     `inconclusive' (a limit stopped the search) or `error' (the check
+%%     raised; the error is shown in the row and the bench goes on);</li>
+%% <li>states and transitions explored, as counted by the C search;</li>
+%% <li>time: the checker's own `time_ms' (search only, not the translation
+%%     of the module), and states/s and transitions/s derived from it;</li>
+%% <li>bytes/state: `memory' (bytes held by the C state store, allocated
+%%     with malloc and so not part of `erlang:memory/0') divided by states;
+%%     small models are dominated by the store's fixed initial tables;</li>
+%% <li>VM memory: `erlang:memory(total)' right after the check returned,
+%%     a rough indication of the Erlang side's footprint.</li>
+%% </ul>
+%%
+%% The same rows are written as JSON to `bench/results/latest.json'
+%% (relative to the current directory, which is the project root under
+%% `make bench').  Every check gets a `max_time' guard so that a regression
+%% shows up as an `inconclusive' row rather than a hung bench.
+-module(mce_bench).
+
+-export([main/0, run/0]).
+
+-define(RESULTS, "bench/results/latest.json").
+%% Per-model guard on the search time, in ms.
+-define(MAX_TIME, 240000).
+
+-type row() :: #{model := string(), verdict := string(),
+                 states => non_neg_integer(), transitions => non_neg_integer(),
+                 time_s => float(), states_per_s => non_neg_integer(),
+                 transitions_per_s => non_neg_integer(),
+                 bytes_per_state => non_neg_integer(),
+                 vm_memory => non_neg_integer(), note => string()}.
+
+%% The fixed list of models: {Label, Entry, Options}.
+models() ->
+    [{cs(N, K), {client_server, start, [N, K]}, #{}}
+     || {N, K} <- [{3, 2}, {4, 2}, {5, 2}, {6, 2}, {4, 3}, {5, 3}, {5, 4}, {6, 3}]]
+    ++ [{"pingpong(10)", {pingpong, start, [10]}, #{property => deadlock}},
+        {"dining(3)", {dining, start, [3]}, #{property => deadlock}}].
+
+cs(N, K) ->
+    lists:flatten(io_lib:format("client_server(~b,~b)", [N, K])).
+
+%% @doc Runs the bench, prints the table and writes the JSON results.
+-spec main() -> ok.
+main() ->
+    T0 = erlang:monotonic_time(millisecond),
+    io:format("mcerlang bench: OTP ~s, ~b schedulers~n~n",
+              [erlang:system_info(otp_release), erlang:system_info(schedulers_online)]),
+    header(),
+    Rows = [begin Row = run_model(M), print_row(Row), Row end || M <- models()],
+    Total = (erlang:monotonic_time(millisecond) - T0) / 1000,
+    io:format("~ntotal wall time: ~.1f s~n", [Total]),
+    Path = filename:absname(?RESULTS),
+    case write_json(Path, Rows, Total) of
+        ok -> io:format("results written to ~s~n", [Path]);
+        {error, Why} -> io:format("could not write ~s: ~p~n", [Path, Why])
+    end,
+    ok.
+
+%% @doc Runs every model and returns the rows, without printing.
+-spec run() -> [row()].
+run() ->
+    [run_model(M) || M <- models()].
+
+%%--------------------------------------------------------------------
+
+-spec run_model({string(), mcerlang:entry(), map()}) -> row().
+run_model({Label, Entry, Opts}) ->
+    Result = try mcerlang:check(Entry, Opts#{max_time => ?MAX_TIME})
+             catch Class:Reason -> {raised, Class, Reason}
+             end,
+    VmMem = erlang:memory(total),
+    %% A result of an unexpected shape becomes an error row too.
+    try classify(Label, Result, VmMem)
+    catch C:R -> error_row(Label, {unexpected_result, C, R}, VmMem)
+    end.
+
+classify(Label, {ok, Stats}, VmMem) ->
+    row(Label, "ok", "", Stats, VmMem);
+classify(Label, {error, #{stats := Stats} = Cex}, VmMem) ->
+    row(Label, "violation", short(maps:get(violation, Cex, unknown)), Stats, VmMem);
+classify(Label, {inconclusive, Why, Stats}, VmMem) ->
+    row(Label, "inconclusive", short(inconclusive_reason(Why)), Stats, VmMem);
+classify(Label, {raised, C, R}, VmMem) ->
+    error_row(Label, {C, R}, VmMem).
+
+error_row(Label, Error, VmMem) ->
+    #{model => Label, verdict => "error", note => short(Error), vm_memory => VmMem}.
+
+inconclusive_reason({deadlock_not_checked, _Cex}) -> deadlock_not_checked;
+inconclusive_reason(Why) -> Why.
+
+row(Label, Verdict, Note, Stats, VmMem) ->
+    States = maps:get(states, Stats, 0),
+    Trans = maps:get(transitions, Stats, 0),
+    Ms = maps:get(time_ms, Stats, 0),
+    Mem = maps:get(memory, Stats, 0),
+    #{model => Label, verdict => Verdict, note => Note,
+      states => States, transitions => Trans,
+      time_s => Ms / 1000,
+      states_per_s => States * 1000 div max(Ms, 1),
+      transitions_per_s => Trans * 1000 div max(Ms, 1),
+      bytes_per_state => Mem div max(States, 1),
+      vm_memory => VmMem}.
+
+short(Term) ->
+    S = lists:flatten(io_lib:format("~0tP", [Term, 12])),
+    case length(S) > 200 of
+        true -> lists:sublist(S, 200) ++ "...";
+        false -> S
+    end.
+
+%%-------------------------------------------------------------------- table
+
+-define(FMT, "~-22s ~-12s ~10s ~11s ~9s ~10s ~12s ~9s ~12s  ~ts~n").
+
+header() ->
+    io:format(?FMT, ["model", "verdict", "states", "transitions", "time(s)",
+                     "states/s", "trans/s", "B/state", "VM mem(B)", "note"]),
+    io:format("~s~n", [lists:duplicate(122, $-)]).
+
+print_row(Row) ->
+    Cell = fun(K) -> cell(maps:get(K, Row, undefined)) end,
+    io:format(?FMT, [maps:get(model, Row), maps:get(verdict, Row),
+                     Cell(states), Cell(transitions), Cell(time_s),
+                     Cell(states_per_s), Cell(transitions_per_s),
+                     Cell(bytes_per_state), Cell(vm_memory),
+                     maps:get(note, Row, "")]).
+
+cell(undefined) -> "-";
+cell(F) when is_float(F) -> float_to_list(F, [{decimals, 3}]);
+cell(I) when is_integer(I) -> integer_to_list(I).
+
+%%-------------------------------------------------------------------- JSON
+
+-define(JSON_KEYS, [model, verdict, states, transitions, time_s, states_per_s,
+                    transitions_per_s, bytes_per_state, vm_memory, note]).
+
+write_json(Path, Rows, Total) ->
+    Json = ["{\n",
+            "  \"otp_release\": ", json(erlang:system_info(otp_release)), ",\n",
+            "  \"schedulers\": ", json(erlang:system_info(schedulers_online)), ",\n",
+            "  \"generated\": ", json(calendar:system_time_to_rfc3339(
+                                          erlang:system_time(second))), ",\n",
+            "  \"total_wall_s\": ", json(Total), ",\n",
+            "  \"rows\": [\n",
+            lists:join(",\n", [["    ", json_row(R)] || R <- Rows]),
+            "\n  ]\n}\n"],
+    case filelib:ensure_dir(Path) of
+        ok -> file:write_file(Path, Json);
+        Error -> Error
+    end.
+
+json_row(Row) ->
+    ["{", lists:join(", ", [[json(atom_to_list(K)), ": ", json(maps:get(K, Row, null))]
+                            || K <- ?JSON_KEYS]), "}"].
+
+json(null) -> "null";
+json(I) when is_integer(I) -> integer_to_list(I);
+json(F) when is_float(F) -> float_to_list(F, [{decimals, 3}]);
+json(S) when is_list(S) -> [$", [escape(C) || C <- S], $"].
+
+escape($") -> "\\\"";
+escape($\\) -> "\\\\";
+escape($\n) -> "\\n";
+escape($\r) -> "\\r";
+escape($\t) -> "\\t";
+escape(C) when C < 16#20 -> io_lib:format("\\u~4.16.0b", [C]);
+escape(C) when C < 16#80 -> C;
+escape(C) -> binary_to_list(unicode:characters_to_binary([C])).

@@ -1,0 +1,1654 @@
+/*
+** c_tests.c: unit tests of the C state store and search, without the BEAM.
+**
+** Covers part_store (hash-consing, index growth, pid lists), etf_scan
+** (hand-built external term format: pids collected by node and creation,
+** fun creators zeroed in place, malformed and truncated input refused),
+** sys_state (ordering, links, encode/decode, mailboxes) and search (the
+** resumable DFS driven with synthetic Erlang answers).  Terms are tiny
+** hand-built ETF: `131, 97, N` is the small integer N.
+**
+** Built by `make -C c_src test` with ASan and UBSan (leak checking on).
+** Prints one summary line "N passed, M failed"; exits non-zero on failure.
+*/
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "etf_scan.h"
+#include "part_store.h"
+#include "search.h"
+#include "sys_state.h"
+
+static unsigned long g_passed, g_failed;
+
+#define CHECK(cond)                                                        \
+    do {                                                                   \
+        if (cond) {                                                        \
+            g_passed++;                                                    \
+        } else {                                                           \
+            g_failed++;                                                    \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__,         \
+                    __LINE__, #cond);                                      \
+        }                                                                  \
+    } while (0)
+
+static void *xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (p == NULL) {
+        fprintf(stderr, "out of memory in the test itself\n");
+        exit(2);
+    }
+    return p;
+}
+
+/* ------------------------------------------------------------------ */
+/* ETF builder                                                        */
+
+#define NODE "nonode@nohost"
+#define CREATION 0x4d43u
+
+typedef struct etfb {
+    uint8_t b[8192];
+    size_t n;
+} etfb;
+
+static void b8(etfb *e, unsigned v)
+{
+    if (e->n >= sizeof e->b) {
+        fprintf(stderr, "etf builder overflow\n");
+        exit(2);
+    }
+    e->b[e->n++] = (uint8_t)v;
+}
+
+static void b16(etfb *e, unsigned v)
+{
+    b8(e, (v >> 8) & 0xff);
+    b8(e, v & 0xff);
+}
+
+static void b32(etfb *e, uint32_t v)
+{
+    b8(e, (v >> 24) & 0xff);
+    b8(e, (v >> 16) & 0xff);
+    b8(e, (v >> 8) & 0xff);
+    b8(e, v & 0xff);
+}
+
+static void bbytes(etfb *e, const void *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        b8(e, ((const uint8_t *)p)[i]);
+}
+
+static void bstart(etfb *e)
+{
+    e->n = 0;
+    b8(e, 131);
+}
+
+static void batom(etfb *e, const char *s)          /* ATOM_EXT */
+{
+    b8(e, 100);
+    b16(e, (unsigned)strlen(s));
+    bbytes(e, s, strlen(s));
+}
+
+static void bsatom_utf8(etfb *e, const char *s)    /* SMALL_ATOM_UTF8_EXT */
+{
+    b8(e, 119);
+    b8(e, (unsigned)strlen(s));
+    bbytes(e, s, strlen(s));
+}
+
+static void bint(etfb *e, uint8_t v) { b8(e, 97); b8(e, v); }
+
+static void bpid(etfb *e, const char *node, uint32_t num, uint32_t serial,
+                 uint32_t cr)                       /* NEW_PID_EXT */
+{
+    b8(e, 88);
+    batom(e, node);
+    b32(e, num);
+    b32(e, serial);
+    b32(e, cr);
+}
+
+/* Scans a private, exact-size heap copy so ASan sees any overread. */
+static int scan_copy(const uint8_t *src, size_t len, const char *node,
+                     uint32_t creation, etf_pid_sink *sink, uint8_t *out)
+{
+    uint8_t *buf = xmalloc(len);
+    if (len)
+        memcpy(buf, src, len);
+    int rc = etf_scan_pids(buf, len, node, strlen(node), creation, sink);
+    if (out != NULL && len)
+        memcpy(out, buf, len);
+    free(buf);
+    return rc;
+}
+
+static int scan(const etfb *e, etf_pid_sink *sink)
+{
+    return scan_copy(e->b, e->n, NODE, CREATION, sink, NULL);
+}
+
+/* Every proper prefix of a well-formed term is malformed. */
+static int all_prefixes_fail(const etfb *e)
+{
+    int ok = 1;
+    for (size_t k = 0; k < e->n; k++) {
+        etf_pid_sink sink = { NULL, 0, 0 };
+        if (scan_copy(e->b, k, NODE, CREATION, &sink, NULL) != -1)
+            ok = 0;
+        free(sink.pids);
+    }
+    return ok;
+}
+
+/* ------------------------------------------------------------------ */
+/* part_store                                                         */
+
+static void test_part_store(void)
+{
+    part_store *ps = part_store_new();
+    CHECK(ps != NULL);
+    if (ps == NULL)
+        return;
+    CHECK(part_store_count(ps) == 0);
+    CHECK(part_store_get(ps, 0) == NULL);
+    CHECK(part_store_get(ps, 1) == NULL);
+
+    int is_new = -1;
+    const uint8_t abc[] = { 'a', 'b', 'c' };
+    part_id a = part_store_intern(ps, PART_TERM, abc, 3, NULL, 0, &is_new);
+    CHECK(a == 1);
+    CHECK(is_new == 1);
+    part_id a2 = part_store_intern(ps, PART_TERM, abc, 3, NULL, 0, &is_new);
+    CHECK(a2 == a);
+    CHECK(is_new == 0);
+    part_id am = part_store_intern(ps, PART_MAILBOX, abc, 3, NULL, 0, &is_new);
+    CHECK(am != 0 && am != a);
+    CHECK(is_new == 1);
+    part_id ab = part_store_intern(ps, PART_TERM, abc, 2, NULL, 0, &is_new);
+    CHECK(ab != 0 && ab != a && ab != am);
+    CHECK(is_new == 1);
+    part_id empty = part_store_intern(ps, PART_MAILBOX, "", 0, NULL, 0,
+                                      &is_new);
+    CHECK(empty != 0 && is_new == 1);
+    CHECK(part_store_intern(ps, PART_MAILBOX, NULL, 0, NULL, 0, &is_new) ==
+          empty);
+    CHECK(is_new == 0);
+    CHECK(part_store_count(ps) == 4);
+
+    const part *p = part_store_get(ps, a);
+    CHECK(p != NULL && p->kind == PART_TERM && p->len == 3 &&
+          memcmp(p->data, abc, 3) == 0 && p->npids == 0);
+    p = part_store_get(ps, empty);
+    CHECK(p != NULL && p->kind == PART_MAILBOX && p->len == 0);
+    CHECK(part_store_get(ps, (part_id)part_store_count(ps) + 1) == NULL);
+    CHECK(part_store_get(ps, UINT32_MAX) == NULL);
+
+    /* Pid lists are sorted and deduplicated; the caller's array is not
+    ** touched. */
+    uint32_t pids[] = { 5, 3, 5, 1, 3, 9, 1 };
+    const uint32_t pids_orig[] = { 5, 3, 5, 1, 3, 9, 1 };
+    part_id t = part_store_intern(ps, PART_TERM, "pids", 4, pids, 7, &is_new);
+    CHECK(t != 0 && is_new == 1);
+    CHECK(memcmp(pids, pids_orig, sizeof pids) == 0);
+    p = part_store_get(ps, t);
+    CHECK(p != NULL && p->npids == 4);
+    if (p != NULL && p->npids == 4)
+        CHECK(p->pids[0] == 1 && p->pids[1] == 3 && p->pids[2] == 5 &&
+              p->pids[3] == 9);
+    uint32_t one = 42;
+    t = part_store_intern(ps, PART_TERM, "one", 3, &one, 1, &is_new);
+    p = part_store_get(ps, t);
+    CHECK(p != NULL && p->npids == 1 && p->pids[0] == 42);
+
+    /* Many parts: the index and the parts array grow many times and the
+    ** arena takes several chunks; every part is found again. */
+    enum { MANY = 200000 };
+    size_t bytes_before = part_store_bytes(ps);
+    part_id *ids = xmalloc(MANY * sizeof *ids);
+    int all_new = 1, distinct = 1;
+    for (uint32_t i = 0; i < MANY; i++) {
+        char buf[32];
+        int n = snprintf(buf, sizeof buf, "part-%u", i);
+        ids[i] = part_store_intern(ps, (uint8_t)(PART_TERM + i % 4), buf,
+                                   (uint32_t)n, NULL, 0, &is_new);
+        if (ids[i] == 0 || !is_new)
+            all_new = 0;
+        if (i > 0 && ids[i] != ids[i - 1] + 1)
+            distinct = 0;
+    }
+    CHECK(all_new);
+    CHECK(distinct);
+    CHECK(part_store_count(ps) == MANY + 6);
+    CHECK(part_store_bytes(ps) > bytes_before);
+    int same = 1, data_ok = 1;
+    for (uint32_t i = 0; i < MANY; i++) {
+        char buf[32];
+        int n = snprintf(buf, sizeof buf, "part-%u", i);
+        part_id id = part_store_intern(ps, (uint8_t)(PART_TERM + i % 4), buf,
+                                       (uint32_t)n, NULL, 0, &is_new);
+        if (id != ids[i] || is_new)
+            same = 0;
+        p = part_store_get(ps, ids[i]);
+        if (p == NULL || p->len != (uint32_t)n || memcmp(p->data, buf, n) ||
+            p->kind != (uint8_t)(PART_TERM + i % 4))
+            data_ok = 0;
+    }
+    CHECK(same);
+    CHECK(data_ok);
+    CHECK(part_store_count(ps) == MANY + 6);
+    /* The earliest parts survived all the growth. */
+    CHECK(part_store_intern(ps, PART_TERM, abc, 3, NULL, 0, &is_new) == a &&
+          is_new == 0);
+    p = part_store_get(ps, a);
+    CHECK(p != NULL && p->len == 3 && memcmp(p->data, abc, 3) == 0);
+    /* A part larger than an arena chunk. */
+    size_t big = (1u << 20) + 123;
+    uint8_t *bigbuf = xmalloc(big);
+    memset(bigbuf, 0x5a, big);
+    part_id bid = part_store_intern(ps, PART_TERM, bigbuf, (uint32_t)big, NULL,
+                                    0, &is_new);
+    CHECK(bid != 0 && is_new == 1);
+    CHECK(part_store_intern(ps, PART_TERM, bigbuf, (uint32_t)big, NULL, 0,
+                            &is_new) == bid && is_new == 0);
+    /* A small part after the big chunk still goes somewhere sane. */
+    part_id after = part_store_intern(ps, PART_TERM, "after", 5, NULL, 0,
+                                      &is_new);
+    p = part_store_get(ps, after);
+    CHECK(p != NULL && p->len == 5 && memcmp(p->data, "after", 5) == 0);
+    free(bigbuf);
+    free(ids);
+    part_store_free(ps);
+    part_store_free(NULL);
+}
+
+/* ------------------------------------------------------------------ */
+/* etf_scan                                                           */
+
+static void test_etf_simple(void)
+{
+    etf_pid_sink sink = { NULL, 0, 0 };
+    etfb e;
+
+    bstart(&e);
+    bint(&e, 5);
+    CHECK(scan(&e, &sink) == 0);
+    CHECK(sink.n == 0);
+    CHECK(all_prefixes_fail(&e));
+
+    /* Wrong version byte, trailing garbage, empty buffer. */
+    uint8_t badver[] = { 130, 97, 5 };
+    CHECK(scan_copy(badver, 3, NODE, CREATION, &sink, NULL) == -1);
+    uint8_t trailing[] = { 131, 97, 5, 0 };
+    CHECK(scan_copy(trailing, 4, NODE, CREATION, &sink, NULL) == -1);
+    uint8_t trailing2[] = { 131, 106, 106 };
+    CHECK(scan_copy(trailing2, 3, NODE, CREATION, &sink, NULL) == -1);
+    CHECK(scan_copy(trailing, 0, NODE, CREATION, &sink, NULL) == -1);
+    CHECK(sink.n == 0);
+
+    /* Unknown and refused tags: ports (89, 102, 120), old fun (117),
+    ** atom cache ref (82), compressed (80), garbage tags. */
+    const uint8_t refused[] = { 89, 102, 120, 117, 82, 80, 0, 1, 255, 121 };
+    for (size_t i = 0; i < sizeof refused; i++) {
+        bstart(&e);
+        b8(&e, refused[i]);
+        for (int k = 0; k < 40; k++)
+            b8(&e, 0);
+        CHECK(scan(&e, &sink) == -1);
+    }
+    /* A real NEW_PORT_EXT: node atom, 4-byte id, 4-byte creation. */
+    bstart(&e);
+    b8(&e, 104);
+    b8(&e, 1);
+    b8(&e, 89);
+    batom(&e, NODE);
+    b32(&e, 1);
+    b32(&e, CREATION);
+    CHECK(scan(&e, &sink) == -1);
+
+    /* Length fields that claim more than the buffer holds. */
+    uint8_t biglist[] = { 131, 108, 0xff, 0xff, 0xff, 0xff, 106 };
+    CHECK(scan_copy(biglist, sizeof biglist, NODE, CREATION, &sink, NULL) == -1);
+    uint8_t bigtuple[] = { 131, 105, 0xff, 0xff, 0xff, 0xff, 97, 1 };
+    CHECK(scan_copy(bigtuple, sizeof bigtuple, NODE, CREATION, &sink, NULL) ==
+          -1);
+    uint8_t bigmap[] = { 131, 116, 0xff, 0xff, 0xff, 0xff, 97, 1, 97, 2 };
+    CHECK(scan_copy(bigmap, sizeof bigmap, NODE, CREATION, &sink, NULL) == -1);
+    uint8_t bigbin[] = { 131, 109, 0xff, 0xff, 0xff, 0xff, 1, 2, 3 };
+    CHECK(scan_copy(bigbin, sizeof bigbin, NODE, CREATION, &sink, NULL) == -1);
+    uint8_t bigbits[] = { 131, 77, 0xff, 0xff, 0xff, 0xff, 3, 1 };
+    CHECK(scan_copy(bigbits, sizeof bigbits, NODE, CREATION, &sink, NULL) ==
+          -1);
+    uint8_t bigatom[] = { 131, 100, 0xff, 0xff, 'a' };
+    CHECK(scan_copy(bigatom, sizeof bigatom, NODE, CREATION, &sink, NULL) == -1);
+    uint8_t bigsatom[] = { 131, 119, 200, 'a' };
+    CHECK(scan_copy(bigsatom, sizeof bigsatom, NODE, CREATION, &sink, NULL) ==
+          -1);
+    uint8_t bigstr[] = { 131, 107, 0x01, 0x00, 'a' };
+    CHECK(scan_copy(bigstr, sizeof bigstr, NODE, CREATION, &sink, NULL) == -1);
+    uint8_t bigbig[] = { 131, 111, 0xff, 0xff, 0xff, 0xff, 0, 1 };
+    CHECK(scan_copy(bigbig, sizeof bigbig, NODE, CREATION, &sink, NULL) == -1);
+    /* A pid whose node is not an atom. */
+    uint8_t badpid[] = { 131, 88, 97, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0 };
+    CHECK(scan_copy(badpid, sizeof badpid, NODE, CREATION, &sink, NULL) == -1);
+    CHECK(sink.n == 0);
+    free(sink.pids);
+}
+
+static void test_etf_pids(void)
+{
+    etf_pid_sink sink = { NULL, 0, 0 };
+    etfb e;
+
+    /* {Pid1, OtherNode, OtherCreation, [Pid3, Pid4 | []],
+    **  #{Pid5 => <<1,2,3>>, ok => "ab"}, 'é', 300, 1.5, Pid3} */
+    bstart(&e);
+    b8(&e, 104);
+    b8(&e, 9);
+    bpid(&e, NODE, 1, 0, CREATION);
+    bpid(&e, "other@host", 2, 0, CREATION);
+    bpid(&e, NODE, 6, 0, CREATION + 1);
+    b8(&e, 108);
+    b32(&e, 2);
+    bpid(&e, NODE, 3, 0, CREATION);
+    bpid(&e, NODE, 4, 7, CREATION);
+    b8(&e, 106);
+    b8(&e, 116);
+    b32(&e, 2);
+    bpid(&e, NODE, 5, 0, CREATION);
+    b8(&e, 109);
+    b32(&e, 3);
+    b8(&e, 1); b8(&e, 2); b8(&e, 3);
+    bsatom_utf8(&e, "ok");
+    b8(&e, 107);
+    b16(&e, 2);
+    b8(&e, 'a'); b8(&e, 'b');
+    b8(&e, 119);
+    b8(&e, 2);
+    b8(&e, 0xc3); b8(&e, 0xa9);
+    b8(&e, 98);
+    b32(&e, 300);
+    b8(&e, 70);
+    for (int i = 0; i < 8; i++)
+        b8(&e, i == 0 ? 0x3f : 0);
+    bpid(&e, NODE, 3, 0, CREATION);
+    etfb orig = e;
+    CHECK(scan(&e, &sink) == 0);
+    CHECK(sink.n == 5);
+    if (sink.n == 5)
+        CHECK(sink.pids[0] == 1 && sink.pids[1] == 3 && sink.pids[2] == 4 &&
+              sink.pids[3] == 5 && sink.pids[4] == 3);
+    CHECK(memcmp(orig.b, e.b, e.n) == 0);   /* no fun: nothing rewritten */
+    CHECK(all_prefixes_fail(&e));
+
+    /* Same term seen from another node name of the same length, and from a
+    ** node name that is a prefix of the pids' node. */
+    sink.n = 0;
+    CHECK(scan_copy(e.b, e.n, "nonode@nohosx", CREATION, &sink, NULL) == 0);
+    CHECK(sink.n == 0);
+    CHECK(scan_copy(e.b, e.n, "nonode@", CREATION, &sink, NULL) == 0);
+    CHECK(sink.n == 0);
+    CHECK(scan_copy(e.b, e.n, "other@host", CREATION, &sink, NULL) == 0);
+    CHECK(sink.n == 1 && sink.pids[0] == 2);
+    sink.n = 0;
+
+    /* Old PID_EXT: one byte of creation. */
+    bstart(&e);
+    b8(&e, 103);
+    bsatom_utf8(&e, NODE);
+    b32(&e, 77);
+    b32(&e, 0);
+    b8(&e, 3);
+    CHECK(scan_copy(e.b, e.n, NODE, 3, &sink, NULL) == 0);
+    CHECK(sink.n == 1 && sink.pids[0] == 77);
+    sink.n = 0;
+    CHECK(scan_copy(e.b, e.n, NODE, 4, &sink, NULL) == 0);
+    CHECK(sink.n == 0);
+    CHECK(all_prefixes_fail(&e));
+
+    /* The sink grows: a list of 150 pids. */
+    bstart(&e);
+    b8(&e, 108);
+    b32(&e, 150);
+    for (uint32_t i = 0; i < 150; i++)
+        bpid(&e, NODE, 1000 + i, 0, CREATION);
+    b8(&e, 106);
+    CHECK(scan(&e, &sink) == 0);
+    CHECK(sink.n == 150 && sink.cap >= 150);
+    int inorder = sink.n == 150;
+    for (uint32_t i = 0; inorder && i < 150; i++)
+        inorder = sink.pids[i] == 1000 + i;
+    CHECK(inorder);
+    sink.n = 0;
+
+    /* Other skipped terms: improper list, large tuple, big integers, bit
+    ** binary, old float, export, references.  Pids inside are still found. */
+    bstart(&e);
+    b8(&e, 105);
+    b32(&e, 9);
+    b8(&e, 108);                     /* [1 | Pid10] */
+    b32(&e, 1);
+    bint(&e, 1);
+    bpid(&e, NODE, 10, 0, CREATION);
+    b8(&e, 110);                     /* small big, 3 digits */
+    b8(&e, 3); b8(&e, 0); b8(&e, 1); b8(&e, 2); b8(&e, 3);
+    b8(&e, 111);                     /* large big, 2 digits */
+    b32(&e, 2); b8(&e, 1); b8(&e, 9); b8(&e, 9);
+    b8(&e, 77);                      /* <<1:3>> */
+    b32(&e, 1); b8(&e, 3); b8(&e, 0x20);
+    b8(&e, 99);                      /* FLOAT_EXT: 31 bytes */
+    for (int i = 0; i < 31; i++)
+        b8(&e, '0');
+    b8(&e, 113);                     /* fun lists:map/2 */
+    batom(&e, "lists"); batom(&e, "map"); bint(&e, 2);
+    b8(&e, 90);                      /* NEWER_REFERENCE_EXT, 3 words */
+    b16(&e, 3); batom(&e, NODE); b32(&e, CREATION);
+    b32(&e, 1); b32(&e, 2); b32(&e, 3);
+    b8(&e, 114);                     /* NEW_REFERENCE_EXT, 2 words */
+    b16(&e, 2); bsatom_utf8(&e, NODE); b8(&e, 1); b32(&e, 1); b32(&e, 2);
+    b8(&e, 115);                     /* SMALL_ATOM_EXT */
+    b8(&e, 1); b8(&e, 'x');
+    CHECK(scan(&e, &sink) == 0);
+    CHECK(sink.n == 1 && sink.pids[0] == 10);
+    sink.n = 0;
+    CHECK(all_prefixes_fail(&e));
+    free(sink.pids);
+}
+
+/* Builds fun(...) with `numfree` free variables: a matching pid, another
+** node's pid, an integer.  Returns the offset of the creator pid's number. */
+static size_t build_fun(etfb *e, uint32_t creator, int free_pid)
+{
+    bstart(e);
+    b8(e, 112);
+    size_t size_at = e->n;
+    b32(e, 0);                      /* size, patched below */
+    b8(e, 1);                       /* arity */
+    for (int i = 0; i < 16; i++)
+        b8(e, 0xa0 + i);            /* uniq */
+    b32(e, 4);                      /* index */
+    b32(e, free_pid ? 3 : 0);       /* numfree */
+    batom(e, "mod");
+    bint(e, 4);                     /* old index */
+    b8(e, 98);
+    b32(e, 0x12345678);             /* old uniq */
+    b8(e, 88);
+    batom(e, NODE);
+    size_t num_at = e->n;
+    b32(e, creator);
+    b32(e, 0xdead);
+    b32(e, CREATION);
+    if (free_pid) {
+        bpid(e, NODE, 9, 0, CREATION);
+        bpid(e, "x@y", 11, 0, CREATION);
+        bint(e, 1);
+    }
+    uint32_t size = (uint32_t)(e->n - size_at);
+    e->b[size_at] = (uint8_t)(size >> 24);
+    e->b[size_at + 1] = (uint8_t)(size >> 16);
+    e->b[size_at + 2] = (uint8_t)(size >> 8);
+    e->b[size_at + 3] = (uint8_t)size;
+    return num_at;
+}
+
+static void test_etf_fun(void)
+{
+    etf_pid_sink sink = { NULL, 0, 0 };
+    etfb e;
+    uint8_t out[sizeof e.b];
+
+    size_t num_at = build_fun(&e, 7, 1);
+    CHECK(scan_copy(e.b, e.n, NODE, CREATION, &sink, out) == 0);
+    /* The creator pid 7 is not collected; the free variable pid 9 is. */
+    CHECK(sink.n == 1 && sink.pids[0] == 9);
+    /* Number, serial, creation zeroed; everything else untouched. */
+    int zeroed = 1, rest_same = 1;
+    for (size_t i = 0; i < e.n; i++) {
+        if (i >= num_at && i < num_at + 12)
+            zeroed &= out[i] == 0;
+        else
+            rest_same &= out[i] == e.b[i];
+    }
+    CHECK(zeroed);
+    CHECK(rest_same);
+    /* Two funs differing only in their creator canonicalise to the same
+    ** bytes. */
+    uint8_t out2[sizeof e.b];
+    etfb e2;
+    build_fun(&e2, 12345, 1);
+    sink.n = 0;
+    CHECK(scan_copy(e2.b, e2.n, NODE, CREATION, &sink, out2) == 0);
+    CHECK(e2.n == e.n && memcmp(out, out2, e.n) == 0);
+    /* Scanning the canonical form again is a fixed point. */
+    sink.n = 0;
+    CHECK(scan_copy(out, e.n, NODE, CREATION, &sink, out2) == 0);
+    CHECK(memcmp(out, out2, e.n) == 0);
+    CHECK(sink.n == 1);
+    CHECK(all_prefixes_fail(&e));
+
+    /* A fun with no free variables. */
+    sink.n = 0;
+    build_fun(&e, 7, 0);
+    CHECK(scan(&e, &sink) == 0);
+    CHECK(sink.n == 0);
+    CHECK(all_prefixes_fail(&e));
+
+    /* The creator must be a pid. */
+    num_at = build_fun(&e, 7, 0);
+    e.b[num_at - 1 - 2 - strlen(NODE) - 1] = 97;   /* pid tag -> small int */
+    CHECK(scan(&e, &sink) == -1);
+    /* The module must be an atom. */
+    build_fun(&e, 7, 0);
+    e.b[1 + 1 + 29] = 97;
+    CHECK(scan(&e, &sink) == -1);
+    /* The old index must be an integer. */
+    build_fun(&e, 7, 0);
+    e.b[1 + 1 + 29 + 3 + 3] = 106;
+    CHECK(scan(&e, &sink) == -1);
+    /* numfree larger than what follows. */
+    build_fun(&e, 7, 1);
+    e.b[1 + 1 + 25 + 3] = 200;
+    CHECK(scan(&e, &sink) == -1);
+    free(sink.pids);
+}
+
+/* Random single-byte corruptions and truncations of well-formed terms:
+** whatever the result, nothing may be read or written out of bounds. */
+static void test_etf_mutations(void)
+{
+    etfb seeds[3];
+    build_fun(&seeds[0], 7, 1);
+    bstart(&seeds[1]);
+    b8(&seeds[1], 104);
+    b8(&seeds[1], 3);
+    bpid(&seeds[1], NODE, 1, 0, CREATION);
+    b8(&seeds[1], 116);
+    b32(&seeds[1], 1);
+    bint(&seeds[1], 1);
+    b8(&seeds[1], 108);
+    b32(&seeds[1], 1);
+    bpid(&seeds[1], NODE, 2, 0, CREATION);
+    b8(&seeds[1], 106);
+    b8(&seeds[1], 109);
+    b32(&seeds[1], 2);
+    b8(&seeds[1], 1);
+    b8(&seeds[1], 2);
+    bstart(&seeds[2]);
+    b8(&seeds[2], 90);
+    b16(&seeds[2], 3);
+    batom(&seeds[2], NODE);
+    b32(&seeds[2], 1);
+    b32(&seeds[2], 1); b32(&seeds[2], 2); b32(&seeds[2], 3);
+
+    uint32_t rng = 12345;
+    unsigned long ok = 0, bad = 0;
+    for (int iter = 0; iter < 30000; iter++) {
+        const etfb *src = &seeds[iter % 3];
+        uint8_t *buf = xmalloc(src->n);
+        memcpy(buf, src->b, src->n);
+        rng = rng * 1103515245u + 12345u;
+        size_t at = 1 + (rng >> 8) % (src->n - 1);
+        rng = rng * 1103515245u + 12345u;
+        buf[at] = (uint8_t)(rng >> 16);
+        rng = rng * 1103515245u + 12345u;
+        size_t len = (rng >> 8) % 4 == 0 ? (rng >> 12) % src->n : src->n;
+        etf_pid_sink sink = { NULL, 0, 0 };
+        int rc = etf_scan_pids(buf, len, NODE, strlen(NODE), CREATION, &sink);
+        if (rc == 0)
+            ok++;
+        else if (rc == -1)
+            bad++;
+        free(sink.pids);
+        free(buf);
+    }
+    CHECK(ok + bad == 30000);
+    CHECK(bad > 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* sys_state                                                          */
+
+static proc mkproc(uint32_t pid, uint32_t status, part_id cont, part_id mb)
+{
+    proc p;
+    memset(&p, 0, sizeof p);
+    p.pid = pid;
+    p.status = status;
+    p.cont = cont;
+    p.mailbox = mb;
+    return p;
+}
+
+static int same_state(const sys_state *a, const sys_state *b)
+{
+    if (a->nprocs != b->nprocs)
+        return 0;
+    for (uint32_t i = 0; i < a->nprocs; i++) {
+        const proc *x = &a->procs[i], *y = &b->procs[i];
+        if (x->pid != y->pid || x->status != y->status || x->cont != y->cont ||
+            x->mailbox != y->mailbox || x->flags != y->flags ||
+            x->nlinks != y->nlinks)
+            return 0;
+        for (uint32_t k = 0; k < x->nlinks; k++)
+            if (x->links[k] != y->links[k])
+                return 0;
+    }
+    return 1;
+}
+
+static void test_sys_state(void)
+{
+    part_store *ps = part_store_new();
+    CHECK(ps != NULL);
+    if (ps == NULL)
+        return;
+    int fresh;
+    part_id empty = part_store_intern(ps, PART_MAILBOX, "", 0, NULL, 0, &fresh);
+    part_id c1 = part_store_intern(ps, PART_TERM, "\x83\x61\x01", 3, NULL, 0,
+                                   &fresh);
+    part_id c2 = part_store_intern(ps, PART_TERM, "\x83\x61\x02", 3, NULL, 0,
+                                   &fresh);
+    part_id c3 = part_store_intern(ps, PART_TERM, "\x83\x61\x03", 3, NULL, 0,
+                                   &fresh);
+
+    /* Mailboxes. */
+    CHECK(mailbox_length(ps, empty) == 0);
+    CHECK(mailbox_length(ps, 0) == 0);
+    CHECK(mailbox_at(ps, empty, 0) == 0);
+    part_id m1 = mailbox_append(ps, empty, c1);
+    part_id m12 = mailbox_append(ps, m1, c2);
+    part_id m123 = mailbox_append(ps, m12, c3);
+    CHECK(m1 != 0 && m12 != 0 && m123 != 0);
+    CHECK(m1 != empty && m12 != m1 && m123 != m12);
+    CHECK(mailbox_length(ps, m123) == 3);
+    CHECK(mailbox_at(ps, m123, 0) == c1 && mailbox_at(ps, m123, 1) == c2 &&
+          mailbox_at(ps, m123, 2) == c3);
+    CHECK(mailbox_at(ps, m123, 3) == 0);
+    CHECK(mailbox_append(ps, m1, c2) == m12);           /* hash-consed */
+    CHECK(mailbox_append(ps, 0, c1) == 0);
+    part_id m13 = mailbox_remove(ps, m123, 1);
+    CHECK(mailbox_length(ps, m13) == 2 && mailbox_at(ps, m13, 0) == c1 &&
+          mailbox_at(ps, m13, 1) == c3);
+    CHECK(mailbox_remove(ps, m123, 2) == m12);
+    CHECK(mailbox_remove(ps, m1, 0) == empty);
+    CHECK(mailbox_remove(ps, m1, 1) == 0);
+    CHECK(mailbox_remove(ps, empty, 0) == 0);
+    CHECK(mailbox_remove(ps, 0, 0) == 0);
+
+    /* Insert keeps pid order; find and remove. */
+    sys_state s = { NULL, 0, 0 };
+    CHECK(sys_state_find(&s, 1) == -1);
+    const uint32_t order[] = { 5, 1, 9, 3, 7, 2, 8, 4, 6, 10 };
+    for (size_t i = 0; i < 10; i++) {
+        proc p = mkproc(order[i], PROC_INIT, c1, empty);
+        CHECK(sys_state_insert(&s, &p) >= 0);
+    }
+    CHECK(s.nprocs == 10);
+    int sorted = 1;
+    for (uint32_t i = 0; i < s.nprocs; i++)
+        sorted &= s.procs[i].pid == i + 1;
+    CHECK(sorted);
+    CHECK(sys_state_find(&s, 1) == 0);
+    CHECK(sys_state_find(&s, 10) == 9);
+    CHECK(sys_state_find(&s, 6) == 5);
+    CHECK(sys_state_find(&s, 0) == -1);
+    CHECK(sys_state_find(&s, 11) == -1);
+    sys_state_remove(&s, 0);            /* pid 1 */
+    sys_state_remove(&s, 8);            /* pid 10 */
+    sys_state_remove(&s, 3);            /* pid 5 */
+    CHECK(s.nprocs == 7);
+    CHECK(sys_state_find(&s, 5) == -1 && sys_state_find(&s, 1) == -1 &&
+          sys_state_find(&s, 10) == -1);
+    CHECK(sys_state_find(&s, 2) == 0 && sys_state_find(&s, 6) == 3 &&
+          sys_state_find(&s, 9) == 6);
+
+    /* Links: sorted, unique. */
+    proc *p = &s.procs[sys_state_find(&s, 4)];
+    const uint32_t links[] = { 7, 2, 7, 5, 9, 1, 2, 3 };
+    for (size_t i = 0; i < sizeof links / sizeof *links; i++)
+        CHECK(proc_link_add(p, links[i]) == 0);
+    CHECK(p->nlinks == 6);
+    if (p->nlinks == 6)
+        CHECK(p->links[0] == 1 && p->links[1] == 2 && p->links[2] == 3 &&
+              p->links[3] == 5 && p->links[4] == 7 && p->links[5] == 9);
+    proc_link_remove(p, 5);
+    proc_link_remove(p, 42);            /* absent: no-op */
+    proc_link_remove(p, 1);
+    proc_link_remove(p, 9);
+    CHECK(p->nlinks == 3 && p->links[0] == 2 && p->links[1] == 3 &&
+          p->links[2] == 7);
+    CHECK(proc_link_add(p, 4) == 0);
+    CHECK(p->nlinks == 4 && p->links[2] == 4);
+    s.procs[0].status = PROC_WAITING;
+    s.procs[0].cont = c2;
+    s.procs[0].mailbox = m13;
+    s.procs[0].flags = PF_TIMEOUT;
+    CHECK(proc_link_add(&s.procs[0], 4) == 0);
+
+    /* Encode, decode: the same state; encoding again: the same root. */
+    int is_new = -1;
+    part_id root = sys_state_encode(ps, &s, &is_new);
+    CHECK(root != 0 && is_new == 1);
+    const part *rp = part_store_get(ps, root);
+    CHECK(rp != NULL && rp->kind == PART_STATE && rp->len == 4 * s.nprocs);
+    sys_state d;
+    CHECK(sys_state_decode(ps, root, &d) == 0);
+    CHECK(same_state(&s, &d));
+    CHECK(sys_state_encode(ps, &d, &is_new) == root && is_new == 0);
+    /* A copy is independent of its source. */
+    sys_state c;
+    CHECK(sys_state_copy(&c, &d) == 0);
+    CHECK(same_state(&c, &d));
+    CHECK(proc_link_add(&c.procs[2], 99) == 0);
+    CHECK(!same_state(&c, &d));
+    part_id root2 = sys_state_encode(ps, &c, &is_new);
+    CHECK(root2 != 0 && root2 != root && is_new == 1);
+    sys_state_clear(&c);
+    CHECK(c.nprocs == 0 && c.procs == NULL);
+    sys_state_clear(&d);
+
+    /* The same state built in another order interns to the same root. */
+    sys_state r = { NULL, 0, 0 };
+    for (int i = (int)s.nprocs - 1; i >= 0; i--) {
+        const proc *src = &s.procs[i];
+        proc q = mkproc(src->pid, src->status, src->cont, src->mailbox);
+        q.flags = src->flags;
+        for (uint32_t k = src->nlinks; k-- > 0;)
+            CHECK(proc_link_add(&q, src->links[k]) == 0);
+        CHECK(sys_state_insert(&r, &q) >= 0);
+    }
+    CHECK(same_state(&s, &r));
+    CHECK(sys_state_encode(ps, &r, &is_new) == root && is_new == 0);
+    sys_state_clear(&r);
+
+    /* The empty state, and decoding things that are not states. */
+    sys_state none = { NULL, 0, 0 };
+    part_id eroot = sys_state_encode(ps, &none, &is_new);
+    CHECK(eroot != 0 && is_new == 1);
+    CHECK(sys_state_decode(ps, eroot, &d) == 0 && d.nprocs == 0);
+    sys_state_clear(&d);
+    CHECK(sys_state_copy(&d, &none) == 0 && d.nprocs == 0);
+    sys_state_clear(&d);
+    CHECK(sys_state_decode(ps, 0, &d) == -1 && d.nprocs == 0);
+    CHECK(sys_state_decode(ps, c1, &d) == -1 && d.nprocs == 0);
+    CHECK(sys_state_decode(ps, UINT32_MAX, &d) == -1);
+    /* A root that names a non-process part, and a truncated process. */
+    uint32_t badroot[2] = { c1, c2 };
+    part_id broot = part_store_intern(ps, PART_STATE, badroot, sizeof badroot,
+                                      NULL, 0, &fresh);
+    CHECK(sys_state_decode(ps, broot, &d) == -1 && d.nprocs == 0 &&
+          d.procs == NULL);
+    uint32_t shortproc[3] = { 1, 0, c1 };
+    part_id sp = part_store_intern(ps, PART_PROC, shortproc, sizeof shortproc,
+                                   NULL, 0, &fresh);
+    uint32_t root3[2];
+    memcpy(&root3[0], part_store_get(ps, root)->data, 4);
+    root3[1] = sp;
+    part_id broot2 = part_store_intern(ps, PART_STATE, root3, sizeof root3,
+                                       NULL, 0, &fresh);
+    CHECK(sys_state_decode(ps, broot2, &d) == -1 && d.nprocs == 0);
+    /* A process whose link count disagrees with its length. */
+    uint32_t liar[7] = { 1, 0, c1, empty, 0, 5, 2 };
+    part_id lp = part_store_intern(ps, PART_PROC, liar, sizeof liar, NULL, 0,
+                                   &fresh);
+    part_id broot3 = part_store_intern(ps, PART_STATE, &lp, sizeof lp, NULL, 0,
+                                       &fresh);
+    CHECK(sys_state_decode(ps, broot3, &d) == -1 && d.nprocs == 0);
+    /* A link count so large that 4 * (6 + nlinks) wraps to the record's
+    ** real length in 32 bits: must be refused, not copied from. */
+    uint32_t wrap[6] = { 1, 0, c1, empty, 0, 0x40000000u };
+    part_id wp = part_store_intern(ps, PART_PROC, wrap, sizeof wrap, NULL, 0,
+                                   &fresh);
+    part_id broot4 = part_store_intern(ps, PART_STATE, &wp, sizeof wp, NULL, 0,
+                                       &fresh);
+    CHECK(sys_state_decode(ps, broot4, &d) == -1 && d.nprocs == 0);
+
+    sys_state_clear(&s);
+    sys_state_clear(&s);                /* idempotent */
+    part_store_free(ps);
+}
+
+/* ------------------------------------------------------------------ */
+/* search                                                             */
+
+static search *new_search_cfg(uint64_t max_states, uint64_t max_depth,
+                              int check_deadlock, size_t table_slots)
+{
+    search_config cfg = { .node = NODE, .nodelen = strlen(NODE),
+                          .creation = CREATION, .max_states = max_states,
+                          .max_depth = max_depth,
+                          .check_deadlock = check_deadlock,
+                          .table_slots = table_slots };
+    search *s = search_new(&cfg);
+    if (s == NULL) {
+        fprintf(stderr, "search_new failed\n");
+        exit(2);
+    }
+    return s;
+}
+
+static search *new_search(uint64_t max_states, uint64_t max_depth)
+{
+    return new_search_cfg(max_states, max_depth, 1, 0);
+}
+
+static void set_int(uint8_t buf[3], uint8_t n)
+{
+    buf[0] = 131;
+    buf[1] = 97;
+    buf[2] = n;
+}
+
+static uint8_t *mklabel(uint8_t n)
+{
+    uint8_t *l = xmalloc(3);
+    set_int(l, n);
+    return l;
+}
+
+/* The small integer a stored term encodes, or -1. */
+static int term_int(search *s, part_id id)
+{
+    const part *p = part_store_get(search_store(s), id);
+    if (p == NULL || p->kind != PART_TERM || p->len != 3 || p->data[0] != 131 ||
+        p->data[1] != 97)
+        return -1;
+    return p->data[2];
+}
+
+static int label_int(search *s, size_t i)
+{
+    const uint8_t *l;
+    size_t n;
+    if (search_label(s, i, &l, &n) != 0 || l == NULL || n != 3)
+        return -1;
+    return l[2];
+}
+
+/* Effects own small writable term buffers. */
+typedef struct effs {
+    effect e[8];
+    uint8_t t[8][3];
+    size_t n;
+} effs;
+
+static void eff_spawn(effs *f, uint32_t child, int link, uint8_t init)
+{
+    set_int(f->t[f->n], init);
+    f->e[f->n] = (effect){ .kind = EFFECT_SPAWN, .pid = child, .link = link,
+                           .term = { f->t[f->n], 3 } };
+    f->n++;
+}
+
+static void eff_send(effs *f, uint32_t to, uint8_t msg)
+{
+    set_int(f->t[f->n], msg);
+    f->e[f->n] = (effect){ .kind = EFFECT_SEND, .pid = to,
+                           .term = { f->t[f->n], 3 } };
+    f->n++;
+}
+
+static int run_wait(search *s, uint8_t cont, int timeout, effs *f,
+                    uint8_t label, int stop, request *q)
+{
+    uint8_t c[3];
+    set_int(c, cont);
+    run_result r = { .outcome = OUTCOME_WAIT, .has_timeout = timeout,
+                     .cont = { c, 3 }, .effects = f ? f->e : NULL,
+                     .neffects = f ? f->n : 0, .label = mklabel(label),
+                     .label_len = 3, .stop = stop };
+    return search_answer_run(s, &r, q);
+}
+
+static int run_exit(search *s, int normal, effs *f, uint8_t label, int stop,
+                    request *q)
+{
+    run_result r = { .outcome = OUTCOME_EXIT, .normal = normal,
+                     .effects = f ? f->e : NULL, .neffects = f ? f->n : 0,
+                     .label = mklabel(label), .label_len = 3, .stop = stop };
+    return search_answer_run(s, &r, q);
+}
+
+static int start(search *s, uint8_t init, request *q)
+{
+    uint8_t c[3];
+    set_int(c, init);
+    term_in t = { c, 3 };
+    return search_start(s, &t, 1, q);
+}
+
+static search_stats stats(const search *s)
+{
+    search_stats st;
+    search_get_stats(s, &st);
+    return st;
+}
+
+/* (a) One process that exits at once. */
+static void test_search_single(void)
+{
+    search *s = new_search(0, 0);
+    request q;
+    CHECK(search_top_state(s) == NULL);
+    CHECK(search_stack_depth(s) == 0);
+    CHECK(search_fresh_pid(s) == 0);
+    CHECK(start(s, 1, &q) == 0);
+    CHECK(q.kind == REQ_RUN && q.run == RUN_START && q.pid == 1);
+    CHECK(term_int(s, q.cont) == 1);
+    CHECK(search_stack_depth(s) == 1);
+    const sys_state *top = search_top_state(s);
+    CHECK(top != NULL && top->nprocs == 1 && top->procs[0].pid == 1 &&
+          top->procs[0].status == PROC_INIT);
+    /* A second start is refused without disturbing the search. */
+    CHECK(start(s, 1, &q) == -1 && q.kind == REQ_ERROR && q.error != NULL);
+    CHECK(run_exit(s, 1, NULL, 50, 0, &q) == 0);
+    CHECK(q.kind == REQ_DONE);
+    search_stats st = stats(s);
+    CHECK(st.states == 2 && st.transitions == 1);
+    CHECK(st.depth == 0 && st.max_depth_seen == 1 && !st.truncated);
+    CHECK(st.parts > 0 && st.bytes > 0);
+    /* Asking again keeps answering done; answers are refused. */
+    CHECK(search_answer_match(s, 1, &q) == -1 && q.kind == REQ_ERROR);
+    CHECK(run_exit(s, 1, NULL, 51, 0, &q) == -1 && q.kind == REQ_ERROR);
+    CHECK(search_fresh_pid(s) == 0);
+    CHECK(search_top_state(s) == NULL);
+    search_free(s);
+    search_free(NULL);
+}
+
+/* (b) A parent spawns a child and waits forever; the child exits. */
+static void test_search_deadlock(void)
+{
+    search *s = new_search(0, 0);
+    request q;
+    CHECK(start(s, 1, &q) == 0 && q.kind == REQ_RUN && q.pid == 1);
+    CHECK(search_fresh_pid(s) == 2);
+    CHECK(search_fresh_pid(s) == 3);    /* allocated during this run */
+    effs f = { .n = 0 };
+    eff_spawn(&f, 2, 0, 2);
+    CHECK(run_wait(s, 10, 0, &f, 60, 0, &q) == 0);
+    /* The parent has nothing to do; the child runs. */
+    CHECK(q.kind == REQ_RUN && q.run == RUN_START && q.pid == 2);
+    CHECK(term_int(s, q.cont) == 2);
+    CHECK(search_fresh_pid(s) == 3);    /* the allocation list was reset */
+    CHECK(run_exit(s, 1, NULL, 61, 0, &q) == 0);
+    CHECK(q.kind == REQ_DEADLOCK);
+    search_stats st = stats(s);
+    CHECK(st.states == 3 && st.transitions == 2 && st.depth == 3);
+    CHECK(search_stack_depth(s) == 3);
+    CHECK(label_int(s, 1) == 60 && label_int(s, 2) == 61);
+    const uint8_t *l;
+    size_t n;
+    CHECK(search_label(s, 0, &l, &n) == -1);
+    CHECK(search_label(s, 3, &l, &n) == -1);
+    const sys_state *top = search_top_state(s);
+    CHECK(top != NULL && top->nprocs == 1);
+    if (top != NULL && top->nprocs == 1) {
+        CHECK(top->procs[0].pid == 1 && top->procs[0].status == PROC_WAITING);
+        CHECK(term_int(s, top->procs[0].cont) == 10);
+        CHECK(top->procs[0].flags == 0 && top->procs[0].nlinks == 0);
+        CHECK(mailbox_length(search_store(s), top->procs[0].mailbox) == 0);
+    }
+    /* Finished: further requests keep reporting the deadlock. */
+    CHECK(search_answer_match(s, 0, &q) == -1 && q.kind == REQ_ERROR);
+    CHECK(search_fresh_pid(s) == 0);
+    search_free(s);             /* with labels still on the stack */
+}
+
+/* Least-fresh pids skip pids that terms in the state still reference. */
+static void test_search_fresh_pids(void)
+{
+    search *s = new_search(0, 0);
+    request q;
+    CHECK(start(s, 1, &q) == 0 && q.kind == REQ_RUN);
+    CHECK(search_fresh_pid(s) == 2);
+    /* The child's initial call mentions simulated pid 3 and pid 4 of
+    ** another node and of another creation. */
+    etfb e;
+    bstart(&e);
+    b8(&e, 104);
+    b8(&e, 3);
+    bpid(&e, NODE, 3, 0, CREATION);
+    bpid(&e, "elsewhere@host", 4, 0, CREATION);
+    bpid(&e, NODE, 4, 0, CREATION + 1);
+    uint8_t *init = xmalloc(e.n);
+    memcpy(init, e.b, e.n);
+    effect sp = { .kind = EFFECT_SPAWN, .pid = 2, .link = 0,
+                  .term = { init, e.n } };
+    effs f = { .n = 0 };
+    f.e[0] = sp;
+    f.n = 1;
+    CHECK(run_wait(s, 10, 0, &f, 1, 0, &q) == 0);
+    free(init);
+    CHECK(q.kind == REQ_RUN && q.pid == 2 && q.run == RUN_START);
+    const part *ip = part_store_get(search_store(s), q.cont);
+    CHECK(ip != NULL && ip->npids == 1 && ip->pids[0] == 3);
+    CHECK(search_fresh_pid(s) == 4);
+    CHECK(search_fresh_pid(s) == 5);
+    /* The child sends pid 5's number nowhere; it spawns 4 and exits. */
+    effs g = { .n = 0 };
+    eff_spawn(&g, 4, 0, 4);
+    CHECK(run_exit(s, 1, &g, 2, 0, &q) == 0);
+    CHECK(q.kind == REQ_RUN && q.pid == 4);
+    /* Pid 2 is free again: it has exited and nothing refers to it. */
+    CHECK(search_fresh_pid(s) == 2);
+    CHECK(search_fresh_pid(s) == 3);
+    CHECK(search_fresh_pid(s) == 5);
+    CHECK(run_exit(s, 1, NULL, 3, 0, &q) == 0);
+    CHECK(q.kind == REQ_DEADLOCK);
+    search_free(s);
+}
+
+/* (c) A message to a waiting process: match questions, receive. */
+static void prepare_mailbox(search *s, request *q, int two)
+{
+    CHECK(start(s, 1, q) == 0 && q->kind == REQ_RUN && q->pid == 1);
+    uint32_t child = search_fresh_pid(s);
+    CHECK(child == 2);
+    effs f = { .n = 0 };
+    eff_spawn(&f, child, 0, 2);
+    CHECK(run_wait(s, 10, 0, &f, 1, 0, q) == 0);
+    CHECK(q->kind == REQ_RUN && q->pid == 2);
+    effs g = { .n = 0 };
+    eff_send(&g, 1, 30);
+    if (two)
+        eff_send(&g, 1, 31);
+    eff_send(&g, 77, 32);       /* to a process that does not exist */
+    CHECK(run_exit(s, 1, &g, 2, 0, q) == 0);
+    CHECK(q->kind == REQ_MATCH && q->pid == 1);
+    CHECK(term_int(s, q->cont) == 10 && term_int(s, q->msg) == 30);
+}
+
+static void test_search_match(void)
+{
+    request q;
+
+    /* No match, no timeout: deadlock with the message still queued. */
+    search *s = new_search(0, 0);
+    prepare_mailbox(s, &q, 0);
+    CHECK(search_fresh_pid(s) == 0);    /* no run outstanding */
+    CHECK(search_answer_match(s, 0, &q) == 0);
+    CHECK(q.kind == REQ_DEADLOCK);
+    const sys_state *top = search_top_state(s);
+    CHECK(top != NULL && top->nprocs == 1);
+    if (top != NULL && top->nprocs == 1) {
+        part_id mb = top->procs[0].mailbox;
+        CHECK(mailbox_length(search_store(s), mb) == 1);
+        CHECK(term_int(s, mailbox_at(search_store(s), mb, 0)) == 30);
+    }
+    CHECK(stats(s).memo_entries == 1);
+    search_free(s);
+
+    /* A match: receive it, then exit. */
+    s = new_search(0, 0);
+    prepare_mailbox(s, &q, 0);
+    CHECK(search_answer_match(s, 1, &q) == 0);
+    CHECK(q.kind == REQ_RUN && q.run == RUN_RECEIVE && q.pid == 1);
+    CHECK(term_int(s, q.cont) == 10 && term_int(s, q.msg) == 30);
+    CHECK(run_exit(s, 1, NULL, 3, 0, &q) == 0);
+    CHECK(q.kind == REQ_DONE);
+    search_stats st = stats(s);
+    CHECK(st.states == 4 && st.transitions == 3 && st.memo_entries == 1);
+    search_free(s);
+
+    /* Two messages: the first does not match, the second does; receiving
+    ** takes the second out and leaves the first. */
+    s = new_search(0, 0);
+    prepare_mailbox(s, &q, 1);
+    CHECK(search_answer_match(s, 0, &q) == 0);
+    CHECK(q.kind == REQ_MATCH && term_int(s, q.msg) == 31);
+    CHECK(search_answer_match(s, 1, &q) == 0);
+    CHECK(q.kind == REQ_RUN && q.run == RUN_RECEIVE && q.pid == 1 &&
+          term_int(s, q.msg) == 31);
+    CHECK(run_wait(s, 12, 0, NULL, 3, 0, &q) == 0);
+    CHECK(q.kind == REQ_MATCH && term_int(s, q.cont) == 12 &&
+          term_int(s, q.msg) == 30);
+    CHECK(search_answer_match(s, 0, &q) == 0);
+    CHECK(q.kind == REQ_DEADLOCK);
+    top = search_top_state(s);
+    CHECK(top != NULL && top->nprocs == 1);
+    if (top != NULL && top->nprocs == 1) {
+        part_id mb = top->procs[0].mailbox;
+        CHECK(mailbox_length(search_store(s), mb) == 1 &&
+              term_int(s, mailbox_at(search_store(s), mb, 0)) == 30);
+        CHECK(term_int(s, top->procs[0].cont) == 12);
+    }
+    CHECK(stats(s).memo_entries == 3);
+    search_free(s);
+}
+
+/* A finite `after`: the timeout transition, back to the same state. */
+static void test_search_timeout(void)
+{
+    search *s = new_search(0, 0);
+    request q;
+    CHECK(start(s, 1, &q) == 0);
+    CHECK(run_wait(s, 11, 1, NULL, 1, 0, &q) == 0);
+    CHECK(q.kind == REQ_RUN && q.run == RUN_TIMEOUT && q.pid == 1 &&
+          term_int(s, q.cont) == 11);
+    const sys_state *top = search_top_state(s);
+    CHECK(top != NULL && top->nprocs == 1 && top->procs[0].flags == PF_TIMEOUT);
+    /* The timeout loops back to the same state: not a new state. */
+    CHECK(run_wait(s, 11, 1, NULL, 2, 0, &q) == 0);
+    CHECK(q.kind == REQ_DONE);
+    search_stats st = stats(s);
+    CHECK(st.states == 2 && st.transitions == 2);
+    search_free(s);
+
+    /* Stop on a revisited state: it is pushed anyway, for the trace. */
+    s = new_search(0, 0);
+    CHECK(start(s, 1, &q) == 0);
+    CHECK(run_wait(s, 11, 1, NULL, 1, 0, &q) == 0 && q.run == RUN_TIMEOUT);
+    CHECK(run_wait(s, 11, 1, NULL, 2, 1, &q) == 0);
+    CHECK(q.kind == REQ_STOPPED);
+    st = stats(s);
+    CHECK(st.states == 2 && st.transitions == 2 && st.depth == 3);
+    CHECK(label_int(s, 1) == 1 && label_int(s, 2) == 2);
+    CHECK(run_exit(s, 1, NULL, 3, 0, &q) == -1 && q.kind == REQ_ERROR);
+    search_free(s);
+}
+
+/* A small model, driven by a table instead of by hand:
+**   1 (main):   spawn two children (init 20), wait in 10 (no timeout)
+**   20 (child): send 30 to pid 1, exit normally
+**   10 + msg:   exit normally;  match(10, 30) is true.
+** States: S0 {1I}; S1 {1W,2I,3I}; S2 {1W[30],3I}; S2' {1W[30],2I};
+** A {3I}; B {1W[30,30]}; C {2I}; E {}.  Transitions: 10. */
+typedef struct drive_counts {
+    unsigned matches, starts, receives, timeouts, errors;
+} drive_counts;
+
+static enum request_kind drive(search *s, request *q, drive_counts *dc)
+{
+    uint8_t label = 100;
+    while (q->kind == REQ_MATCH || q->kind == REQ_RUN) {
+        if (q->kind == REQ_MATCH) {
+            dc->matches++;
+            int ok = term_int(s, q->cont) == 10 && term_int(s, q->msg) == 30;
+            if (search_answer_match(s, ok, q) != 0)
+                dc->errors++;
+            continue;
+        }
+        int cont = term_int(s, q->cont);
+        if (q->run == RUN_START && cont == 1) {
+            dc->starts++;
+            effs f = { .n = 0 };
+            uint32_t a = search_fresh_pid(s);
+            uint32_t b = search_fresh_pid(s);
+            if (a != 2 || b != 3)
+                dc->errors++;
+            eff_spawn(&f, a, 0, 20);
+            eff_spawn(&f, b, 0, 20);
+            if (run_wait(s, 10, 0, &f, label++, 0, q) != 0)
+                dc->errors++;
+        } else if (q->run == RUN_START && cont == 20) {
+            dc->starts++;
+            effs f = { .n = 0 };
+            eff_send(&f, 1, 30);
+            if (run_exit(s, 1, &f, label++, 0, q) != 0)
+                dc->errors++;
+        } else if (q->run == RUN_RECEIVE && cont == 10 &&
+                   term_int(s, q->msg) == 30) {
+            dc->receives++;
+            if (run_exit(s, 1, NULL, label++, 0, q) != 0)
+                dc->errors++;
+        } else {
+            dc->errors++;
+            return REQ_ERROR;
+        }
+    }
+    return q->kind;
+}
+
+static void test_search_model(void)
+{
+    /* (e) The full space: revisits do not count as states, and the match
+    ** memo asks each (cont, msg) question once. */
+    search *s = new_search(0, 0);
+    request q;
+    drive_counts dc = { 0, 0, 0, 0, 0 };
+    CHECK(start(s, 1, &q) == 0);
+    CHECK(drive(s, &q, &dc) == REQ_DONE);
+    CHECK(dc.errors == 0);
+    CHECK(dc.matches == 1);
+    search_stats st = stats(s);
+    CHECK(st.states == 8);
+    CHECK(st.transitions == 10);
+    CHECK(dc.starts + dc.receives == 10);
+    CHECK(st.depth == 0 && !st.truncated && st.memo_entries == 1);
+    CHECK(st.max_depth_seen == 4);
+    search_free(s);
+
+    /* (d) max_states: stops as soon as the limit is reached. */
+    s = new_search(3, 0);
+    dc = (drive_counts){ 0, 0, 0, 0, 0 };
+    CHECK(start(s, 1, &q) == 0);
+    CHECK(drive(s, &q, &dc) == REQ_LIMIT_STATES);
+    CHECK(dc.errors == 0);
+    st = stats(s);
+    CHECK(st.states == 3 && st.transitions == 2 && st.depth == 3);
+    CHECK(search_answer_match(s, 1, &q) == -1 && q.kind == REQ_ERROR);
+    CHECK(run_exit(s, 1, NULL, 1, 0, &q) == -1 && q.kind == REQ_ERROR);
+    search_free(s);
+
+    /* max_states = 1: the initial state alone reaches the limit. */
+    s = new_search(1, 0);
+    CHECK(start(s, 1, &q) == 0);
+    CHECK(q.kind == REQ_LIMIT_STATES);
+    st = stats(s);
+    CHECK(st.states == 1 && st.transitions == 0 && st.depth == 1);
+    CHECK(search_fresh_pid(s) == 0);
+    CHECK(run_exit(s, 1, NULL, 1, 0, &q) == -1 && q.kind == REQ_ERROR);
+    search_free(s);
+
+    /* (d) max_depth: states beyond it are stored but not expanded. */
+    s = new_search(0, 2);
+    dc = (drive_counts){ 0, 0, 0, 0, 0 };
+    CHECK(start(s, 1, &q) == 0);
+    CHECK(drive(s, &q, &dc) == REQ_DONE);
+    CHECK(dc.errors == 0 && dc.matches == 0);
+    st = stats(s);
+    CHECK(st.states == 4 && st.transitions == 3 && st.truncated);
+    CHECK(st.max_depth_seen == 2);
+    search_free(s);
+
+    s = new_search(0, 1);
+    dc = (drive_counts){ 0, 0, 0, 0, 0 };
+    CHECK(start(s, 1, &q) == 0);
+    CHECK(drive(s, &q, &dc) == REQ_DONE);
+    st = stats(s);
+    CHECK(st.states == 2 && st.transitions == 1 && st.truncated);
+    search_free(s);
+
+    /* A depth limit that is never reached does not truncate. */
+    s = new_search(0, 5);
+    dc = (drive_counts){ 0, 0, 0, 0, 0 };
+    CHECK(start(s, 1, &q) == 0);
+    CHECK(drive(s, &q, &dc) == REQ_DONE);
+    st = stats(s);
+    CHECK(st.states == 8 && !st.truncated);
+    search_free(s);
+}
+
+/* (f) Links: abnormal exits cascade, normal ones only unlink. */
+static void test_search_links(void)
+{
+    request q;
+
+    /* 1 spawn_links 2 and spawns 3, waits; 2 exits abnormally: 1 dies. */
+    search *s = new_search(0, 0);
+    CHECK(start(s, 1, &q) == 0);
+    effs f = { .n = 0 };
+    eff_spawn(&f, search_fresh_pid(s), 1, 2);
+    eff_spawn(&f, search_fresh_pid(s), 0, 3);
+    CHECK(f.e[0].pid == 2 && f.e[1].pid == 3);
+    CHECK(run_wait(s, 10, 0, &f, 1, 0, &q) == 0);
+    const sys_state *top = search_top_state(s);
+    CHECK(top != NULL && top->nprocs == 3);
+    if (top != NULL && top->nprocs == 3) {
+        CHECK(top->procs[0].nlinks == 1 && top->procs[0].links[0] == 2);
+        CHECK(top->procs[1].nlinks == 1 && top->procs[1].links[0] == 1);
+        CHECK(top->procs[2].nlinks == 0);
+    }
+    CHECK(q.kind == REQ_RUN && q.pid == 2);
+    CHECK(run_exit(s, 0, NULL, 2, 1, &q) == 0);
+    CHECK(q.kind == REQ_STOPPED);
+    top = search_top_state(s);
+    CHECK(top != NULL && top->nprocs == 1);
+    if (top != NULL && top->nprocs == 1)
+        CHECK(top->procs[0].pid == 3 && top->procs[0].nlinks == 0);
+    search_free(s);
+
+    /* A chain 1 - 2 - 3 plus an unlinked 4: 3 crashes, 1 to 3 go. */
+    s = new_search(0, 0);
+    CHECK(start(s, 1, &q) == 0);
+    f.n = 0;
+    eff_spawn(&f, search_fresh_pid(s), 1, 2);
+    CHECK(run_wait(s, 10, 0, &f, 1, 0, &q) == 0);
+    CHECK(q.kind == REQ_RUN && q.pid == 2);
+    f.n = 0;
+    eff_spawn(&f, search_fresh_pid(s), 1, 3);
+    eff_spawn(&f, search_fresh_pid(s), 0, 4);
+    CHECK(f.e[0].pid == 3 && f.e[1].pid == 4);
+    CHECK(run_wait(s, 11, 0, &f, 2, 0, &q) == 0);
+    top = search_top_state(s);
+    CHECK(top != NULL && top->nprocs == 4);
+    if (top != NULL && top->nprocs == 4)
+        CHECK(top->procs[1].nlinks == 2 && top->procs[1].links[0] == 1 &&
+              top->procs[1].links[1] == 3);
+    CHECK(q.kind == REQ_RUN && q.pid == 3);
+    CHECK(run_exit(s, 0, NULL, 3, 1, &q) == 0 && q.kind == REQ_STOPPED);
+    top = search_top_state(s);
+    CHECK(top != NULL && top->nprocs == 1);
+    if (top != NULL && top->nprocs == 1)
+        CHECK(top->procs[0].pid == 4);
+    CHECK(label_int(s, 1) == 1 && label_int(s, 2) == 2 &&
+          label_int(s, 3) == 3);
+    search_free(s);
+
+    /* A normal exit only removes the link: the parent then deadlocks. */
+    s = new_search(0, 0);
+    CHECK(start(s, 1, &q) == 0);
+    f.n = 0;
+    eff_spawn(&f, search_fresh_pid(s), 1, 2);
+    CHECK(run_wait(s, 10, 0, &f, 1, 0, &q) == 0);
+    CHECK(q.kind == REQ_RUN && q.pid == 2);
+    CHECK(run_exit(s, 1, NULL, 2, 0, &q) == 0);
+    CHECK(q.kind == REQ_DEADLOCK);
+    top = search_top_state(s);
+    CHECK(top != NULL && top->nprocs == 1);
+    if (top != NULL && top->nprocs == 1)
+        CHECK(top->procs[0].pid == 1 && top->procs[0].nlinks == 0);
+    search_free(s);
+
+    /* The parent itself crashes right after spawn_link: both go. */
+    s = new_search(0, 0);
+    CHECK(start(s, 1, &q) == 0);
+    f.n = 0;
+    eff_spawn(&f, search_fresh_pid(s), 1, 2);
+    CHECK(run_exit(s, 0, &f, 1, 0, &q) == 0);
+    CHECK(q.kind == REQ_DONE);
+    CHECK(stats(s).states == 2);
+    search_free(s);
+}
+
+/* (g) Protocol errors and malformed answers. */
+static void test_search_errors(void)
+{
+    request q;
+    search *s = new_search(0, 0);
+
+    /* Before start. */
+    CHECK(search_answer_match(s, 1, &q) == -1 && q.kind == REQ_ERROR &&
+          q.error != NULL);
+    CHECK(run_exit(s, 1, NULL, 1, 0, &q) == -1 && q.kind == REQ_ERROR);
+    /* A malformed initial call; then a good one still starts. */
+    uint8_t badinit[] = { 131, 97 };
+    term_in bi = { badinit, sizeof badinit };
+    CHECK(search_start(s, &bi, 1, &q) == -1 && q.kind == REQ_ERROR);
+    uint8_t port[] = { 131, 102, 100, 0, 1, 'n', 0, 0, 0, 1, 0 };
+    term_in pt = { port, sizeof port };
+    CHECK(search_start(s, &pt, 1, &q) == -1 && q.kind == REQ_ERROR);
+    CHECK(start(s, 1, &q) == 0 && q.kind == REQ_RUN);
+
+    /* A match answer while a run is outstanding. */
+    CHECK(search_answer_match(s, 1, &q) == -1 && q.kind == REQ_ERROR);
+
+    /* A malformed continuation, with a spawn_link already applied. */
+    uint32_t child = search_fresh_pid(s);
+    CHECK(child == 2);
+    effs f = { .n = 0 };
+    eff_spawn(&f, child, 1, 2);
+    uint8_t badcont[] = { 131, 104, 2, 97, 1 };
+    run_result r = { .outcome = OUTCOME_WAIT, .cont = { badcont, 5 },
+                     .effects = f.e, .neffects = f.n, .label = mklabel(1),
+                     .label_len = 3 };
+    CHECK(search_answer_run(s, &r, &q) == -1 && q.kind == REQ_ERROR);
+    CHECK(r.label == NULL);                     /* freed by the search */
+
+    /* A malformed message after a good spawn_link and a good send. */
+    f.n = 0;
+    eff_spawn(&f, child, 1, 2);
+    eff_send(&f, 2, 5);
+    uint8_t trailing[] = { 131, 97, 1, 1 };
+    f.e[f.n] = (effect){ .kind = EFFECT_SEND, .pid = 2,
+                         .term = { trailing, sizeof trailing } };
+    f.n++;
+    CHECK(run_exit(s, 1, &f, 2, 0, &q) == -1 && q.kind == REQ_ERROR);
+
+    /* Spawning a pid that is alive (the running process itself). */
+    f.n = 0;
+    eff_spawn(&f, 1, 0, 2);
+    CHECK(run_exit(s, 1, &f, 3, 0, &q) == -1 && q.kind == REQ_ERROR);
+    /* Spawning the same child twice in one run. */
+    f.n = 0;
+    eff_spawn(&f, 2, 1, 2);
+    eff_spawn(&f, 2, 1, 2);
+    CHECK(run_exit(s, 1, &f, 4, 0, &q) == -1 && q.kind == REQ_ERROR);
+    /* None of the failed answers changed the search. */
+    search_stats st = stats(s);
+    CHECK(st.states == 1 && st.transitions == 0);
+
+    /* The search survived all of that and still answers correctly. */
+    f.n = 0;
+    eff_spawn(&f, 2, 0, 2);
+    CHECK(run_wait(s, 10, 0, &f, 5, 0, &q) == 0);
+    CHECK(q.kind == REQ_RUN && q.pid == 2);
+    CHECK(search_answer_match(s, 0, &q) == -1 && q.kind == REQ_ERROR);
+    /* A NULL label of length zero is accepted. */
+    run_result r2 = { .outcome = OUTCOME_EXIT, .normal = 1, .label = NULL,
+                      .label_len = 0 };
+    CHECK(search_answer_run(s, &r2, &q) == 0 && q.kind == REQ_DEADLOCK);
+    CHECK(label_int(s, 1) == 5);
+    const uint8_t *l = (const uint8_t *)"x";
+    size_t n = 99;
+    CHECK(search_label(s, 2, &l, &n) == 0 && l == NULL && n == 0);
+    st = stats(s);
+    CHECK(st.states == 3 && st.transitions == 2);
+    search_free(s);
+
+    /* A malformed message in a receive answer, then the right one. */
+    s = new_search(0, 0);
+    prepare_mailbox(s, &q, 0);
+    CHECK(search_answer_match(s, 1, &q) == 0 && q.kind == REQ_RUN &&
+          q.run == RUN_RECEIVE);
+    f.n = 0;
+    uint8_t unknown[] = { 131, 200 };
+    f.e[0] = (effect){ .kind = EFFECT_SEND, .pid = 1,
+                       .term = { unknown, sizeof unknown } };
+    f.n = 1;
+    CHECK(run_exit(s, 1, &f, 9, 0, &q) == -1 && q.kind == REQ_ERROR);
+    CHECK(run_exit(s, 1, NULL, 9, 0, &q) == 0 && q.kind == REQ_DONE);
+    search_free(s);
+}
+
+/* INTEGER_EXT terms, for more distinct terms than small integers give. */
+static void set_int32(uint8_t buf[6], uint32_t n)
+{
+    buf[0] = 131;
+    buf[1] = 98;
+    buf[2] = (uint8_t)(n >> 24);
+    buf[3] = (uint8_t)(n >> 16);
+    buf[4] = (uint8_t)(n >> 8);
+    buf[5] = (uint8_t)n;
+}
+
+static long term_int32(search *s, part_id id)
+{
+    const part *p = part_store_get(search_store(s), id);
+    if (p == NULL || p->len != 6 || p->data[0] != 131 || p->data[1] != 98)
+        return -1;
+    return ((long)p->data[2] << 24) | ((long)p->data[3] << 16) |
+           ((long)p->data[4] << 8) | (long)p->data[5];
+}
+
+/* Growth inside the search: a long mailbox whose messages never match
+** (the match memo grows), and a chain of timeouts deeper than the initial
+** stack. */
+static void test_search_growth(void)
+{
+    enum { NMSG = 1500, CHAIN = 700 };
+    request q;
+    search *s = new_search(0, 0);
+    CHECK(start(s, 1, &q) == 0);
+    effs f = { .n = 0 };
+    eff_spawn(&f, search_fresh_pid(s), 0, 2);
+    CHECK(run_wait(s, 10, 0, &f, 1, 0, &q) == 0 && q.pid == 2);
+    effect *many = xmalloc(NMSG * sizeof *many);
+    uint8_t (*bufs)[6] = xmalloc(NMSG * sizeof *bufs);
+    for (uint32_t i = 0; i < NMSG; i++) {
+        set_int32(bufs[i], 1000 + i);
+        many[i] = (effect){ .kind = EFFECT_SEND, .pid = 1,
+                            .term = { bufs[i], 6 } };
+    }
+    run_result r = { .outcome = OUTCOME_EXIT, .normal = 1, .effects = many,
+                     .neffects = NMSG, .label = mklabel(2), .label_len = 3 };
+    CHECK(search_answer_run(s, &r, &q) == 0);
+    free(many);
+    free(bufs);
+    uint32_t asked = 0;
+    int in_order = 1;
+    while (q.kind == REQ_MATCH) {
+        if (term_int32(s, q.msg) != 1000 + (long)asked)
+            in_order = 0;
+        asked++;
+        if (search_answer_match(s, 0, &q) != 0)
+            break;
+    }
+    CHECK(q.kind == REQ_DEADLOCK);
+    CHECK(asked == NMSG && in_order);
+    CHECK(stats(s).memo_entries == NMSG);
+    const sys_state *top = search_top_state(s);
+    CHECK(top != NULL && top->nprocs == 1 &&
+          mailbox_length(search_store(s), top->procs[0].mailbox) == NMSG);
+    search_free(s);
+
+    /* start -> wait(0) -> timeout -> wait(1) -> ... -> wait(CHAIN) -> exit */
+    s = new_search(0, 0);
+    CHECK(start(s, 1, &q) == 0);
+    uint32_t k = 0;
+    uint8_t c[6];
+    int chain_ok = 1;
+    for (;;) {
+        if (q.kind != REQ_RUN) {
+            chain_ok = 0;
+            break;
+        }
+        if (k > 0 && (q.run != RUN_TIMEOUT || term_int32(s, q.cont) != k - 1))
+            chain_ok = 0;
+        run_result w = { .outcome = k < CHAIN ? OUTCOME_WAIT : OUTCOME_EXIT,
+                         .has_timeout = 1, .normal = 1,
+                         .label = mklabel((uint8_t)k), .label_len = 3 };
+        set_int32(c, k);
+        w.cont = (term_in){ c, 6 };
+        if (search_answer_run(s, &w, &q) != 0) {
+            chain_ok = 0;
+            break;
+        }
+        k++;
+        if (k == CHAIN)
+            CHECK(search_stack_depth(s) == CHAIN + 1);
+        if (k > CHAIN)
+            break;
+    }
+    CHECK(chain_ok);
+    CHECK(q.kind == REQ_DONE);
+    search_stats st = stats(s);
+    CHECK(st.states == CHAIN + 2 && st.transitions == CHAIN + 1);
+    CHECK(st.max_depth_seen == CHAIN + 1 && st.depth == 0);
+    search_free(s);
+
+    /* The same chain, stopped at its end: the trace holds every label. */
+    s = new_search(0, 0);
+    CHECK(start(s, 1, &q) == 0);
+    int answers_ok = 1;
+    for (k = 0; k < CHAIN && q.kind == REQ_RUN; k++) {
+        set_int32(c, k);
+        run_result w = { .outcome = OUTCOME_WAIT, .has_timeout = 1,
+                         .cont = { c, 6 }, .label = mklabel((uint8_t)k),
+                         .label_len = 3, .stop = k == CHAIN - 1 };
+        answers_ok &= search_answer_run(s, &w, &q) == 0;
+    }
+    CHECK(answers_ok && k == CHAIN);
+    CHECK(q.kind == REQ_STOPPED && search_stack_depth(s) == CHAIN + 1);
+    int labels_ok = 1;
+    for (size_t i = 1; i <= CHAIN; i++)
+        labels_ok &= label_int(s, i) == (int)((i - 1) & 0xff);
+    CHECK(labels_ok);
+    search_free(s);
+}
+
+/* Options: deadlock checking off, the initial table size, and pids with
+** huge numbers in terms. */
+static void test_search_options(void)
+{
+    /* Without deadlock checking a stuck state just ends its path. */
+    search *s = new_search_cfg(0, 0, 0, 0);
+    request q;
+    CHECK(start(s, 1, &q) == 0 && q.kind == REQ_RUN);
+    CHECK(search_fresh_pid(s) == 2);
+    effs f = { .n = 0 };
+    eff_spawn(&f, 2, 0, 2);
+    CHECK(run_wait(s, 10, 0, &f, 60, 0, &q) == 0);
+    CHECK(q.kind == REQ_RUN && q.pid == 2);
+    CHECK(run_exit(s, 1, NULL, 61, 0, &q) == 0);
+    CHECK(q.kind == REQ_DONE);
+    search_stats st = stats(s);
+    CHECK(st.states == 3 && st.transitions == 2 && st.depth == 0);
+    search_free(s);
+
+    /* The same model gives the same counts whatever the initial table. */
+    size_t sizes[] = { 1, 16, 1000, (size_t)1 << 20 };
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+        s = new_search_cfg(0, 0, 1, sizes[i]);
+        drive_counts dc = { 0, 0, 0, 0, 0 };
+        CHECK(start(s, 1, &q) == 0);
+        CHECK(drive(s, &q, &dc) == REQ_DONE);
+        st = stats(s);
+        CHECK(st.states == 8 && st.transitions == 10 && dc.errors == 0);
+        CHECK(st.used_bytes > 0 && st.used_bytes <= st.bytes);
+        search_free(s);
+    }
+
+    /* A tiny index grows and assigns the same ids as the default one. */
+    part_store *small = part_store_new_sized(1);
+    part_store *big = part_store_new();
+    CHECK(small != NULL && big != NULL);
+    int ok = 1;
+    for (uint32_t k = 0; small && big && k < 50000; k++) {
+        int n1, n2;
+        part_id a = part_store_intern(small, PART_TERM, &k, sizeof k, NULL, 0, &n1);
+        part_id b = part_store_intern(big, PART_TERM, &k, sizeof k, NULL, 0, &n2);
+        ok &= a == b && a != 0 && n1 && n2;
+    }
+    CHECK(ok);
+    part_store_free(small);
+    part_store_free(big);
+
+    /* A term naming pid 4000000000 does not size the free-pid bitmap. */
+    s = new_search(0, 0);
+    CHECK(start(s, 1, &q) == 0 && q.kind == REQ_RUN);
+    etfb e;
+    bstart(&e);
+    bpid(&e, NODE, 4000000000u, 0, CREATION);
+    uint8_t *msg = xmalloc(e.n);
+    memcpy(msg, e.b, e.n);
+    effs g = { .n = 0 };
+    g.e[0] = (effect){ .kind = EFFECT_SEND, .pid = 1, .term = { msg, e.n } };
+    g.n = 1;
+    CHECK(run_wait(s, 10, 0, &g, 1, 0, &q) == 0);
+    free(msg);
+    CHECK(q.kind == REQ_MATCH);
+    CHECK(search_answer_match(s, 1, &q) == 0 && q.kind == REQ_RUN);
+    CHECK(search_fresh_pid(s) == 2);
+    search_free(s);
+}
+
+int main(void)
+{
+    test_part_store();
+    test_etf_simple();
+    test_etf_pids();
+    test_etf_fun();
+    test_etf_mutations();
+    test_sys_state();
+    test_search_single();
+    test_search_deadlock();
+    test_search_fresh_pids();
+    test_search_match();
+    test_search_timeout();
+    test_search_model();
+    test_search_links();
+    test_search_errors();
+    test_search_growth();
+    test_search_options();
+    printf("%lu passed, %lu failed\n", g_passed, g_failed);
+    return g_failed != 0;
+}
