@@ -330,14 +330,8 @@ has_receive(T) ->
                     (_, Acc) -> Acc
                  end, false, T).
 
-fold_no_funs(_F, Acc, {'fun', _, {clauses, _}}) -> Acc;
-fold_no_funs(_F, Acc, {named_fun, _, _, _}) -> Acc;
-fold_no_funs(F, Acc, T) when is_tuple(T) ->
-    fold_no_funs(F, F(T, Acc), tuple_to_list(T));
-fold_no_funs(F, Acc, [H | T]) ->
-    fold_no_funs(F, fold_no_funs(F, Acc, H), T);
-fold_no_funs(_F, Acc, _) ->
-    Acc.
+fold_no_funs(F, Acc, T) ->
+    fold(F, Acc, T, false).
 
 %% Modules named literally in calls, spawns and fun references, funs
 %% included: the closure of what the program can reach without `apply'.
@@ -353,11 +347,18 @@ referenced_modules(#mod{forms = Forms}) ->
               end, [], [F || {function, _, _, _, _} = F <- Forms]),
     lists:usort(Found).
 
-fold_all(F, Acc, T) when is_tuple(T) ->
-    fold_all(F, F(T, Acc), tuple_to_list(T));
-fold_all(F, Acc, [H | T]) ->
-    fold_all(F, fold_all(F, Acc, H), T);
-fold_all(_F, Acc, _) ->
+fold_all(F, Acc, T) ->
+    fold(F, Acc, T, true).
+
+%% Folds F over every node of an abstract syntax (sub)tree, preorder;
+%% EnterFuns = false skips the bodies of fun expressions.
+fold(_F, Acc, {'fun', _, {clauses, _}}, false) -> Acc;
+fold(_F, Acc, {named_fun, _, _, _}, false) -> Acc;
+fold(F, Acc, T, EnterFuns) when is_tuple(T) ->
+    fold(F, F(T, Acc), tuple_to_list(T), EnterFuns);
+fold(F, Acc, [H | T], EnterFuns) ->
+    fold(F, fold(F, Acc, H, EnterFuns), T, EnterFuns);
+fold(_F, Acc, _, _EnterFuns) ->
     Acc.
 
 %% The set of {M, F, A} that may reach a receive, over the modules being
@@ -759,16 +760,16 @@ may_block_call({call, _, _, _}, _St) ->
     true.
 
 has_block(T, St) ->
-    fold_no_funs(fun({'receive', _, _}, _) -> true;
-                    ({'receive', _, _, _, _}, _) -> true;
-                    ({call, _, _, _} = C, Acc) -> Acc orelse must_block_call(C, St);
-                    (_, Acc) -> Acc
-                 end, false, T).
+    contains_blocking(T, fun(C) -> must_block_call(C, St) end).
 
 may_block(T, St) ->
+    contains_blocking(T, fun(C) -> may_block_call(C, St) end).
+
+%% A receive, or a call that BlockingCall accepts, outside any fun body.
+contains_blocking(T, BlockingCall) ->
     fold_no_funs(fun({'receive', _, _}, _) -> true;
                     ({'receive', _, _, _, _}, _) -> true;
-                    ({call, _, _, _} = C, Acc) -> Acc orelse may_block_call(C, St);
+                    ({call, _, _, _} = C, Acc) -> Acc orelse BlockingCall(C);
                     (_, Acc) -> Acc
                  end, false, T).
 
