@@ -10,9 +10,10 @@ all: compile
 compile:
 	$(REBAR) compile
 
-# The whole suite: C unit tests under ASan+UBSan, EUnit, then EUnit again
-# with the NIF built with ASan+UBSan loaded into the VM.
-test: test-c test-erl test-asan
+# The whole suite: C unit tests under ASan+UBSan, EUnit, EUnit again with
+# the NIF built with ASan+UBSan loaded into the VM, then dialyzer (a cold
+# PLT takes about four minutes; rebar3 caches it in ~/.cache/rebar3).
+test: test-c test-erl test-asan dialyzer
 
 test-c:
 	$(MAKE) -C c_src test

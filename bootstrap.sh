@@ -7,7 +7,7 @@
 set -eu
 cd "$(dirname "$0")"
 
-PACKAGES="erlang-nox erlang-dev erlang-eunit erlang-syntax-tools erlang-tools rebar3 gcc make libc6-dev libxxhash-dev"
+PACKAGES="erlang-nox erlang-dev erlang-eunit erlang-syntax-tools erlang-tools erlang-dialyzer rebar3 gcc make libc6-dev libxxhash-dev"
 missing=""
 for p in $PACKAGES; do
     dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
