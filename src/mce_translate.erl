@@ -22,6 +22,8 @@
 
 -export([ensure/1, translated_name/1, translate/1, init_call/1,
          classify_call/3, translatable/1, make_fun/3]).
+%% Tree helpers shared with mce_anf.
+-export([subexprs/1, map_subexprs/2, fold_all/3, postwalk/2]).
 
 -define(SUSP, '$mce_suspend').
 
@@ -441,6 +443,7 @@ translate_module(#mod{name = M, forms = Forms, defs = Defs}, Blocking, Mods) ->
     St = #tr{mod = M, newmod = NewM, defs = Defs, blocking = Blocking,
              translated = Translated},
     put(mce_tr_counter, 0),
+    put(mce_tr_extra_blocking, []),
     put(mce_tr_generated, []),
     put(mce_tr_info, []),
     Source = case [F || {attribute, _, file, {F, _}} <- Forms] of
@@ -451,6 +454,7 @@ translate_module(#mod{name = M, forms = Forms, defs = Defs}, Blocking, Mods) ->
     Generated = lists:reverse(get(mce_tr_generated)),
     Info = info_function(M, Source, lists:reverse(get(mce_tr_info))),
     erase(mce_tr_counter),
+    erase(mce_tr_extra_blocking),
     erase(mce_tr_generated),
     erase(mce_tr_info),
     {Attrs, Funs} = lists:splitwith(fun(F) -> element(1, F) =/= function end, Body),
@@ -464,8 +468,9 @@ translate_form({attribute, _, Drop, _}, _St)
        Drop =:= behavior; Drop =:= on_load; Drop =:= compile; Drop =:= import;
        Drop =:= dialyzer; Drop =:= optional_callbacks; Drop =:= nifs ->
     [];
-translate_form({function, L, F, A, Clauses}, St0) ->
+translate_form({function, L, F, A, Clauses0}, St0) ->
     St = St0#tr{fa = {F, A}},
+    Clauses = hoist_head_guard_bifs(L, A, Clauses0),
     %% A function the translator cannot handle fails when it is called, with
     %% the construct and its location, so the rest of the module stays usable.
     try
@@ -482,6 +487,24 @@ translate_form({eof, _}, _St) ->
 translate_form(Other, _St) ->
     [Other].
 
+%% self() or node() in a function clause's guard: the clauses become a
+%% case over the arguments, after binding the BIF's value, and a call that
+%% matches no clause still raises function_clause.
+hoist_head_guard_bifs(L, A, Clauses) ->
+    Uses = fold_all(fun({call, _, {atom, _, B}, []}, Acc) when B =:= self; B =:= node -> [B | Acc];
+                       (_, Acc) -> Acc
+                    end, [], [Gs || {clause, _, _, Gs, _} <- Clauses]),
+    case Uses of
+        [] -> Clauses;
+        _ ->
+            Args = [{var, L, gen_var("A", I)} || I <- lists:seq(1, A)],
+            Cases = [{clause, CL, [{tuple, CL, Ps}], Gs, B} || {clause, CL, Ps, Gs, B} <- Clauses]
+                ++ [{clause, L, [{var, L, '_'}], [],
+                     [{call, L, {remote, L, {atom, L, erlang}, {atom, L, error}},
+                       [{atom, L, function_clause}, list_expr(Args, L)]}]}],
+            [{clause, L, Args, [], [{'case', L, {tuple, L, Args}, Cases}]}]
+    end.
+
 info_function(M, Source, Entries) ->
     Clauses = [{clause, 0, [{atom, 0, Name}], [],
                 [abstract({M, F, A, Source, Line}, erl_anno:new(0))]}
@@ -497,12 +520,74 @@ tr_clause({clause, L, Ps, Gs, Body}, Env, St) ->
     check_guards(Gs, St),
     {clause, L, Ps, Gs, tr_body(Body, union(Env, pat_vars(Ps)), St)}.
 
-tr_body([E], Env, St) ->
+tr_body(Es, Env, St) ->
+    tr_normal_body(mce_anf:body(Es, anf_ctx(Env, St)), Env, St).
+
+tr_normal_body([E], Env, St) ->
     [tr_tail(E, Env, St)];
-tr_body([E | Rest], Env, St) ->
+tr_normal_body([E | Rest], Env, St) ->
     case site(E, St) of
-        false -> [tr_expr(E, Env, St) | tr_body(Rest, union(Env, bound(E)), St)];
+        false -> [tr_expr(E, Env, St) | tr_normal_body(Rest, union(Env, bound(E)), St)];
         {Pat, Rhs} -> [make_site(Pat, Rhs, Rest, Env, St)]
+    end.
+
+anf_ctx(Env, St) ->
+    #{may_block => fun(E) -> may_block(E, St) end,
+      fresh => fun() -> gen_var("T", counter()) end,
+      lower_comprehension => fun(C) -> lower_comprehension(C, Env, St) end}.
+
+%% A list comprehension whose template or qualifiers may block becomes
+%% calls of generated recursive functions, one per generator, which the
+%% translator then handles like any function.  The variables of the
+%% enclosing scope it uses are passed as extra arguments.
+lower_comprehension({lc, L, E, Quals} = C, Env, St) ->
+    Outer = intersection(Env, vars_all(C)),
+    lc_expr(L, E, Quals, Outer, St);
+lower_comprehension({bc, L, _, _}, _Env, St) ->
+    unsupported(L, St, blocking_code_in_binary_comprehension).
+
+lc_expr(L, E, [], _Vars, _St) ->
+    {cons, L, E, {nil, L}};
+lc_expr(L, E, [{generate, GL, P, ListExpr} | Rest], Vars, St) ->
+    N = counter(),
+    Name = gen_name("lc", N),
+    Args = [{var, GL, V} || V <- Vars],
+    T = {var, GL, gen_var("Tl", N)},
+    Other = {var, GL, gen_var("G", N)},
+    Recur = {call, GL, {atom, GL, Name}, [T | Args]},
+    Inner = lc_expr(L, E, Rest, union(Vars, pat_vars(P)), St),
+    Clauses = [{clause, GL, [{cons, GL, P, T} | Args], [], [{op, GL, '++', Inner, Recur}]},
+               {clause, GL, [{cons, GL, {var, GL, '_'}, T} | Args], [], [Recur]},
+               {clause, GL, [{nil, GL} | Args], [], [{nil, GL}]},
+               {clause, GL, [Other | Args], [],
+                [{call, GL, {remote, GL, {atom, GL, erlang}, {atom, GL, error}},
+                  [{tuple, GL, [{atom, GL, bad_generator}, Other]}]}]}],
+    Arity = 1 + length(Args),
+    put(mce_tr_extra_blocking, [{Name, Arity} | get(mce_tr_extra_blocking)]),
+    {F, A} = St#tr.fa,
+    record_info(Name, F, A, GL),
+    St1 = St#tr{defs = sets:add_element({Name, Arity}, St#tr.defs)},
+    generate({function, GL, Name, Arity,
+              [tr_clause(Cl, [], St1) || Cl <- Clauses]}),
+    {call, GL, {atom, GL, Name}, [ListExpr | Args]};
+lc_expr(L, _E, [{b_generate, GL, _, _} | _], _Vars, St) ->
+    unsupported(GL, St#tr{}, {blocking_code_in_comprehension_with_binary_generator, L});
+lc_expr(L, E, [Filter | Rest], Vars, St) ->
+    FL = element(2, Filter),
+    Then = lc_expr(L, E, Rest, Vars, St),
+    case erl_lint:is_guard_test(Filter) of
+        true ->
+            {'case', FL, {atom, FL, true},
+             [{clause, FL, [{var, FL, '_'}], [[Filter]], [Then]},
+              {clause, FL, [{var, FL, '_'}], [], [{nil, FL}]}]};
+        false ->
+            V = {var, FL, gen_var("Fv", counter())},
+            {'case', FL, Filter,
+             [{clause, FL, [{atom, FL, true}], [], [Then]},
+              {clause, FL, [{atom, FL, false}], [], [{nil, FL}]},
+              {clause, FL, [V], [],
+               [{call, FL, {remote, FL, {atom, FL, erlang}, {atom, FL, error}},
+                 [{tuple, FL, [{atom, FL, bad_filter}, V]}]}]}]}
     end.
 
 %% A body expression whose evaluation may suspend, as `Pat = Rhs'.
@@ -698,7 +783,7 @@ no_blocking(E, L, St) ->
 
 tr_call({call, L, {atom, _, F} = Fun, As}, Env, St) ->
     Args = [tr_expr(A, Env, St) || A <- As],
-    case sets:is_element({F, length(As)}, St#tr.defs) of
+    case is_local(F, length(As), St) of
         true -> {call, L, Fun, Args};
         false -> tr_remote_call(L, erlang, F, Args, St)
     end;
@@ -737,10 +822,15 @@ classify(M, F, A, St) ->
 %% Blocking predicates
 %%--------------------------------------------------------------------
 
+%% Defined in the module, or generated by the translator for it.
+is_local(F, A, St) ->
+    sets:is_element({F, A}, St#tr.defs) orelse lists:member({F, A}, get(mce_tr_extra_blocking)).
+
 %% Certainly reaches a receive (by the static analysis).
 must_block_call({call, _, {atom, _, F}, As}, #tr{mod = M, defs = Defs, blocking = B}) ->
     A = length(As),
-    sets:is_element({F, A}, Defs) andalso sets:is_element({M, F, A}, B);
+    (sets:is_element({F, A}, Defs) andalso sets:is_element({M, F, A}, B))
+        orelse lists:member({F, A}, get(mce_tr_extra_blocking));
 must_block_call({call, _, {remote, _, {atom, _, M}, {atom, _, F}}, As}, #tr{blocking = B}) ->
     sets:is_element({M, F, length(As)}, B);
 must_block_call(_, _St) ->
@@ -752,7 +842,7 @@ must_block_call(_, _St) ->
 %% suspension was lost.
 may_block_call({call, _, {atom, _, F}, As} = C, St) ->
     must_block_call(C, St) orelse
-        (not sets:is_element({F, length(As)}, St#tr.defs) andalso F =:= apply);
+        (not is_local(F, length(As), St) andalso F =:= apply);
 may_block_call({call, _, {remote, _, {atom, _, erlang}, {atom, _, apply}}, _}, _St) -> true;
 may_block_call({call, _, {remote, _, {atom, _, _}, {atom, _, _}}, _} = C, St) ->
     must_block_call(C, St);

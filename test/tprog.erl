@@ -171,3 +171,95 @@ collect(N, Acc) ->
 prints_then_crashes() ->
     io:format("about to fail ~p~n", [42]),
     exit(on_purpose).
+
+%%--------------------------------------------------------------------
+%% Blocking code in expression positions (A-normalisation)
+%%--------------------------------------------------------------------
+
+send_later(Msgs) ->
+    Self = self(),
+    spawn(fun() -> [Self ! M || M <- Msgs] end).
+
+wait(Tag) ->
+    receive {Tag, V} -> V end.
+
+diff_nested_args() ->
+    send_later([{a, 1}, {b, 2}]),
+    exit({result, {wait(a), 1 + wait(b)}}).
+
+diff_receive_in_list() ->
+    send_later([x, y]),
+    exit({result, [receive X -> X end, receive Y -> Y end]}).
+
+diff_case_head() ->
+    send_later([{n, 1}]),
+    R = case wait(n) of 1 -> one; _ -> other end,
+    exit({result, R}).
+
+diff_andalso(First) ->
+    send_later([{a, First}, {b, true}]),
+    exit({result, wait(a) andalso wait(b)}).
+
+diff_orelse() ->
+    send_later([{a, false}, {b, yes}]),
+    exit({result, wait(a) orelse wait(b)}).
+
+diff_andalso_badarg() ->
+    send_later([{a, 42}, {b, true}]),
+    exit({result, wait(a) andalso wait(b)}).
+
+diff_lc() ->
+    send_later([{1, one}, {2, two}, {3, three}]),
+    exit({result, [wait(I) || I <- [1, 2, 3]]}).
+
+diff_lc_filter_nested() ->
+    send_later([{1, a}, {3, c}, {2, b}]),
+    L = [{I, wait(I), J} || I <- [1, 2, 3], I rem 2 =:= 1, J <- [x, y], J =/= y],
+    Rest = wait(2),
+    exit({result, {L, Rest}}).
+
+diff_lc_bad_generator() ->
+    send_later([{g, not_a_list}]),
+    exit({result, [X || X <- wait(g)]}).
+
+diff_self_in_receive_guard() ->
+    Self = self(),
+    self() ! {Self, mine},
+    R = receive {From, X} when From =:= self() -> X end,
+    exit({result, R}).
+
+diff_self_in_head_guard() ->
+    Other = spawn(fun() -> ok end),
+    send_later([{p, self()}]),
+    exit({result, {whose(wait(p)), whose(Other)}}).
+
+whose(P) when P =:= self() -> me;
+whose(P) when is_pid(P) -> other.
+
+diff_eval_order() ->
+    send_later([{go, 0}]),
+    Log = fun(X) -> self() ! {log, X}, X end,
+    _ = {Log(1), wait(go), Log(2)},
+    exit({result, collect_log([])}).
+
+collect_log(Acc) ->
+    receive {log, X} -> collect_log([X | Acc]) after 0 -> lists:reverse(Acc) end.
+
+diff_map_record() ->
+    send_later([{k, key}, {v, 7}]),
+    M = #{wait(k) => wait(v)},
+    exit({result, M#{other => maps:get(key, M) * 2}}).
+
+diff_binop_chain() ->
+    send_later([{a, 1}, {b, 2}, {c, 3}]),
+    exit({result, wait(a) * 100 + wait(b) * 10 + wait(c)}).
+
+diff_fun_arg() ->
+    send_later([{a, 5}, {a, 6}]),
+    F = fun(X) -> X + wait(a) end,
+    exit({result, F(F(0) - 5) + 1}).
+
+diff_blocking_in_case_clause_expr() ->
+    send_later([{a, 1}, {b, 2}]),
+    R = [case I of 1 -> wait(a); 2 -> wait(b) end || I <- [1, 2]],
+    exit({result, R}).
