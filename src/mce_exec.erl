@@ -9,7 +9,7 @@
 %% itself, which the search keeps on its stack for counterexamples.
 -module(mce_exec).
 
--export([run/4, matches/2, location/1]).
+-export([run/4, matches/2, location/1, clean_stack/1]).
 
 -type how() :: start | timeout | {'receive', term()}.
 -type outcome() :: {wait, boolean(), term()} | {exit, term()}.
@@ -26,20 +26,16 @@ run(Search, Pid, How, Cont) ->
     put('$mce_effects', []),
     put('$mce_output', []),
     put('$mce_suspensions', []),
-    Result = try step(How, Cont)
-             catch
-                 error:{mcerlang, _} = Stop -> erlang:error(Stop);
-                 error:{mcerlang_internal, _, _} = Stop -> erlang:error(Stop);
-                 exit:Reason -> {exit, Reason};
-                 error:Reason:Stack -> {exit, {Reason, clean_stack(Stack)}};
-                 throw:Value:Stack -> {exit, {{nocatch, Value}, clean_stack(Stack)}}
-             end,
+    Result = step(How, Cont),
+    case erase('$mce_fatal') of
+        undefined -> ok;
+        Fatal -> cleanup(), erlang:error(Fatal)
+    end,
     Suspensions = erase('$mce_suspensions'),
     check_suspensions(Result, Suspensions),
     Effects = lists:reverse(erase('$mce_effects')),
     Output = lists:reverse(erase('$mce_output')),
-    erase('$mce_self'),
-    erase('$mce_search'),
+    cleanup(),
     Outcome = case Result of
                   {wait, {_, _, _, Timeout}, _} = W ->
                       {wait, Timeout =/= infinity, cont(W)};
@@ -49,6 +45,11 @@ run(Search, Pid, How, Cont) ->
     Label = #{pid => Pid, action => action(How, Cont), effects => Effects,
               output => Output, outcome => label_outcome(Outcome)},
     {Outcome, Effects, Label}.
+
+cleanup() ->
+    [erase(K) || K <- ['$mce_self', '$mce_search', '$mce_effects', '$mce_output',
+                       '$mce_suspensions', '$mce_fatal']],
+    ok.
 
 cont({wait, Recv, Frames}) -> {Recv, Frames}.
 
@@ -69,21 +70,49 @@ info(Mod, Name) ->
     catch error:undef -> undefined
     end.
 
-step(start, {M, F, Args}) -> finish(erlang:apply(M, F, Args), []);
-step(start, Fun) when is_function(Fun, 0) -> finish(Fun(), []);
+step(start, {M, F, Args}) ->
+    finish(invoke(M, F, Args), []);
+step(start, Fun) when is_function(Fun, 0) ->
+    finish(invoke(erlang, apply, [Fun, []]), []);
 step({'receive', Msg}, {{Mod, Name, FreeVars, _}, Frames}) ->
-    finish(erlang:apply(Mod, Name, [body, Msg | FreeVars]), Frames);
+    finish(invoke(Mod, Name, [body, Msg | FreeVars]), Frames);
 step(timeout, {{Mod, Name, FreeVars, _}, Frames}) ->
-    finish(erlang:apply(Mod, Name, [timeout, none | FreeVars]), Frames).
+    finish(invoke(Mod, Name, [timeout, none | FreeVars]), Frames).
 
-%% Runs the pending frames, innermost first, until the process suspends
-%% again or has no frames left.
-finish({'$mce_suspend', Recv, Fs}, Frames) ->
+%% Runs a piece of program code and classifies how it ended.
+invoke(M, F, Args) ->
+    try erlang:apply(M, F, Args) of
+        {'$mce_suspend', Recv, Fs} -> {suspend, Recv, Fs};
+        Value -> {value, Value}
+    catch
+        Class:Reason:Stack -> {raise, Class, Reason, clean_stack(Stack)}
+    end.
+
+%% Feeds the outcome of the code that ran to the pending frames, innermost
+%% first, until the process suspends again or has no frames left.  An
+%% ordinary frame continues a body with a value; an exception skips it.  A
+%% handler frame (a `try' or `catch' whose body suspended) takes both.
+finish({suspend, Recv, Fs}, Frames) ->
     {wait, Recv, lists:reverse(Fs, Frames)};
-finish(Value, []) ->
+finish({value, Value}, []) ->
     {done, Value};
-finish(Value, [{Mod, K, FreeVars} | Frames]) ->
-    finish(erlang:apply(Mod, K, [Value | FreeVars]), Frames).
+finish({raise, Class, Reason, Stack}, []) ->
+    {exit, exit_reason(Class, Reason, Stack)};
+finish(Outcome, [{'$mce_handler', Mod, H, FreeVars} | Frames]) ->
+    finish(invoke(Mod, H, [handler_arg(Outcome) | FreeVars]), Frames);
+finish({value, Value}, [{Mod, K, FreeVars} | Frames]) ->
+    finish(invoke(Mod, K, [Value | FreeVars]), Frames);
+finish({raise, _, _, _} = Raise, [{_Mod, _K, _FreeVars} | Frames]) ->
+    finish(Raise, Frames).
+
+handler_arg({value, V}) -> {ok, V};
+handler_arg({raise, Class, Reason, Stack}) -> {exception, Class, Reason, Stack}.
+
+%% The exit reason of a process that did not catch an exception, as on the
+%% VM.
+exit_reason(exit, Reason, _Stack) -> Reason;
+exit_reason(error, Reason, Stack) -> {Reason, Stack};
+exit_reason(throw, Value, Stack) -> {{nocatch, Value}, Stack}.
 
 %% Exactly one receive must have suspended a waiting step, none a finished
 %% one.  Anything else means a suspension travelled through code that did
@@ -91,7 +120,7 @@ finish(Value, [{Mod, K, FreeVars} | Frames]) ->
 %% from an expression position the translator treats as pure).
 check_suspensions({wait, _, _}, [_]) -> ok;
 check_suspensions({wait, _, _}, []) -> ok;       % user code returned the tag itself
-check_suspensions({exit, _}, _) -> ok;
+check_suspensions({exit, _}, []) -> ok;
 check_suspensions({done, _}, []) -> ok;
 check_suspensions(_, [{Mod, Name} | _] = All) ->
     Where = lists:usort([info(M, N) || {M, N} <- All]),
@@ -107,9 +136,10 @@ action({'receive', Msg}, _Cont) -> {'receive', Msg}.
 label_outcome({wait, _, Cont}) -> {waiting, location(Cont)};
 label_outcome({exit, Reason}) -> {exit, Reason}.
 
-%% Stack traces name the original modules and end where the simulated
+%% @doc Stack traces name the original modules and end where the simulated
 %% process's own code ends: the executor's frames below it are not part of
 %% the program.
+-spec clean_stack([tuple()]) -> [tuple()].
 clean_stack(Stack) ->
     Own = lists:takewhile(fun({M, _, _, _}) -> not lists:member(M, [mce_exec, mce_search]) end,
                           Stack),

@@ -9,7 +9,8 @@
 -module(mce_rt).
 
 -export([self/0, node/0, send/2, spawn/1, spawn/3, spawn_link/1, spawn_link/3,
-         suspend/4, apply/2, apply/3, output/2, output/3, unsupported/3]).
+         suspend/4, apply/2, apply/3, output/1, output/2, output/3, unsupported/3,
+         fatal/1, clean_stack/1]).
 
 -type location() :: {module(), atom(), arity(), non_neg_integer()}.
 -export_type([location/0]).
@@ -32,7 +33,7 @@ send(To, Msg) ->
             effect({send, N, Msg}),
             Msg;
         error when is_pid(To) ->
-            erlang:error({mcerlang, {send_to_real_process, To}});
+            fatal({mcerlang, {send_to_real_process, To}});
         error ->
             erlang:error(badarg, [To, Msg])
     end.
@@ -50,12 +51,12 @@ spawn(M, F, A) -> spawn_mfa(M, F, A, false).
 spawn_link(M, F, A) -> spawn_mfa(M, F, A, true).
 
 spawn_fun(Fun, Link) when is_function(Fun, 0) ->
-    new_process(mce_translate:init_call(Fun), Link);
+    new_process(checker_call(fun() -> mce_translate:init_call(Fun) end), Link);
 spawn_fun(Fun, _Link) ->
     erlang:error(badarg, [Fun]).
 
 spawn_mfa(M, F, A, Link) when is_atom(M), is_atom(F), is_list(A) ->
-    new_process(mce_translate:init_call({M, F, A}), Link);
+    new_process(checker_call(fun() -> mce_translate:init_call({M, F, A}) end), Link);
 spawn_mfa(M, F, A, _Link) ->
     erlang:error(badarg, [M, F, A]).
 
@@ -65,7 +66,7 @@ new_process(InitCall, Link) ->
             effect({spawn, N, InitCall, Link}),
             mce_pid:term(N);
         {error, Where, Why} ->
-            erlang:error({mcerlang_internal, Where, Why})
+            fatal({mcerlang_internal, Where, Why})
     end.
 
 %% @doc A `receive' was reached: return the suspension that the translated
@@ -88,12 +89,17 @@ apply(Fun, Args) ->
 apply(M, F, Args) when is_atom(M), is_atom(F), is_list(Args) ->
     case mce_translate:classify_call(M, F, length(Args)) of
         {redirect, RM, RF} -> erlang:apply(RM, RF, Args);
-        {unsupported, Why} -> erlang:error({mcerlang, {Why, {M, F, length(Args)}, dynamic_call}});
+        {unsupported, Why} -> fatal({mcerlang, {Why, {M, F, length(Args)}, dynamic_call}});
         pure -> erlang:apply(M, F, Args);
-        translate -> erlang:apply(mce_translate:ensure(M), F, Args)
+        translate -> erlang:apply(checker_call(fun() -> mce_translate:ensure(M) end), F, Args)
     end;
 apply(M, F, Args) ->
     erlang:apply(M, F, Args).
+
+%% @doc io:format/1 and io:fwrite/1.
+-spec output(io:format()) -> ok.
+output(Format) ->
+    output(Format, []).
 
 %% @doc io:format/1,2 and io:fwrite/1,2: the text is recorded with the step
 %% (and shown in counterexamples) instead of being printed during search.
@@ -111,7 +117,31 @@ output(_Device, Format, Args) ->
 %% @doc A call the checker cannot model yet was reached.
 -spec unsupported(mfa(), location(), atom()) -> no_return().
 unsupported(MFA, Location, Why) ->
-    erlang:error({mcerlang, {Why, MFA, Location}}).
+    fatal({mcerlang, {Why, MFA, Location}}).
+
+%% @doc Stops the check: the program reached something the checker cannot
+%% model.  The reason is recorded before it is raised, so a `catch' in the
+%% program cannot hide it: the executor stops the check after the step.
+-spec fatal(term()) -> no_return().
+fatal(Reason) ->
+    case get('$mce_fatal') of
+        undefined -> put('$mce_fatal', Reason);
+        _ -> ok
+    end,
+    erlang:error(Reason).
+
+%% @doc A stack trace as the program would see it on the real VM: original
+%% module and function names, without the checker's frames.
+-spec clean_stack([tuple()]) -> [tuple()].
+clean_stack(Stack) ->
+    mce_exec:clean_stack(Stack).
+
+%% Errors of the checker itself (a module that cannot be translated, say)
+%% raised while running program code.
+checker_call(Fun) ->
+    try Fun()
+    catch error:{mcerlang, _} = E -> fatal(E)
+    end.
 
 effect(E) ->
     put('$mce_effects', [E | get('$mce_effects')]).

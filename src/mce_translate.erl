@@ -443,6 +443,7 @@ translate_module(#mod{name = M, forms = Forms, defs = Defs}, Blocking, Mods) ->
     St = #tr{mod = M, newmod = NewM, defs = Defs, blocking = Blocking,
              translated = Translated},
     put(mce_tr_counter, 0),
+    put(mce_tr_newmod, NewM),
     put(mce_tr_extra_blocking, []),
     put(mce_tr_generated, []),
     put(mce_tr_info, []),
@@ -454,6 +455,7 @@ translate_module(#mod{name = M, forms = Forms, defs = Defs}, Blocking, Mods) ->
     Generated = lists:reverse(get(mce_tr_generated)),
     Info = info_function(M, Source, lists:reverse(get(mce_tr_info))),
     erase(mce_tr_counter),
+    erase(mce_tr_newmod),
     erase(mce_tr_extra_blocking),
     erase(mce_tr_generated),
     erase(mce_tr_info),
@@ -478,8 +480,7 @@ translate_form({function, L, F, A, Clauses0}, St0) ->
     catch
         error:{mcerlang, {unsupported_construct, _, _}} = Error ->
             Args = [{var, L, '_'} || _ <- lists:seq(1, A)],
-            Raise = {call, L, {remote, L, {atom, L, erlang}, {atom, L, error}},
-                     [abstract(Error, L)]},
+            Raise = rt_call(L, fatal, [abstract(Error, L)]),
             [{function, L, F, A, [{clause, L, Args, [], [Raise]}]}]
     end;
 translate_form({eof, _}, _St) ->
@@ -610,6 +611,8 @@ blocking_top({call, _, _, _} = C, St) -> may_block_call(C, St);
 blocking_top({'case', _, _, Cls}, St) -> may_block(clause_bodies(Cls), St);
 blocking_top({'if', _, Cls}, St) -> may_block(clause_bodies(Cls), St);
 blocking_top({block, _, Es}, St) -> may_block(Es, St);
+blocking_top({'try', _, _, _, _, _} = T, St) -> may_block(T, St);
+blocking_top({'catch', _, _} = C, St) -> may_block(C, St);
 blocking_top(_, _St) -> false.
 
 make_site(Pat, Rhs, Rest, Env, #tr{newmod = NewM} = St) ->
@@ -691,6 +694,16 @@ tr_tail({block, L, Es}, Env, St) ->
     {block, L, tr_body(Es, Env, St)};
 tr_tail({call, _, _, _} = C, Env, St) ->
     tr_call(C, Env, St);
+tr_tail({'try', L, Body, OfCls, CatchCls, After} = T, Env, St) ->
+    case may_block(T, St) of
+        true -> tr_try(L, Body, OfCls, CatchCls, After, Env, St);
+        false -> tr_expr(T, Env, St)
+    end;
+tr_tail({'catch', L, E} = C, Env, St) ->
+    case may_block(C, St) of
+        true -> tr_catch(L, E, Env, St);
+        false -> tr_expr(C, Env, St)
+    end;
 tr_tail(E, Env, St) ->
     tr_expr(E, Env, St).
 
@@ -713,6 +726,99 @@ tr_receive(L, Cls, T, After, Env, #tr{newmod = NewM} = St) ->
     generate({function, L, Name, 2 + length(FVs), Clauses}),
     rt_call(L, suspend, [{atom, L, NewM}, {atom, L, Name}, list_expr(FVs, L),
                          tr_expr(T, Env, St)]).
+
+%%--------------------------------------------------------------------
+%% try and catch around code that may suspend
+%%--------------------------------------------------------------------
+
+%% The body runs under a handler: if it suspends, the handler becomes a
+%% frame `{'$mce_handler', Mod, H, FreeVars}' that the executor calls with
+%% `{ok, Value}' or `{exception, Class, Reason, Stack}' when the body
+%% finally ends; if it ends now, the handler is called at once.  The `of'
+%% and `catch' clauses are one handler, `after' is a second one around it,
+%% so `after' runs exactly once on every path out of the `try', and
+%% exceptions in the `of' and `catch' clauses are not caught by the same
+%% `try', as in Erlang.
+tr_try(L, Body, OfCls, CatchCls, After, Env, St) ->
+    Inner = case {OfCls, CatchCls} of
+                {[], []} -> tr_body(Body, Env, St);
+                _ -> [protect(L, tr_body(Body, Env, St),
+                              try_handler(L, OfCls, CatchCls, Env, St))]
+            end,
+    case After of
+        [] -> {block, L, Inner};
+        _ -> protect(L, Inner, after_handler(L, After, Env, St))
+    end.
+
+%% `catch E': throw gives the value, error {'EXIT', {Reason, Stack}},
+%% exit {'EXIT', Reason}.
+tr_catch(L, E, Env, St) ->
+    N = counter(),
+    [V, C, R, S] = [{var, L, gen_var(X, N)} || X <- ["Cv", "Cc", "Cr", "Cs"]],
+    Exit = fun(T) -> {tuple, L, [{atom, L, 'EXIT'}, T]} end,
+    Clauses = [{clause, L, [{tuple, L, [{atom, L, ok}, V]}], [], [V]},
+               {clause, L, [{tuple, L, [{atom, L, exception}, {atom, L, throw}, R, S]}], [], [R]},
+               {clause, L, [{tuple, L, [{atom, L, exception}, {atom, L, error}, R, S]}], [],
+                [Exit({tuple, L, [R, S]})]},
+               {clause, L, [{tuple, L, [{atom, L, exception}, C, R, S]}], [], [Exit(R)]}],
+    protect(L, tr_body([E], Env, St), handler(L, "c", Clauses, [], Env, St)).
+
+try_handler(L, OfCls, CatchCls, Env, St) ->
+    N = counter(),
+    [V, C, R, S] = [{var, L, gen_var(X, N)} || X <- ["Hv", "Hc", "Hr", "Hs"]],
+    OnValue = case OfCls of
+                  [] -> V;
+                  _ -> {'case', L, V, OfCls}
+              end,
+    Reraise = {clause, L, [{var, L, '_'}], [],
+               [{call, L, {remote, L, {atom, L, erlang}, {atom, L, raise}}, [C, R, S]}]},
+    OnException = {'case', L, {tuple, L, [C, R, S]}, CatchCls ++ [Reraise]},
+    handler(L, "h",
+            [{clause, L, [{tuple, L, [{atom, L, ok}, V]}], [], [OnValue]},
+             {clause, L, [{tuple, L, [{atom, L, exception}, C, R, S]}], [], [OnException]}],
+            [OfCls, CatchCls], Env, St).
+
+after_handler(L, After, Env, St) ->
+    N = counter(),
+    [V, C, R, S] = [{var, L, gen_var(X, N)} || X <- ["Av", "Ac", "Ar", "As"]],
+    Raise = {call, L, {remote, L, {atom, L, erlang}, {atom, L, raise}}, [C, R, S]},
+    handler(L, "a",
+            [{clause, L, [{tuple, L, [{atom, L, ok}, V]}], [], After ++ [V]},
+             {clause, L, [{tuple, L, [{atom, L, exception}, C, R, S]}], [], After ++ [Raise]}],
+            [After], Env, St).
+
+%% Generates handler function '$mce_<Kind>N'(Outcome, FreeVars...) with
+%% the given clauses over Outcome; returns {Name, FreeVarExprs}.
+handler(L, Kind, Clauses, UsedIn, Env, St) ->
+    FreeVars = intersection(Env, vars_all(UsedIn)),
+    FVs = [{var, L, V} || V <- FreeVars],
+    Name = gen_name(Kind, counter()),
+    {F, A} = St#tr.fa,
+    record_info(Name, F, A, L),
+    generate({function, L, Name, 1 + length(FVs),
+              [{clause, CL, [P | FVs], Gs, B} ||
+                  {clause, CL, [P], Gs, B} <- [tr_clause(C, FreeVars, St) || C <- Clauses]]}),
+    {Name, FVs}.
+
+%% Runs translated body Es under handler {H, FVs}.
+protect(L, Es, {H, FVs}) ->
+    N = counter(),
+    [V, C, R, S, C2, R2, S2, Rc, Fs] =
+        [{var, L, gen_var(X, N)} || X <- ["Pv", "Pc", "Pr", "Ps", "Qc", "Qr", "Qs", "Pq", "Pf"]],
+    Frame = {tuple, L, [{atom, L, '$mce_handler'}, {atom, L, get(mce_tr_newmod)}, {atom, L, H},
+                        list_expr(FVs, L)]},
+    Call = fun(Arg) -> {call, L, {atom, L, H}, [Arg | FVs]} end,
+    Attempt = {'try', L, [{tuple, L, [{atom, L, '$mce_ok'}, {block, L, Es}]}], [],
+               [{clause, L, [{tuple, L, [C, R, S]}], [],
+                 [{tuple, L, [{atom, L, '$mce_exc'}, C, R, rt_call(L, clean_stack, [S])]}]}],
+               []},
+    {'case', L, Attempt,
+     [{clause, L, [{tuple, L, [{atom, L, '$mce_ok'}, {tuple, L, [{atom, L, ?SUSP}, Rc, Fs]}]}], [],
+       [{tuple, L, [{atom, L, ?SUSP}, Rc, {cons, L, Frame, Fs}]}]},
+      {clause, L, [{tuple, L, [{atom, L, '$mce_ok'}, V]}], [],
+       [Call({tuple, L, [{atom, L, ok}, V]})]},
+      {clause, L, [{tuple, L, [{atom, L, '$mce_exc'}, C2, R2, S2]}], [],
+       [Call({tuple, L, [{atom, L, exception}, C2, R2, S2]})]}]}.
 
 %%--------------------------------------------------------------------
 %% Expressions that must not suspend

@@ -14,7 +14,12 @@ differential_test_() ->
              {diff_lc_bad_generator, []}, {diff_self_in_receive_guard, []},
              {diff_self_in_head_guard, []}, {diff_eval_order, []}, {diff_map_record, []},
              {diff_binop_chain, []}, {diff_fun_arg, []},
-             {diff_blocking_in_case_clause_expr, []}],
+             {diff_blocking_in_case_clause_expr, []},
+             {diff_try_catch_after_resume, []}, {diff_try_of, []},
+             {diff_try_after_once_normal, []}, {diff_try_after_once_exception, []},
+             {diff_try_no_match_reraises, []}, {diff_try_exception_in_of_not_caught, []},
+             {diff_try_class_and_stack, []}, {diff_catch_suspending, []},
+             {diff_nested_try, []}, {diff_try_in_loop, []}],
     [{atom_to_list(F) ++ "/" ++ integer_to_list(length(A)), fun() -> same_result(F, A) end}
      || {F, A} <- Cases].
 

@@ -263,3 +263,118 @@ diff_blocking_in_case_clause_expr() ->
     send_later([{a, 1}, {b, 2}]),
     R = [case I of 1 -> wait(a); 2 -> wait(b) end || I <- [1, 2]],
     exit({result, R}).
+
+%%--------------------------------------------------------------------
+%% try / catch / after around code that suspends
+%%--------------------------------------------------------------------
+
+log(X) -> self() ! {log, X}, X.
+
+diff_try_catch_after_resume() ->
+    send_later([{a, boom}]),
+    R = try
+            V = wait(a),
+            erlang:error(V)
+        catch
+            error:Reason -> {caught, Reason}
+        end,
+    exit({result, R}).
+
+diff_try_of() ->
+    send_later([{a, 3}]),
+    R = try wait(a) of
+            3 -> three;
+            _ -> other
+        catch
+            _:_ -> failed
+        end,
+    exit({result, R}).
+
+diff_try_after_once_normal() ->
+    send_later([{a, 1}, {b, 2}]),
+    R = try wait(a) + 1
+        after
+            log(after_ran),
+            log(wait(b))
+        end,
+    exit({result, {R, collect_log([])}}).
+
+diff_try_after_once_exception() ->
+    send_later([{a, 1}]),
+    R = (catch try
+                   _ = wait(a),
+                   throw(oops)
+               after
+                   log(after_ran)
+               end),
+    exit({result, {R, collect_log([])}}).
+
+diff_try_no_match_reraises() ->
+    send_later([{a, 1}]),
+    try
+        _ = wait(a),
+        exit(not_caught)
+    catch
+        throw:_ -> wrong
+    end.
+
+diff_try_exception_in_of_not_caught() ->
+    send_later([{a, 1}]),
+    R = (catch try wait(a) of
+                   1 -> erlang:error(in_of)
+               catch
+                   error:in_of -> caught_by_same_try
+               end),
+    exit({result, element(1, R)}).
+
+diff_try_class_and_stack() ->
+    send_later([{a, 0}]),
+    R = try
+            Z = wait(a),
+            1 div Z
+        catch
+            Class:Reason:Stack ->
+                [{M, F, A, _} | _] = Stack,
+                {Class, Reason, M, F, A}
+        end,
+    exit({result, R}).
+
+diff_catch_suspending() ->
+    send_later([{a, 1}, {b, 2}, {c, 3}]),
+    A = catch wait(a),
+    B = (catch begin _ = wait(b), throw(thrown) end),
+    C = (catch begin _ = wait(c), exit(exited) end),
+    exit({result, {A, B, C}}).
+
+diff_nested_try() ->
+    send_later([{a, 1}, {b, 2}]),
+    R = try
+            try
+                _ = wait(a),
+                throw(inner)
+            catch
+                throw:inner -> log(inner_caught), wait(b)
+            after
+                log(inner_after)
+            end
+        of
+            2 -> log(of_ran), ok
+        after
+            log(outer_after)
+        end,
+    exit({result, {R, collect_log([])}}).
+
+diff_try_in_loop() ->
+    send_later([{n, 1}, {n, bad}, {n, 3}]),
+    exit({result, try_loop(3, [])}).
+
+try_loop(0, Acc) -> lists:reverse(Acc);
+try_loop(K, Acc) ->
+    R = try wait(n) + 0
+        catch error:badarith -> bad
+        end,
+    try_loop(K - 1, [R | Acc]).
+
+%% An unsupported BIF inside a catch-all: the check must still stop.
+uses_register_caught() ->
+    try register(me, self()) catch _:_ -> swallowed end.
