@@ -91,6 +91,7 @@ apply(M, F, Args) when is_atom(M), is_atom(F), is_list(Args) ->
         {redirect, RM, RF} -> erlang:apply(RM, RF, Args);
         {unsupported, Why} -> fatal({mcerlang, {Why, {M, F, length(Args)}, dynamic_call}});
         pure -> erlang:apply(M, F, Args);
+        library_hof -> erlang:apply(checker_call(fun() -> mce_translate:ensure_library(M) end), F, Args);
         translate -> erlang:apply(checker_call(fun() -> mce_translate:ensure(M) end), F, Args)
     end;
 apply(M, F, Args) ->

@@ -20,7 +20,7 @@
 %% check with the call and its source location.
 -module(mce_translate).
 
--export([ensure/1, translated_name/1, translate/1, init_call/1,
+-export([ensure/1, ensure_library/1, translated_name/1, translate/1, init_call/1,
          classify_call/3, translatable/1, make_fun/3]).
 %% Tree helpers shared with mce_anf.
 -export([subexprs/1, map_subexprs/2, fold_all/3, postwalk/2]).
@@ -99,21 +99,117 @@ make_fun(M, F, A) ->
 
 %% @doc How translated code must treat a call to `M:F/A'.
 -spec classify_call(module(), atom(), arity()) ->
-          {redirect, module(), atom()} | {unsupported, atom()} | pure | translate.
+          {redirect, module(), atom()} | {unsupported, atom()} | pure | translate | library_hof.
 classify_call(erlang, F, A) -> classify_erlang(F, A);
 classify_call(io, F, A) when (F =:= format orelse F =:= fwrite), A >= 1, A =< 3 ->
     {redirect, mce_rt, output};
 classify_call(timer, F, _) when F =:= seconds; F =:= minutes; F =:= hours; F =:= hms ->
     pure;
-classify_call(M, _F, _A) ->
+classify_call(M, F, A) ->
     case lists:member(M, process_modules()) of
         true -> {unsupported, unsupported_call};
         false ->
             case translatable(M) of
                 true -> translate;
-                false -> pure
+                false ->
+                    case lists:member(M, library_modules()) andalso
+                         sets:is_element({F, A}, library_hofs(M)) of
+                        true -> library_hof;
+                        false -> pure
+                    end
             end
     end.
+
+%%====================================================================
+%% Library higher-order functions
+%%====================================================================
+
+%% Library modules whose higher-order functions are translated, so that a
+%% fun that blocks can be passed to them (lists:foreach(fun(X) -> receive
+%% ... end end, L)).  Their other functions are always called directly.
+library_modules() ->
+    [lists, maps, proplists, dict, orddict, gb_trees, gb_sets, sets, ordsets, queue, array].
+
+%% @doc The translation of library module M (its higher-order functions).
+-spec ensure_library(module()) -> module().
+ensure_library(M) ->
+    case cached(M) of
+        {ok, _} -> ok;
+        stale ->
+            global:trans({?MODULE, node()}, fun() -> translate_library(M) end, [node()], infinity)
+    end,
+    translated_name(M).
+
+%% The functions of M that call a fun they were given, directly or through
+%% other functions of M (or inside funs they pass on).
+library_hofs(M) ->
+    case persistent_term:get({?MODULE, hofs, M}, undefined) of
+        undefined ->
+            Forms = [F || {function, _, _, _, _} = F <- module_forms(M)],
+            Seeds = [{F, A} || {function, _, F, A, Cs} <- Forms, calls_a_fun(Cs)],
+            Calls = maps:from_list(
+                      [{{F, A}, [{G, GA} || {local, G, GA} <- callees_all(Cs)]}
+                       || {function, _, F, A, Cs} <- Forms]),
+            Hofs = hof_fixpoint(Calls, sets:from_list(Seeds)),
+            persistent_term:put({?MODULE, hofs, M}, Hofs),
+            Hofs;
+        Hofs -> Hofs
+    end.
+
+calls_a_fun(T) ->
+    fold_all(fun({call, _, {var, _, _}, _}, _) -> true;
+                ({call, _, {atom, _, apply}, _}, _) -> true;
+                ({call, _, {remote, _, {atom, _, erlang}, {atom, _, apply}}, _}, _) -> true;
+                (_, Acc) -> Acc
+             end, false, T).
+
+callees_all(T) ->
+    fold_all(fun({call, _, {atom, _, F}, As}, Acc) -> [{local, F, length(As)} | Acc];
+                (_, Acc) -> Acc
+             end, [], T).
+
+hof_fixpoint(Calls, Hofs) ->
+    Next = maps:fold(fun(FA, Callees, Acc) ->
+                             case lists:any(fun(C) -> sets:is_element(C, Acc) end, Callees) of
+                                 true -> sets:add_element(FA, Acc);
+                                 false -> Acc
+                             end
+                     end, Hofs, Calls),
+    case sets:size(Next) =:= sets:size(Hofs) of
+        true -> Hofs;
+        false -> hof_fixpoint(Calls, Next)
+    end.
+
+%% Only the higher-order functions are translated; the module's other
+%% functions are called in the original (some are BIFs whose Erlang body
+%% is a stub).
+translate_library(M) ->
+    Hofs = library_hofs(M),
+    Mod = analyse(M, module_forms(M)),
+    IsHof = fun(F, A) -> sets:is_element({F, A}, Hofs) end,
+    ToOriginal = fun({call, L, {atom, AL, F}, As} = C) ->
+                         case IsHof(F, length(As)) orelse
+                              not sets:is_element({F, length(As)}, Mod#mod.defs) of
+                             true -> C;
+                             false -> {call, L, {remote, AL, {atom, AL, M}, {atom, AL, F}}, As}
+                         end;
+                    ({'fun', L, {function, F, A}} = Fun) when is_atom(F) ->
+                         case IsHof(F, A) of
+                             true -> Fun;
+                             false -> {'fun', L, {function, {atom, L, M}, {atom, L, F}, {integer, L, A}}}
+                         end;
+                    (Other) -> Other
+                 end,
+    Forms = [case F of
+                 {function, L, N, A, Cs} -> {function, L, N, A, postwalk(ToOriginal, Cs)};
+                 _ -> F
+             end || F <- Mod#mod.forms,
+                    element(1, F) =/= function orelse IsHof(element(3, F), element(4, F))],
+    Kept = Mod#mod{forms = Forms,
+                   defs = sets:filter(fun({F, A}) -> IsHof(F, A) end, Mod#mod.defs)},
+    Blocking = sets:from_list([{M, F, A} || {F, A} <- sets:to_list(Hofs)]),
+    compile_and_load(Kept, Blocking, #{}),
+    persistent_term:put({?MODULE, M}, #{md5 => Mod#mod.md5, blocking => Blocking}).
 
 %% @doc True for a user module that can and must be translated: loaded from
 %% a file outside OTP, and not part of the checker.
@@ -442,6 +538,19 @@ translate_module(#mod{name = M, forms = Forms, defs = Defs}, Blocking, Mods) ->
     Translated = fun(X) -> is_map_key(X, Mods) orelse translatable(X) end,
     St = #tr{mod = M, newmod = NewM, defs = Defs, blocking = Blocking,
              translated = Translated},
+    %% Translating a module can trigger the translation of a library module
+    %% (ensure_library/1): the per-module state is saved and restored.
+    Keys = [mce_tr_counter, mce_tr_newmod, mce_tr_extra_blocking, mce_tr_generated, mce_tr_info],
+    Saved = [{K, get(K)} || K <- Keys],
+    try translate_module(M, NewM, Forms, St)
+    after
+        [case V of
+             undefined -> erase(K);
+             _ -> put(K, V)
+         end || {K, V} <- Saved]
+    end.
+
+translate_module(M, NewM, Forms, St) ->
     put(mce_tr_counter, 0),
     put(mce_tr_newmod, NewM),
     put(mce_tr_extra_blocking, []),
@@ -454,11 +563,6 @@ translate_module(#mod{name = M, forms = Forms, defs = Defs}, Blocking, Mods) ->
     Body = lists:flatmap(fun(F) -> translate_form(F, St) end, Forms),
     Generated = lists:reverse(get(mce_tr_generated)),
     Info = info_function(M, Source, lists:reverse(get(mce_tr_info))),
-    erase(mce_tr_counter),
-    erase(mce_tr_newmod),
-    erase(mce_tr_extra_blocking),
-    erase(mce_tr_generated),
-    erase(mce_tr_info),
     {Attrs, Funs} = lists:splitwith(fun(F) -> element(1, F) =/= function end, Body),
     Attrs ++ [{attribute, 0, compile, [export_all, nowarn_export_all]}] ++
         Funs ++ Generated ++ [Info, {eof, 0}].
@@ -468,7 +572,9 @@ translate_form({attribute, L, module, _}, #tr{newmod = NewM}) ->
 translate_form({attribute, _, Drop, _}, _St)
   when Drop =:= export; Drop =:= spec; Drop =:= callback; Drop =:= behaviour;
        Drop =:= behavior; Drop =:= on_load; Drop =:= compile; Drop =:= import;
-       Drop =:= dialyzer; Drop =:= optional_callbacks; Drop =:= nifs ->
+       Drop =:= dialyzer; Drop =:= optional_callbacks; Drop =:= nifs;
+       Drop =:= deprecated; Drop =:= removed; Drop =:= deprecated_type;
+       Drop =:= removed_type ->
     [];
 translate_form({function, L, F, A, Clauses0}, St0) ->
     St = St0#tr{fa = {F, A}},
@@ -893,8 +999,14 @@ tr_call({call, L, {atom, _, F} = Fun, As}, Env, St) ->
         true -> {call, L, Fun, Args};
         false -> tr_remote_call(L, erlang, F, Args, St)
     end;
-tr_call({call, L, {remote, _, {atom, _, M}, {atom, _, F}}, As}, Env, St) ->
-    tr_remote_call(L, M, F, [tr_expr(A, Env, St) || A <- As], St);
+tr_call({call, L, {remote, _, {atom, _, M}, {atom, _, F}}, As} = C, Env, St) ->
+    Args = [tr_expr(A, Env, St) || A <- As],
+    case routes_to_library(C, St) of
+        true ->
+            {call, L, {remote, L, {atom, L, ensure_library(M)}, {atom, L, F}}, Args};
+        false ->
+            tr_remote_call(L, M, F, Args, St)
+    end;
 tr_call({call, L, {remote, _, M, F}, As}, Env, St) ->
     rt_call(L, apply, [tr_expr(M, Env, St), tr_expr(F, Env, St),
                        list_expr([tr_expr(A, Env, St) || A <- As], L)]);
@@ -910,8 +1022,30 @@ tr_remote_call(L, M, F, Args, St) ->
             Loc = abstract({St#tr.mod, FunName, FunArity, line_number(L)}, L),
             rt_call(L, unsupported, [abstract({M, F, Arity}, L), Loc,
                                      {atom, L, Why}]);
-        pure -> {call, L, {remote, L, {atom, L, M}, {atom, L, F}}, Args};
+        Direct when Direct =:= pure; Direct =:= library_hof ->
+            {call, L, {remote, L, {atom, L, M}, {atom, L, F}}, Args};
         translate -> {call, L, {remote, L, {atom, L, translated_name(M)}, {atom, L, F}}, Args}
+    end.
+
+%% A library higher-order function is called in its translation when one of
+%% the arguments may be a fun that blocks: a fun whose body may block, or a
+%% value the translator cannot see (a variable, a call's result).
+routes_to_library({call, _, {remote, _, {atom, _, M}, {atom, _, F}}, As}, St) ->
+    classify_call(M, F, length(As)) =:= library_hof andalso
+        lists:any(fun(A) -> may_be_blocking_fun(A, St) end, As).
+
+may_be_blocking_fun({'fun', _, {clauses, Cls}}, St) -> may_block(clause_bodies(Cls), St);
+may_be_blocking_fun({named_fun, _, _, Cls}, St) -> may_block(clause_bodies(Cls), St);
+may_be_blocking_fun({'fun', _, {function, F, A}}, St) when is_atom(F) ->
+    must_block_call({call, 0, {atom, 0, F}, lists:duplicate(A, {nil, 0})}, St);
+may_be_blocking_fun({'fun', _, {function, {atom, _, M}, {atom, _, F}, {integer, _, A}}}, St) ->
+    sets:is_element({M, F, A}, St#tr.blocking);
+may_be_blocking_fun(E, _St) ->
+    not is_literal(E).
+
+is_literal(E) ->
+    try erl_parse:normalise(E) of _ -> true
+    catch _:_ -> false
     end.
 
 classify(M, F, A, St) ->
@@ -951,7 +1085,7 @@ may_block_call({call, _, {atom, _, F}, As} = C, St) ->
         (not is_local(F, length(As), St) andalso F =:= apply);
 may_block_call({call, _, {remote, _, {atom, _, erlang}, {atom, _, apply}}, _}, _St) -> true;
 may_block_call({call, _, {remote, _, {atom, _, _}, {atom, _, _}}, _} = C, St) ->
-    must_block_call(C, St);
+    must_block_call(C, St) orelse routes_to_library(C, St);
 may_block_call({call, _, _, _}, _St) ->
     true.
 

@@ -19,7 +19,10 @@ differential_test_() ->
              {diff_try_after_once_normal, []}, {diff_try_after_once_exception, []},
              {diff_try_no_match_reraises, []}, {diff_try_exception_in_of_not_caught, []},
              {diff_try_class_and_stack, []}, {diff_catch_suspending, []},
-             {diff_nested_try, []}, {diff_try_in_loop, []}],
+             {diff_nested_try, []}, {diff_try_in_loop, []},
+             {diff_lists_hofs, []}, {diff_lists_filter_sort, []}, {diff_maps_fold, []},
+             {diff_dict_fold, []}, {diff_library_via_variable_fun, []},
+             {diff_library_dynamic_module, []}, {diff_library_pure_fun_stays_direct, []}],
     [{atom_to_list(F) ++ "/" ++ integer_to_list(length(A)), fun() -> same_result(F, A) end}
      || {F, A} <- Cases].
 
@@ -68,6 +71,12 @@ nontail_receive_translates_to_frames_test() ->
     ?assertMatch({match, _}, re:run(Src, "-module\\('mce\\$tprog'\\)")),
     ?assertMatch({match, _}, re:run(Src, "mce_rt:suspend")),
     ?assertMatch({match, _}, re:run(Src, "'\\$mce_k[0-9]+'")).
+
+pure_library_calls_stay_direct_test() ->
+    {ok, Src} = mcerlang:translate(tprog),
+    %% The fun doubling numbers cannot block: lists:map stays the real one.
+    ?assertMatch({match, _}, re:run(Src, "lists:map\\(fun\\(X\\)")),
+    ?assertMatch({match, _}, re:run(Src, "'mce\\$lists':map\\(")).
 
 translation_is_cached_test() ->
     mcerlang:translate(tprog),

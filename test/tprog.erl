@@ -378,3 +378,52 @@ try_loop(K, Acc) ->
 %% An unsupported BIF inside a catch-all: the check must still stop.
 uses_register_caught() ->
     try register(me, self()) catch _:_ -> swallowed end.
+
+%%--------------------------------------------------------------------
+%% Library higher-order functions with funs that block
+%%--------------------------------------------------------------------
+
+diff_lists_hofs() ->
+    send_later([{1, a}, {2, b}, {3, c}, {1, a2}, {2, b2}, {3, c2}, {1, x}, {2, y}, {3, z}]),
+    Map = lists:map(fun(I) -> wait(I) end, [1, 2, 3]),
+    Fold = lists:foldl(fun(I, Acc) -> [wait(I) | Acc] end, [], [1, 2, 3]),
+    Self = self(),
+    lists:foreach(fun(I) -> Self ! {got, wait(I)} end, [1, 2, 3]),
+    Got = [receive {got, G} -> G end || _ <- [1, 2, 3]],
+    exit({result, {Map, Fold, Got}}).
+
+diff_lists_filter_sort() ->
+    send_later([{k, 2}, {k, 1}, {k, 3}]),
+    Keys = [wait(k), wait(k), wait(k)],
+    send_later([{f, true}, {f, false}, {f, true}]),
+    Kept = lists:filter(fun(_) -> wait(f) end, Keys),
+    Sorted = lists:sort(fun(A, B) -> A >= B end, Kept),
+    exit({result, {Kept, Sorted}}).
+
+diff_maps_fold() ->
+    send_later([{v, 10}, {v, 20}]),
+    M = maps:map(fun(_K, V) -> V + wait(v) end, #{a => 1, b => 2}),
+    Sum = maps:fold(fun(_K, V, Acc) -> V + Acc end, 0, M),
+    exit({result, {M, Sum}}).
+
+diff_dict_fold() ->
+    send_later([{w, 1}, {w, 2}]),
+    D = dict:from_list([{a, 1}, {b, 2}]),
+    R = dict:fold(fun(K, V, Acc) -> [{K, V + wait(w)} | Acc] end, [], D),
+    exit({result, lists:sort([K || {K, _} <- R])}).
+
+diff_library_via_variable_fun() ->
+    send_later([{1, one}, {2, two}]),
+    F = fun(I) -> wait(I) end,
+    exit({result, lists:map(F, [1, 2])}).
+
+diff_library_dynamic_module() ->
+    send_later([{1, one}]),
+    M = list_to_atom("lists"),
+    exit({result, M:map(fun(I) -> wait(I) end, [1])}).
+
+diff_library_pure_fun_stays_direct() ->
+    send_later([{go, 1}]),
+    L = lists:map(fun(X) -> X * 2 end, [1, 2, 3]),
+    G = wait(go),
+    exit({result, {L, G}}).
