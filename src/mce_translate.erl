@@ -371,6 +371,12 @@ source_forms(M) ->
     end.
 
 analyse(M, Forms0) ->
+    case [A || {attribute, _, A, _} <- Forms0, A =:= on_load orelse A =:= nifs] of
+        [] -> ok;
+        _ -> erlang:error({mcerlang, {nif_module, M,
+                                      "modules that load native code cannot be checked; "
+                                      "model the NIF in Erlang"}})
+    end,
     Forms = resolve_imports(Forms0),
     Defs = sets:from_list([{F, A} || {function, _, F, A, _} <- Forms]),
     Calls = maps:from_list([{{F, A}, callees(Cs, Defs)} || {function, _, F, A, Cs} <- Forms]),

@@ -78,6 +78,31 @@ pure_library_calls_stay_direct_test() ->
     ?assertMatch({match, _}, re:run(Src, "lists:map\\(fun\\(X\\)")),
     ?assertMatch({match, _}, re:run(Src, "'mce\\$lists':map\\(")).
 
+nif_module_refused_test() ->
+    ?assertError({mcerlang, {nif_module, tprog_nif, _}}, mcerlang:check({tprog_nif, start, []})).
+
+%% A module recompiled between two checks is translated again.
+recompiled_module_is_retranslated_test() ->
+    Dir = filename:join(["/tmp", "mce_recompile_" ++ os:getpid()]),
+    ok = filelib:ensure_dir(filename:join(Dir, "x")),
+    Src = filename:join(Dir, "tprog_changing.erl"),
+    Write = fun(Body) ->
+                    ok = file:write_file(Src, ["-module(tprog_changing).\n-export([start/0]).\n",
+                                               "start() -> ", Body, ".\n"]),
+                    {ok, tprog_changing} = compile:file(Src, [debug_info, {outdir, Dir}]),
+                    code:purge(tprog_changing),
+                    {module, tprog_changing} = code:load_abs(filename:join(Dir, "tprog_changing"))
+            end,
+    true = code:add_patha(Dir),
+    try
+        Write("receive never -> ok end"),
+        ?assertMatch({error, #{violation := deadlock}}, mcerlang:check({tprog_changing, start, []})),
+        Write("ok"),
+        ?assertMatch({ok, _}, mcerlang:check({tprog_changing, start, []}))
+    after
+        code:del_path(Dir)
+    end.
+
 translation_is_cached_test() ->
     mcerlang:translate(tprog),
     {module, _} = code:ensure_loaded('mce$tprog'),
