@@ -22,10 +22,18 @@
 
 -export([ensure/1, ensure_library/1, translated_name/1, translate/1, init_call/1,
          classify_call/3, translatable/1, make_fun/3]).
+%% For measuring the translator's passes apart from the compiler.
+-export([debug_forms/1, debug_translate/1, compile_options/0]).
 %% Tree helpers shared with mce_anf.
 -export([subexprs/1, map_subexprs/2, fold_all/3, postwalk/2]).
 
 -define(SUSP, '$mce_suspend').
+
+%% Translated code runs under the model checker, where the SSA and boolean
+%% optimisers' gains are small next to their cost (two thirds of the
+%% compile time of a large module).
+-define(COMPILE_OPTS, [binary, return_errors, no_spawn_compiler_process, no_ssa_opt,
+                       no_bool_opt]).
 
 -record(mod, {name :: module(),
               forms :: [erl_parse:abstract_form()],
@@ -509,7 +517,7 @@ fixpoint(Mods, Blocking) ->
 compile_and_load(#mod{name = M} = Mod, Blocking, Mods) ->
     Forms = translate_module(Mod, Blocking, Mods),
     TrM = translated_name(M),
-    case compile:forms(Forms, [binary, return_errors, no_spawn_compiler_process]) of
+    case compile:forms(Forms, ?COMPILE_OPTS) of
         {ok, TrM, Bin} ->
             _ = code:soft_purge(TrM),
             case code:load_binary(TrM, atom_to_list(TrM) ++ ".beam", Bin) of
@@ -521,6 +529,20 @@ compile_and_load(#mod{name = M} = Mod, Blocking, Mods) ->
         {error, Errors, _Warnings} ->
             erlang:error({mcerlang, {translation_failed, M, Errors}})
     end.
+
+-spec debug_forms(module()) -> [erl_parse:abstract_form()].
+debug_forms(M) ->
+    module_forms(M).
+
+-spec debug_translate(module()) -> [erl_parse:abstract_form()].
+debug_translate(M) ->
+    Mods = gather([M], #{}),
+    translate_module(maps:get(M, Mods), blocking_fixpoint(Mods), Mods).
+
+%% @doc The compiler options used for translated modules (for the bench).
+-spec compile_options() -> [atom()].
+compile_options() ->
+    ?COMPILE_OPTS.
 
 translated_forms(M) ->
     case persistent_term:get({?MODULE, forms, M}, undefined) of
