@@ -59,7 +59,7 @@ matches({{Mod, Name, FreeVars, _Timeout}, _Frames}, Msg) ->
     erlang:apply(Mod, Name, [match, Msg | FreeVars]).
 
 %% @doc Source location of a translated receive or frame, if known.
--spec location(term()) -> {module(), atom(), arity(), string(), pos_integer()} | undefined.
+-spec location(term()) -> {module(), atom(), arity(), string(), non_neg_integer()} | undefined.
 location({{Mod, Name, _, _}, _Frames}) -> info(Mod, Name);
 location({Mod, F, Args}) when is_atom(Mod), is_list(Args) ->
     {original_module(Mod), F, length(Args), "", 0};
@@ -152,6 +152,12 @@ original_frame({M, F, A, Info}) ->
         "$mce_" ++ _ ->
             case info(M, F) of
                 {OrigM, OrigF, OrigA, _, _} -> {OrigM, OrigF, OrigA, Info};
+                undefined -> {original_module(M), F, A, Info}
+            end;
+        "-" ++ _ ->
+            %% A fun whose compiled name differs from the original's.
+            case info(M, {'fun', F}) of
+                {OrigM, OrigF, _, _, _} -> {OrigM, OrigF, A, Info};
                 undefined -> {original_module(M), F, A, Info}
             end;
         _ ->

@@ -568,7 +568,8 @@ translate_module(#mod{name = M, forms = Forms, defs = Defs}, Blocking, Mods) ->
              translated = Translated},
     %% Translating a module can trigger the translation of a library module
     %% (ensure_library/1): the per-module state is saved and restored.
-    Keys = [mce_tr_counter, mce_tr_newmod, mce_tr_extra_blocking, mce_tr_generated, mce_tr_info],
+    Keys = [mce_tr_counter, mce_tr_newmod, mce_tr_extra_blocking, mce_tr_generated, mce_tr_info,
+            mce_tr_fun_names, mce_tr_all_fun_names],
     Saved = [{K, get(K)} || K <- Keys],
     try translate_module(M, NewM, Forms, St)
     after
@@ -584,13 +585,15 @@ translate_module(M, NewM, Forms, St) ->
     put(mce_tr_extra_blocking, []),
     put(mce_tr_generated, []),
     put(mce_tr_info, []),
+    put(mce_tr_all_fun_names, #{}),
     Source = case [F || {attribute, _, file, {F, _}} <- Forms] of
                  [F | _] -> F;
                  [] -> atom_to_list(M) ++ ".erl"
              end,
     Body = lists:flatmap(fun(F) -> translate_form(F, St) end, Forms),
     Generated = lists:reverse(get(mce_tr_generated)),
-    Info = info_function(M, Source, lists:reverse(get(mce_tr_info))),
+    Info = info_function(M, Source, lists:reverse(get(mce_tr_info)) ++
+                             fun_renames(Body ++ Generated, get(mce_tr_all_fun_names))),
     {Attrs, Funs} = lists:splitwith(fun(F) -> element(1, F) =/= function end, Body),
     Attrs ++ [{attribute, 0, compile, [export_all, nowarn_export_all]}] ++
         Funs ++ Generated ++ [Info, {eof, 0}].
@@ -606,6 +609,9 @@ translate_form({attribute, _, Drop, _}, _St)
     [];
 translate_form({function, L, F, A, Clauses0}, St0) ->
     St = St0#tr{fa = {F, A}},
+    FunNames = fun_names(F, A, Clauses0),
+    put(mce_tr_fun_names, FunNames),
+    put(mce_tr_all_fun_names, maps:merge(get(mce_tr_all_fun_names), FunNames)),
     Clauses = hoist_head_guard_bifs(L, A, Clauses0),
     %% A function the translator cannot handle fails when it is called, with
     %% the construct and its location, so the rest of the module stays usable.
@@ -640,8 +646,51 @@ hoist_head_guard_bifs(L, A, Clauses) ->
             [{clause, L, Args, [], [{'case', L, {tuple, L, Args}, Cases}]}]
     end.
 
+%% The compiler's names for the funs of function F/A: '-F/A-fun-N-', N
+%% counting the funs of the function in post-order (inner funs first).
+%% Code lifted out of a fun body carries the fun's name and arity, so
+%% stack traces name the fun as the VM does.
+fun_names(F, A, Clauses) ->
+    {_, Names} = number_funs(Clauses, {0, #{}}),
+    maps:map(fun(_Anno, N) ->
+                     list_to_atom(lists:flatten(io_lib:format("-~ts/~b-fun-~b-", [F, A, N])))
+             end, Names).
+
+number_funs({'fun', L, {clauses, Cls}}, Acc) ->
+    {N, Names} = number_funs(Cls, Acc),
+    {N + 1, Names#{L => N}};
+number_funs({named_fun, L, _, Cls}, Acc) ->
+    {N, Names} = number_funs(Cls, Acc),
+    {N + 1, Names#{L => N}};
+number_funs(T, Acc) when is_tuple(T) ->
+    number_funs(tuple_to_list(T), Acc);
+number_funs([H | T], Acc) ->
+    number_funs(T, number_funs(H, Acc));
+number_funs(_, Acc) ->
+    Acc.
+
+in_fun(L, Cls, St) ->
+    [{clause, _, Ps, _, _} | _] = Cls,
+    case maps:find(L, get(mce_tr_fun_names)) of
+        {ok, Name} -> St#tr{fa = {Name, length(Ps)}};
+        error -> St
+    end.
+
+%% Funs of the translated module whose compiled name differs from the
+%% original's (the compiler numbers the funs of each function in
+%% post-order; translation moves funs into generated functions): keyed
+%% {fun, CompiledName}, found by the source location each fun keeps.
+fun_renames(Functions, Originals) ->
+    [{{'fun', Compiled}, Orig, 0, line_number(Anno)}
+     || {function, _, Fn, Ar, Cls} <- Functions,
+        {Anno, Index} <- maps:to_list(element(2, number_funs(Cls, {0, #{}}))),
+        Orig <- [maps:get(Anno, Originals, undefined)],
+        Orig =/= undefined,
+        Compiled <- [list_to_atom(lists:flatten(io_lib:format("-~ts/~b-fun-~b-", [Fn, Ar, Index])))],
+        Compiled =/= Orig].
+
 info_function(M, Source, Entries) ->
-    Clauses = [{clause, 0, [{atom, 0, Name}], [],
+    Clauses = [{clause, 0, [abstract(Name, erl_anno:new(0))], [],
                 [abstract({M, F, A, Source, Line}, erl_anno:new(0))]}
                || {Name, F, A, Line} <- Entries]
         ++ [{clause, 0, [{var, 0, '_'}], [], [{atom, 0, undefined}]}],
@@ -970,9 +1019,11 @@ tr_expr({call, L, _, _} = C, Env, St) ->
 tr_expr({op, L, '!', To, Msg}, Env, St) ->
     rt_call(L, send, [tr_expr(To, Env, St), tr_expr(Msg, Env, St)]);
 tr_expr({'fun', L, {clauses, Cls}}, Env, St) ->
-    {'fun', L, {clauses, [tr_clause(C, Env, St) || C <- Cls]}};
+    FunSt = in_fun(L, Cls, St),
+    {'fun', L, {clauses, [tr_clause(C, Env, FunSt) || C <- Cls]}};
 tr_expr({named_fun, L, Name, Cls}, Env, St) ->
-    {named_fun, L, Name, [tr_clause(C, union(Env, [Name]), St) || C <- Cls]};
+    FunSt = in_fun(L, Cls, St),
+    {named_fun, L, Name, [tr_clause(C, union(Env, [Name]), FunSt) || C <- Cls]};
 tr_expr({'fun', L, {function, {atom, _, M}, {atom, _, _} = F, A}} = Fun, _Env, St) ->
     case (St#tr.translated)(M) of
         true -> {'fun', L, {function, {atom, L, translated_name(M)}, F, A}};
