@@ -89,6 +89,8 @@ init_call(Fun) when is_function(Fun) ->
             {module, M} = erlang:fun_info(Fun, module),
             case is_translation(M) of
                 true -> Fun;
+                false when M =:= erl_eval ->
+                    shell_entry(Fun);
                 false ->
                     {name, Name} = erlang:fun_info(Fun, name),
                     erlang:error({mcerlang, {untranslated_closure, {M, Name},
@@ -96,6 +98,60 @@ init_call(Fun) when is_function(Fun) ->
                                              "be run yet; pass {M, F, Args} or fun M:F/A"}})
             end
     end.
+
+%% A fun typed in the shell (erl_eval) carries its clauses and bindings:
+%% it becomes function entry/N of a small generated module, called with the
+%% bindings' values, and is translated with everything it calls.
+shell_entry(Fun) ->
+    {env, Env} = erlang:fun_info(Fun, env),
+    {arity, 0} = erlang:fun_info(Fun, arity),
+    case [{Bs, Cls} || T <- Env, is_tuple(T), tuple_size(T) >= 3,
+                       Bs <- [element(2, T)], is_list(Bs),
+                       Cls <- [element(tuple_size(T), T)], is_list(Cls)] of
+        [{Bindings, [{clause, L, [], Guards, Body}]}] ->
+            Names = [N || {N, _} <- Bindings],
+            Head = [{var, L, N} || N <- Names],
+            Expr = case Guards of
+                       [] -> Body;
+                       _ -> [{'case', L, {atom, L, true},
+                              [{clause, L, [{var, L, '_'}], Guards, Body}]}]
+                   end,
+            Hash = erlang:phash2({Names, Expr}),
+            M = list_to_atom("mce_shell_entry_" ++ integer_to_list(Hash)),
+            Forms = [{attribute, L, file, {"shell", 1}},
+                     {attribute, L, module, M},
+                     {attribute, L, export, [{entry, length(Names)}]},
+                     {function, L, entry, length(Names), [{clause, L, Head, [], Expr}]},
+                     {eof, L}],
+            global:trans({?MODULE, node()},
+                         fun() -> translate_closure_from(M, Forms) end, [node()], infinity),
+            {translated_name(M), entry, [V || {_, V} <- Bindings]};
+        _ ->
+            erlang:error({mcerlang, {unsupported_entry, Fun,
+                                     "a shell fun of one clause without arguments is expected"}})
+    end.
+
+%% Translates generated module M (given as forms) and the user modules it
+%% reaches.
+translate_closure_from(M, Forms) ->
+    case erl_lint:module(Forms) of
+        {ok, _} -> ok;
+        {error, Errors, _} ->
+            erlang:error({mcerlang, {unsupported_entry, M,
+                                     "the shell fun calls functions that exist only in the shell",
+                                     Errors}})
+    end,
+    Mod = (analyse_forms(M, Forms))#mod{md5 = erlang:md5(term_to_binary(Forms))},
+    Refs = [R || R <- referenced_modules(Mod), translatable(R)],
+    Mods = gather(Refs, #{M => Mod}),
+    Blocking = blocking_fixpoint(Mods),
+    maps:foreach(fun(_M, X) -> compile_and_load(X, Blocking, Mods) end, Mods),
+    maps:foreach(
+      fun(Name, #mod{md5 = MD5}) when Name =/= M ->
+              Own = sets:filter(fun({BM, _, _}) -> BM =:= Name end, Blocking),
+              persistent_term:put({?MODULE, Name}, #{md5 => MD5, blocking => Own});
+         (_, _) -> ok
+      end, Mods).
 
 %% @doc `fun M:F/A' for a module known only at run time.
 -spec make_fun(module(), atom(), arity()) -> function().
@@ -378,7 +434,11 @@ source_forms(M) ->
             end
     end.
 
-analyse(M, Forms0) ->
+analyse(M, Forms) ->
+    {ok, MD5} = current_md5(M),
+    (analyse_forms(M, Forms))#mod{md5 = MD5}.
+
+analyse_forms(M, Forms0) ->
     case [A || {attribute, _, A, _} <- Forms0, A =:= on_load orelse A =:= nifs] of
         [] -> ok;
         _ -> erlang:error({mcerlang, {nif_module, M,
@@ -389,9 +449,8 @@ analyse(M, Forms0) ->
     Defs = sets:from_list([{F, A} || {function, _, F, A, _} <- Forms]),
     Calls = maps:from_list([{{F, A}, callees(Cs, Defs)} || {function, _, F, A, Cs} <- Forms]),
     Receives = sets:from_list([{F, A} || {function, _, F, A, Cs} <- Forms, has_receive(Cs)]),
-    {ok, MD5} = current_md5(M),
     #mod{name = M, forms = Forms, defs = Defs, calls = Calls,
-         receives = Receives, md5 = MD5}.
+         receives = Receives, md5 = <<>>}.
 
 %% Local calls to imported functions become remote calls.
 resolve_imports(Forms) ->

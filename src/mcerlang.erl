@@ -95,6 +95,7 @@ entry(Fun) when is_function(Fun, 0) ->
             {name, F} = erlang:fun_info(Fun, name),
             entry({M, F, []});
         {type, local} ->
+            %% Shell funs are supported; compiled closures are refused.
             mce_translate:init_call(Fun)
     end;
 entry(Fun) when is_function(Fun) ->

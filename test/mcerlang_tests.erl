@@ -186,6 +186,27 @@ bad_entry_test() ->
 external_fun_entry_test() ->
     ?assertMatch({ok, _}, mcerlang:check(fun tprog:all_done/0)).
 
+%% Funs typed in the shell carry their code: they are checked as entries,
+%% with their captured variables.
+shell(Text) ->
+    {ok, Ts, _} = erl_scan:string(Text),
+    {ok, Es} = erl_parse:parse_exprs(Ts),
+    {value, V, _} = erl_eval:exprs(Es, []),
+    V.
+
+shell_fun_entry_test() ->
+    ?assertMatch({ok, #{states := 10}},
+                 shell("N = 3, mcerlang:check(fun() -> pingpong:start(N) end).")),
+    ?assertMatch({error, #{violation := deadlock}},
+                 shell("mcerlang:check(fun() -> dining:start(3) end).")),
+    ?assertMatch({error, #{violation := {abnormal_exit, _, got_hi}}},
+                 shell("mcerlang:check(fun() -> Me = self(), spawn(fun() -> Me ! hi end), "
+                       "receive hi -> exit(got_hi) end end).")).
+
+shell_fun_calling_shell_only_function_refused_test() ->
+    ?assertError({mcerlang, {unsupported_entry, _, _, _}},
+                 shell("mcerlang:check(fun() -> only_in_shell() end).")).
+
 closure_entry_refused_test() ->
     ?assertError({mcerlang, {untranslated_closure, _, _}},
                  mcerlang:check(fun() -> pingpong:start(1) end)).
