@@ -85,7 +85,7 @@ entry({M, F, Args}) when is_atom(M), is_atom(F), is_list(Args) ->
     check_module(M),
     Arity = length(Args),
     case erlang:function_exported(M, F, Arity) of
-        true -> mce_translate:init_call({M, F, Args});
+        true -> mce_translate:init_call({M, F, translated_args(Args)});
         false -> erlang:error({mcerlang, {undefined_function, {M, F, Arity}}})
     end;
 entry(Fun) when is_function(Fun, 0) ->
@@ -103,6 +103,40 @@ entry(Fun) when is_function(Fun) ->
     erlang:error({mcerlang, {bad_entry, Fun, {arity, A}, "an entry fun takes no arguments"}});
 entry(Other) ->
     erlang:error({mcerlang, {bad_entry, Other, "expected {Module, Function, Args} or fun M:F/0"}}).
+
+%% Funs inside the entry's arguments are called by checked code: external
+%% funs of user modules are pointed at their translations; closures
+%% compiled into user modules would run untranslated code (a receive in them
+%% would block the checker itself), so they are refused.
+translated_args(Args) ->
+    deep_map(fun translated_fun/1, Args).
+
+translated_fun(Fun) when is_function(Fun) ->
+    {module, M} = erlang:fun_info(Fun, module),
+    case erlang:fun_info(Fun, type) of
+        {type, external} ->
+            {name, F} = erlang:fun_info(Fun, name),
+            {arity, A} = erlang:fun_info(Fun, arity),
+            mce_translate:make_fun(M, F, A);
+        {type, local} ->
+            case mce_translate:translatable(M) of
+                true -> erlang:error({mcerlang, {untranslated_closure_in_arguments, Fun,
+                                                 "pass fun M:F/A or data instead"}});
+                false -> Fun
+            end
+    end;
+translated_fun(Other) ->
+    Other.
+
+deep_map(F, L) when is_list(L) -> deep_map_list(F, L);
+deep_map(F, T) when is_tuple(T) -> list_to_tuple(deep_map_list(F, tuple_to_list(T)));
+deep_map(F, M) when is_map(M) -> maps:from_list(deep_map_list(F, maps:to_list(M)));
+deep_map(F, X) -> F(X).
+
+%% Handles improper lists too.
+deep_map_list(F, [H | T]) -> [deep_map(F, H) | deep_map_list(F, T)];
+deep_map_list(_F, []) -> [];
+deep_map_list(F, Tail) -> deep_map(F, Tail).
 
 check_module(M) ->
     case code:ensure_loaded(M) of

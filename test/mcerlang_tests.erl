@@ -207,6 +207,15 @@ shell_fun_calling_shell_only_function_refused_test() ->
     ?assertError({mcerlang, {unsupported_entry, _, _, _}},
                  shell("mcerlang:check(fun() -> only_in_shell() end).")).
 
+%% A fun of a user module in the entry's arguments runs translated.
+external_fun_in_arguments_is_translated_test() ->
+    ?assertMatch({error, #{violation := {abnormal_exit, _, {result, 5}}}},
+                 mcerlang:check({tprog, apply_to, [fun tprog_helper:wait_for/1, five]})).
+
+closure_in_arguments_refused_test() ->
+    ?assertError({mcerlang, {untranslated_closure_in_arguments, _, _}},
+                 mcerlang:check({tprog, apply_to, [fun(_) -> ok end, x]})).
+
 closure_entry_refused_test() ->
     ?assertError({mcerlang, {untranslated_closure, _, _}},
                  mcerlang:check(fun() -> pingpong:start(1) end)).

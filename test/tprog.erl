@@ -427,3 +427,9 @@ diff_library_pure_fun_stays_direct() ->
     L = lists:map(fun(X) -> X * 2 end, [1, 2, 3]),
     G = wait(go),
     exit({result, {L, G}}).
+
+%% Calls a fun given in the entry's arguments with a tag it then receives.
+apply_to(F, Tag) ->
+    Self = self(),
+    spawn(fun() -> Self ! {Tag, 5} end),
+    exit({result, F(Tag)}).
