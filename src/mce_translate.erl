@@ -23,7 +23,7 @@
 -export([ensure/1, ensure_library/1, translated_name/1, translate/1, init_call/1,
          classify_call/3, translatable/1, make_fun/3]).
 %% For measuring the translator's passes apart from the compiler.
--export([debug_forms/1, debug_translate/1, compile_options/0]).
+-export([debug_forms/1, debug_translate/1, compile_options/0, original_forms/1]).
 %% Tree helpers shared with mce_anf.
 -export([subexprs/1, map_subexprs/2, fold_all/3, postwalk/2]).
 
@@ -589,6 +589,11 @@ compile_and_load(#mod{name = M} = Mod, Blocking, Mods) ->
             erlang:error({mcerlang, {translation_failed, M, Errors}})
     end.
 
+%% @doc The abstract code of user module M as compiled (for mce_closure).
+-spec original_forms(module()) -> [erl_parse:abstract_form()].
+original_forms(M) ->
+    module_forms(M).
+
 -spec debug_forms(module()) -> [erl_parse:abstract_form()].
 debug_forms(M) ->
     module_forms(M).
@@ -644,12 +649,15 @@ translate_module(M, NewM, Forms, St) ->
     put(mce_tr_extra_blocking, []),
     put(mce_tr_generated, []),
     put(mce_tr_info, []),
-    put(mce_tr_all_fun_names, #{}),
+    put(mce_tr_all_fun_names,
+        lists:foldl(fun({function, _, F, A, Cs}, Acc) -> maps:merge(Acc, fun_names(F, A, Cs));
+                       (_, Acc) -> Acc
+                    end, #{}, Forms)),
     Source = case [F || {attribute, _, file, {F, _}} <- Forms] of
                  [F | _] -> F;
                  [] -> atom_to_list(M) ++ ".erl"
              end,
-    Body = lists:flatmap(fun(F) -> translate_form(F, St) end, Forms),
+    Body = lists:flatmap(fun(F) -> translate_form(F, St) end, Forms) ++ closure_entries(Forms, St),
     Generated = lists:reverse(get(mce_tr_generated)),
     Info = info_function(M, Source, lists:reverse(get(mce_tr_info)) ++
                              fun_renames(Body ++ Generated, get(mce_tr_all_fun_names))),
@@ -668,9 +676,7 @@ translate_form({attribute, _, Drop, _}, _St)
     [];
 translate_form({function, L, F, A, Clauses0}, St0) ->
     St = St0#tr{fa = {F, A}},
-    FunNames = fun_names(F, A, Clauses0),
-    put(mce_tr_fun_names, FunNames),
-    put(mce_tr_all_fun_names, maps:merge(get(mce_tr_all_fun_names), FunNames)),
+    put(mce_tr_fun_names, fun_names(F, A, Clauses0)),
     Clauses = hoist_head_guard_bifs(L, A, Clauses0),
     %% A function the translator cannot handle fails when it is called, with
     %% the construct and its location, so the rest of the module stays usable.
@@ -703,6 +709,26 @@ hoist_head_guard_bifs(L, A, Clauses) ->
                      [{call, L, {remote, L, {atom, L, erlang}, {atom, L, error}},
                        [{atom, L, function_clause}, list_expr(Args, L)]}]}],
             [{clause, L, Args, [], [{'case', L, {tuple, L, Args}, Cases}]}]
+    end.
+
+%% '$mce_closure'(FunName, {Vars...}) runs the body of a zero-arity fun of
+%% the module with its captured variables: how a closure compiled into the
+%% module becomes an entry point (see mce_closure).
+closure_entries(Forms, St) ->
+    case mce_closure:zero_arity_funs([F || {function, _, _, _, _} = F <- Forms]) of
+        [] -> [];
+        Funs ->
+            put(mce_tr_fun_names, get(mce_tr_all_fun_names)),
+            Clauses = [try
+                           tr_clause({clause, L, [{atom, L, Name},
+                                                  {tuple, L, [{var, L, V} || V <- Vars]}],
+                                      [], Body}, [], St#tr{fa = {Name, 0}})
+                       catch
+                           error:{mcerlang, {unsupported_construct, _, _}} = Error ->
+                               {clause, L, [{atom, L, Name}, {var, L, '_'}], [],
+                                [rt_call(L, fatal, [abstract(Error, L)])]}
+                       end || {Name, Vars, Body, L} <- Funs],
+            [{function, 0, '$mce_closure', 2, Clauses}]
     end.
 
 %% The compiler's names for the funs of function F/A: '-F/A-fun-N-', N

@@ -95,8 +95,11 @@ entry(Fun) when is_function(Fun, 0) ->
             {name, F} = erlang:fun_info(Fun, name),
             entry({M, F, []});
         {type, local} ->
-            %% Shell funs are supported; compiled closures are refused.
-            mce_translate:init_call(Fun)
+            {module, M} = erlang:fun_info(Fun, module),
+            case mce_translate:translatable(M) of
+                true -> mce_closure:entry(Fun);         % compiled into a user module
+                false -> mce_translate:init_call(Fun)   % a shell fun, or refused
+            end
     end;
 entry(Fun) when is_function(Fun) ->
     {arity, A} = erlang:fun_info(Fun, arity),

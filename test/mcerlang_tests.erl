@@ -216,9 +216,19 @@ closure_in_arguments_refused_test() ->
     ?assertError({mcerlang, {untranslated_closure_in_arguments, _, _}},
                  mcerlang:check({tprog, apply_to, [fun(_) -> ok end, x]})).
 
-closure_entry_refused_test() ->
-    ?assertError({mcerlang, {untranslated_closure, _, _}},
-                 mcerlang:check(fun() -> pingpong:start(1) end)).
+%% Closures compiled into a module are entries, with their captured
+%% variables: parameters, constants the compiler propagated, computed values.
+closure_entry_test() ->
+    ?assertMatch({ok, #{states := 10}}, mcerlang:check(tprog:closure_param(3))),
+    ?assertMatch({ok, #{states := 8}}, mcerlang:check(tprog:closure_const())),
+    ?assertMatch({error, #{violation := {abnormal_exit, _, {result, 42}}}},
+                 mcerlang:check(tprog:closure_computed(21))),
+    N = 3,
+    ?assertMatch({ok, #{states := 10}}, mcerlang:check(fun() -> pingpong:start(N) end)),
+    ?assertMatch({error, #{violation := deadlock}}, mcerlang:check(fun() -> dining:start(3) end)).
+
+closure_capturing_a_real_pid_test() ->
+    ?assertError({mcerlang, {send_to_real_process, _}}, mcerlang:check(tprog:closure_real_pid())).
 
 otp_module_refused_test() ->
     ?assertError({mcerlang, {not_translatable, lists, _}},

@@ -433,3 +433,20 @@ apply_to(F, Tag) ->
     Self = self(),
     spawn(fun() -> Self ! {Tag, 5} end),
     exit({result, F(Tag)}).
+
+%% Closures as entry points, capturing a parameter, a constant and a
+%% computed value.
+closure_param(N) -> fun() -> pingpong:start(N) end.
+closure_const() -> N = 2, fun() -> pingpong:start(N) end.
+closure_computed(X) ->
+    Tag = list_to_atom("t" ++ integer_to_list(X)),
+    fun() ->
+            Self = self(),
+            spawn(fun() -> Self ! {Tag, X} end),
+            exit({result, tprog_helper:wait_for(Tag) * 2})
+    end.
+
+%% Captures the caller's real pid: the model cannot send to it.
+closure_real_pid() ->
+    Caller = self(),
+    fun() -> Caller ! hello end.

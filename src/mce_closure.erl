@@ -1,0 +1,235 @@
+%% @doc Closures compiled into user modules as entry points.
+%%
+%% `mcerlang:check(fun() -> my_server:start(N) end)' written in an EUnit
+%% test: the fun is compiled code of the test module, and its environment
+%% holds the values of the captured variables, but in the compiler's order
+%% (by internal Kernel variable names) and without the variables the
+%% compiler propagated as constants.  So the values are recovered with a
+%% probe: a copy of the module, compiled with the module's own options, in
+%% which this fun's body is replaced by the tuple of its free variables
+%% sorted by name.  The compiler lays out the probe fun's environment exactly
+%% as the original's (same enclosing code, same captured variables) and
+%% inlines the same constants, so a probe fun built with the original's
+%% environment values (through the external term format) returns every
+%% captured variable's value, constants included.  The probe's environment
+%% size is checked against the original's; any mismatch is a clear error.
+%%
+%% The translated module has `'$mce_closure'(FunName, {Vars...})' running
+%% the body of each zero-arity fun of the module (see mce_translate), so the
+%% entry becomes `{'mce$M', '$mce_closure', [FunName, Values]}'.
+-module(mce_closure).
+
+-export([entry/1, free_vars/2, zero_arity_funs/1]).
+
+-define(PROBE_TAG, '$mce_probe').
+
+%% @doc The initial call that runs compiled closure Fun under the checker.
+-spec entry(function()) -> {module(), atom(), [term()]}.
+entry(Fun) ->
+    {module, M} = erlang:fun_info(Fun, module),
+    {name, Name} = erlang:fun_info(Fun, name),
+    {arity, 0} = erlang:fun_info(Fun, arity),
+    {env, Env} = erlang:fun_info(Fun, env),
+    TrM = mce_translate:ensure(M),
+    Forms = mce_translate:original_forms(M),
+    case locate(Name, Forms) of
+        {ok, FunExpr, Enclosing} ->
+            Vars = free_vars(FunExpr, Enclosing),
+            Values = probe(M, Name, FunExpr, Vars, Env, Forms),
+            {TrM, '$mce_closure', [Name, list_to_tuple(Values)]};
+        error ->
+            refuse(Fun, "its code was not found in the module's abstract code")
+    end.
+
+%% Finds the fun expression that the compiler named Name: '-F/A-fun-N-',
+%% the N-th fun of F/A in post-order.
+locate(Name, Forms) ->
+    case re:run(atom_to_list(Name), "^-(.*)/([0-9]+)-fun-([0-9]+)-$",
+                [{capture, all_but_first, list}, unicode]) of
+        {match, [F, A, N]} ->
+            Fn = list_to_atom(F),
+            Ar = list_to_integer(A),
+            Index = list_to_integer(N),
+            case [Cs || {function, _, Fn1, Ar1, Cs} <- Forms, Fn1 =:= Fn, Ar1 =:= Ar] of
+                [Clauses] ->
+                    Funs = lists:reverse(funs_post_order(Clauses, [])),
+                    case Index < length(Funs) of
+                        true -> {ok, lists:nth(Index + 1, Funs), Clauses};
+                        false -> error
+                    end;
+                _ -> error
+            end;
+        nomatch -> error
+    end.
+
+%% @doc The zero-arity, single-clause, unguarded funs of a module's
+%% functions, with their compiler names and free variables: the closures
+%% that can be entries.
+-spec zero_arity_funs([erl_parse:abstract_form()]) ->
+          [{atom(), [atom()], [erl_parse:abstract_expr()], erl_anno:anno()}].
+zero_arity_funs(Forms) ->
+    [{fun_name(F, A, I), free_vars(Fun, Cs), Body, L}
+     || {function, _, F, A, Cs} <- Forms,
+        {I, Fun} <- lists:zip(lists:seq(0, length(funs(Cs)) - 1), funs(Cs)),
+        {'fun', L, {clauses, [{clause, _, [], [], Body}]}} <- [Fun]].
+
+funs(Clauses) ->
+    lists:reverse(funs_post_order(Clauses, [])).
+
+fun_name(F, A, I) ->
+    list_to_atom(lists:flatten(io_lib:format("-~ts/~b-fun-~b-", [F, A, I]))).
+
+%% Reversed post-order (the last fun completed comes first).
+funs_post_order({'fun', _, {clauses, Cls}} = F, Acc) -> [F | funs_post_order(Cls, Acc)];
+funs_post_order({named_fun, _, _, Cls} = F, Acc) -> [F | funs_post_order(Cls, Acc)];
+funs_post_order(T, Acc) when is_tuple(T) -> funs_post_order(tuple_to_list(T), Acc);
+funs_post_order([H | T], Acc) -> funs_post_order(T, funs_post_order(H, Acc));
+funs_post_order(_, Acc) -> Acc.
+
+%% @doc Variables of FunExpr that are bound outside it in the enclosing
+%% function (sorted): the ones its environment can hold.
+-spec free_vars(erl_parse:abstract_expr(), [erl_parse:abstract_clause()]) -> [atom()].
+free_vars(FunExpr, EnclosingClauses) ->
+    Inside = vars(FunExpr),
+    {found, Outside} = scope_vars(FunExpr, EnclosingClauses),
+    Own = lists:usort(lists:append([vars(Ps) || {clause, _, Ps, _, _} <- fun_clauses(FunExpr)])),
+    ordsets:subtract(ordsets:intersection(Inside, Outside), Own).
+
+%% Variables of the scopes that enclose Target: the function's own
+%% variables and those of every fun on the way down to Target, but not
+%% those local to other funs.
+scope_vars(Target, Clauses) ->
+    case path_vars(Target, Clauses) of
+        {found, Vs} -> {found, lists:usort(Vs ++ vars_outside_funs(Clauses))};
+        not_found -> not_found
+    end.
+
+path_vars(Target, Target) ->
+    {found, []};
+path_vars(Target, {'fun', _, {clauses, Cls}}) ->
+    fun_path_vars(Target, Cls);
+path_vars(Target, {named_fun, _, Name, _} = F) ->
+    case fun_path_vars(Target, fun_clauses(F)) of
+        {found, Vs} -> {found, [Name | Vs]};
+        not_found -> not_found
+    end;
+path_vars(Target, T) when is_tuple(T) ->
+    path_vars(Target, tuple_to_list(T));
+path_vars(Target, [H | T]) ->
+    case path_vars(Target, H) of
+        {found, _} = Found -> Found;
+        not_found -> path_vars(Target, T)
+    end;
+path_vars(_Target, _) ->
+    not_found.
+
+fun_path_vars(Target, Clauses) ->
+    case path_vars(Target, Clauses) of
+        {found, Vs} -> {found, Vs ++ vars_outside_funs(Clauses)};
+        not_found -> not_found
+    end.
+
+vars_outside_funs({'fun', _, {clauses, _}}) -> [];
+vars_outside_funs({named_fun, _, _, _}) -> [];
+vars_outside_funs({var, _, '_'}) -> [];
+vars_outside_funs({var, _, V}) -> [V];
+vars_outside_funs(T) when is_tuple(T) -> vars_outside_funs(tuple_to_list(T));
+vars_outside_funs(L) when is_list(L) -> lists:flatmap(fun vars_outside_funs/1, L);
+vars_outside_funs(_) -> [].
+
+fun_clauses({'fun', _, {clauses, Cls}}) -> Cls;
+fun_clauses({named_fun, _, _, Cls}) -> Cls.
+
+vars(T) ->
+    lists:usort(mce_translate:fold_all(fun({var, _, '_'}, Acc) -> Acc;
+                                           ({var, _, V}, Acc) -> [V | Acc];
+                                           (_, Acc) -> Acc
+                                        end, [], T)).
+
+%% Only the fun expression itself (not an equal-looking one elsewhere) is
+%% replaced: fun expressions carry their source location.
+replace(Old, New, T) ->
+    mce_translate:postwalk(fun(X) when X =:= Old -> New;
+                              (X) -> X
+                           end, T).
+
+%% Compiles the probe copy of M and calls a probe fun with Env.
+probe(M, Name, FunExpr, Vars, Env, Forms) ->
+    L = element(2, FunExpr),
+    Body = [{tuple, L, [{atom, L, ?PROBE_TAG} | [{var, L, V} || V <- Vars]]}],
+    ProbeFun = {'fun', L, {clauses, [{clause, CL, Ps, Gs, Body}
+                                     || {clause, CL, Ps, Gs, _} <- fun_clauses(FunExpr)]}},
+    ProbeM = list_to_atom("mce$probe$" ++ atom_to_list(M)),
+    ProbeForms = [case F of
+                      {attribute, AL, module, _} -> {attribute, AL, module, ProbeM};
+                      {attribute, _, on_load, _} -> {attribute, 0, compile, []};
+                      _ -> replace(FunExpr, ProbeFun, F)
+                  end || F <- Forms],
+    Options = [binary, return_errors, no_spawn_compiler_process
+               | [O || O <- proplists:get_value(options, M:module_info(compile), []),
+                       optimisation_option(O)]],
+    case compile:forms(ProbeForms, Options) of
+        {ok, ProbeM, Bin} ->
+            _ = code:soft_purge(ProbeM),
+            {module, ProbeM} = code:load_binary(ProbeM, "mce$probe", Bin),
+            call_probe(ProbeM, Bin, probe_name(Name, FunExpr, Forms), Env, length(Vars));
+        {error, Errors, _} ->
+            erlang:error({mcerlang, {closure_entry, M, Name, "probe does not compile", Errors}})
+    end.
+
+%% Options that change the generated code (and so the closure layout).
+optimisation_option(O) when is_atom(O) ->
+    lists:member(O, [no_copt, no_bool_opt, no_share_opt, no_recv_opt, no_ssa_opt,
+                     no_type_opt, inline, no_inline_list_funcs, inline_list_funcs]);
+optimisation_option({inline, _}) -> true;
+optimisation_option({inline_size, _}) -> true;
+optimisation_option({inline_effort, _}) -> true;
+optimisation_option(_) -> false.
+
+%% The probe's name for the fun: funs nested in the original body are gone
+%% from the probe, so its post-order number can be smaller.
+probe_name(Name, FunExpr, _Forms) ->
+    Nested = length(funs_post_order(fun_clauses(FunExpr), [])),
+    {match, [Prefix, N]} = re:run(atom_to_list(Name), "^(.*-fun-)([0-9]+)-$",
+                                  [{capture, all_but_first, list}, unicode]),
+    list_to_atom(Prefix ++ integer_to_list(list_to_integer(N) - Nested) ++ "-").
+
+call_probe(ProbeM, Bin, ProbeName, Env, NVars) ->
+    {ok, {ProbeM, [{atoms, Atoms}]}} = beam_lib:chunks(Bin, [atoms]),
+    {ok, {ProbeM, [{"FunT", FunT}]}} = beam_lib:chunks(Bin, ["FunT"]),
+    <<_Count:32, Entries/binary>> = FunT,
+    Found = [{Index, NumFree, OldUniq}
+             || <<FnAtom:32, _Arity:32, _Label:32, Index:32, NumFree:32, OldUniq:32>>
+                    <= Entries,
+                proplists:get_value(FnAtom, Atoms) =:= ProbeName],
+    case Found of
+        [{Index, NumFree, OldUniq}] when NumFree =:= length(Env) ->
+            Uniq = ProbeM:module_info(md5),
+            Probe = binary_to_term(fun_ext(ProbeM, Uniq, Index, OldUniq, Env)),
+            case Probe() of
+                Tuple when is_tuple(Tuple), element(1, Tuple) =:= ?PROBE_TAG,
+                           tuple_size(Tuple) =:= NVars + 1 ->
+                    tl(tuple_to_list(Tuple))
+            end;
+        [{_, NumFree, _}] ->
+            erlang:error({mcerlang, {closure_entry, ProbeName,
+                                     {environment_size, NumFree, length(Env)},
+                                     "the closure's environment could not be matched"}});
+        [] ->
+            erlang:error({mcerlang, {closure_entry, ProbeName, "probe fun not found"}})
+    end.
+
+%% NEW_FUN_EXT (external term format) for a zero-arity fun of Module with
+%% the given free variables.
+fun_ext(Module, Uniq, Index, OldUniq, Env) ->
+    Body = [<<0:8, Uniq/binary, Index:32, (length(Env)):32>>,
+            ext(Module), ext(Index), ext(OldUniq), ext(self()) | [ext(V) || V <- Env]],
+    Bin = iolist_to_binary(Body),
+    <<131, 112, (byte_size(Bin) + 4):32, Bin/binary>>.
+
+ext(Term) ->
+    <<131, Rest/binary>> = term_to_binary(Term),
+    Rest.
+
+refuse(Fun, Why) ->
+    erlang:error({mcerlang, {closure_entry, Fun, Why}}).
