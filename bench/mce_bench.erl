@@ -29,7 +29,7 @@
 %% shows up as an `inconclusive' row rather than a hung bench.
 -module(mce_bench).
 
--export([main/0, run/0, translation_bench/0]).
+-export([main/0, run/0, translation_bench/0, real_code_bench/1]).
 
 -define(RESULTS, "bench/results/latest.json").
 %% Per-model guard on the search time, in ms.
@@ -61,10 +61,11 @@ main() ->
     header(),
     Rows = [begin Row = run_model(M), print_row(Row), Row end || M <- models()],
     Translation = translation_bench(),
+    RealCode = [real_code_bench(M) || M <- [lists, gen_server]],
     Total = (erlang:monotonic_time(millisecond) - T0) / 1000,
     io:format("~ntotal wall time: ~.1f s~n", [Total]),
     Path = filename:absname(?RESULTS),
-    case write_json(Path, Rows ++ [Translation], Total) of
+    case write_json(Path, Rows ++ [Translation | RealCode], Total) of
         ok -> io:format("results written to ~s~n", [Path]);
         {error, Why} -> io:format("could not write ~s: ~p~n", [Path, Why])
     end,
@@ -186,6 +187,46 @@ translation_bench() ->
                                           "compile ~.1f ms",
                                           [TransMs * 1000 / Lines, PassUs / 1000,
                                            CompileUs / 1000]))}.
+
+%% Translation of real code: a copy of an installed OTP module's source,
+%% renamed so that it is a user module (translated whole, as user code is).
+%% Timed after a warm-up translation, so the compiler is loaded.
+-spec real_code_bench(module()) -> row().
+real_code_bench(Orig) ->
+    Src0 = proplists:get_value(source, Orig:module_info(compile)),
+    Lib = code:lib_dir(element(1, lists:keyfind(application_of(Orig), 1,
+                                                 application:loaded_applications()))),
+    Src = case filelib:is_regular(Src0) of
+              true -> Src0;
+              false -> filename:join([Lib, "src", atom_to_list(Orig) ++ ".erl"])
+          end,
+    M = list_to_atom("bench_user_" ++ atom_to_list(Orig)),
+    Dir = filename:join(["/tmp", "mce_bench_" ++ os:getpid()]),
+    ok = filelib:ensure_dir(filename:join(Dir, "x")),
+    {ok, Text} = file:read_file(Src),
+    Renamed = re:replace(Text, "^-module\\(" ++ atom_to_list(Orig) ++ "\\)\\.",
+                         "-module(" ++ atom_to_list(M) ++ ").", [multiline]),
+    Copy = filename:join(Dir, atom_to_list(M) ++ ".erl"),
+    ok = file:write_file(Copy, Renamed),
+    Lines = length(binary:split(Text, <<"\n">>, [global])),
+    Includes = [{i, filename:join(code:lib_dir(App), "include")} || App <- [stdlib, kernel]],
+    {ok, M} = compile:file(Copy, [debug_info, {outdir, Dir} | Includes]),
+    code:add_patha(Dir),
+    code:purge(M),
+    {module, M} = code:load_abs(filename:join(Dir, atom_to_list(M))),
+    mce_translate:ensure(M),
+    persistent_term:erase({mce_translate, M}),
+    {Us, _} = timer:tc(fun() -> mce_translate:ensure(M) end),
+    Ms = Us / 1000,
+    io:format("translator: ~s (~b lines of real code) translated, compiled and loaded in ~.1f ms "
+              "(~.1f ms per 1,000 lines)~n", [Src, Lines, Ms, Ms * 1000 / Lines]),
+    #{model => lists:flatten(io_lib:format("translate ~s.erl (~b lines)", [Orig, Lines])),
+      verdict => "ok", time_s => Ms / 1000,
+      note => lists:flatten(io_lib:format("~.1f ms per 1000 lines", [Ms * 1000 / Lines]))}.
+
+application_of(M) ->
+    {ok, App} = application:get_application(M),
+    App.
 
 generated_module() ->
     Groups = [group(I) || I <- lists:seq(1, ?GEN_GROUPS)],
