@@ -128,12 +128,27 @@ static ERL_NIF_TERM nif_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
                           .max_states = max_states, .max_depth = max_depth,
                           .check_deadlock = (int)check_deadlock,
                           .table_slots = (size_t)table_slots };
+    static const char *const atom_names[4] = { "normal", "killed", "kill", "EXIT" };
+    ErlNifBinary atom_bins[4];
+    int natoms = 0;
+    for (; natoms < 4; natoms++) {
+        if (!enif_term_to_binary(env, atom(env, atom_names[natoms]),
+                                 &atom_bins[natoms]))
+            break;
+        cfg.atom_etf[natoms] = atom_bins[natoms].data;
+        cfg.atom_etf_len[natoms] = atom_bins[natoms].size;
+    }
     nif_priv *p = enif_priv_data(env);
-    search_res *r = enif_alloc_resource(p->search_type, sizeof *r);
+    search_res *r = natoms == 4 ? enif_alloc_resource(p->search_type, sizeof *r)
+                                : NULL;
+    if (r != NULL) {
+        r->lock = enif_mutex_create("mce_search");
+        r->s = r->lock ? search_new(&cfg) : NULL;
+    }
+    for (int a = 0; a < natoms; a++)
+        enif_release_binary(&atom_bins[a]);
     if (r == NULL)
         return ERROR(env, "out of memory");
-    r->lock = enif_mutex_create("mce_search");
-    r->s = r->lock ? search_new(&cfg) : NULL;
     ERL_NIF_TERM t = enif_make_resource(env, r);
     enif_release_resource(r);      /* the term now holds the only reference */
     if (r->s == NULL)
@@ -172,7 +187,12 @@ static ERL_NIF_TERM request_term(ErlNifEnv *env, search *s, const request *q)
                 return ERROR(env, "stored term does not decode");
             how = enif_make_tuple2(env, atom(env, "receive"), msg);
         }
-        return enif_make_tuple4(env, atom(env, "run"), pid, how, cont);
+        ERL_NIF_TERM dict = enif_make_list(env, 0);
+        if (q->dict != 0 && !part_term(env, ps, q->dict, &dict))
+            return ERROR(env, "stored term does not decode");
+        return enif_make_tuple6(env, atom(env, "run"), pid, how, cont, dict,
+                                atom(env, (q->flags & PF_TRAP_EXIT) ? "true"
+                                                                    : "false"));
     }
     case REQ_DONE: return atom(env, "done");
     case REQ_LIMIT_STATES: return atom(env, "max_states");
@@ -281,29 +301,66 @@ static int parse_effects(ErlNifEnv *env, ERL_NIF_TERM list, effects_buf *eb)
     while (enif_get_list_cell(env, tail, &head, &tail)) {
         const ERL_NIF_TERM *el;
         int arity;
-        unsigned pid;
+        unsigned pid = 0;
         effect *ef = &eb->effects[eb->n];
-        if (!enif_get_tuple(env, head, &arity, &el) || arity < 3 ||
-            !enif_get_uint(env, el[1], &pid))
+        ERL_NIF_TERM term = 0;
+        int has_term = 1;
+        if (!enif_get_tuple(env, head, &arity, &el) || arity < 2)
             return 0;
-        ef->pid = pid;
-        if (arity == 3 && enif_is_identical(el[0], atom(env, "send"))) {
+        if (arity == 3 && enif_is_identical(el[0], atom(env, "send")) &&
+            enif_get_uint(env, el[1], &pid)) {
             ef->kind = EFFECT_SEND;
+            term = el[2];
         } else if (arity == 4 && enif_is_identical(el[0], atom(env, "spawn")) &&
+                   enif_get_uint(env, el[1], &pid) &&
                    get_bool(env, el[3], &ef->link)) {
             ef->kind = EFFECT_SPAWN;
+            term = el[2];
+        } else if (arity == 3 && enif_is_identical(el[0], atom(env, "exit")) &&
+                   enif_get_uint(env, el[1], &pid)) {
+            ef->kind = EFFECT_EXIT;
+            term = el[2];
+        } else if (arity == 3 && enif_is_identical(el[0], atom(env, "register")) &&
+                   enif_get_uint(env, el[1], &pid) && enif_is_atom(env, el[2])) {
+            ef->kind = EFFECT_REGISTER;
+            term = el[2];
+        } else if (arity == 2 && enif_is_identical(el[0], atom(env, "unregister")) &&
+                   enif_is_atom(env, el[1])) {
+            ef->kind = EFFECT_UNREGISTER;
+            term = el[1];
+        } else if (arity == 2 && enif_is_identical(el[0], atom(env, "link")) &&
+                   enif_get_uint(env, el[1], &pid)) {
+            ef->kind = EFFECT_LINK;
+            has_term = 0;
+        } else if (arity == 2 && enif_is_identical(el[0], atom(env, "unlink")) &&
+                   enif_get_uint(env, el[1], &pid)) {
+            ef->kind = EFFECT_UNLINK;
+            has_term = 0;
+        } else if (arity == 2 && enif_is_identical(el[0], atom(env, "trap_exit")) &&
+                   get_bool(env, el[1], &ef->link)) {
+            ef->kind = EFFECT_TRAP_EXIT;
+            has_term = 0;
         } else {
             return 0;
         }
-        if (!encode(env, el[2], &eb->bins[eb->n], &ef->term))
-            return 0;
+        ef->pid = pid;
+        if (has_term) {
+            if (!encode(env, term, &eb->bins[eb->n], &ef->term))
+                return 0;
+        } else {
+            /* An empty binary keeps effects_release uniform. */
+            if (!enif_alloc_binary(0, &eb->bins[eb->n]))
+                return 0;
+            ef->term.etf = NULL;
+            ef->term.len = 0;
+        }
         eb->n++;
     }
     return 1;
 }
 
 /* ran(Search, Outcome, Effects, Label, Stop) -> Request
-**   Outcome = {wait, HasTimeout, Cont} | {exit, Reason} */
+**   Outcome = {wait, HasTimeout, Cont, Dict} | {exit, Reason} */
 static ERL_NIF_TERM nif_ran(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
 {
     (void)argc;
@@ -316,17 +373,27 @@ static ERL_NIF_TERM nif_ran(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
         !enif_get_tuple(env, argv[1], &arity, &oc) ||
         !get_bool(env, argv[4], &res.stop))
         return enif_make_badarg(env);
-    ErlNifBinary contbin, labelbin;
-    int have_cont = 0;
-    if (arity == 3 && enif_is_identical(oc[0], atom(env, "wait")) &&
-        get_bool(env, oc[1], &res.has_timeout)) {
+    ErlNifBinary contbin, dictbin, labelbin;
+    int have_cont = 0, have_dict = 0;
+    if (arity == 4 && enif_is_identical(oc[0], atom(env, "wait")) &&
+        get_bool(env, oc[1], &res.has_timeout) && enif_is_list(env, oc[3])) {
         res.outcome = OUTCOME_WAIT;
         if (!encode(env, oc[2], &contbin, &res.cont))
             return enif_make_badarg(env);
         have_cont = 1;
+        if (!enif_is_empty_list(env, oc[3])) {
+            if (!encode(env, oc[3], &dictbin, &res.dict)) {
+                enif_release_binary(&contbin);
+                return enif_make_badarg(env);
+            }
+            have_dict = 1;
+        }
     } else if (arity == 2 && enif_is_identical(oc[0], atom(env, "exit"))) {
         res.outcome = OUTCOME_EXIT;
         res.normal = enif_is_identical(oc[1], atom(env, "normal"));
+        if (!encode(env, oc[1], &contbin, &res.reason))
+            return enif_make_badarg(env);
+        have_cont = 1;
     } else {
         return enif_make_badarg(env);
     }
@@ -358,6 +425,8 @@ static ERL_NIF_TERM nif_ran(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     effects_release(&eb);
     if (have_cont)
         enif_release_binary(&contbin);
+    if (have_dict)
+        enif_release_binary(&dictbin);
     return t;
 }
 
@@ -434,7 +503,8 @@ static ERL_NIF_TERM nif_trace(ErlNifEnv *env, int argc,
     return list;
 }
 
-/* top_state(Search) -> [{Pid, init | waiting, Cont, [Msg], [LinkedPid]}] */
+/* top_state(Search) -> [{Pid, init | waiting, Cont, [Msg], [LinkedPid], Name}]
+** Name is the registered name or undefined. */
 static ERL_NIF_TERM nif_top_state(ErlNifEnv *env, int argc,
                                   const ERL_NIF_TERM argv[])
 {
@@ -461,12 +531,15 @@ static ERL_NIF_TERM nif_top_state(ErlNifEnv *env, int argc,
         for (uint32_t k = p->nlinks; k-- > 0;)
             links = enif_make_list_cell(env, enif_make_uint(env, p->links[k]),
                                         links);
+        ERL_NIF_TERM name = atom(env, "undefined");
+        if (p->name != 0 && !part_term(env, ps, p->name, &name))
+            goto bad;
         list = enif_make_list_cell(
             env,
-            enif_make_tuple5(env, enif_make_uint(env, p->pid),
+            enif_make_tuple6(env, enif_make_uint(env, p->pid),
                              atom(env, p->status == PROC_INIT ? "init"
                                                               : "waiting"),
-                             cont, msgs, links),
+                             cont, msgs, links, name),
             list);
     }
     enif_mutex_unlock(r->lock);
@@ -474,6 +547,63 @@ static ERL_NIF_TERM nif_top_state(ErlNifEnv *env, int argc,
 bad:
     enif_mutex_unlock(r->lock);
     return ERROR(env, "stored term does not decode");
+}
+
+/* alive(Search, Pid) -> boolean(), in the state being expanded */
+static ERL_NIF_TERM nif_alive(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
+{
+    (void)argc;
+    search_res *r;
+    unsigned pid;
+    if (!get_res(env, argv[0], &r) || !enif_get_uint(env, argv[1], &pid))
+        return enif_make_badarg(env);
+    enif_mutex_lock(r->lock);
+    int alive = search_peek_alive(r->s, pid);
+    enif_mutex_unlock(r->lock);
+    return atom(env, alive ? "true" : "false");
+}
+
+/* whereis(Search, Name) -> Pid | undefined */
+static ERL_NIF_TERM nif_whereis(ErlNifEnv *env, int argc,
+                                const ERL_NIF_TERM argv[])
+{
+    (void)argc;
+    search_res *r;
+    ErlNifBinary bin;
+    if (!get_res(env, argv[0], &r) || !enif_is_atom(env, argv[1]) ||
+        !enif_term_to_binary(env, argv[1], &bin))
+        return enif_make_badarg(env);
+    uint32_t pid = 0;
+    enif_mutex_lock(r->lock);
+    int found = search_peek_whereis(r->s, bin.data, bin.size, &pid);
+    enif_mutex_unlock(r->lock);
+    enif_release_binary(&bin);
+    return found ? enif_make_uint(env, pid) : atom(env, "undefined");
+}
+
+/* registered(Search) -> [Name] */
+static ERL_NIF_TERM nif_registered(ErlNifEnv *env, int argc,
+                                   const ERL_NIF_TERM argv[])
+{
+    (void)argc;
+    search_res *r;
+    if (!get_res(env, argv[0], &r))
+        return enif_make_badarg(env);
+    enif_mutex_lock(r->lock);
+    size_t n = search_peek_names(r->s, NULL, 0);
+    part_id *ids = malloc((n ? n : 1) * sizeof *ids);
+    ERL_NIF_TERM list = enif_make_list(env, 0);
+    if (ids != NULL) {
+        n = search_peek_names(r->s, ids, n);
+        for (size_t i = n; i-- > 0;) {
+            ERL_NIF_TERM name;
+            if (part_term(env, search_store(r->s), ids[i], &name))
+                list = enif_make_list_cell(env, name, list);
+        }
+        free(ids);
+    }
+    enif_mutex_unlock(r->lock);
+    return ids ? list : ERROR(env, "out of memory");
 }
 
 static ErlNifFunc nif_funcs[] = {
@@ -485,6 +615,9 @@ static ErlNifFunc nif_funcs[] = {
     {"stats", 1, nif_stats, 0},
     {"trace", 1, nif_trace, 0},
     {"top_state", 1, nif_top_state, 0},
+    {"alive", 2, nif_alive, 0},
+    {"whereis", 2, nif_whereis, 0},
+    {"registered", 1, nif_registered, 0},
 };
 
 ERL_NIF_INIT(mce_nif, nif_funcs, load, NULL, upgrade, unload)

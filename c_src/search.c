@@ -47,6 +47,7 @@ struct search {
     size_t nallocated, capallocated;
     search_stats st;
     int finished;
+    part_id atoms[4];     /* interned normal, killed, kill, 'EXIT' */
 };
 
 static uint64_t mix64(uint64_t x)
@@ -131,6 +132,26 @@ search *search_new(const search_config *cfg)
     int fresh;
     s->empty_mailbox = part_store_intern(s->ps, PART_MAILBOX, "", 0, NULL, 0,
                                          &fresh);
+    static const char *const names[4] = { "normal", "killed", "kill", "EXIT" };
+    for (int a = 0; a < 4 && s->empty_mailbox != 0; a++) {
+        uint8_t buf[16];
+        const uint8_t *etf = cfg->atom_etf[a];
+        size_t len = cfg->atom_etf_len[a];
+        if (etf == NULL) {      /* ATOM_EXT, as the VM writes latin-1 atoms */
+            size_t n = strlen(names[a]);
+            buf[0] = 131;
+            buf[1] = 100;
+            buf[2] = 0;
+            buf[3] = (uint8_t)n;
+            memcpy(buf + 4, names[a], n);
+            etf = buf;
+            len = 4 + n;
+        }
+        s->atoms[a] = part_store_intern(s->ps, PART_TERM, etf, (uint32_t)len,
+                                        NULL, 0, &fresh);
+        if (s->atoms[a] == 0)
+            s->empty_mailbox = 0;
+    }
     if (s->empty_mailbox == 0) {
         search_free(s);
         return NULL;
@@ -279,6 +300,8 @@ static int next_request(search *s, request *req)
             req->pid = p->pid;
             req->cont = p->cont;
         remember:
+            req->dict = p->dict;
+            req->flags = p->flags;
             s->pending = REQ_RUN;
             s->run = req->run;
             s->run_pid = req->pid;
@@ -343,57 +366,140 @@ static void free_result(run_result *res)
     res->label = NULL;
 }
 
-/* Removes `pid` and, for an abnormal reason, everything linked to it that
-** does not trap exits (no process traps exits yet), transitively. */
-static int exit_process(sys_state *st, uint32_t pid, int normal)
+/* An exit signal on its way: from a dying linked process, or from exit/2
+** (untrappable when its reason is kill). */
+typedef struct exit_signal {
+    uint32_t from, to;
+    part_id reason;
+    int untrappable;
+} exit_signal;
+
+typedef struct signal_queue {
+    exit_signal *q;
+    size_t n, cap;
+} signal_queue;
+
+static int queue_signal(signal_queue *sq, exit_signal sig)
 {
-    uint32_t *work = malloc(sizeof *work);
-    size_t nwork = 0, capwork = 1;
-    if (work == NULL)
-        return -1;
-    work[nwork++] = pid;
-    while (nwork > 0) {
-        uint32_t dead = work[--nwork];
-        int i = sys_state_find(st, dead);
-        if (i < 0)
-            continue;
-        proc gone = st->procs[i];
-        st->procs[i].links = NULL;      /* ownership moves to `gone` */
-        sys_state_remove(st, (uint32_t)i);
-        for (uint32_t k = 0; k < gone.nlinks; k++) {
-            int j = sys_state_find(st, gone.links[k]);
-            if (j < 0)
-                continue;
-            proc_link_remove(&st->procs[j], dead);
-            if (!normal) {
-                if (nwork == capwork) {
-                    uint32_t *grown = realloc(work, 2 * capwork * sizeof *grown);
-                    if (grown == NULL) {
-                        free(gone.links);
-                        free(work);
-                        return -1;
-                    }
-                    work = grown;
-                    capwork *= 2;
-                }
-                work[nwork++] = gone.links[k];
-            }
-        }
-        free(gone.links);
+    if (sq->n == sq->cap) {
+        size_t cap = sq->cap ? 2 * sq->cap : 8;
+        exit_signal *grown = realloc(sq->q, cap * sizeof *grown);
+        if (grown == NULL)
+            return -1;
+        sq->q = grown;
+        sq->cap = cap;
     }
-    free(work);
+    sq->q[sq->n++] = sig;
     return 0;
 }
 
-static int apply_effects(search *s, sys_state *st, run_result *res, int self)
+/* Appends {'EXIT', From, Reason} to the mailbox of st->procs[to]. */
+static int deliver_exit_message(search *s, sys_state *st, int to,
+                                uint32_t from, part_id reason)
+{
+    const part *ex = part_store_get(s->ps, s->atoms[ATOM_EXIT]);
+    const part *rs = part_store_get(s->ps, reason);
+    size_t nodelen = s->cfg.nodelen;
+    if (ex == NULL || rs == NULL || nodelen > 255)
+        return -1;
+    size_t len = 3 + (ex->len - 1) + (4 + nodelen + 12) + (rs->len - 1);
+    uint8_t *buf = malloc(len);
+    if (buf == NULL)
+        return -1;
+    uint8_t *b = buf;
+    *b++ = 131;
+    *b++ = 104;                         /* SMALL_TUPLE_EXT */
+    *b++ = 3;
+    memcpy(b, ex->data + 1, ex->len - 1);
+    b += ex->len - 1;
+    *b++ = 88;                          /* NEW_PID_EXT, as mce_pid builds it */
+    *b++ = 100;
+    *b++ = 0;
+    *b++ = (uint8_t)nodelen;
+    memcpy(b, s->cfg.node, nodelen);
+    b += nodelen;
+    uint32_t words[3] = { from, 0, s->cfg.creation };
+    for (int w = 0; w < 3; w++) {
+        *b++ = (uint8_t)(words[w] >> 24);
+        *b++ = (uint8_t)(words[w] >> 16);
+        *b++ = (uint8_t)(words[w] >> 8);
+        *b++ = (uint8_t)words[w];
+    }
+    memcpy(b, rs->data + 1, rs->len - 1);
+    term_in t = { buf, len };
+    part_id msg = intern_term(s, &t);
+    free(buf);
+    if (msg == 0)
+        return -1;
+    part_id mb = mailbox_append(s->ps, st->procs[to].mailbox, msg);
+    if (mb == 0)
+        return -1;
+    st->procs[to].mailbox = mb;
+    return 0;
+}
+
+/* Removes process `pid`, which ends with `reason`, and sends its linked
+** processes exit signals. */
+static int process_dies(sys_state *st, uint32_t pid, part_id reason,
+                        signal_queue *sq)
+{
+    int i = sys_state_find(st, pid);
+    if (i < 0)
+        return 0;
+    proc gone = st->procs[i];
+    st->procs[i].links = NULL;          /* ownership moves to `gone` */
+    sys_state_remove(st, (uint32_t)i);
+    int err = 0;
+    for (uint32_t k = 0; k < gone.nlinks && !err; k++) {
+        int j = sys_state_find(st, gone.links[k]);
+        if (j < 0)
+            continue;
+        proc_link_remove(&st->procs[j], pid);
+        err = queue_signal(sq, (exit_signal){ pid, gone.links[k], reason, 0 });
+    }
+    free(gone.links);
+    return err;
+}
+
+/* Delivers the queued exit signals, and those they cause, as OTP does: an
+** untrappable kill kills with reason killed; a trapping process gets an
+** 'EXIT' message; normal is otherwise ignored; any other reason kills. */
+static int deliver_signals(search *s, sys_state *st, signal_queue *sq)
+{
+    for (size_t k = 0; k < sq->n; k++) {
+        exit_signal sig = sq->q[k];
+        int q = sys_state_find(st, sig.to);
+        if (q < 0)
+            continue;
+        int err;
+        if (sig.untrappable)
+            err = process_dies(st, sig.to, s->atoms[ATOM_KILLED], sq);
+        else if (st->procs[q].flags & PF_TRAP_EXIT)
+            err = deliver_exit_message(s, st, q, sig.from, sig.reason);
+        else if (sig.reason == s->atoms[ATOM_NORMAL])
+            err = 0;
+        else
+            err = process_dies(st, sig.to, sig.reason, sq);
+        if (err)
+            return -1;
+    }
+    sq->n = 0;
+    return 0;
+}
+
+static int apply_effects(search *s, sys_state *st, run_result *res,
+                         signal_queue *sq)
 {
     for (size_t e = 0; e < res->neffects; e++) {
         effect *ef = &res->effects[e];
-        part_id term = intern_term(s, &ef->term);
-        if (term == 0)
+        part_id term = 0;
+        if (ef->term.etf != NULL && (term = intern_term(s, &ef->term)) == 0)
             return -1;
-        if (ef->kind == EFFECT_SPAWN) {
-            if (sys_state_find(st, ef->pid) >= 0)
+        int self = sys_state_find(st, s->run_pid);
+        int q = sys_state_find(st, ef->pid);
+        switch (ef->kind) {
+        case EFFECT_SPAWN: {
+            if (q >= 0 || term == 0 || self < 0)
                 return -1;
             proc child = { .pid = ef->pid, .status = PROC_INIT, .cont = term,
                            .mailbox = s->empty_mailbox };
@@ -406,14 +512,61 @@ static int apply_effects(search *s, sys_state *st, run_result *res, int self)
             self = sys_state_find(st, s->run_pid);
             if (ef->link && proc_link_add(&st->procs[self], ef->pid) != 0)
                 return -1;
-        } else {
-            int q = sys_state_find(st, ef->pid);
+            break;
+        }
+        case EFFECT_SEND: {
+            if (term == 0)
+                return -1;
             if (q < 0)
-                continue;           /* sending to a dead process is a no-op */
+                break;              /* sending to a dead process is a no-op */
             part_id mb = mailbox_append(s->ps, st->procs[q].mailbox, term);
             if (mb == 0)
                 return -1;
             st->procs[q].mailbox = mb;
+            break;
+        }
+        case EFFECT_LINK:
+            if (q >= 0 && self >= 0 && ef->pid != s->run_pid &&
+                (proc_link_add(&st->procs[q], s->run_pid) != 0 ||
+                 proc_link_add(&st->procs[self], ef->pid) != 0))
+                return -1;
+            break;
+        case EFFECT_UNLINK:
+            if (q >= 0)
+                proc_link_remove(&st->procs[q], s->run_pid);
+            if (self >= 0)
+                proc_link_remove(&st->procs[self], ef->pid);
+            break;
+        case EFFECT_EXIT:
+            if (term == 0 ||
+                queue_signal(sq, (exit_signal){ s->run_pid, ef->pid, term,
+                                                term == s->atoms[ATOM_KILL] })
+                    != 0 ||
+                deliver_signals(s, st, sq) != 0)
+                return -1;
+            break;
+        case EFFECT_REGISTER:
+            if (term == 0)
+                return -1;
+            if (q >= 0 && sys_state_find_name(st, term) < 0)
+                st->procs[q].name = term;
+            break;
+        case EFFECT_UNREGISTER: {
+            int r = term ? sys_state_find_name(st, term) : -1;
+            if (r >= 0)
+                st->procs[r].name = 0;
+            break;
+        }
+        case EFFECT_TRAP_EXIT:
+            if (self < 0)
+                return -1;
+            if (ef->link)
+                st->procs[self].flags |= PF_TRAP_EXIT;
+            else
+                st->procs[self].flags &= ~(uint32_t)PF_TRAP_EXIT;
+            break;
+        default:
+            return -1;
         }
     }
     return 0;
@@ -443,23 +596,39 @@ int search_answer_run(search *s, run_result *res, request *req)
             goto error;
         st.procs[self].mailbox = mb;
     }
-    if (apply_effects(s, &st, res, self) != 0) {
+    signal_queue sq = { NULL, 0, 0 };
+    if (apply_effects(s, &st, res, &sq) != 0) {
+        free(sq.q);
         why = "malformed effects (bad term or pid)";
         goto error;
     }
     self = sys_state_find(&st, s->run_pid);
-    if (res->outcome == OUTCOME_WAIT) {
+    if (self < 0) {
+        /* Killed by its own effects (exit/2 to a linked process that
+        ** propagated back): nothing more to record. */
+    } else if (res->outcome == OUTCOME_WAIT) {
         part_id cont = intern_term(s, &res->cont);
-        if (cont == 0) {
+        part_id dict = res->dict.etf ? intern_term(s, &res->dict) : 0;
+        if (cont == 0 || (res->dict.etf && dict == 0)) {
+            free(sq.q);
             why = "continuation is not an encodable term";
             goto error;
         }
         st.procs[self].status = PROC_WAITING;
         st.procs[self].cont = cont;
-        st.procs[self].flags = res->has_timeout ? PF_TIMEOUT : 0;
-    } else if (exit_process(&st, s->run_pid, res->normal) != 0) {
-        goto error;
+        st.procs[self].dict = dict;
+        st.procs[self].flags = (st.procs[self].flags & ~(uint32_t)PF_TIMEOUT) |
+                               (res->has_timeout ? PF_TIMEOUT : 0);
+    } else {
+        part_id reason = res->reason.etf ? intern_term(s, &res->reason)
+                         : s->atoms[res->normal ? ATOM_NORMAL : ATOM_KILLED];
+        if (reason == 0 || process_dies(&st, s->run_pid, reason, &sq) != 0 ||
+            deliver_signals(s, &st, &sq) != 0) {
+            free(sq.q);
+            goto error;
+        }
     }
+    free(sq.q);
     int is_new;
     part_id root = sys_state_encode(s->ps, &st, &is_new);
     sys_state_clear(&st);
@@ -543,7 +712,8 @@ static size_t pid_mark_bound(const search *s)
     size_t n = s->nallocated + 2;
     for (uint32_t i = 0; i < s->cur.nprocs; i++) {
         const proc *p = &s->cur.procs[i];
-        n += 1 + p->nlinks + term_pid_count(s->ps, p->cont);
+        n += 1 + p->nlinks + term_pid_count(s->ps, p->cont) +
+             term_pid_count(s->ps, p->dict);
         uint32_t m = mailbox_length(s->ps, p->mailbox);
         for (uint32_t k = 0; k < m; k++)
             n += term_pid_count(s->ps, mailbox_at(s->ps, p->mailbox, k));
@@ -565,6 +735,7 @@ uint32_t search_fresh_pid(search *s)
         for (uint32_t k = 0; k < p->nlinks && !err; k++)
             err |= add_used(&used, &cap, p->links[k], limit);
         err |= add_term_pids(s->ps, p->cont, &used, &cap, limit);
+        err |= add_term_pids(s->ps, p->dict, &used, &cap, limit);
         uint32_t n = mailbox_length(s->ps, p->mailbox);
         for (uint32_t k = 0; k < n && !err; k++)
             err |= add_term_pids(s->ps, mailbox_at(s->ps, p->mailbox, k),
@@ -612,6 +783,42 @@ const sys_state *search_top_state(search *s)
     if (s->depth == 0 || decode_top(s) != 0)
         return NULL;
     return &s->cur;
+}
+
+int search_peek_alive(search *s, uint32_t pid)
+{
+    if (s->depth == 0 || decode_top(s) != 0)
+        return 0;
+    return sys_state_find(&s->cur, pid) >= 0;
+}
+
+int search_peek_whereis(search *s, const uint8_t *etf, size_t len,
+                        uint32_t *pid)
+{
+    if (s->depth == 0 || decode_top(s) != 0)
+        return 0;
+    for (uint32_t i = 0; i < s->cur.nprocs; i++) {
+        const part *n = part_store_get(s->ps, s->cur.procs[i].name);
+        if (n != NULL && n->len == len && memcmp(n->data, etf, len) == 0) {
+            *pid = s->cur.procs[i].pid;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+size_t search_peek_names(search *s, part_id *out, size_t max)
+{
+    size_t n = 0;
+    if (s->depth == 0 || decode_top(s) != 0)
+        return 0;
+    for (uint32_t i = 0; i < s->cur.nprocs; i++)
+        if (s->cur.procs[i].name != 0) {
+            if (n < max)
+                out[n] = s->cur.procs[i].name;
+            n++;
+        }
+    return n;
 }
 
 size_t search_stack_depth(const search *s)

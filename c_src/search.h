@@ -32,7 +32,15 @@ typedef struct search_config {
     uint64_t max_depth;        /* 0: unlimited */
     int check_deadlock;        /* 0: a stuck state just ends its path */
     size_t table_slots;        /* initial index size, 0: default */
+    /* External format (with the 131 version byte) of the atoms normal,
+    ** killed, kill and 'EXIT' as the VM encodes them, so that exit reasons
+    ** and the 'EXIT' messages built here intern like the VM's own terms.
+    ** NULL: a latin-1 ATOM_EXT encoding is assumed. */
+    const uint8_t *atom_etf[4];
+    size_t atom_etf_len[4];
 } search_config;
+
+enum search_atom { ATOM_NORMAL = 0, ATOM_KILLED, ATOM_KILL, ATOM_EXIT };
 
 /* An encoded Erlang term on its way into the store. */
 typedef struct term_in {
@@ -40,13 +48,22 @@ typedef struct term_in {
     size_t len;
 } term_in;
 
-enum effect_kind { EFFECT_SEND = 1, EFFECT_SPAWN = 2 };
+enum effect_kind {
+    EFFECT_SEND = 1,        /* pid: receiver, term: message */
+    EFFECT_SPAWN,           /* pid: child, term: initial call, flag: link */
+    EFFECT_LINK,            /* pid */
+    EFFECT_UNLINK,          /* pid */
+    EFFECT_EXIT,            /* pid: target of exit/2, term: reason */
+    EFFECT_REGISTER,        /* pid, term: name */
+    EFFECT_UNREGISTER,      /* term: name */
+    EFFECT_TRAP_EXIT        /* flag: new value for the running process */
+};
 
 typedef struct effect {
     enum effect_kind kind;
-    uint32_t pid;              /* send: receiver; spawn: child */
-    int link;                  /* spawn: spawn_link */
-    term_in term;              /* send: message; spawn: initial call */
+    uint32_t pid;
+    int link;                  /* spawn: spawn_link; trap_exit: the value */
+    term_in term;              /* etf NULL when the effect has no term */
 } effect;
 
 enum outcome_kind { OUTCOME_WAIT = 1, OUTCOME_EXIT = 2 };
@@ -56,6 +73,9 @@ typedef struct run_result {
     int has_timeout;           /* WAIT: the receive has a finite after */
     term_in cont;              /* WAIT: continuation */
     int normal;                /* EXIT: reason is `normal` */
+    term_in reason;            /* EXIT: the reason (etf NULL: normal, or
+                                  the atom killed when !normal) */
+    term_in dict;              /* WAIT: process dictionary (etf NULL: []) */
     effect *effects;
     size_t neffects;
     uint8_t *label;            /* malloc'd ETF, ownership passes to search */
@@ -80,6 +100,8 @@ typedef struct request {
     enum run_kind run;
     uint32_t pid;
     part_id cont, msg;
+    part_id dict;              /* RUN: the process dictionary, 0: [] */
+    uint32_t flags;            /* RUN: the process's flags */
     const char *error;
 } request;
 
@@ -107,6 +129,17 @@ void search_get_stats(const search *s, search_stats *st);
 const part_store *search_store(const search *s);
 /* The state on top of the stack (decoded), or NULL. */
 const sys_state *search_top_state(search *s);
+/* Queries about the state being expanded (before the current run's
+** effects), for BIFs that read it: is_process_alive, whereis,
+** registered. */
+int search_peek_alive(search *s, uint32_t pid);
+/* 1 and *pid when a process is registered under the name whose external
+** format is etf[0..len), else 0. */
+int search_peek_whereis(search *s, const uint8_t *etf, size_t len,
+                        uint32_t *pid);
+/* The registered names' PART_TERM ids: fills up to max, returns the count. */
+size_t search_peek_names(search *s, part_id *out, size_t max);
+
 /* Stack depth (states on the stack) and the label of the transition that
 ** led to stack entry i (1 <= i < depth), valid until the next call. */
 size_t search_stack_depth(const search *s);

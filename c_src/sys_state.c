@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PROC_FIXED_WORDS 6
+#define PROC_FIXED_WORDS 8
 
 void sys_state_clear(sys_state *s)
 {
@@ -92,7 +92,9 @@ int sys_state_decode(const part_store *ps, part_id root, sys_state *out)
         p->cont = word(pp->data, 2);
         p->mailbox = word(pp->data, 3);
         p->flags = word(pp->data, 4);
-        uint32_t nlinks = word(pp->data, 5);
+        p->dict = word(pp->data, 5);
+        p->name = word(pp->data, 6);
+        uint32_t nlinks = word(pp->data, 7);
         /* Compared this way round so a huge nlinks cannot wrap the
         ** product back to the record's length. */
         if (pp->len % 4 != 0 || nlinks != pp->len / 4 - PROC_FIXED_WORDS ||
@@ -131,7 +133,9 @@ part_id sys_state_encode(part_store *ps, const sys_state *s, int *is_new)
         buf[2] = p->cont;
         buf[3] = p->mailbox;
         buf[4] = p->flags;
-        buf[5] = p->nlinks;
+        buf[5] = p->dict;
+        buf[6] = p->name;
+        buf[7] = p->nlinks;
         if (p->nlinks)
             memcpy(buf + PROC_FIXED_WORDS, p->links, p->nlinks * sizeof *buf);
         int fresh;
@@ -159,6 +163,14 @@ int sys_state_find(const sys_state *s, uint32_t pid)
             hi = mid;
     }
     return lo < s->nprocs && s->procs[lo].pid == pid ? (int)lo : -1;
+}
+
+int sys_state_find_name(const sys_state *s, part_id name)
+{
+    for (uint32_t i = 0; name != 0 && i < s->nprocs; i++)
+        if (s->procs[i].name == name)
+            return (int)i;
+    return -1;
 }
 
 int sys_state_insert(sys_state *s, const proc *p)

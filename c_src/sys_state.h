@@ -8,7 +8,10 @@
 ** states intern to the same root id.
 **
 ** Process record layout (PART_PROC, 32-bit words):
-**   pid, status, cont, mailbox, flags, nlinks, links[nlinks]
+**   pid, status, cont, mailbox, flags, dict, name, nlinks, links[nlinks]
+** dict is the PART_TERM of the process dictionary (0: empty); name is the
+** PART_TERM of its registered name (0: none).  The registry is the set of
+** names held by live processes, so a process's death unregisters it.
 */
 #ifndef MCE_SYS_STATE_H
 #define MCE_SYS_STATE_H
@@ -21,7 +24,8 @@ enum proc_status {
 };
 
 enum proc_flag {
-    PF_TIMEOUT = 1      /* the receive has a finite `after` */
+    PF_TIMEOUT = 1,     /* the receive has a finite `after` */
+    PF_TRAP_EXIT = 2    /* process_flag(trap_exit, true) */
 };
 
 typedef struct proc {
@@ -30,6 +34,8 @@ typedef struct proc {
     part_id cont;
     part_id mailbox;
     uint32_t flags;
+    part_id dict;
+    part_id name;
     uint32_t nlinks, caplinks;
     uint32_t *links;    /* sorted pids, owned by this struct */
 } proc;
@@ -47,6 +53,8 @@ part_id sys_state_encode(part_store *ps, const sys_state *s, int *is_new);
 
 /* Index of the process with `pid`, or -1. */
 int sys_state_find(const sys_state *s, uint32_t pid);
+/* Index of the process registered as `name` (a PART_TERM id), or -1. */
+int sys_state_find_name(const sys_state *s, part_id name);
 /* Inserts a process in pid order; returns its index or -1. */
 int sys_state_insert(sys_state *s, const proc *p);
 void sys_state_remove(sys_state *s, uint32_t index);

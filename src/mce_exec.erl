@@ -9,36 +9,50 @@
 %% itself, which the search keeps on its stack for counterexamples.
 -module(mce_exec).
 
--export([run/4, matches/2, location/1, clean_stack/1]).
+-export([run/6, matches/2, location/1, clean_stack/1]).
 
 -type how() :: start | timeout | {'receive', term()}.
--type outcome() :: {wait, boolean(), term()} | {exit, term()}.
+-type outcome() :: {wait, boolean(), term(), [{term(), term()}]} | {exit, term()}.
 -type label() :: #{pid := pos_integer(), action := term(), effects := list(),
                    output := [string()], outcome := term()}.
 -export_type([how/0, outcome/0, label/0]).
 
-%% @doc Runs process `Pid' from `Cont'.  Returns the outcome for the C
-%% runtime, the effects (oldest first) and the step's label.
--spec run(mce_nif:search(), pos_integer(), how(), term()) -> {outcome(), list(), label()}.
-run(Search, Pid, How, Cont) ->
+%% @doc Runs process `Pid' from `Cont' with its process dictionary and
+%% trap_exit flag.  Returns the outcome for the C runtime, the effects
+%% (oldest first) and the step's label.
+-spec run(mce_nif:search(), pos_integer(), how(), term(), [{term(), term()}], boolean()) ->
+          {outcome(), list(), label()}.
+run(Search, Pid, How, Cont, Dict, TrapExit) ->
     put('$mce_self', mce_pid:term(Pid)),
+    put('$mce_pid', Pid),
     put('$mce_search', Search),
     put('$mce_effects', []),
     put('$mce_output', []),
     put('$mce_suspensions', []),
-    Result = step(How, Cont),
+    put('$mce_dict', maps:from_list(Dict)),
+    put('$mce_trap_exit', TrapExit),
+    put('$mce_overlay', #{}),
+    Result0 = step(How, Cont),
+    %% A signal the process sent itself (exit(self(), kill)) ends it
+    %% whatever its code did afterwards: signals cannot be caught.
+    Killed = erase('$mce_killed'),
+    Result = case Killed of
+                 undefined -> Result0;
+                 Reason -> {exit, Reason}
+             end,
     case erase('$mce_fatal') of
         undefined -> ok;
         Fatal -> cleanup(), erlang:error(Fatal)
     end,
     Suspensions = erase('$mce_suspensions'),
-    check_suspensions(Result, Suspensions),
+    Killed =:= undefined andalso check_suspensions(Result, Suspensions),
     Effects = lists:reverse(erase('$mce_effects')),
     Output = lists:reverse(erase('$mce_output')),
+    FinalDict = lists:sort(maps:to_list(get('$mce_dict'))),
     cleanup(),
     Outcome = case Result of
                   {wait, {_, _, _, Timeout}, _} = W ->
-                      {wait, Timeout =/= infinity, cont(W)};
+                      {wait, Timeout =/= infinity, cont(W), FinalDict};
                   {done, _Value} -> {exit, normal};
                   {exit, _} = E -> E
               end,
@@ -48,7 +62,8 @@ run(Search, Pid, How, Cont) ->
 
 cleanup() ->
     [erase(K) || K <- ['$mce_self', '$mce_search', '$mce_effects', '$mce_output',
-                       '$mce_suspensions', '$mce_fatal']],
+                       '$mce_suspensions', '$mce_fatal', '$mce_killed', '$mce_dict',
+                       '$mce_trap_exit', '$mce_overlay', '$mce_pid']],
     ok.
 
 cont({wait, Recv, Frames}) -> {Recv, Frames}.
@@ -133,7 +148,7 @@ action(start, Cont) -> {start, Cont};
 action(timeout, _Cont) -> timeout;
 action({'receive', Msg}, _Cont) -> {'receive', Msg}.
 
-label_outcome({wait, _, Cont}) -> {waiting, location(Cont)};
+label_outcome({wait, _, Cont, _Dict}) -> {waiting, location(Cont)};
 label_outcome({exit, Reason}) -> {exit, Reason}.
 
 %% @doc Stack traces name the original modules and end where the simulated
@@ -143,10 +158,23 @@ label_outcome({exit, Reason}) -> {exit, Reason}.
 clean_stack(Stack) ->
     Own = lists:takewhile(fun({M, _, _, _}) -> not lists:member(M, [mce_exec, mce_search]) end,
                           Stack),
-    [original_frame(Frame) || {M, _, _, _} = Frame <- Own, M =/= mce_rt].
+    [original_frame(Frame) || Frame <- Own, keep_frame(Frame)].
+
+%% A BIF implemented by mce_rt appears as the BIF itself, as on the VM;
+%% mce_rt's internal helpers do not appear.
+keep_frame({mce_rt, F, _, _}) -> lists:member(F, rt_bifs());
+keep_frame(_) -> true.
+
+rt_bifs() ->
+    [send, link, unlink, exit, register, unregister, whereis, registered, process_flag,
+     is_process_alive, spawn, spawn_link].
 
 %% Lambda-lifted receive and frame functions stand for the function whose
 %% code they hold.
+original_frame({mce_rt, send, A, Info}) ->
+    {erlang, '!', A, Info};
+original_frame({mce_rt, F, A, Info}) ->
+    {erlang, F, A, Info};
 original_frame({M, F, A, Info}) ->
     case atom_to_list(F) of
         "$mce_" ++ _ ->

@@ -6,13 +6,14 @@
 -module(mce_nif).
 
 -export([new/1, start/3, match/2, ran/5, fresh_pid/1, stats/1, trace/1,
-         top_state/1]).
+         top_state/1, alive/2, whereis/2, registered/1]).
 
 -on_load(load/0).
 
 -type search() :: reference().
 -type request() :: {match, term(), term()}
-                 | {run, pos_integer(), start | timeout | {'receive', term()}, term()}
+                 | {run, pos_integer(), start | timeout | {'receive', term()}, term(),
+                    [{term(), term()}], boolean()}
                  | done | max_states | deadlock | stopped
                  | {error, {string(), integer()}, string()}.
 -export_type([search/0, request/0]).
@@ -38,7 +39,8 @@ start(_Search, _InitCall, _Pid) -> erlang:nif_error(not_loaded).
 -spec match(search(), boolean()) -> request().
 match(_Search, _Matches) -> erlang:nif_error(not_loaded).
 
--spec ran(search(), {wait, boolean(), term()} | {exit, term()}, list(), term(), boolean()) -> request().
+-spec ran(search(), {wait, boolean(), term(), list()} | {exit, term()}, list(), term(),
+          boolean()) -> request().
 ran(_Search, _Outcome, _Effects, _Label, _Stop) -> erlang:nif_error(not_loaded).
 
 -spec fresh_pid(search()) -> pos_integer() | {error, term(), string()}.
@@ -50,5 +52,18 @@ stats(_Search) -> erlang:nif_error(not_loaded).
 -spec trace(search()) -> [term()].
 trace(_Search) -> erlang:nif_error(not_loaded).
 
--spec top_state(search()) -> [{pos_integer(), init | waiting, term(), [term()], [pos_integer()]}].
+-spec top_state(search()) ->
+          [{pos_integer(), init | waiting, term(), [term()], [pos_integer()], atom()}].
 top_state(_Search) -> erlang:nif_error(not_loaded).
+
+%% @doc Is `Pid' alive in the state being expanded?
+-spec alive(search(), non_neg_integer()) -> boolean().
+alive(_Search, _Pid) -> erlang:nif_error(not_loaded).
+
+%% @doc The pid registered as `Name' in the state being expanded.
+-spec whereis(search(), atom()) -> non_neg_integer() | undefined.
+whereis(_Search, _Name) -> erlang:nif_error(not_loaded).
+
+%% @doc The registered names in the state being expanded.
+-spec registered(search()) -> [atom()].
+registered(_Search) -> erlang:nif_error(not_loaded).

@@ -7,36 +7,248 @@
 %% state.  The step's context lives in the executor's process dictionary
 %% under '$mce_*' keys, set up and torn down by mce_exec for each step.
 -module(mce_rt).
+-compile({no_auto_import, [link/1, unlink/1, exit/2, register/2, unregister/1, whereis/1,
+                            registered/0, process_flag/2, is_process_alive/1, put/2,
+                            get/0, get/1, erase/0, erase/1, get_keys/0, get_keys/1,
+                            self/0, node/0, spawn/1, spawn/3, spawn_link/1, spawn_link/3,
+                            apply/2, apply/3]}).
 
 -export([self/0, node/0, send/2, spawn/1, spawn/3, spawn_link/1, spawn_link/3,
          suspend/4, apply/2, apply/3, output/1, output/2, output/3, unsupported/3,
          fatal/1, clean_stack/1]).
+%% Process BIFs of the simulated process.
+-export([link/1, unlink/1, exit/2, register/2, unregister/1, whereis/1, registered/0,
+         process_flag/2, is_process_alive/1,
+         put/2, get/0, get/1, erase/0, erase/1, get_keys/0, get_keys/1]).
 
 -type location() :: {module(), atom(), arity(), non_neg_integer()}.
 -export_type([location/0]).
 
 -spec self() -> pid().
 self() ->
-    get('$mce_self').
+    erlang:get('$mce_self').
 
 -spec node() -> node().
 node() ->
     mce_pid:node_name().
 
-%% @doc `To ! Msg'.  Like the BIF it returns Msg and raises badarg for a
-%% destination that is not a pid or a registered name.  Names cannot be
-%% registered yet, so a name is always unregistered (badarg, as on the VM).
+%% @doc `To ! Msg'.  Like the BIF it returns Msg; an unregistered name is
+%% badarg, but `{Name, node()}' for an unregistered name drops the message
+%% (both as on the VM).
 -spec send(term(), Msg) -> Msg.
+send(To, Msg) when is_atom(To) ->
+    case whereis(To) of
+        undefined -> erlang:error(badarg, [To, Msg]);
+        Pid -> send(Pid, Msg)
+    end;
+send({Name, Node} = To, Msg) when is_atom(Name), is_atom(Node) ->
+    case Node =:= node() of
+        true ->
+            case whereis(Name) of
+                undefined -> Msg;
+                Pid -> send(Pid, Msg)
+            end;
+        false ->
+            fatal({mcerlang, {unsupported_bif, {erlang, send, 2},
+                              {remote_node, To, "nodes are not modelled yet"}}})
+    end;
 send(To, Msg) ->
-    case mce_pid:number(To) of
-        {ok, N} ->
-            effect({send, N, Msg}),
-            Msg;
-        error when is_pid(To) ->
-            fatal({mcerlang, {send_to_real_process, To}});
-        error ->
-            erlang:error(badarg, [To, Msg])
+    N = sim_pid(To, [To, Msg]),
+    effect({send, N, Msg}),
+    Msg.
+
+%% The number of a simulated pid; badarg for a non-pid, a stop for a real
+%% process (the model cannot reach it).
+sim_pid(Pid, Args) ->
+    case mce_pid:number(Pid) of
+        {ok, N} -> N;
+        error when is_pid(Pid) -> fatal({mcerlang, {send_to_real_process, Pid}});
+        error -> erlang:error(badarg, Args)
     end.
+
+%%--------------------------------------------------------------------
+%% Links, exit signals, trap_exit
+%%--------------------------------------------------------------------
+
+-spec link(pid()) -> true.
+link(Pid) ->
+    N = sim_pid(Pid, [Pid]),
+    case N =:= erlang:get('$mce_pid') of
+        true -> true;
+        false ->
+            case alive(N) of
+                true ->
+                    effect({link, N}),
+                    true;
+                false ->
+                    case erlang:get('$mce_trap_exit') of
+                        true ->
+                            effect({send, erlang:get('$mce_pid'), {'EXIT', Pid, noproc}}),
+                            true;
+                        false ->
+                            erlang:error(noproc, [Pid])
+                    end
+            end
+    end.
+
+-spec unlink(pid()) -> true.
+unlink(Pid) ->
+    N = sim_pid(Pid, [Pid]),
+    effect({unlink, N}),
+    true.
+
+%% @doc exit/2.  To another process: an exit signal, delivered by the
+%% runtime.  To itself: the signal acts at once and cannot be caught; only
+%% when trapping exits does it become a message ('kill' cannot be trapped).
+-spec exit(pid(), term()) -> true.
+exit(Pid, Reason) ->
+    N = sim_pid(Pid, [Pid, Reason]),
+    case N =:= erlang:get('$mce_pid') of
+        false ->
+            Reason =:= kill andalso overlay_alive(N, false),
+            effect({exit, N, Reason}),
+            true;
+        true ->
+            case {Reason, erlang:get('$mce_trap_exit')} of
+                {kill, _} -> die(killed);
+                {_, true} ->
+                    effect({send, N, {'EXIT', Pid, Reason}}),
+                    true;
+                {_, false} -> die(Reason)
+            end
+    end.
+
+%% The process ends with Reason: recorded so that no catch can keep it
+%% alive, then raised to stop its code.
+die(Reason) ->
+    erlang:put('$mce_killed', Reason),
+    erlang:exit(Reason).
+
+-spec process_flag(atom(), term()) -> term().
+process_flag(trap_exit, Bool) when is_boolean(Bool) ->
+    Old = erlang:get('$mce_trap_exit'),
+    erlang:put('$mce_trap_exit', Bool),
+    effect({trap_exit, Bool}),
+    Old;
+process_flag(trap_exit, Other) ->
+    erlang:error(badarg, [trap_exit, Other]);
+process_flag(Flag, Value) ->
+    fatal({mcerlang, {unsupported_bif, {erlang, process_flag, 2},
+                      {flag, Flag, Value, "only trap_exit is modelled"}}}).
+
+-spec is_process_alive(pid()) -> boolean().
+is_process_alive(Pid) ->
+    N = sim_pid(Pid, [Pid]),
+    N =:= erlang:get('$mce_pid') orelse alive(N).
+
+%%--------------------------------------------------------------------
+%% Registry
+%%--------------------------------------------------------------------
+
+-spec register(atom(), pid()) -> true.
+register(Name, Pid) when is_atom(Name), Name =/= undefined, is_pid(Pid) ->
+    N = sim_pid(Pid, [Name, Pid]),
+    Taken = whereis(Name) =/= undefined,
+    HasName = lists:any(fun(Other) -> whereis(Other) =:= Pid end, registered()),
+    Alive = N =:= erlang:get('$mce_pid') orelse alive(N),
+    case not Taken andalso not HasName andalso Alive of
+        true ->
+            overlay_name(Name, N),
+            effect({register, N, Name}),
+            true;
+        false ->
+            erlang:error(badarg, [Name, Pid])
+    end;
+register(Name, Pid) ->
+    erlang:error(badarg, [Name, Pid]).
+
+-spec unregister(atom()) -> true.
+unregister(Name) when is_atom(Name) ->
+    case whereis(Name) of
+        undefined -> erlang:error(badarg, [Name]);
+        _ ->
+            overlay_name(Name, undefined),
+            effect({unregister, Name}),
+            true
+    end;
+unregister(Name) ->
+    erlang:error(badarg, [Name]).
+
+-spec whereis(atom()) -> pid() | undefined.
+whereis(Name) when is_atom(Name) ->
+    Overlay = erlang:get('$mce_overlay'),
+    N = case Overlay of
+            #{{name, Name} := Known} -> Known;
+            #{} -> mce_nif:whereis(erlang:get('$mce_search'), Name)
+        end,
+    case N of
+        undefined -> undefined;
+        _ ->
+            case alive(N) orelse N =:= erlang:get('$mce_pid') of
+                true -> mce_pid:term(N);
+                false -> undefined
+            end
+    end;
+whereis(Name) ->
+    erlang:error(badarg, [Name]).
+
+-spec registered() -> [atom()].
+registered() ->
+    Known = mce_nif:registered(erlang:get('$mce_search')),
+    Changed = [Name || {name, Name} <- maps:keys(erlang:get('$mce_overlay'))],
+    [Name || Name <- lists:usort(Known ++ Changed), whereis(Name) =/= undefined].
+
+%% Liveness and names as changed by this step so far (the runtime applies
+%% the step's effects only when it ends).
+alive(N) ->
+    case erlang:get('$mce_overlay') of
+        #{{alive, N} := Alive} -> Alive;
+        #{} -> mce_nif:alive(erlang:get('$mce_search'), N)
+    end.
+
+overlay_alive(N, Alive) ->
+    erlang:put('$mce_overlay', (erlang:get('$mce_overlay'))#{{alive, N} => Alive}).
+
+overlay_name(Name, N) ->
+    erlang:put('$mce_overlay', (erlang:get('$mce_overlay'))#{{name, Name} => N}).
+
+%%--------------------------------------------------------------------
+%% Process dictionary (part of the simulated process's state)
+%%--------------------------------------------------------------------
+
+-spec put(term(), term()) -> term().
+put(Key, Value) ->
+    Dict = erlang:get('$mce_dict'),
+    erlang:put('$mce_dict', Dict#{Key => Value}),
+    maps:get(Key, Dict, undefined).
+
+-spec get(term()) -> term().
+get(Key) ->
+    maps:get(Key, erlang:get('$mce_dict'), undefined).
+
+-spec get() -> [{term(), term()}].
+get() ->
+    maps:to_list(erlang:get('$mce_dict')).
+
+-spec erase(term()) -> term().
+erase(Key) ->
+    Dict = erlang:get('$mce_dict'),
+    erlang:put('$mce_dict', maps:remove(Key, Dict)),
+    maps:get(Key, Dict, undefined).
+
+-spec erase() -> [{term(), term()}].
+erase() ->
+    Dict = erlang:get('$mce_dict'),
+    erlang:put('$mce_dict', #{}),
+    maps:to_list(Dict).
+
+-spec get_keys() -> [term()].
+get_keys() ->
+    maps:keys(erlang:get('$mce_dict')).
+
+-spec get_keys(term()) -> [term()].
+get_keys(Value) ->
+    [K || {K, V} <- maps:to_list(erlang:get('$mce_dict')), V =:= Value].
 
 -spec spawn(function()) -> pid().
 spawn(Fun) -> spawn_fun(Fun, false).
@@ -61,9 +273,10 @@ spawn_mfa(M, F, A, _Link) ->
     erlang:error(badarg, [M, F, A]).
 
 new_process(InitCall, Link) ->
-    case mce_nif:fresh_pid(get('$mce_search')) of
+    case mce_nif:fresh_pid(erlang:get('$mce_search')) of
         N when is_integer(N) ->
             effect({spawn, N, InitCall, Link}),
+            overlay_alive(N, true),
             mce_pid:term(N);
         {error, Where, Why} ->
             fatal({mcerlang_internal, Where, Why})
@@ -74,7 +287,7 @@ new_process(InitCall, Link) ->
 -spec suspend(module(), atom(), [term()], timeout()) -> {'$mce_suspend', tuple(), []}.
 suspend(Mod, Name, FreeVars, Timeout)
   when Timeout =:= infinity; is_integer(Timeout), Timeout >= 0 ->
-    put('$mce_suspensions', [{Mod, Name} | get('$mce_suspensions')]),
+    erlang:put('$mce_suspensions', [{Mod, Name} | erlang:get('$mce_suspensions')]),
     {'$mce_suspend', {Mod, Name, FreeVars, Timeout}, []};
 suspend(_Mod, _Name, _FreeVars, _Timeout) ->
     erlang:error(timeout_value).
@@ -107,7 +320,7 @@ output(Format) ->
 -spec output(io:format(), [term()]) -> ok.
 output(Format, Args) ->
     Text = lists:flatten(io_lib:format(Format, Args)),
-    put('$mce_output', [Text | get('$mce_output')]),
+    erlang:put('$mce_output', [Text | erlang:get('$mce_output')]),
     ok.
 
 %% @doc io:format/3 and io:fwrite/3: the device is ignored.
@@ -125,8 +338,8 @@ unsupported(MFA, Location, Why) ->
 %% program cannot hide it: the executor stops the check after the step.
 -spec fatal(term()) -> no_return().
 fatal(Reason) ->
-    case get('$mce_fatal') of
-        undefined -> put('$mce_fatal', Reason);
+    case erlang:get('$mce_fatal') of
+        undefined -> erlang:put('$mce_fatal', Reason);
         _ -> ok
     end,
     erlang:error(Reason).
@@ -145,4 +358,4 @@ checker_call(Fun) ->
     end.
 
 effect(E) ->
-    put('$mce_effects', [E | get('$mce_effects')]).
+    erlang:put('$mce_effects', [E | erlang:get('$mce_effects')]).

@@ -37,8 +37,8 @@ run(InitCall, Opts) ->
 
 loop({match, Cont, Msg}, #ctx{search = S} = Ctx) ->
     loop(mce_nif:match(S, mce_exec:matches(Cont, Msg)), Ctx);
-loop({run, Pid, How, Cont}, #ctx{search = S, opts = Opts} = Ctx) ->
-    {Outcome, Effects, Label} = mce_exec:run(S, Pid, How, Cont),
+loop({run, Pid, How, Cont, Dict, TrapExit}, #ctx{search = S, opts = Opts} = Ctx) ->
+    {Outcome, Effects, Label} = mce_exec:run(S, Pid, How, Cont, Dict, TrapExit),
     Violation = violation(Outcome, Pid, Opts),
     Next = mce_nif:ran(S, Outcome, Effects, Label, Violation =/= none),
     case Violation of
@@ -93,8 +93,8 @@ build_cex(Violation, #ctx{search = S} = Ctx) ->
     Trace = mce_nif:trace(S),
     internal_error(Trace),
     Final = [#{pid => mce_pid:term(P), status => Status, where => mce_exec:location(Cont),
-               mailbox => Msgs, links => [mce_pid:term(L) || L <- Links]}
-             || {P, Status, Cont, Msgs, Links} <- mce_nif:top_state(S)],
+               mailbox => Msgs, links => [mce_pid:term(L) || L <- Links], name => Name}
+             || {P, Status, Cont, Msgs, Links, Name} <- mce_nif:top_state(S)],
     #{violation => Violation, trace => Trace, final_state => Final, stats => stats(Ctx)}.
 
 stats(#ctx{search = S, started = T0}) ->

@@ -300,6 +300,14 @@ classify_erlang(send, 2) -> {redirect, mce_rt, send};
 classify_erlang(spawn, A) when A =:= 1; A =:= 3 -> {redirect, mce_rt, spawn};
 classify_erlang(spawn_link, A) when A =:= 1; A =:= 3 -> {redirect, mce_rt, spawn_link};
 classify_erlang(apply, A) when A =:= 2; A =:= 3 -> {redirect, mce_rt, apply};
+classify_erlang(F, A) when {F, A} =:= {link, 1}; {F, A} =:= {unlink, 1}; {F, A} =:= {exit, 2};
+                           {F, A} =:= {register, 2}; {F, A} =:= {unregister, 1};
+                           {F, A} =:= {whereis, 1}; {F, A} =:= {registered, 0};
+                           {F, A} =:= {process_flag, 2}; {F, A} =:= {is_process_alive, 1};
+                           {F, A} =:= {put, 2}; {F, A} =:= {get, 0}; {F, A} =:= {get, 1};
+                           {F, A} =:= {erase, 0}; {F, A} =:= {erase, 1};
+                           {F, A} =:= {get_keys, 0}; {F, A} =:= {get_keys, 1} ->
+    {redirect, mce_rt, F};
 classify_erlang(F, A) ->
     case lists:member({F, A}, unsupported_bifs()) orelse
          lists:member(F, [spawn, spawn_link, spawn_monitor, spawn_opt, open_port,
@@ -314,11 +322,9 @@ classify_erlang(F, A) ->
 %% Process-related BIFs that are not modelled yet: running them for real
 %% inside the executor would silently give a wrong model.
 unsupported_bifs() ->
-    [{link, 1}, {unlink, 1}, {monitor, 2}, {monitor, 3}, {demonitor, 1}, {demonitor, 2},
-     {exit, 2}, {register, 2}, {unregister, 1}, {whereis, 1}, {registered, 0},
-     {process_flag, 2}, {process_flag, 3}, {is_process_alive, 1}, {make_ref, 0},
+    [{monitor, 2}, {monitor, 3}, {demonitor, 1}, {demonitor, 2},
+     {process_flag, 3}, {make_ref, 0},
      {nodes, 0}, {nodes, 1}, {processes, 0}, {process_info, 1}, {process_info, 2},
-     {put, 2}, {get, 0}, {get, 1}, {erase, 0}, {erase, 1}, {get_keys, 0}, {get_keys, 1},
      {cancel_timer, 1}, {cancel_timer, 2}, {read_timer, 1}, {read_timer, 2},
      {monitor_node, 2}, {monitor_node, 3}, {group_leader, 0}, {group_leader, 2},
      {alias, 0}, {alias, 1}, {unalias, 1}, {halt, 0}, {halt, 1}, {halt, 2},

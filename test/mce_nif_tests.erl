@@ -32,12 +32,16 @@ protocol_errors_are_tuples_test() ->
     ?assertMatch({error, {_, _}, _}, mce_nif:match(S, true)),
     ?assertMatch({error, {_, _}, _}, mce_nif:ran(S, {exit, normal}, [], l, false)),
     ?assertMatch({error, {_, _}, _}, mce_nif:fresh_pid(S)),
-    ?assertMatch({run, 1, start, {m, f, []}}, mce_nif:start(S, {m, f, []}, 1)),
+    ?assertMatch({run, 1, start, {m, f, []}, [], false}, mce_nif:start(S, {m, f, []}, 1)),
     ?assertMatch({error, {_, _}, _}, mce_nif:start(S, {m, f, []}, 1)),
     ?assertMatch({error, {_, _}, _}, mce_nif:match(S, false)),
     ?assertError(badarg, mce_nif:match(S, maybe)),
     %% Malformed outcomes and effects.
-    ?assertError(badarg, mce_nif:ran(S, {wait, maybe, c}, [], l, false)),
+    ?assertError(badarg, mce_nif:ran(S, {wait, maybe, c, []}, [], l, false)),
+    ?assertError(badarg, mce_nif:ran(S, {wait, true, c, not_a_list}, [], l, false)),
+    ?assertError(badarg, mce_nif:ran(S, {exit, normal}, [{link, -1}], l, false)),
+    ?assertError(badarg, mce_nif:ran(S, {exit, normal}, [{register, 2, "name"}], l, false)),
+    ?assertError(badarg, mce_nif:ran(S, {exit, normal}, [{trap_exit, maybe}], l, false)),
     ?assertError(badarg, mce_nif:ran(S, {exit}, [], l, false)),
     ?assertError(badarg, mce_nif:ran(S, {exit, normal}, not_a_list, l, false)),
     ?assertError(badarg, mce_nif:ran(S, {exit, normal}, [{send, -1, m}], l, false)),
@@ -50,14 +54,14 @@ protocol_errors_are_tuples_test() ->
 
 terms_with_ports_are_refused_test() ->
     S = mce_nif:new(config()),
-    {run, 1, start, _} = mce_nif:start(S, {m, f, []}, 1),
+    {run, 1, start, _, [], false} = mce_nif:start(S, {m, f, []}, 1),
     Port = hd(erlang:ports()),
     ?assertMatch({error, {_, _}, _},
                  mce_nif:ran(S, {exit, normal}, [{send, 1, Port}], l, false)).
 
 fresh_pids_are_least_unused_test() ->
     S = mce_nif:new(config()),
-    {run, 1, start, _} = mce_nif:start(S, {m, f, []}, 1),
+    {run, 1, start, _, [], false} = mce_nif:start(S, {m, f, []}, 1),
     ?assertEqual(2, mce_nif:fresh_pid(S)),
     ?assertEqual(3, mce_nif:fresh_pid(S)).
 
@@ -65,15 +69,15 @@ fresh_pids_are_least_unused_test() ->
 %% process is gone.
 referenced_pids_are_not_reused_test() ->
     S = mce_nif:new(config()),
-    {run, 1, start, _} = mce_nif:start(S, {m, f, []}, 1),
+    {run, 1, start, _, [], false} = mce_nif:start(S, {m, f, []}, 1),
     Two = mce_nif:fresh_pid(S),
     Effects = [{spawn, Two, {m, g, []}, false},
                {send, 1, {hello, mce_pid:term(7)}}],
     %% Expanding the successor: pid 1 has mail, so first a match question.
     ?assertMatch({match, {recv, []}, {hello, _}},
-                 mce_nif:ran(S, {wait, false, {recv, []}}, Effects, l, false)),
+                 mce_nif:ran(S, {wait, false, {recv, []}, []}, Effects, l, false)),
     Req = mce_nif:match(S, true),
-    ?assertMatch({run, 1, {'receive', {hello, _}}, _}, Req),
+    ?assertMatch({run, 1, {'receive', {hello, _}}, _, [], false}, Req),
     ?assertEqual(3, mce_nif:fresh_pid(S)),
     ?assertEqual(4, mce_nif:fresh_pid(S)),
     ?assertEqual(5, mce_nif:fresh_pid(S)),
@@ -85,7 +89,7 @@ garbage_collected_search_is_freed_test() ->
     %% valgrind runs of this suite check that nothing leaks or crashes).
     [begin
          S = mce_nif:new(config()),
-         {run, 1, start, _} = mce_nif:start(S, {m, f, lists:seq(1, 100)}, 1),
+         {run, 1, start, _, [], false} = mce_nif:start(S, {m, f, lists:seq(1, 100)}, 1),
          ok
      end || _ <- lists:seq(1, 200)],
     erlang:garbage_collect(),

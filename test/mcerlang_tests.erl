@@ -248,10 +248,10 @@ bad_option_value_test() ->
     ?assertError({mcerlang, {bad_options, _}}, mcerlang:check({pingpong, start, [1]}, 7)).
 
 unsupported_bif_cannot_be_caught_by_the_program_test() ->
-    ?assertError({mcerlang, {unsupported_bif, {erlang, register, 2}, {tprog, uses_register_caught, 0, _}}},
-                 mcerlang:check({tprog, uses_register_caught, []})).
+    ?assertError({mcerlang, {unsupported_bif, {erlang, monitor, 2}, {tprog, uses_monitor_caught, 0, _}}},
+                 mcerlang:check({tprog, uses_monitor_caught, []})).
 
 unsupported_bif_names_call_and_location_test() ->
-    ?assertError({mcerlang, {unsupported_bif, {erlang, register, 2},
-                             {tprog, uses_register, 0, Line}}} when is_integer(Line),
-                 mcerlang:check({tprog, uses_register, []})).
+    ?assertError({mcerlang, {unsupported_bif, {erlang, monitor, 2},
+                             {tprog, uses_monitor, 0, Line}}} when is_integer(Line),
+                 mcerlang:check({tprog, uses_monitor, []})).

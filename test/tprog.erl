@@ -150,8 +150,8 @@ shutdown_exit() ->
     exit(shutdown).
 
 %% Unsupported process BIF.
-uses_register() ->
-    register(me, self()),
+uses_monitor() ->
+    monitor(process, self()),
     ok.
 
 
@@ -376,8 +376,8 @@ try_loop(K, Acc) ->
     try_loop(K - 1, [R | Acc]).
 
 %% An unsupported BIF inside a catch-all: the check must still stop.
-uses_register_caught() ->
-    try register(me, self()) catch _:_ -> swallowed end.
+uses_monitor_caught() ->
+    try monitor(process, self()) catch _:_ -> swallowed end.
 
 %%--------------------------------------------------------------------
 %% Library higher-order functions with funs that block
@@ -450,3 +450,140 @@ closure_computed(X) ->
 closure_real_pid() ->
     Caller = self(),
     fun() -> Caller ! hello end.
+
+%%--------------------------------------------------------------------
+%% Links, trap_exit, exit/2, registry, process dictionary
+%%--------------------------------------------------------------------
+
+diff_trap_exit_child_crash() ->
+    false = process_flag(trap_exit, true),
+    Child = spawn_link(fun() -> exit(boom) end),
+    receive {'EXIT', Child, Why} -> exit({result, Why}) end.
+
+diff_link_normal_exit_harmless() ->
+    Self = self(),
+    spawn_link(fun() -> Self ! {child, done} end),
+    receive {child, done} -> ok end,
+    exit({result, still_here}).
+
+diff_exit2_kill_trapping_target() ->
+    process_flag(trap_exit, true),
+    Self = self(),
+    Child = spawn_link(fun() -> process_flag(trap_exit, true), Self ! ready,
+                                receive never -> ok end end),
+    receive ready -> ok end,
+    exit(Child, kill),
+    receive {'EXIT', Child, Why} -> exit({result, Why}) end.
+
+diff_exit2_normal_ignored() ->
+    Self = self(),
+    Child = spawn(fun() -> receive ping -> Self ! pong end end),
+    exit(Child, normal),
+    Child ! ping,
+    receive pong -> exit({result, survived}) end.
+
+diff_exit2_trapped_becomes_message() ->
+    Self = self(),
+    Child = spawn(fun() -> process_flag(trap_exit, true), Self ! ready,
+                           receive {'EXIT', From, Why} -> Self ! {got, From =:= Self, Why} end
+                  end),
+    receive ready -> ok end,
+    exit(Child, custom),
+    receive {got, FromParent, Why} -> exit({result, {FromParent, Why}}) end.
+
+diff_exit2_kills_untrapping() ->
+    process_flag(trap_exit, true),
+    Self = self(),
+    Child = spawn_link(fun() -> Self ! ready, receive never -> ok end end),
+    receive ready -> ok end,
+    exit(Child, shutdown_now),
+    receive {'EXIT', Child, Why} -> exit({result, Why}) end.
+
+diff_exit_self_normal() ->
+    exit(self(), normal),
+    exit(not_reached).
+
+diff_exit_self_kill_uncatchable() ->
+    _ = (catch exit(self(), kill)),
+    exit(survived).
+
+diff_exit_self_reason() ->
+    _ = (catch exit(self(), boom)),
+    exit(survived).
+
+diff_exit_self_trapping() ->
+    process_flag(trap_exit, true),
+    Self = self(),
+    exit(Self, normal),
+    receive {'EXIT', Self, R} -> exit({result, R}) end.
+
+diff_link_to_dead() ->
+    process_flag(trap_exit, true),
+    Child = spawn_link(fun() -> ok end),
+    receive {'EXIT', Child, normal} -> ok end,
+    false = is_process_alive(Child),
+    link(Child),
+    Trapped = receive {'EXIT', Child, noproc} -> noproc_message end,
+    process_flag(trap_exit, false),
+    Caught = (catch link(Child)),
+    exit({result, {Trapped, element(1, element(2, Caught))}}).
+
+diff_unlink_stops_cascade() ->
+    Self = self(),
+    Child = spawn_link(fun() -> receive go -> exit(boom) end end),
+    unlink(Child),
+    Child ! go,
+    spawn(fun() -> Self ! later end),
+    receive later -> exit({result, unlinked}) end.
+
+diff_registry() ->
+    Name = tprog_registry_test,
+    true = register(Name, self()),
+    Me = whereis(Name),
+    Name ! hello,
+    Got = receive hello -> hello end,
+    Listed = lists:member(Name, registered()),
+    true = unregister(Name),
+    After = whereis(Name),
+    Bad = (catch Name ! x),
+    exit({result, {Me =:= self(), Got, Listed, After, element(1, element(2, Bad))}}).
+
+diff_register_errors() ->
+    Name = tprog_register_errors,
+    true = register(Name, self()),
+    Twice = (catch register(Name, self())),
+    Second = (catch register(tprog_other_name, self())),
+    Undef = (catch register(undefined, self())),
+    NotReg = (catch unregister(tprog_nobody)),
+    Dropped = {tprog_nobody, node()} ! dropped,
+    unregister(Name),
+    exit({result, [element(1, element(2, E)) || E <- [Twice, Second, Undef, NotReg]] ++ [Dropped]}).
+
+diff_registered_process_dies() ->
+    process_flag(trap_exit, true),
+    Self = self(),
+    Child = spawn_link(fun() -> register(tprog_dying, self()), Self ! registered,
+                                receive stop -> ok end end),
+    receive registered -> ok end,
+    Before = whereis(tprog_dying) =:= Child,
+    tprog_dying ! stop,
+    receive {'EXIT', Child, normal} -> ok end,
+    exit({result, {Before, whereis(tprog_dying)}}).
+
+diff_process_dictionary() ->
+    undefined = put(a, 1),
+    1 = put(a, 2),
+    put(b, 3),
+    send_later([{tick, 1}]),
+    _ = wait(tick),
+    Got = {get(a), get(b), get(c), lists:sort(get_keys()), get_keys(3)},
+    2 = erase(a),
+    Rest = lists:sort(get()),
+    _ = erase(),
+    exit({result, {Got, Rest, get()}}).
+
+diff_dictionary_is_per_process() ->
+    put(k, parent),
+    Self = self(),
+    spawn(fun() -> Self ! {child_sees, get(k)} end),
+    receive {child_sees, V} -> exit({result, {V, get(k)}}) end.
