@@ -23,7 +23,7 @@
 random_programs_test_() ->
     {setup, fun build/0, fun cleanup/1,
      fun({Dir, N}) ->
-             [{"p_" ++ integer_to_list(I), fun() -> same_outcome(I) end}
+             [{"p_" ++ integer_to_list(I), {timeout, 60, fun() -> same_outcome(I) end}}
               || I <- lists:seq(1, N), Dir =/= none]
      end}.
 
@@ -38,6 +38,10 @@ build() ->
     true = code:add_patha(Dir),
     code:purge(?MODULE_NAME),
     {module, ?MODULE_NAME} = code:load_abs(filename:join(Dir, atom_to_list(?MODULE_NAME))),
+    %% Translating the module (and the library modules it uses) takes a few
+    %% seconds on a cold VM: done here, outside the tests' time limits.
+    _ = mce_translate:ensure(?MODULE_NAME),
+    [mce_translate:ensure_library(L) || L <- [lists]],
     {Dir, ?PROGRAMS}.
 
 cleanup({Dir, _}) ->
