@@ -3,6 +3,16 @@
 -module(mce_translate_tests).
 -include_lib("eunit/include/eunit.hrl").
 
+% Translating the test programs (and the library modules they use) on a
+% cold VM takes seconds: done first, under a generous time limit, so the
+% tests below measure behaviour, not compilation.
+warm_up_test_() ->
+    {timeout, 120,
+     fun() ->
+             [mce_translate:ensure(M) || M <- [tprog, tprog_helper]],
+             [mce_translate:ensure_library(L) || L <- [lists, maps, dict]]
+     end}.
+
 differential_test_() ->
     Cases = [{diff_nontail, []}, {diff_case_export, []}, {diff_cross_module, []},
              {diff_selective, []}, {diff_bound_pattern, []}, {diff_after_zero, []},
