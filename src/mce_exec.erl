@@ -32,7 +32,10 @@ run(Search, Pid, How, Cont, Dict, TrapExit) ->
     put('$mce_dict', maps:from_list(Dict)),
     put('$mce_trap_exit', TrapExit),
     put('$mce_overlay', #{}),
+    Watch = get('$mce_watch'),
+    mce_watchdog:step_started(Watch, Pid),
     Result0 = step(How, Cont),
+    mce_watchdog:step_ended(Watch),
     %% A signal the process sent itself (exit(self(), kill)) ends it
     %% whatever its code did afterwards: signals cannot be caught.
     Killed = erase('$mce_killed'),

@@ -344,8 +344,8 @@ process_modules() ->
      atomics, erl_ddll, init, heart, disk_log, slave, peer, httpc].
 
 is_checker_module(M) ->
-    lists:member(M, [mcerlang, mce_exec, mce_format, mce_nif, mce_pid, mce_rt,
-                     mce_search, mce_translate])
+    lists:member(M, [mcerlang, mce_anf, mce_closure, mce_exec, mce_format, mce_nif, mce_pid,
+                     mce_rt, mce_search, mce_translate, mce_watchdog])
         orelse is_translation(M).
 
 is_translation(M) ->

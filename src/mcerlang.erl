@@ -18,6 +18,7 @@
                      max_states => pos_integer() | infinity,
                      max_depth => pos_integer() | infinity,
                      max_time => pos_integer() | infinity,
+                     max_reductions => pos_integer(),
                      table_size => pos_integer()}.
 -type stats() :: #{states := non_neg_integer(), transitions := non_neg_integer(),
                    max_depth := non_neg_integer(), time_ms := non_neg_integer(),
@@ -33,6 +34,7 @@
                     max_states => 0,      % 0: no limit (the NIF's convention)
                     max_depth => 0,
                     max_time => infinity,
+                    max_reductions => 20000000,
                     table_size => 0}).    % 0: the NIF's default
 
 %% @equiv check(Entry, #{})
@@ -45,18 +47,23 @@ check(Entry) ->
 check(Entry, Options) ->
     Opts = options(Options),
     InitCall = entry(Entry),
-    %% The search runs in its own process: translated code uses the
-    %% executor's process dictionary, and a caller killed mid-search takes
-    %% the search (and its NIF resource) with it.
+    %% The search runs in its own process (translated code uses the
+    %% executor's process dictionary), guarded by a watchdog that stops a
+    %% runaway step and kills the search if the caller dies, freeing its
+    %% NIF resource.
     Caller = self(),
+    Go = make_ref(),
     {Pid, Ref} = spawn_monitor(
                    fun() ->
+                           Counter = receive {Go, C} -> C end,
+                           put('$mce_watch', Counter),
                            Result = try {ok, mce_search:run(InitCall, Opts)}
                                     catch error:{mcerlang, _} = E -> {raise, E};
                                           error:{mcerlang_internal, _, _} = E -> {raise, E}
                                     end,
                            Caller ! {self(), Result}
                    end),
+    Pid ! {Go, mce_watchdog:start(Caller, Pid, maps:get(max_reductions, Opts))},
     receive
         {Pid, {ok, Result}} ->
             erlang:demonitor(Ref, [flush]),
@@ -64,6 +71,10 @@ check(Entry, Options) ->
         {Pid, {raise, E}} ->
             erlang:demonitor(Ref, [flush]),
             erlang:error(E);
+        {mce_runaway, Pid, SimPid, Where, Budget} ->
+            erlang:demonitor(Ref, [flush]),
+            erlang:error({mcerlang, {runaway_step, mce_pid:term(SimPid), Where,
+                                     {max_reductions, Budget}}});
         {'DOWN', Ref, process, Pid, Reason} ->
             erlang:error({mcerlang, {checker_crashed, Reason}})
     end.
@@ -176,6 +187,7 @@ option(K, infinity) when K =:= max_states; K =:= max_depth; K =:= max_time -> in
 option(K, N) when (K =:= max_states orelse K =:= max_depth orelse K =:= max_time),
                   is_integer(N), N > 0 -> N;
 option(table_size, N) when is_integer(N), N > 0, N =< 1 bsl 40 -> N;
+option(max_reductions, N) when is_integer(N), N > 0 -> N;
 option(K, V) ->
     case maps:is_key(K, ?DEFAULTS) of
         true -> erlang:error({mcerlang, {bad_option_value, K, V}});

@@ -222,6 +222,22 @@ external_fun_in_arguments_is_translated_test() ->
     ?assertMatch({error, #{violation := {abnormal_exit, _, {result, 5}}}},
                  mcerlang:check({tprog, apply_to, [fun tprog_helper:wait_for/1, five]})).
 
+runaway_step_is_stopped_and_named_test() ->
+    {Time, Result} = timer:tc(fun() -> catch mcerlang:check({tprog, spin, []},
+                                                          #{max_reductions => 2000000}) end),
+    ?assertMatch({'EXIT', {{mcerlang, {runaway_step, _, {tprog, spin_loop, 1, _, _},
+                                       {max_reductions, 2000000}}}, _}}, Result),
+    ?assert(Time < 10000000).
+
+%% A check whose caller dies is stopped too.
+abandoned_check_is_stopped_test() ->
+    Before = length(processes()),
+    Caller = spawn(fun() -> mcerlang:check({tprog, spin, []}) end),
+    timer:sleep(200),
+    exit(Caller, kill),
+    timer:sleep(500),
+    ?assert(length(processes()) =< Before).
+
 closure_in_arguments_refused_test() ->
     ?assertError({mcerlang, {untranslated_closure_in_arguments, _, _}},
                  mcerlang:check({tprog, apply_to, [fun(_) -> ok end, x]})).

@@ -587,3 +587,10 @@ diff_dictionary_is_per_process() ->
     Self = self(),
     spawn(fun() -> Self ! {child_sees, get(k)} end),
     receive {child_sees, V} -> exit({result, {V, get(k)}}) end.
+
+%% A process that never blocks: the step runs away.
+spin() ->
+    spawn(fun() -> ok end),
+    spin_loop(0).
+
+spin_loop(N) -> spin_loop(N + 1).
