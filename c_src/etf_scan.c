@@ -183,7 +183,15 @@ int etf_scan_pids(uint8_t *buf, size_t len, const char *node,
             uint8_t *text;
             size_t n;
             if (read_atom(&r, &text, &n) != 0) return -1;
-            skip = (tag == NEWER_REFERENCE_EXT ? 4 : 1) + 4 * words;
+            size_t crlen = tag == NEWER_REFERENCE_EXT ? 4 : 1;
+            skip = crlen + 4 * words;
+            if (!need(&r, skip)) return -1;
+            if (tag == NEWER_REFERENCE_EXT && words >= 1 && n == nodelen &&
+                memcmp(text, node, n) == 0 && be32(r.p) == creation) {
+                uint32_t id = be32(r.p + 4);
+                if (id < ETF_REF_TAG && sink_push(sink, id | ETF_REF_TAG) != 0)
+                    return -1;
+            }
             break;
         }
         case EXPORT_EXT:

@@ -18,9 +18,13 @@ typedef struct etf_pid_sink {
     uint32_t n, cap;
 } etf_pid_sink;
 
+/* Refs are recorded in the same sink as pids, tagged with this bit. */
+#define ETF_REF_TAG 0x80000000u
+
 /* Scans `len` bytes starting with the version byte 131.  Pids whose node is
 ** `node` (an atom's UTF-8 text) and whose creation is `creation` are
-** appended to sink (which grows; free sink->pids when done).
+** appended to sink (which grows; free sink->pids when done), and so are the
+** first ID words of such refs, or'ed with ETF_REF_TAG.
 **
 ** It also canonicalises in place: a fun's encoding names the process that
 ** created it, which differs between runs and executor processes although it

@@ -128,10 +128,11 @@ static ERL_NIF_TERM nif_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
                           .max_states = max_states, .max_depth = max_depth,
                           .check_deadlock = (int)check_deadlock,
                           .table_slots = (size_t)table_slots };
-    static const char *const atom_names[4] = { "normal", "killed", "kill", "EXIT" };
-    ErlNifBinary atom_bins[4];
+    static const char *const atom_names[N_ATOMS] = { "normal", "killed", "kill", "EXIT",
+                                                      "DOWN", "process", "noproc" };
+    ErlNifBinary atom_bins[N_ATOMS];
     int natoms = 0;
-    for (; natoms < 4; natoms++) {
+    for (; natoms < N_ATOMS; natoms++) {
         if (!enif_term_to_binary(env, atom(env, atom_names[natoms]),
                                  &atom_bins[natoms]))
             break;
@@ -139,8 +140,8 @@ static ERL_NIF_TERM nif_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
         cfg.atom_etf_len[natoms] = atom_bins[natoms].size;
     }
     nif_priv *p = enif_priv_data(env);
-    search_res *r = natoms == 4 ? enif_alloc_resource(p->search_type, sizeof *r)
-                                : NULL;
+    search_res *r = natoms == N_ATOMS ? enif_alloc_resource(p->search_type, sizeof *r)
+                                      : NULL;
     if (r != NULL) {
         r->lock = enif_mutex_create("mce_search");
         r->s = r->lock ? search_new(&cfg) : NULL;
@@ -340,6 +341,15 @@ static int parse_effects(ErlNifEnv *env, ERL_NIF_TERM list, effects_buf *eb)
                    get_bool(env, el[1], &ef->link)) {
             ef->kind = EFFECT_TRAP_EXIT;
             has_term = 0;
+        } else if (arity == 4 && enif_is_identical(el[0], atom(env, "monitor")) &&
+                   enif_get_uint(env, el[1], &pid) && enif_get_uint(env, el[2], &ef->ref)) {
+            ef->kind = EFFECT_MONITOR;
+            term = el[3];
+            has_term = !enif_is_identical(el[3], atom(env, "none"));
+        } else if (arity == 3 && enif_is_identical(el[0], atom(env, "demonitor")) &&
+                   enif_get_uint(env, el[1], &ef->ref) && get_bool(env, el[2], &ef->link)) {
+            ef->kind = EFFECT_DEMONITOR;
+            has_term = 0;
         } else {
             return 0;
         }
@@ -428,6 +438,38 @@ static ERL_NIF_TERM nif_ran(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     if (have_dict)
         enif_release_binary(&dictbin);
     return t;
+}
+
+/* fresh_ref(Search) -> pos_integer() */
+static ERL_NIF_TERM nif_fresh_ref(ErlNifEnv *env, int argc,
+                                  const ERL_NIF_TERM argv[])
+{
+    (void)argc;
+    search_res *r;
+    if (!get_res(env, argv[0], &r))
+        return enif_make_badarg(env);
+    enif_mutex_lock(r->lock);
+    uint32_t ref = search_fresh_ref(r->s);
+    enif_mutex_unlock(r->lock);
+    if (ref == 0)
+        return ERROR(env, "no run is outstanding, or out of memory");
+    return enif_make_uint(env, ref);
+}
+
+/* monitor_active(Search, Pid, Ref) -> boolean() */
+static ERL_NIF_TERM nif_monitor_active(ErlNifEnv *env, int argc,
+                                       const ERL_NIF_TERM argv[])
+{
+    (void)argc;
+    search_res *r;
+    unsigned pid, ref;
+    if (!get_res(env, argv[0], &r) || !enif_get_uint(env, argv[1], &pid) ||
+        !enif_get_uint(env, argv[2], &ref))
+        return enif_make_badarg(env);
+    enif_mutex_lock(r->lock);
+    int active = search_peek_monitor(r->s, pid, ref);
+    enif_mutex_unlock(r->lock);
+    return atom(env, active ? "true" : "false");
 }
 
 /* fresh_pid(Search) -> pos_integer() */
@@ -612,6 +654,8 @@ static ErlNifFunc nif_funcs[] = {
     {"match", 2, nif_match, 0},
     {"ran", 5, nif_ran, 0},
     {"fresh_pid", 1, nif_fresh_pid, 0},
+    {"fresh_ref", 1, nif_fresh_ref, 0},
+    {"monitor_active", 3, nif_monitor_active, 0},
     {"stats", 1, nif_stats, 0},
     {"trace", 1, nif_trace, 0},
     {"top_state", 1, nif_top_state, 0},

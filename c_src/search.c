@@ -47,7 +47,9 @@ struct search {
     size_t nallocated, capallocated;
     search_stats st;
     int finished;
-    part_id atoms[4];     /* interned normal, killed, kill, 'EXIT' */
+    part_id atoms[N_ATOMS];
+    uint32_t *allocated_refs;     /* refs handed out during the current run */
+    size_t nallocated_refs, capallocated_refs;
 };
 
 static uint64_t mix64(uint64_t x)
@@ -132,8 +134,9 @@ search *search_new(const search_config *cfg)
     int fresh;
     s->empty_mailbox = part_store_intern(s->ps, PART_MAILBOX, "", 0, NULL, 0,
                                          &fresh);
-    static const char *const names[4] = { "normal", "killed", "kill", "EXIT" };
-    for (int a = 0; a < 4 && s->empty_mailbox != 0; a++) {
+    static const char *const names[N_ATOMS] = { "normal", "killed", "kill", "EXIT",
+                                                 "DOWN", "process", "noproc" };
+    for (int a = 0; a < N_ATOMS && s->empty_mailbox != 0; a++) {
         uint8_t buf[16];
         const uint8_t *etf = cfg->atom_etf[a];
         size_t len = cfg->atom_etf_len[a];
@@ -171,6 +174,7 @@ void search_free(search *s)
     free(s->memo.keys);
     free(s->memo.vals);
     free(s->allocated);
+    free(s->allocated_refs);
     free(s->node);
     free(s);
 }
@@ -308,6 +312,7 @@ static int next_request(search *s, request *req)
             s->run_cont = req->cont;
             s->run_msg = req->msg;
             s->nallocated = 0;
+            s->nallocated_refs = 0;
             return 0;
         }
         if (s->cfg.check_deadlock && f->expand && f->enabled == 0 &&
@@ -393,43 +398,95 @@ static int queue_signal(signal_queue *sq, exit_signal sig)
     return 0;
 }
 
-/* Appends {'EXIT', From, Reason} to the mailbox of st->procs[to]. */
-static int deliver_exit_message(search *s, sys_state *st, int to,
-                                uint32_t from, part_id reason)
+/* A growing buffer for building external-format terms. */
+typedef struct ext_buf {
+    uint8_t *b;
+    size_t n, cap;
+    int err;
+} ext_buf;
+
+static void ext_put(ext_buf *e, const void *p, size_t n)
 {
-    const part *ex = part_store_get(s->ps, s->atoms[ATOM_EXIT]);
-    const part *rs = part_store_get(s->ps, reason);
-    size_t nodelen = s->cfg.nodelen;
-    if (ex == NULL || rs == NULL || nodelen > 255)
-        return -1;
-    size_t len = 3 + (ex->len - 1) + (4 + nodelen + 12) + (rs->len - 1);
-    uint8_t *buf = malloc(len);
-    if (buf == NULL)
-        return -1;
-    uint8_t *b = buf;
-    *b++ = 131;
-    *b++ = 104;                         /* SMALL_TUPLE_EXT */
-    *b++ = 3;
-    memcpy(b, ex->data + 1, ex->len - 1);
-    b += ex->len - 1;
-    *b++ = 88;                          /* NEW_PID_EXT, as mce_pid builds it */
-    *b++ = 100;
-    *b++ = 0;
-    *b++ = (uint8_t)nodelen;
-    memcpy(b, s->cfg.node, nodelen);
-    b += nodelen;
-    uint32_t words[3] = { from, 0, s->cfg.creation };
-    for (int w = 0; w < 3; w++) {
-        *b++ = (uint8_t)(words[w] >> 24);
-        *b++ = (uint8_t)(words[w] >> 16);
-        *b++ = (uint8_t)(words[w] >> 8);
-        *b++ = (uint8_t)words[w];
+    if (e->err)
+        return;
+    if (e->n + n > e->cap) {
+        size_t cap = e->cap ? 2 * e->cap : 128;
+        while (cap < e->n + n)
+            cap *= 2;
+        uint8_t *grown = realloc(e->b, cap);
+        if (grown == NULL) {
+            e->err = 1;
+            return;
+        }
+        e->b = grown;
+        e->cap = cap;
     }
-    memcpy(b, rs->data + 1, rs->len - 1);
-    term_in t = { buf, len };
-    part_id msg = intern_term(s, &t);
-    free(buf);
-    if (msg == 0)
+    memcpy(e->b + e->n, p, n);
+    e->n += n;
+}
+
+static void ext_u8(ext_buf *e, uint8_t v) { ext_put(e, &v, 1); }
+
+static void ext_u32(ext_buf *e, uint32_t v)
+{
+    uint8_t b[4] = { (uint8_t)(v >> 24), (uint8_t)(v >> 16), (uint8_t)(v >> 8),
+                     (uint8_t)v };
+    ext_put(e, b, 4);
+}
+
+/* A stored term, without its version byte. */
+static void ext_part(search *s, ext_buf *e, part_id id)
+{
+    const part *p = part_store_get(s->ps, id);
+    if (p == NULL || p->len < 1) {
+        e->err = 1;
+        return;
+    }
+    ext_put(e, p->data + 1, p->len - 1);
+}
+
+static void ext_node(search *s, ext_buf *e)
+{
+    ext_u8(e, 100);                     /* ATOM_EXT, as the VM writes it */
+    ext_u8(e, 0);
+    ext_u8(e, (uint8_t)s->cfg.nodelen);
+    ext_put(e, s->cfg.node, s->cfg.nodelen);
+}
+
+/* A simulated pid and ref, byte for byte as mce_pid and mce_ref build
+** them (and as the VM re-encodes them). */
+static void ext_pid(search *s, ext_buf *e, uint32_t pid)
+{
+    ext_u8(e, 88);                      /* NEW_PID_EXT */
+    ext_node(s, e);
+    ext_u32(e, pid);
+    ext_u32(e, 0);
+    ext_u32(e, s->cfg.creation);
+}
+
+static void ext_ref(search *s, ext_buf *e, uint32_t ref)
+{
+    ext_u8(e, 90);                      /* NEWER_REFERENCE_EXT, 3 words */
+    ext_u8(e, 0);
+    ext_u8(e, 3);
+    ext_node(s, e);
+    ext_u32(e, s->cfg.creation);
+    ext_u32(e, ref);
+    ext_u32(e, 0);
+    ext_u32(e, 0);
+}
+
+/* Interns the built term and appends it to st->procs[to]'s mailbox. */
+static int deliver_built(search *s, sys_state *st, int to, ext_buf *e)
+{
+    int err = e->err || s->cfg.nodelen > 255;
+    part_id msg = 0;
+    if (!err) {
+        term_in t = { e->b, e->n };
+        msg = intern_term(s, &t);
+    }
+    free(e->b);
+    if (err || msg == 0)
         return -1;
     part_id mb = mailbox_append(s->ps, st->procs[to].mailbox, msg);
     if (mb == 0)
@@ -438,9 +495,74 @@ static int deliver_exit_message(search *s, sys_state *st, int to,
     return 0;
 }
 
-/* Removes process `pid`, which ends with `reason`, and sends its linked
-** processes exit signals. */
-static int process_dies(sys_state *st, uint32_t pid, part_id reason,
+/* Appends {'EXIT', From, Reason} to the mailbox of st->procs[to]. */
+static int deliver_exit_message(search *s, sys_state *st, int to,
+                                uint32_t from, part_id reason)
+{
+    ext_buf e = { NULL, 0, 0, 0 };
+    ext_u8(&e, 131);
+    ext_u8(&e, 104);                    /* SMALL_TUPLE_EXT */
+    ext_u8(&e, 3);
+    ext_part(s, &e, s->atoms[ATOM_EXIT]);
+    ext_pid(s, &e, from);
+    ext_part(s, &e, reason);
+    return deliver_built(s, st, to, &e);
+}
+
+/* Appends {'DOWN', Ref, process, Item, Reason} to st->procs[to]'s mailbox;
+** Item is the monitor's item term, or the pid when it has none. */
+static int deliver_down(search *s, sys_state *st, int to, monitor m,
+                        part_id reason)
+{
+    ext_buf e = { NULL, 0, 0, 0 };
+    ext_u8(&e, 131);
+    ext_u8(&e, 104);
+    ext_u8(&e, 5);
+    ext_part(s, &e, s->atoms[ATOM_DOWN]);
+    ext_ref(s, &e, m.ref);
+    ext_part(s, &e, s->atoms[ATOM_PROCESS]);
+    if (m.item != 0)
+        ext_part(s, &e, m.item);
+    else
+        ext_pid(s, &e, m.pid);
+    ext_part(s, &e, reason);
+    return deliver_built(s, st, to, &e);
+}
+
+/* Removes {'DOWN', Ref, ...} messages from st->procs[at]'s mailbox
+** (demonitor with flush). */
+static int flush_down(search *s, sys_state *st, int at, uint32_t ref)
+{
+    ext_buf e = { NULL, 0, 0, 0 };
+    ext_u8(&e, 131);
+    ext_u8(&e, 104);
+    ext_u8(&e, 5);
+    ext_part(s, &e, s->atoms[ATOM_DOWN]);
+    ext_ref(s, &e, ref);
+    if (e.err) {
+        free(e.b);
+        return -1;
+    }
+    uint32_t n = mailbox_length(s->ps, st->procs[at].mailbox);
+    for (uint32_t k = n; k-- > 0;) {
+        const part *m = part_store_get(s->ps, mailbox_at(s->ps, st->procs[at].mailbox, k));
+        if (m != NULL && m->len >= e.n && memcmp(m->data, e.b, e.n) == 0) {
+            part_id mb = mailbox_remove(s->ps, st->procs[at].mailbox, k);
+            if (mb == 0) {
+                free(e.b);
+                return -1;
+            }
+            st->procs[at].mailbox = mb;
+        }
+    }
+    free(e.b);
+    return 0;
+}
+
+/* Removes process `pid`, which ends with `reason`: its linked processes
+** get exit signals, its watchers 'DOWN' messages, and the monitors it held
+** are dropped. */
+static int process_dies(search *s, sys_state *st, uint32_t pid, part_id reason,
                         signal_queue *sq)
 {
     int i = sys_state_find(st, pid);
@@ -448,6 +570,7 @@ static int process_dies(sys_state *st, uint32_t pid, part_id reason,
         return 0;
     proc gone = st->procs[i];
     st->procs[i].links = NULL;          /* ownership moves to `gone` */
+    st->procs[i].mons.m = st->procs[i].monby.m = NULL;
     sys_state_remove(st, (uint32_t)i);
     int err = 0;
     for (uint32_t k = 0; k < gone.nlinks && !err; k++) {
@@ -457,7 +580,18 @@ static int process_dies(sys_state *st, uint32_t pid, part_id reason,
         proc_link_remove(&st->procs[j], pid);
         err = queue_signal(sq, (exit_signal){ pid, gone.links[k], reason, 0 });
     }
-    free(gone.links);
+    for (uint32_t k = 0; k < gone.mons.n && !err; k++) {
+        int j = sys_state_find(st, gone.mons.m[k].pid);
+        if (j >= 0)
+            monitor_remove(&st->procs[j].monby, gone.mons.m[k].ref, NULL);
+    }
+    for (uint32_t k = 0; k < gone.monby.n && !err; k++) {
+        int j = sys_state_find(st, gone.monby.m[k].pid);
+        monitor held;
+        if (j >= 0 && monitor_remove(&st->procs[j].mons, gone.monby.m[k].ref, &held))
+            err = deliver_down(s, st, j, held, reason);
+    }
+    proc_free(&gone);
     return err;
 }
 
@@ -473,13 +607,13 @@ static int deliver_signals(search *s, sys_state *st, signal_queue *sq)
             continue;
         int err;
         if (sig.untrappable)
-            err = process_dies(st, sig.to, s->atoms[ATOM_KILLED], sq);
+            err = process_dies(s, st, sig.to, s->atoms[ATOM_KILLED], sq);
         else if (st->procs[q].flags & PF_TRAP_EXIT)
             err = deliver_exit_message(s, st, q, sig.from, sig.reason);
         else if (sig.reason == s->atoms[ATOM_NORMAL])
             err = 0;
         else
-            err = process_dies(st, sig.to, sig.reason, sq);
+            err = process_dies(s, st, sig.to, sig.reason, sq);
         if (err)
             return -1;
     }
@@ -557,6 +691,36 @@ static int apply_effects(search *s, sys_state *st, run_result *res,
                 st->procs[r].name = 0;
             break;
         }
+        case EFFECT_MONITOR: {
+            if (self < 0)
+                return -1;
+            monitor held = { ef->ref, ef->pid, term };
+            if (q < 0) {
+                if (deliver_down(s, st, self, held, s->atoms[ATOM_NOPROC]) != 0)
+                    return -1;
+            } else if (ef->pid != s->run_pid) {
+                if (monitor_add(&st->procs[self].mons, held) != 0)
+                    return -1;
+                q = sys_state_find(st, ef->pid);
+                monitor on = { ef->ref, s->run_pid, term };
+                if (monitor_add(&st->procs[q].monby, on) != 0)
+                    return -1;
+            }
+            break;
+        }
+        case EFFECT_DEMONITOR: {
+            if (self < 0)
+                return -1;
+            monitor held;
+            if (monitor_remove(&st->procs[self].mons, ef->ref, &held)) {
+                int t = sys_state_find(st, held.pid);
+                if (t >= 0)
+                    monitor_remove(&st->procs[t].monby, ef->ref, NULL);
+            }
+            if (ef->link && flush_down(s, st, self, ef->ref) != 0)
+                return -1;
+            break;
+        }
         case EFFECT_TRAP_EXIT:
             if (self < 0)
                 return -1;
@@ -622,7 +786,7 @@ int search_answer_run(search *s, run_result *res, request *req)
     } else {
         part_id reason = res->reason.etf ? intern_term(s, &res->reason)
                          : s->atoms[res->normal ? ATOM_NORMAL : ATOM_KILLED];
-        if (reason == 0 || process_dies(&st, s->run_pid, reason, &sq) != 0 ||
+        if (reason == 0 || process_dies(s, &st, s->run_pid, reason, &sq) != 0 ||
             deliver_signals(s, &st, &sq) != 0) {
             free(sq.q);
             goto error;
@@ -721,6 +885,66 @@ static size_t pid_mark_bound(const search *s)
     return n;
 }
 
+static int push_allocated(uint32_t **list, size_t *n, size_t *cap, uint32_t id)
+{
+    if (*n == *cap) {
+        size_t ncap = *cap ? 2 * *cap : 8;
+        uint32_t *grown = realloc(*list, ncap * sizeof *grown);
+        if (grown == NULL)
+            return -1;
+        *list = grown;
+        *cap = ncap;
+    }
+    (*list)[(*n)++] = id;
+    return 0;
+}
+
+/* Smallest ref number (from 1) not in the state being expanded (terms,
+** monitors) nor handed out during this run. */
+uint32_t search_fresh_ref(search *s)
+{
+    if (s->pending != REQ_RUN || s->depth == 0 || decode_top(s) != 0)
+        return 0;
+    size_t limit = s->nallocated_refs + 2;
+    for (uint32_t i = 0; i < s->cur.nprocs; i++) {
+        const proc *p = &s->cur.procs[i];
+        limit += p->mons.n + p->monby.n + term_pid_count(s->ps, p->cont) +
+                 term_pid_count(s->ps, p->dict);
+        uint32_t m = mailbox_length(s->ps, p->mailbox);
+        for (uint32_t k = 0; k < m; k++)
+            limit += term_pid_count(s->ps, mailbox_at(s->ps, p->mailbox, k));
+    }
+    uint8_t *used = NULL;
+    size_t cap = 0;
+    int err = 0;
+    for (uint32_t i = 0; i < s->cur.nprocs && !err; i++) {
+        const proc *p = &s->cur.procs[i];
+        for (uint32_t k = 0; k < p->mons.n && !err; k++)
+            err |= add_used(&used, &cap, p->mons.m[k].ref, limit);
+        for (uint32_t k = 0; k < p->monby.n && !err; k++)
+            err |= add_used(&used, &cap, p->monby.m[k].ref, limit);
+        part_id terms[2] = { p->cont, p->dict };
+        uint32_t m = mailbox_length(s->ps, p->mailbox);
+        for (uint32_t k = 0; k < 2 + m && !err; k++) {
+            const part *t = part_store_get(s->ps, k < 2 ? terms[k]
+                                           : mailbox_at(s->ps, p->mailbox, k - 2));
+            for (uint32_t j = 0; t != NULL && j < t->npids && !err; j++)
+                if (t->pids[j] & ETF_REF_TAG)
+                    err |= add_used(&used, &cap, t->pids[j] & ~ETF_REF_TAG, limit);
+        }
+    }
+    for (size_t k = 0; k < s->nallocated_refs && !err; k++)
+        err |= add_used(&used, &cap, s->allocated_refs[k], limit);
+    uint32_t ref = 1;
+    while (!err && ref < cap && used[ref])
+        ref++;
+    free(used);
+    if (err || push_allocated(&s->allocated_refs, &s->nallocated_refs,
+                              &s->capallocated_refs, ref) != 0)
+        return 0;
+    return ref;
+}
+
 uint32_t search_fresh_pid(search *s)
 {
     if (s->pending != REQ_RUN || s->depth == 0 || decode_top(s) != 0)
@@ -790,6 +1014,19 @@ int search_peek_alive(search *s, uint32_t pid)
     if (s->depth == 0 || decode_top(s) != 0)
         return 0;
     return sys_state_find(&s->cur, pid) >= 0;
+}
+
+int search_peek_monitor(search *s, uint32_t pid, uint32_t ref)
+{
+    if (s->depth == 0 || decode_top(s) != 0)
+        return 0;
+    int i = sys_state_find(&s->cur, pid);
+    if (i < 0)
+        return 0;
+    for (uint32_t k = 0; k < s->cur.procs[i].mons.n; k++)
+        if (s->cur.procs[i].mons.m[k].ref == ref)
+            return 1;
+    return 0;
 }
 
 int search_peek_whereis(search *s, const uint8_t *etf, size_t len,

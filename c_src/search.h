@@ -36,11 +36,14 @@ typedef struct search_config {
     ** killed, kill and 'EXIT' as the VM encodes them, so that exit reasons
     ** and the 'EXIT' messages built here intern like the VM's own terms.
     ** NULL: a latin-1 ATOM_EXT encoding is assumed. */
-    const uint8_t *atom_etf[4];
-    size_t atom_etf_len[4];
+    const uint8_t *atom_etf[7];
+    size_t atom_etf_len[7];
 } search_config;
 
-enum search_atom { ATOM_NORMAL = 0, ATOM_KILLED, ATOM_KILL, ATOM_EXIT };
+enum search_atom {
+    ATOM_NORMAL = 0, ATOM_KILLED, ATOM_KILL, ATOM_EXIT, ATOM_DOWN, ATOM_PROCESS,
+    ATOM_NOPROC, N_ATOMS
+};
 
 /* An encoded Erlang term on its way into the store. */
 typedef struct term_in {
@@ -56,13 +59,17 @@ enum effect_kind {
     EFFECT_EXIT,            /* pid: target of exit/2, term: reason */
     EFFECT_REGISTER,        /* pid, term: name */
     EFFECT_UNREGISTER,      /* term: name */
-    EFFECT_TRAP_EXIT        /* flag: new value for the running process */
+    EFFECT_TRAP_EXIT,       /* flag: new value for the running process */
+    EFFECT_MONITOR,         /* pid: target, ref, term: item named by 'DOWN' */
+    EFFECT_DEMONITOR        /* ref, flag: flush 'DOWN' messages */
 };
 
 typedef struct effect {
     enum effect_kind kind;
     uint32_t pid;
-    int link;                  /* spawn: spawn_link; trap_exit: the value */
+    uint32_t ref;
+    int link;                  /* spawn: spawn_link; trap_exit: the value;
+                                  demonitor: flush */
     term_in term;              /* etf NULL when the effect has no term */
 } effect;
 
@@ -118,6 +125,8 @@ int search_answer_run(search *s, run_result *res, request *req);
 /* Smallest pid not used by the state being expanded nor allocated during
 ** the current run; records it as allocated.  0 on allocation failure. */
 uint32_t search_fresh_pid(search *s);
+/* The same for refs (make_ref, monitor). */
+uint32_t search_fresh_ref(search *s);
 
 typedef struct search_stats {
     uint64_t states, transitions, max_depth_seen, depth;
@@ -137,6 +146,8 @@ int search_peek_alive(search *s, uint32_t pid);
 ** format is etf[0..len), else 0. */
 int search_peek_whereis(search *s, const uint8_t *etf, size_t len,
                         uint32_t *pid);
+/* 1 if process pid holds the monitor numbered ref. */
+int search_peek_monitor(search *s, uint32_t pid, uint32_t ref);
 /* The registered names' PART_TERM ids: fills up to max, returns the count. */
 size_t search_peek_names(search *s, part_id *out, size_t max);
 

@@ -8,10 +8,68 @@
 
 #define PROC_FIXED_WORDS 8
 
+void proc_free(proc *p)
+{
+    free(p->links);
+    free(p->mons.m);
+    free(p->monby.m);
+    p->links = NULL;
+    p->mons.m = p->monby.m = NULL;
+}
+
+static int monitors_copy(monitor_set *dst, const monitor *src, uint32_t n)
+{
+    dst->m = NULL;
+    dst->n = dst->cap = 0;
+    if (n == 0)
+        return 0;
+    dst->m = malloc(n * sizeof *dst->m);
+    if (dst->m == NULL)
+        return -1;
+    memcpy(dst->m, src, n * sizeof *dst->m);
+    dst->n = dst->cap = n;
+    return 0;
+}
+
+int monitor_add(monitor_set *ms, monitor m)
+{
+    uint32_t i = 0;
+    while (i < ms->n && ms->m[i].ref < m.ref)
+        i++;
+    if (i < ms->n && ms->m[i].ref == m.ref)
+        return 0;
+    if (ms->n == ms->cap) {
+        uint32_t cap = ms->cap ? 2 * ms->cap : 4;
+        monitor *grown = realloc(ms->m, cap * sizeof *grown);
+        if (grown == NULL)
+            return -1;
+        ms->m = grown;
+        ms->cap = cap;
+    }
+    memmove(&ms->m[i + 1], &ms->m[i], (ms->n - i) * sizeof *ms->m);
+    ms->m[i] = m;
+    ms->n++;
+    return 0;
+}
+
+int monitor_remove(monitor_set *ms, uint32_t ref, monitor *out)
+{
+    for (uint32_t i = 0; i < ms->n; i++) {
+        if (ms->m[i].ref == ref) {
+            if (out)
+                *out = ms->m[i];
+            memmove(&ms->m[i], &ms->m[i + 1], (ms->n - i - 1) * sizeof *ms->m);
+            ms->n--;
+            return 1;
+        }
+    }
+    return 0;
+}
+
 void sys_state_clear(sys_state *s)
 {
     for (uint32_t i = 0; i < s->nprocs; i++)
-        free(s->procs[i].links);
+        proc_free(&s->procs[i]);
     free(s->procs);
     s->procs = NULL;
     s->nprocs = s->cap = 0;
@@ -53,10 +111,14 @@ int sys_state_copy(sys_state *dst, const sys_state *src)
     if (reserve(dst, src->nprocs) != 0)
         return -1;
     for (uint32_t i = 0; i < src->nprocs; i++) {
-        dst->procs[i] = src->procs[i];
-        if (copy_links(&dst->procs[i], src->procs[i].links,
-                       src->procs[i].nlinks) != 0) {
-            dst->nprocs = i;
+        const proc *sp = &src->procs[i];
+        proc *dp = &dst->procs[i];
+        *dp = *sp;
+        dp->mons.m = dp->monby.m = NULL;
+        if (copy_links(dp, sp->links, sp->nlinks) != 0 ||
+            monitors_copy(&dp->mons, sp->mons.m, sp->mons.n) != 0 ||
+            monitors_copy(&dp->monby, sp->monby.m, sp->monby.n) != 0) {
+            dst->nprocs = i + 1;
             sys_state_clear(dst);
             return -1;
         }
@@ -94,15 +156,39 @@ int sys_state_decode(const part_store *ps, part_id root, sys_state *out)
         p->flags = word(pp->data, 4);
         p->dict = word(pp->data, 5);
         p->name = word(pp->data, 6);
-        uint32_t nlinks = word(pp->data, 7);
-        /* Compared this way round so a huge nlinks cannot wrap the
-        ** product back to the record's length. */
-        if (pp->len % 4 != 0 || nlinks != pp->len / 4 - PROC_FIXED_WORDS ||
-            copy_links(p, (const uint32_t *)(const void *)(pp->data +
-                                                           4 * PROC_FIXED_WORDS),
+        p->links = NULL;
+        p->mons.m = p->monby.m = NULL;
+        out->nprocs = i + 1;
+        /* Every count is checked against the words left, so a huge count
+        ** cannot make the reads run past the record. */
+        uint32_t total = pp->len / 4, at = PROC_FIXED_WORDS - 1;
+        if (pp->len % 4 != 0)
+            goto fail;
+        uint32_t nlinks = word(pp->data, at++);
+        if (nlinks > total - at ||
+            copy_links(p, (const uint32_t *)(const void *)(pp->data + 4 * (size_t)at),
                        nlinks) != 0)
             goto fail;
-        out->nprocs = i + 1;
+        at += nlinks;
+        for (int set = 0; set < 2; set++) {
+            monitor_set *ms = set == 0 ? &p->mons : &p->monby;
+            if (at >= total)
+                goto fail;
+            uint32_t n = word(pp->data, at++);
+            if (n > (total - at) / 3)
+                goto fail;
+            ms->m = n ? malloc(n * sizeof *ms->m) : NULL;
+            if (n && ms->m == NULL)
+                goto fail;
+            for (uint32_t k = 0; k < n; k++) {
+                ms->m[k].ref = word(pp->data, at++);
+                ms->m[k].pid = word(pp->data, at++);
+                ms->m[k].item = word(pp->data, at++);
+            }
+            ms->n = ms->cap = n;
+        }
+        if (at != total)
+            goto fail;
     }
     return 0;
 fail:
@@ -120,7 +206,8 @@ part_id sys_state_encode(part_store *ps, const sys_state *s, int *is_new)
     part_id root = 0;
     for (uint32_t i = 0; i < s->nprocs; i++) {
         const proc *p = &s->procs[i];
-        uint32_t words = PROC_FIXED_WORDS + p->nlinks;
+        uint32_t words = PROC_FIXED_WORDS + p->nlinks + 2 +
+                         3 * (p->mons.n + p->monby.n);
         if (words > bufcap) {
             uint32_t *grown = realloc(buf, words * sizeof *grown);
             if (grown == NULL)
@@ -138,6 +225,16 @@ part_id sys_state_encode(part_store *ps, const sys_state *s, int *is_new)
         buf[7] = p->nlinks;
         if (p->nlinks)
             memcpy(buf + PROC_FIXED_WORDS, p->links, p->nlinks * sizeof *buf);
+        uint32_t at = PROC_FIXED_WORDS + p->nlinks;
+        for (int set = 0; set < 2; set++) {
+            const monitor_set *ms = set == 0 ? &p->mons : &p->monby;
+            buf[at++] = ms->n;
+            for (uint32_t k = 0; k < ms->n; k++) {
+                buf[at++] = ms->m[k].ref;
+                buf[at++] = ms->m[k].pid;
+                buf[at++] = ms->m[k].item;
+            }
+        }
         int fresh;
         ids[i] = part_store_intern(ps, PART_PROC, buf, 4 * words, NULL, 0,
                                    &fresh);
@@ -189,7 +286,7 @@ int sys_state_insert(sys_state *s, const proc *p)
 
 void sys_state_remove(sys_state *s, uint32_t index)
 {
-    free(s->procs[index].links);
+    proc_free(&s->procs[index]);
     memmove(&s->procs[index], &s->procs[index + 1],
             (s->nprocs - index - 1) * sizeof *s->procs);
     s->nprocs--;

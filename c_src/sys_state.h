@@ -8,7 +8,11 @@
 ** states intern to the same root id.
 **
 ** Process record layout (PART_PROC, 32-bit words):
-**   pid, status, cont, mailbox, flags, dict, name, nlinks, links[nlinks]
+**   pid, status, cont, mailbox, flags, dict, name, nlinks, links[nlinks],
+**   nmons, mons[nmons] (3 words each), nmonby, monby[nmonby] (3 words each)
+** mons are the monitors this process holds, monby those held on it, each
+** (ref number, the other process, item) sorted by ref; item is the PART_TERM
+** the 'DOWN' message names (a registered name's {Name, Node}), 0: the pid.
 ** dict is the PART_TERM of the process dictionary (0: empty); name is the
 ** PART_TERM of its registered name (0: none).  The registry is the set of
 ** names held by live processes, so a process's death unregisters it.
@@ -28,6 +32,17 @@ enum proc_flag {
     PF_TRAP_EXIT = 2    /* process_flag(trap_exit, true) */
 };
 
+typedef struct monitor {
+    uint32_t ref;
+    uint32_t pid;
+    part_id item;
+} monitor;
+
+typedef struct monitor_set {
+    uint32_t n, cap;
+    monitor *m;         /* sorted by ref, owned */
+} monitor_set;
+
 typedef struct proc {
     uint32_t pid;
     uint32_t status;
@@ -38,6 +53,8 @@ typedef struct proc {
     part_id name;
     uint32_t nlinks, caplinks;
     uint32_t *links;    /* sorted pids, owned by this struct */
+    monitor_set mons;
+    monitor_set monby;
 } proc;
 
 typedef struct sys_state {
@@ -58,6 +75,11 @@ int sys_state_find_name(const sys_state *s, part_id name);
 /* Inserts a process in pid order; returns its index or -1. */
 int sys_state_insert(sys_state *s, const proc *p);
 void sys_state_remove(sys_state *s, uint32_t index);
+
+int monitor_add(monitor_set *ms, monitor m);
+/* Removes the monitor with `ref`; 1 if there was one (copied to *out). */
+int monitor_remove(monitor_set *ms, uint32_t ref, monitor *out);
+void proc_free(proc *p);   /* frees what the record owns */
 
 int proc_link_add(proc *p, uint32_t pid);
 void proc_link_remove(proc *p, uint32_t pid);

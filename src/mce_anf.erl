@@ -25,14 +25,23 @@
 
 -type ctx() :: #{may_block := fun((term()) -> boolean()),
                  fresh := fun(() -> atom()),
-                 lower_comprehension := fun((term()) -> term())}.
+                 env := [atom()],
+                 bound := fun((term()) -> [atom()]),
+                 lower_comprehension := fun((term(), [atom()]) -> term())}.
 -export_type([ctx/0]).
 
 %% @doc Normalises the expressions of one body (not the bodies nested in
 %% clauses: the translator calls this again for each of those).
 -spec body([erl_parse:abstract_expr()], ctx()) -> [erl_parse:abstract_expr()].
 body(Es, Ctx) ->
-    lists:flatmap(fun(E) -> stmt(E, Ctx) end, Es).
+    %% The variables bound so far are threaded through the body: a lowered
+    %% comprehension takes those it uses as arguments.
+    {Out, _} = lists:foldl(
+                 fun(E, {Acc, Env}) ->
+                         Done = stmt(E, Ctx#{env := Env}),
+                         {[Done | Acc], ordsets:union(Env, (maps:get(bound, Ctx))(E))}
+                 end, {[], maps:get(env, Ctx)}, Es),
+    lists:append(lists:reverse(Out)).
 
 %% A body-level expression: it may block at its top, not inside.
 stmt({match, L, P, R}, Ctx) ->
@@ -81,7 +90,7 @@ site1({op, L, Op, A, B}, Ctx) when Op =:= 'andalso'; Op =:= 'orelse' ->
         false -> value_parts({op, L, Op, A, B}, Ctx)
     end;
 site1({Comp, _, _, _} = C, Ctx) when Comp =:= lc; Comp =:= bc ->
-    site1((maps:get(lower_comprehension, Ctx))(C), Ctx);
+    site1((maps:get(lower_comprehension, Ctx))(C, maps:get(env, Ctx)), Ctx);
 site1(E, Ctx) ->
     value_parts(E, Ctx).
 
@@ -110,7 +119,7 @@ value1({op, L, Op, A, B} = E, Ctx) when Op =:= 'andalso'; Op =:= 'orelse' ->
         false -> value_parts(E, Ctx)
     end;
 value1({Comp, _, _, _} = C, Ctx) when Comp =:= lc; Comp =:= bc ->
-    value((maps:get(lower_comprehension, Ctx))(C), Ctx);
+    value((maps:get(lower_comprehension, Ctx))(C, maps:get(env, Ctx)), Ctx);
 value1(E, Ctx) ->
     value_parts(E, Ctx).
 

@@ -5,8 +5,8 @@
 %% docs/ARCHITECTURE.md for the request/answer protocol.
 -module(mce_nif).
 
--export([new/1, start/3, match/2, ran/5, fresh_pid/1, stats/1, trace/1,
-         top_state/1, alive/2, whereis/2, registered/1]).
+-export([new/1, start/3, match/2, ran/5, fresh_pid/1, fresh_ref/1, stats/1, trace/1,
+         top_state/1, alive/2, whereis/2, registered/1, monitor_active/3]).
 
 -on_load(load/0).
 
@@ -45,6 +45,13 @@ ran(_Search, _Outcome, _Effects, _Label, _Stop) -> erlang:nif_error(not_loaded).
 
 -spec fresh_pid(search()) -> pos_integer() | {error, term(), string()}.
 fresh_pid(_Search) -> erlang:nif_error(not_loaded).
+
+-spec fresh_ref(search()) -> pos_integer() | {error, term(), string()}.
+fresh_ref(_Search) -> erlang:nif_error(not_loaded).
+
+%% @doc Does process `Pid' hold monitor `Ref' in the state being expanded?
+-spec monitor_active(search(), non_neg_integer(), non_neg_integer()) -> boolean().
+monitor_active(_Search, _Pid, _Ref) -> erlang:nif_error(not_loaded).
 
 -spec stats(search()) -> map().
 stats(_Search) -> erlang:nif_error(not_loaded).

@@ -11,14 +11,16 @@
                             registered/0, process_flag/2, is_process_alive/1, put/2,
                             get/0, get/1, erase/0, erase/1, get_keys/0, get_keys/1,
                             self/0, node/0, spawn/1, spawn/3, spawn_link/1, spawn_link/3,
-                            apply/2, apply/3]}).
+                            apply/2, apply/3, make_ref/0, monitor/2, demonitor/1,
+                            demonitor/2, spawn_monitor/1, spawn_monitor/3]}).
 
 -export([self/0, node/0, send/2, spawn/1, spawn/3, spawn_link/1, spawn_link/3,
          suspend/4, apply/2, apply/3, output/1, output/2, output/3, unsupported/3,
          fatal/1, clean_stack/1]).
 %% Process BIFs of the simulated process.
 -export([link/1, unlink/1, exit/2, register/2, unregister/1, whereis/1, registered/0,
-         process_flag/2, is_process_alive/1,
+         process_flag/2, is_process_alive/1, make_ref/0, monitor/2, demonitor/1, demonitor/2,
+         spawn_monitor/1, spawn_monitor/3,
          put/2, get/0, get/1, erase/0, erase/1, get_keys/0, get_keys/1]).
 
 -type location() :: {module(), atom(), arity(), non_neg_integer()}.
@@ -140,6 +142,85 @@ process_flag(Flag, Value) ->
 is_process_alive(Pid) ->
     N = sim_pid(Pid, [Pid]),
     N =:= erlang:get('$mce_pid') orelse alive(N).
+
+%%--------------------------------------------------------------------
+%% Refs and monitors
+%%--------------------------------------------------------------------
+
+-spec make_ref() -> reference().
+make_ref() ->
+    case mce_nif:fresh_ref(erlang:get('$mce_search')) of
+        N when is_integer(N) -> mce_ref:term(N);
+        {error, Where, Why} -> fatal({mcerlang_internal, Where, Why})
+    end.
+
+%% @doc monitor(process, Pid | Name | {Name, node()}).  A monitor of a
+%% process that does not exist delivers {'DOWN', Ref, process, Item,
+%% noproc} at once, as on the VM.
+-spec monitor(process, pid() | atom() | {atom(), node()}) -> reference().
+monitor(process, Target) ->
+    {N, Item} = monitor_target(Target),
+    Ref = make_ref(),
+    {ok, R} = mce_ref:number(Ref),
+    erlang:put('$mce_overlay', (erlang:get('$mce_overlay'))#{{monitor, R} => true}),
+    effect({monitor, N, R, Item}),
+    Ref;
+monitor(Type, Item) when Type =:= port; Type =:= time_offset ->
+    fatal({mcerlang, {unsupported_bif, {erlang, monitor, 2},
+                      {monitor_type, Type, Item, "only process monitors are modelled"}}});
+monitor(Type, Item) ->
+    erlang:error(badarg, [Type, Item]).
+
+monitor_target(Name) when is_atom(Name) ->
+    case whereis(Name) of
+        undefined -> {0, {Name, node()}};        % pid 0 never exists: noproc
+        Pid -> {sim_pid(Pid, [process, Name]), {Name, node()}}
+    end;
+monitor_target({Name, Node} = Target) when is_atom(Name), is_atom(Node) ->
+    case Node =:= node() of
+        true -> monitor_target(Name);
+        false -> fatal({mcerlang, {unsupported_bif, {erlang, monitor, 2},
+                                   {remote_node, Target, "nodes are not modelled yet"}}})
+    end;
+monitor_target(Pid) ->
+    {sim_pid(Pid, [process, Pid]), none}.
+
+-spec demonitor(reference()) -> true.
+demonitor(Ref) ->
+    demonitor(Ref, []).
+
+%% @doc demonitor/2 with the options flush and info.
+-spec demonitor(reference(), [flush | info]) -> boolean().
+demonitor(Ref, Opts) when is_reference(Ref), is_list(Opts) ->
+    lists:all(fun(O) -> O =:= flush orelse O =:= info end, Opts)
+        orelse erlang:error(badarg, [Ref, Opts]),
+    case mce_ref:number(Ref) of
+        {ok, R} ->
+            Overlay = erlang:get('$mce_overlay'),
+            Active = case Overlay of
+                         #{{monitor, R} := A} -> A;
+                         #{} -> mce_nif:monitor_active(erlang:get('$mce_search'),
+                                                       erlang:get('$mce_pid'), R)
+                     end,
+            erlang:put('$mce_overlay', Overlay#{{monitor, R} => false}),
+            effect({demonitor, R, lists:member(flush, Opts)}),
+            not lists:member(info, Opts) orelse Active;
+        error ->
+            %% A ref that was never a monitor of this process.
+            not lists:member(info, Opts) orelse false
+    end;
+demonitor(Ref, Opts) ->
+    erlang:error(badarg, [Ref, Opts]).
+
+-spec spawn_monitor(function()) -> {pid(), reference()}.
+spawn_monitor(Fun) ->
+    Pid = spawn(Fun),
+    {Pid, monitor(process, Pid)}.
+
+-spec spawn_monitor(module(), atom(), [term()]) -> {pid(), reference()}.
+spawn_monitor(M, F, A) ->
+    Pid = spawn(M, F, A),
+    {Pid, monitor(process, Pid)}.
 
 %%--------------------------------------------------------------------
 %% Registry

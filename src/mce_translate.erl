@@ -306,7 +306,10 @@ classify_erlang(F, A) when {F, A} =:= {link, 1}; {F, A} =:= {unlink, 1}; {F, A} 
                            {F, A} =:= {process_flag, 2}; {F, A} =:= {is_process_alive, 1};
                            {F, A} =:= {put, 2}; {F, A} =:= {get, 0}; {F, A} =:= {get, 1};
                            {F, A} =:= {erase, 0}; {F, A} =:= {erase, 1};
-                           {F, A} =:= {get_keys, 0}; {F, A} =:= {get_keys, 1} ->
+                           {F, A} =:= {get_keys, 0}; {F, A} =:= {get_keys, 1};
+                           {F, A} =:= {make_ref, 0}; {F, A} =:= {monitor, 2};
+                           {F, A} =:= {demonitor, 1}; {F, A} =:= {demonitor, 2};
+                           {F, A} =:= {spawn_monitor, 1}; {F, A} =:= {spawn_monitor, 3} ->
     {redirect, mce_rt, F};
 classify_erlang(F, A) ->
     case lists:member({F, A}, unsupported_bifs()) orelse
@@ -322,8 +325,8 @@ classify_erlang(F, A) ->
 %% Process-related BIFs that are not modelled yet: running them for real
 %% inside the executor would silently give a wrong model.
 unsupported_bifs() ->
-    [{monitor, 2}, {monitor, 3}, {demonitor, 1}, {demonitor, 2},
-     {process_flag, 3}, {make_ref, 0},
+    [{monitor, 3},
+     {process_flag, 3},
      {nodes, 0}, {nodes, 1}, {processes, 0}, {process_info, 1}, {process_info, 2},
      {cancel_timer, 1}, {cancel_timer, 2}, {read_timer, 1}, {read_timer, 2},
      {monitor_node, 2}, {monitor_node, 3}, {group_leader, 0}, {group_leader, 2},
@@ -345,7 +348,7 @@ process_modules() ->
 
 is_checker_module(M) ->
     lists:member(M, [mcerlang, mce_anf, mce_closure, mce_exec, mce_format, mce_nif, mce_pid,
-                     mce_rt, mce_search, mce_translate, mce_watchdog])
+                     mce_ref, mce_rt, mce_search, mce_translate, mce_watchdog])
         orelse is_translation(M).
 
 is_translation(M) ->
@@ -809,7 +812,9 @@ tr_normal_body([E | Rest], Env, St) ->
 anf_ctx(Env, St) ->
     #{may_block => fun(E) -> may_block(E, St) end,
       fresh => fun() -> gen_var("T", counter()) end,
-      lower_comprehension => fun(C) -> lower_comprehension(C, Env, St) end}.
+      env => Env,
+      bound => fun bound/1,
+      lower_comprehension => fun(C, EnvNow) -> lower_comprehension(C, EnvNow, St) end}.
 
 %% A list comprehension whose template or qualifiers may block becomes
 %% calls of generated recursive functions, one per generator, which the

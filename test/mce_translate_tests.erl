@@ -42,7 +42,10 @@ differential_test_() ->
              {diff_link_to_dead, []}, {diff_unlink_stops_cascade, []},
              {diff_registry, []}, {diff_register_errors, []},
              {diff_registered_process_dies, []}, {diff_process_dictionary, []},
-             {diff_dictionary_is_per_process, []}],
+             {diff_dictionary_is_per_process, []},
+             {diff_monitor_down_reason, []}, {diff_monitor_dead_process, []},
+             {diff_monitor_by_name, []}, {diff_demonitor_flush, []},
+             {diff_demonitor_active, []}, {diff_refs, []}],
     [{atom_to_list(F) ++ "/" ++ integer_to_list(length(A)), fun() -> same_result(F, A) end}
      || {F, A} <- Cases].
 

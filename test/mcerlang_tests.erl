@@ -238,6 +238,13 @@ abandoned_check_is_stopped_test() ->
     timer:sleep(500),
     ?assert(length(processes()) =< Before).
 
+%% Refs are numbered least-fresh: a fresh ref per round does not make the
+%% state space grow with the number of rounds beyond the rounds themselves.
+refs_are_reused_when_free_test() ->
+    {ok, #{states := S3}} = mcerlang:check({tprog, ref_rounds, [3]}),
+    {ok, #{states := S6}} = mcerlang:check({tprog, ref_rounds, [6]}),
+    ?assert(S6 < 3 * S3).
+
 closure_in_arguments_refused_test() ->
     ?assertError({mcerlang, {untranslated_closure_in_arguments, _, _}},
                  mcerlang:check({tprog, apply_to, [fun(_) -> ok end, x]})).
@@ -274,10 +281,11 @@ bad_option_value_test() ->
     ?assertError({mcerlang, {bad_options, _}}, mcerlang:check({pingpong, start, [1]}, 7)).
 
 unsupported_bif_cannot_be_caught_by_the_program_test() ->
-    ?assertError({mcerlang, {unsupported_bif, {erlang, monitor, 2}, {tprog, uses_monitor_caught, 0, _}}},
-                 mcerlang:check({tprog, uses_monitor_caught, []})).
+    ?assertError({mcerlang, {unsupported_bif, {erlang, send_after, 3},
+                             {tprog, uses_timer_caught, 0, _}}},
+                 mcerlang:check({tprog, uses_timer_caught, []})).
 
 unsupported_bif_names_call_and_location_test() ->
-    ?assertError({mcerlang, {unsupported_bif, {erlang, monitor, 2},
-                             {tprog, uses_monitor, 0, Line}}} when is_integer(Line),
-                 mcerlang:check({tprog, uses_monitor, []})).
+    ?assertError({mcerlang, {unsupported_bif, {erlang, send_after, 3},
+                             {tprog, uses_timer, 0, Line}}} when is_integer(Line),
+                 mcerlang:check({tprog, uses_timer, []})).

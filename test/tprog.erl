@@ -149,9 +149,9 @@ link_cascade() ->
 shutdown_exit() ->
     exit(shutdown).
 
-%% Unsupported process BIF.
-uses_monitor() ->
-    monitor(process, self()),
+%% Unsupported process BIF (timers are not modelled yet).
+uses_timer() ->
+    erlang:send_after(100, self(), tick),
     ok.
 
 
@@ -376,8 +376,8 @@ try_loop(K, Acc) ->
     try_loop(K - 1, [R | Acc]).
 
 %% An unsupported BIF inside a catch-all: the check must still stop.
-uses_monitor_caught() ->
-    try monitor(process, self()) catch _:_ -> swallowed end.
+uses_timer_caught() ->
+    try erlang:send_after(100, self(), tick) catch _:_ -> swallowed end.
 
 %%--------------------------------------------------------------------
 %% Library higher-order functions with funs that block
@@ -594,3 +594,79 @@ spin() ->
     spin_loop(0).
 
 spin_loop(N) -> spin_loop(N + 1).
+
+%%--------------------------------------------------------------------
+%% Monitors and refs
+%%--------------------------------------------------------------------
+
+diff_monitor_down_reason() ->
+    {Pid, Ref} = spawn_monitor(fun() -> exit(crashed) end),
+    receive {'DOWN', Ref, process, Pid, Why} -> exit({result, Why}) end.
+
+diff_monitor_dead_process() ->
+    {Pid, Ref0} = spawn_monitor(fun() -> ok end),
+    receive {'DOWN', Ref0, process, Pid, normal} -> ok end,
+    Ref = monitor(process, Pid),
+    receive {'DOWN', Ref, process, Pid, Why} -> exit({result, Why}) end.
+
+diff_monitor_by_name() ->
+    Self = self(),
+    Pid = spawn(fun() -> register(tprog_monitored, self()), Self ! up,
+                         receive stop -> ok end end),
+    receive up -> ok end,
+    Ref = monitor(process, tprog_monitored),
+    Pid ! stop,
+    Down = receive {'DOWN', Ref, process, Item, Why} -> {Item, Why} end,
+    Ref2 = monitor(process, tprog_nobody_there),
+    Down2 = receive {'DOWN', Ref2, process, Item2, Why2} -> {Item2, Why2} end,
+    exit({result, {Down, Down2}}).
+
+diff_demonitor_flush() ->
+    {Pid, Ref} = spawn_monitor(fun() -> ok end),
+    Self = self(),
+    spawn(fun() -> Self ! marker end),
+    receive marker -> ok end,
+    %% By now the child has certainly finished on the VM too?  Not
+    %% necessarily: wait for it through a second monitor first.
+    Ref2 = monitor(process, Pid),
+    receive {'DOWN', Ref2, process, Pid, _} -> ok end,
+    Info = demonitor(Ref, [flush, info]),
+    Left = receive {'DOWN', Ref, _, _, _} -> still_there after 0 -> flushed end,
+    exit({result, {Info, Left}}).
+
+diff_demonitor_active() ->
+    Self = self(),
+    Pid = spawn(fun() -> receive stop -> Self ! stopped end end),
+    Ref = monitor(process, Pid),
+    Info = demonitor(Ref, [info]),
+    Again = demonitor(Ref, [info]),
+    Pid ! stop,
+    receive stopped -> ok end,
+    Left = receive {'DOWN', Ref, _, _, _} -> got_down after 0 -> none end,
+    exit({result, {Info, Again, Left}}).
+
+diff_refs() ->
+    R1 = make_ref(),
+    R2 = make_ref(),
+    Self = self(),
+    spawn(fun() -> Self ! {R1, one} end),
+    Got = receive {R2, _} -> wrong; {R1, V} -> V end,
+    exit({result, {is_reference(R1), R1 =:= R1, R1 =/= R2, Got}}).
+
+%% A server that tags every reply with a fresh ref, N rounds.
+ref_rounds(N) ->
+    Self = self(),
+    Server = spawn(fun() -> ref_server() end),
+    [begin
+         Ref = make_ref(),
+         Server ! {Self, Ref},
+         receive {Ref, ok} -> ok end
+     end || _ <- lists:seq(1, N)],
+    Server ! stop,
+    ok.
+
+ref_server() ->
+    receive
+        {From, Ref} -> From ! {Ref, ok}, ref_server();
+        stop -> ok
+    end.

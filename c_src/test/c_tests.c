@@ -456,7 +456,9 @@ static void test_etf_pids(void)
     b8(&e, 115);                     /* SMALL_ATOM_EXT */
     b8(&e, 1); b8(&e, 'x');
     CHECK(scan(&e, &sink) == 0);
-    CHECK(sink.n == 1 && sink.pids[0] == 10);
+    /* The pid, then the simulated ref (tagged); the 2-word old-style ref
+    ** and the other node's terms are not collected. */
+    CHECK(sink.n == 2 && sink.pids[0] == 10 && sink.pids[1] == (1u | ETF_REF_TAG));
     sink.n = 0;
     CHECK(all_prefixes_fail(&e));
     free(sink.pids);
@@ -1631,6 +1633,58 @@ static void test_search_options(void)
     search_free(s);
 }
 
+/* Monitors: 'DOWN' on death, noproc for a dead target, demonitor with
+** flush, and least-fresh refs. */
+static void test_search_monitors(void)
+{
+    search *s = new_search(0, 0);
+    request q;
+    CHECK(start(s, 1, &q) == 0 && q.kind == REQ_RUN);
+    CHECK(search_fresh_pid(s) == 2);
+    CHECK(search_fresh_ref(s) == 1);
+    CHECK(search_fresh_ref(s) == 2);
+    effs f = { .n = 0 };
+    eff_spawn(&f, 2, 0, 2);
+    f.e[f.n++] = (effect){ .kind = EFFECT_MONITOR, .pid = 2, .ref = 1 };
+    f.e[f.n++] = (effect){ .kind = EFFECT_MONITOR, .pid = 9, .ref = 2 };  /* dead */
+    CHECK(run_wait(s, 10, 0, &f, 1, 0, &q) == 0);
+    /* Pid 1 has the noproc 'DOWN' for ref 2: a match question first. */
+    CHECK(q.kind == REQ_MATCH && q.pid == 1);
+    const part *down = part_store_get(search_store(s), q.msg);
+    CHECK(down != NULL && down->len > 3 && down->data[1] == 104 && down->data[2] == 5);
+    CHECK(down != NULL && down->npids == 2 && down->pids[0] == 9 &&
+          down->pids[1] == (2u | ETF_REF_TAG));
+    const sys_state *top = search_top_state(s);
+    CHECK(top != NULL && top->nprocs == 2);
+    if (top != NULL && top->nprocs == 2) {
+        CHECK(top->procs[0].mons.n == 1 && top->procs[0].mons.m[0].ref == 1 &&
+              top->procs[0].mons.m[0].pid == 2);
+        CHECK(top->procs[1].monby.n == 1 && top->procs[1].monby.m[0].pid == 1);
+    }
+    /* Refuse the match: pid 2 runs and dies; pid 1 gets its 'DOWN'. */
+    CHECK(search_answer_match(s, 0, &q) == 0 && q.kind == REQ_RUN && q.pid == 2);
+    /* Ref 1 is held by the monitor and ref 2 by the message. */
+    CHECK(search_fresh_ref(s) == 3);
+    CHECK(run_exit(s, 0, NULL, 2, 0, &q) == 0);
+    top = search_top_state(s);
+    CHECK(top != NULL && top->nprocs == 1);
+    if (top != NULL && top->nprocs == 1) {
+        CHECK(top->procs[0].mons.n == 0);
+        CHECK(mailbox_length(search_store(s), top->procs[0].mailbox) == 2);
+    }
+    search_free(s);
+
+    /* demonitor with flush removes the monitor and pending 'DOWN's. */
+    s = new_search(0, 0);
+    CHECK(start(s, 1, &q) == 0);
+    effs g = { .n = 0 };
+    g.e[g.n++] = (effect){ .kind = EFFECT_MONITOR, .pid = 5, .ref = 4 };  /* dead */
+    g.e[g.n++] = (effect){ .kind = EFFECT_DEMONITOR, .ref = 4, .link = 1 };
+    CHECK(run_wait(s, 10, 0, &g, 1, 0, &q) == 0);
+    CHECK(q.kind == REQ_DEADLOCK);      /* nothing in the mailbox */
+    search_free(s);
+}
+
 int main(void)
 {
     test_part_store();
@@ -1649,6 +1703,7 @@ int main(void)
     test_search_errors();
     test_search_growth();
     test_search_options();
+    test_search_monitors();
     printf("%lu passed, %lu failed\n", g_passed, g_failed);
     return g_failed != 0;
 }
