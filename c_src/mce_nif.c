@@ -111,7 +111,7 @@ static ERL_NIF_TERM nif_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     ERL_NIF_TERM node;
     char nodebuf[256];
     uint64_t creation = 0, max_states = 0, max_depth = 0, table_slots = 0;
-    uint64_t check_deadlock = 1;
+    uint64_t check_deadlock = 1, when_idle = 0;
     if (!enif_get_map_value(env, argv[0], atom(env, "node"), &node) ||
         enif_get_atom(env, node, nodebuf, sizeof nodebuf, ERL_NIF_LATIN1) <= 0 ||
         map_u64(env, argv[0], "creation", &creation) != 1 ||
@@ -121,12 +121,14 @@ static ERL_NIF_TERM nif_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
         map_u64(env, argv[0], "table_size", &table_slots) < 0 ||
         table_slots > ((uint64_t)1 << 40) ||
         map_u64(env, argv[0], "check_deadlock", &check_deadlock) < 0 ||
-        check_deadlock > 1)
+        check_deadlock > 1 ||
+        map_u64(env, argv[0], "timeouts_when_idle", &when_idle) < 0 || when_idle > 1)
         return enif_make_badarg(env);
     search_config cfg = { .node = nodebuf, .nodelen = strlen(nodebuf),
                           .creation = (uint32_t)creation,
                           .max_states = max_states, .max_depth = max_depth,
                           .check_deadlock = (int)check_deadlock,
+                          .timeouts_when_idle = (int)when_idle,
                           .table_slots = (size_t)table_slots };
     static const char *const atom_names[N_ATOMS] = { "normal", "killed", "kill", "EXIT",
                                                       "DOWN", "process", "noproc" };

@@ -15,6 +15,8 @@ typedef struct frame {
     uint32_t msg_idx;     /* next message to test for that process */
     uint32_t enabled;     /* transitions taken from this state */
     int expand;           /* 0: beyond max_depth, not expanded */
+    uint8_t phase;        /* when_idle: 0 other transitions, 1 timeouts */
+    uint8_t saw_timeout;  /* phase 0 passed over a timeout */
     uint8_t *label;       /* ETF of the transition into this state */
     size_t label_len;
 } frame;
@@ -288,7 +290,9 @@ static int next_request(search *s, request *req)
             }
             f->next_proc++;
             f->msg_idx = 0;
-            if (p->flags & PF_TIMEOUT) {
+            if ((p->flags & PF_TIMEOUT) && s->cfg.timeouts_when_idle && f->phase == 0) {
+                f->saw_timeout = 1;       /* only if nothing else can move */
+            } else if (p->flags & PF_TIMEOUT) {
                 req->kind = REQ_RUN;
                 req->run = RUN_TIMEOUT;
                 f->enabled++;
@@ -314,6 +318,13 @@ static int next_request(search *s, request *req)
             s->nallocated = 0;
             s->nallocated_refs = 0;
             return 0;
+        }
+        if (f->expand && f->phase == 0 && f->enabled == 0 && f->saw_timeout) {
+            /* when_idle: nothing else was enabled, so the timeouts are. */
+            f->phase = 1;
+            f->next_proc = 0;
+            f->msg_idx = 0;
+            continue;
         }
         if (s->cfg.check_deadlock && f->expand && f->enabled == 0 &&
             s->cur.nprocs > 0) {

@@ -31,6 +31,8 @@ typedef struct search_config {
     uint64_t max_states;       /* 0: unlimited */
     uint64_t max_depth;        /* 0: unlimited */
     int check_deadlock;        /* 0: a stuck state just ends its path */
+    int timeouts_when_idle;    /* 1: an `after` fires only when no other
+                                  transition is enabled */
     size_t table_slots;        /* initial index size, 0: default */
     /* External format (with the 131 version byte) of the atoms normal,
     ** killed, kill and 'EXIT' as the VM encodes them, so that exit reasons

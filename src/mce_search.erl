@@ -25,7 +25,11 @@ run(InitCall, Opts) ->
                            max_states => maps:get(max_states, Opts),
                            max_depth => maps:get(max_depth, Opts),
                            table_size => maps:get(table_size, Opts),
-                           check_deadlock => CheckDeadlock}),
+                           check_deadlock => CheckDeadlock,
+                           timeouts_when_idle => case maps:get(timeouts, Opts) of
+                                                     when_idle -> 1;
+                                                     any -> 0
+                                                 end}),
     internal_error(Search),
     Now = erlang:monotonic_time(millisecond),
     Deadline = case maps:get(max_time, Opts) of

@@ -454,12 +454,24 @@ analyse_forms(M, Forms0) ->
                                       "modules that load native code cannot be checked; "
                                       "model the NIF in Erlang"}})
     end,
-    Forms = resolve_imports(Forms0),
+    Forms = sleep_as_receive(resolve_imports(Forms0)),
     Defs = sets:from_list([{F, A} || {function, _, F, A, _} <- Forms]),
     Calls = maps:from_list([{{F, A}, callees(Cs, Defs)} || {function, _, F, A, Cs} <- Forms]),
     Receives = sets:from_list([{F, A} || {function, _, F, A, Cs} <- Forms, has_receive(Cs)]),
     #mod{name = M, forms = Forms, defs = Defs, calls = Calls,
          receives = Receives, md5 = <<>>}.
+
+%% timer:sleep(T) is `receive after T -> ok end': under the checker's
+%% untimed semantics the process may wake up whenever.
+sleep_as_receive(Forms) ->
+    Rewrite = fun({call, L, {remote, _, {atom, _, timer}, {atom, _, sleep}}, [T]}) ->
+                      {'receive', L, [], T, [{atom, L, ok}]};
+                 (Other) -> Other
+              end,
+    [case F of
+         {function, L, N, A, Cs} -> {function, L, N, A, postwalk(Rewrite, Cs)};
+         _ -> F
+     end || F <- Forms].
 
 %% Local calls to imported functions become remote calls.
 resolve_imports(Forms) ->

@@ -19,6 +19,7 @@
                      max_depth => pos_integer() | infinity,
                      max_time => pos_integer() | infinity,
                      max_reductions => pos_integer(),
+                     timeouts => any | when_idle,
                      table_size => pos_integer()}.
 -type stats() :: #{states := non_neg_integer(), transitions := non_neg_integer(),
                    max_depth := non_neg_integer(), time_ms := non_neg_integer(),
@@ -35,6 +36,7 @@
                     max_depth => 0,
                     max_time => infinity,
                     max_reductions => 20000000,
+                    timeouts => any,
                     table_size => 0}).    % 0: the NIF's default
 
 %% @equiv check(Entry, #{})
@@ -188,6 +190,7 @@ option(K, N) when (K =:= max_states orelse K =:= max_depth orelse K =:= max_time
                   is_integer(N), N > 0 -> N;
 option(table_size, N) when is_integer(N), N > 0, N =< 1 bsl 40 -> N;
 option(max_reductions, N) when is_integer(N), N > 0 -> N;
+option(timeouts, T) when T =:= any; T =:= when_idle -> T;
 option(K, V) ->
     case maps:is_key(K, ?DEFAULTS) of
         true -> erlang:error({mcerlang, {bad_option_value, K, V}});

@@ -80,6 +80,17 @@ timeout_may_fire_test() ->
     #{trace := Trace} = Cex,
     ?assert(lists:any(fun(#{action := A}) -> A =:= timeout end, Trace)).
 
+%% With timeouts => when_idle an `after' fires only when nothing else can
+%% happen: the ping is always received first.
+timeouts_when_idle_test() ->
+    ?assertMatch({ok, _}, mcerlang:check({tprog, timeout_race, []}, #{timeouts => when_idle})),
+    %% Still fires when it is the only thing that can happen.
+    ?assertMatch({ok, _}, mcerlang:check({tprog, diff_after_zero, []},
+                                         #{timeouts => when_idle,
+                                           treat_as_normal => [{result, timeout}]})),
+    ?assertError({mcerlang, {bad_option_value, timeouts, sometimes}},
+                 mcerlang:check({tprog, timeout_race, []}, #{timeouts => sometimes})).
+
 order_race_found_test() ->
     ?assertMatch({error, #{violation := {abnormal_exit, _, wrong_order}}},
                  mcerlang:check({tprog, order_race, []})).

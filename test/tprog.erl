@@ -670,3 +670,9 @@ ref_server() ->
         {From, Ref} -> From ! {Ref, ok}, ref_server();
         stop -> ok
     end.
+
+diff_timer_sleep() ->
+    Self = self(),
+    spawn(fun() -> timer:sleep(10), Self ! woke end),
+    ok = timer:sleep(1),
+    receive woke -> exit({result, slept}) end.
