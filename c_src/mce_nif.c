@@ -185,6 +185,8 @@ static ERL_NIF_TERM request_term(ErlNifEnv *env, search *s, const request *q)
             how = atom(env, "start");
         } else if (q->run == RUN_TIMEOUT) {
             how = atom(env, "timeout");
+        } else if (q->run == RUN_CHOICE) {
+            how = enif_make_tuple2(env, atom(env, "choice"), enif_make_uint(env, q->choice));
         } else {
             if (!part_term(env, ps, q->msg, &msg))
                 return ERROR(env, "stored term does not decode");
@@ -372,7 +374,8 @@ static int parse_effects(ErlNifEnv *env, ERL_NIF_TERM list, effects_buf *eb)
 }
 
 /* ran(Search, Outcome, Effects, Label, Stop) -> Request
-**   Outcome = {wait, HasTimeout, Cont, Dict} | {exit, Reason} */
+**   Outcome = {wait, HasTimeout, Cont, Dict} | {choice, N, Cont, Dict}
+**           | {exit, Reason} */
 static ERL_NIF_TERM nif_ran(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
 {
     (void)argc;
@@ -387,9 +390,14 @@ static ERL_NIF_TERM nif_ran(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
         return enif_make_badarg(env);
     ErlNifBinary contbin, dictbin, labelbin;
     int have_cont = 0, have_dict = 0;
-    if (arity == 4 && enif_is_identical(oc[0], atom(env, "wait")) &&
-        get_bool(env, oc[1], &res.has_timeout) && enif_is_list(env, oc[3])) {
-        res.outcome = OUTCOME_WAIT;
+    unsigned alternatives = 0;
+    int is_wait = arity == 4 && enif_is_identical(oc[0], atom(env, "wait")) &&
+                  get_bool(env, oc[1], &res.has_timeout);
+    int is_choice = arity == 4 && enif_is_identical(oc[0], atom(env, "choice")) &&
+                    enif_get_uint(env, oc[1], &alternatives);
+    if ((is_wait || is_choice) && enif_is_list(env, oc[3])) {
+        res.outcome = is_wait ? OUTCOME_WAIT : OUTCOME_CHOICE;
+        res.alternatives = alternatives;
         if (!encode(env, oc[2], &contbin, &res.cont))
             return enif_make_badarg(env);
         have_cont = 1;
@@ -582,7 +590,8 @@ static ERL_NIF_TERM nif_top_state(ErlNifEnv *env, int argc,
             env,
             enif_make_tuple6(env, enif_make_uint(env, p->pid),
                              atom(env, p->status == PROC_INIT ? "init"
-                                                              : "waiting"),
+                                       : p->status == PROC_CHOICE ? "choosing"
+                                                                  : "waiting"),
                              cont, msgs, links, name),
             list);
     }

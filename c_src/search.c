@@ -265,6 +265,20 @@ static int next_request(search *s, request *req)
                 req->run = RUN_START;
                 goto issue;
             }
+            if (p->status == PROC_CHOICE) {
+                if (f->msg_idx < (p->flags >> PF_CHOICE_SHIFT)) {
+                    req->kind = REQ_RUN;
+                    req->run = RUN_CHOICE;
+                    req->choice = f->msg_idx++;
+                    f->enabled++;
+                    req->pid = p->pid;
+                    req->cont = p->cont;
+                    goto remember;
+                }
+                f->next_proc++;
+                f->msg_idx = 0;
+                continue;
+            }
             uint32_t n = mailbox_length(s->ps, p->mailbox);
             while (f->msg_idx < n) {
                 part_id msg = mailbox_at(s->ps, p->mailbox, f->msg_idx);
@@ -781,7 +795,7 @@ int search_answer_run(search *s, run_result *res, request *req)
     if (self < 0) {
         /* Killed by its own effects (exit/2 to a linked process that
         ** propagated back): nothing more to record. */
-    } else if (res->outcome == OUTCOME_WAIT) {
+    } else if (res->outcome == OUTCOME_WAIT || res->outcome == OUTCOME_CHOICE) {
         part_id cont = intern_term(s, &res->cont);
         part_id dict = res->dict.etf ? intern_term(s, &res->dict) : 0;
         if (cont == 0 || (res->dict.etf && dict == 0)) {
@@ -789,11 +803,21 @@ int search_answer_run(search *s, run_result *res, request *req)
             why = "continuation is not an encodable term";
             goto error;
         }
-        st.procs[self].status = PROC_WAITING;
+        uint32_t keep = st.procs[self].flags & PF_TRAP_EXIT;
+        if (res->outcome == OUTCOME_CHOICE) {
+            if (res->alternatives == 0 || res->alternatives > 0xffff) {
+                free(sq.q);
+                why = "a choice needs 1 to 65535 alternatives";
+                goto error;
+            }
+            st.procs[self].status = PROC_CHOICE;
+            st.procs[self].flags = keep | (res->alternatives << PF_CHOICE_SHIFT);
+        } else {
+            st.procs[self].status = PROC_WAITING;
+            st.procs[self].flags = keep | (res->has_timeout ? PF_TIMEOUT : 0);
+        }
         st.procs[self].cont = cont;
         st.procs[self].dict = dict;
-        st.procs[self].flags = (st.procs[self].flags & ~(uint32_t)PF_TIMEOUT) |
-                               (res->has_timeout ? PF_TIMEOUT : 0);
     } else {
         part_id reason = res->reason.etf ? intern_term(s, &res->reason)
                          : s->atoms[res->normal ? ATOM_NORMAL : ATOM_KILLED];

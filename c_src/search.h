@@ -75,11 +75,12 @@ typedef struct effect {
     term_in term;              /* etf NULL when the effect has no term */
 } effect;
 
-enum outcome_kind { OUTCOME_WAIT = 1, OUTCOME_EXIT = 2 };
+enum outcome_kind { OUTCOME_WAIT = 1, OUTCOME_EXIT = 2, OUTCOME_CHOICE = 3 };
 
 typedef struct run_result {
     enum outcome_kind outcome;
     int has_timeout;           /* WAIT: the receive has a finite after */
+    uint32_t alternatives;     /* CHOICE: how many (1..65535) */
     term_in cont;              /* WAIT: continuation */
     int normal;                /* EXIT: reason is `normal` */
     term_in reason;            /* EXIT: the reason (etf NULL: normal, or
@@ -102,7 +103,7 @@ enum request_kind {
     REQ_ERROR           /* out of memory or a malformed answer */
 };
 
-enum run_kind { RUN_START = 1, RUN_RECEIVE, RUN_TIMEOUT };
+enum run_kind { RUN_START = 1, RUN_RECEIVE, RUN_TIMEOUT, RUN_CHOICE };
 
 typedef struct request {
     enum request_kind kind;
@@ -110,6 +111,7 @@ typedef struct request {
     uint32_t pid;
     part_id cont, msg;
     part_id dict;              /* RUN: the process dictionary, 0: [] */
+    uint32_t choice;           /* RUN_CHOICE: the alternative, from 0 */
     uint32_t flags;            /* RUN: the process's flags */
     const char *error;
 } request;

@@ -24,8 +24,12 @@
 
 enum proc_status {
     PROC_INIT = 0,      /* spawned, not yet run: cont is the initial call */
-    PROC_WAITING = 1    /* suspended in receive: cont is the continuation */
+    PROC_WAITING = 1,   /* suspended in receive: cont is the continuation */
+    PROC_CHOICE = 2     /* suspended in mcerlang:choice/1: one transition per
+                           alternative, their count in flags >> PF_CHOICE_SHIFT */
 };
+
+#define PF_CHOICE_SHIFT 8
 
 enum proc_flag {
     PF_TIMEOUT = 1,     /* the receive has a finite `after` */

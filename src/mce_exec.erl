@@ -11,8 +11,9 @@
 
 -export([run/6, matches/2, location/1, clean_stack/1]).
 
--type how() :: start | timeout | {'receive', term()}.
--type outcome() :: {wait, boolean(), term(), [{term(), term()}]} | {exit, term()}.
+-type how() :: start | timeout | {'receive', term()} | {choice, non_neg_integer()}.
+-type outcome() :: {wait, boolean(), term(), [{term(), term()}]}
+                 | {choice, pos_integer(), term(), [{term(), term()}]} | {exit, term()}.
 -type label() :: #{pid := pos_integer(), action := term(), effects := list(),
                    output := [string()], outcome := term()}.
 -export_type([how/0, outcome/0, label/0]).
@@ -54,6 +55,8 @@ run(Search, Pid, How, Cont, Dict, TrapExit) ->
     FinalDict = lists:sort(maps:to_list(get('$mce_dict'))),
     cleanup(),
     Outcome = case Result of
+                  {wait, {'$mce_choice', Alts}, _} = W ->
+                      {choice, length(Alts), cont(W), FinalDict};
                   {wait, {_, _, _, Timeout}, _} = W ->
                       {wait, Timeout =/= infinity, cont(W), FinalDict};
                   {done, _Value} -> {exit, normal};
@@ -78,6 +81,7 @@ matches({{Mod, Name, FreeVars, _Timeout}, _Frames}, Msg) ->
 
 %% @doc Source location of a translated receive or frame, if known.
 -spec location(term()) -> {module(), atom(), arity(), string(), non_neg_integer()} | undefined.
+location({{'$mce_choice', _}, _Frames}) -> undefined;
 location({{Mod, Name, _, _}, _Frames}) -> info(Mod, Name);
 location({Mod, F, Args}) when is_atom(Mod), is_list(Args) ->
     {original_module(Mod), F, length(Args), "", 0};
@@ -95,7 +99,12 @@ step(start, Fun) when is_function(Fun, 0) ->
 step({'receive', Msg}, {{Mod, Name, FreeVars, _}, Frames}) ->
     finish(invoke(Mod, Name, [body, Msg | FreeVars]), Frames);
 step(timeout, {{Mod, Name, FreeVars, _}, Frames}) ->
-    finish(invoke(Mod, Name, [timeout, none | FreeVars]), Frames).
+    finish(invoke(Mod, Name, [timeout, none | FreeVars]), Frames);
+step({choice, I}, {{'$mce_choice', Alts}, Frames}) ->
+    case lists:nth(I + 1, Alts) of
+        {M, F, Args} -> finish(invoke(M, F, Args), Frames);
+        Fun -> finish(invoke(erlang, apply, [Fun, []]), Frames)
+    end.
 
 %% Runs a piece of program code and classifies how it ended.
 invoke(M, F, Args) ->
@@ -149,9 +158,11 @@ check_suspensions(_, [{Mod, Name} | _] = All) ->
 
 action(start, Cont) -> {start, Cont};
 action(timeout, _Cont) -> timeout;
+action({choice, I}, _Cont) -> {choice, I + 1};
 action({'receive', Msg}, _Cont) -> {'receive', Msg}.
 
 label_outcome({wait, _, Cont, _Dict}) -> {waiting, location(Cont)};
+label_outcome({choice, N, _Cont, _Dict}) -> {choosing, N};
 label_outcome({exit, Reason}) -> {exit, Reason}.
 
 %% @doc Stack traces name the original modules and end where the simulated

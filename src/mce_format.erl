@@ -26,6 +26,7 @@ step(N, #{pid := Pid, action := Action, effects := Effects, output := Output,
 
 action({start, Call}) -> ["starts ", call(Call)];
 action(timeout) -> "times out in receive";
+action({choice, I}) -> io_lib:format("takes alternative ~b of mcerlang:choice/1", [I]);
 action({'receive', Msg}) -> ["receives ", term(Msg)].
 
 effect({send, To, Msg}) ->
@@ -36,6 +37,7 @@ effect({spawn, Child, Call, Link}) ->
                    mce_pid:term(Child), call(Call)]).
 
 outcome({waiting, Where}) -> ["waits in receive", where(Where)];
+outcome({choosing, N}) -> io_lib:format("reaches mcerlang:choice/1 with ~b alternatives", [N]);
 outcome({exit, normal}) -> "exits normally";
 outcome({exit, Reason}) -> ["exits with reason ", term(Reason)].
 
@@ -47,6 +49,7 @@ violation({abnormal_exit, Pid, Reason}) ->
 process(#{pid := Pid, status := Status, where := Where, mailbox := Mailbox}) ->
     What = case Status of
                init -> "not started yet";
+               choosing -> "at mcerlang:choice/1";
                waiting -> ["blocked in receive", where(Where)]
            end,
     Box = case Mailbox of

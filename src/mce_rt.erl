@@ -20,7 +20,7 @@
 %% Process BIFs of the simulated process.
 -export([link/1, unlink/1, exit/2, register/2, unregister/1, whereis/1, registered/0,
          process_flag/2, is_process_alive/1, make_ref/0, monitor/2, demonitor/1, demonitor/2,
-         spawn_monitor/1, spawn_monitor/3,
+         spawn_monitor/1, spawn_monitor/3, choice/1,
          put/2, get/0, get/1, erase/0, erase/1, get_keys/0, get_keys/1]).
 
 -type location() :: {module(), atom(), arity(), non_neg_integer()}.
@@ -142,6 +142,26 @@ process_flag(Flag, Value) ->
 is_process_alive(Pid) ->
     N = sim_pid(Pid, [Pid]),
     N =:= erlang:get('$mce_pid') orelse alive(N).
+
+%%--------------------------------------------------------------------
+%% Nondeterminism
+%%--------------------------------------------------------------------
+
+%% @doc mcerlang:choice/1 in checked code: the process suspends, and the
+%% search takes every alternative as a separate transition.
+-spec choice([function() | {module(), atom(), [term()]}]) -> tuple().
+choice(Alternatives) when is_list(Alternatives), Alternatives =/= [],
+                          length(Alternatives) =< 65535 ->
+    Alts = [case A of
+                F when is_function(F, 0) -> F;
+                {M, F, Args} when is_atom(M), is_atom(F), is_list(Args) ->
+                    checker_call(fun() -> mce_translate:init_call({M, F, Args}) end);
+                _ -> erlang:error(badarg, [Alternatives])
+            end || A <- Alternatives],
+    erlang:put('$mce_suspensions', [{mcerlang, choice} | erlang:get('$mce_suspensions')]),
+    {'$mce_suspend', {'$mce_choice', Alts}, []};
+choice(Other) ->
+    erlang:error(badarg, [Other]).
 
 %%--------------------------------------------------------------------
 %% Refs and monitors

@@ -165,6 +165,7 @@ make_fun(M, F, A) ->
 -spec classify_call(module(), atom(), arity()) ->
           {redirect, module(), atom()} | {unsupported, atom()} | pure | translate | library_hof.
 classify_call(erlang, F, A) -> classify_erlang(F, A);
+classify_call(mcerlang, choice, 1) -> {redirect, mce_rt, choice};
 classify_call(io, F, A) when (F =:= format orelse F =:= fwrite), A >= 1, A =< 3 ->
     {redirect, mce_rt, output};
 classify_call(timer, F, _) when F =:= seconds; F =:= minutes; F =:= hours; F =:= hms ->
@@ -519,6 +520,7 @@ callees(T, Defs) ->
 has_receive(T) ->
     fold_no_funs(fun({'receive', _, _}, _) -> true;
                     ({'receive', _, _, _, _}, _) -> true;
+                    ({call, _, {remote, _, {atom, _, mcerlang}, {atom, _, choice}}, [_]}, _) -> true;
                     (_, Acc) -> Acc
                  end, false, T).
 
@@ -1258,6 +1260,8 @@ must_block_call({call, _, {atom, _, F}, As}, #tr{mod = M, defs = Defs, blocking 
     A = length(As),
     (sets:is_element({F, A}, Defs) andalso sets:is_element({M, F, A}, B))
         orelse lists:member({F, A}, get(mce_tr_extra_blocking));
+must_block_call({call, _, {remote, _, {atom, _, mcerlang}, {atom, _, choice}}, [_]}, _St) ->
+    true;
 must_block_call({call, _, {remote, _, {atom, _, M}, {atom, _, F}}, As}, #tr{blocking = B}) ->
     sets:is_element({M, F, length(As)}, B);
 must_block_call(_, _St) ->

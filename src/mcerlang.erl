@@ -9,7 +9,7 @@
 %% naming the culprit.
 -module(mcerlang).
 
--export([check/1, check/2, format/1, translate/1]).
+-export([check/1, check/2, format/1, translate/1, choice/1]).
 
 -type entry() :: {module(), atom(), [term()]} | fun(() -> term()).
 -type property() :: deadlock | abnormal_exit.
@@ -80,6 +80,19 @@ check(Entry, Options) ->
         {'DOWN', Ref, process, Pid, Reason} ->
             erlang:error({mcerlang, {checker_crashed, Reason}})
     end.
+
+%% @doc Nondeterminism in checked code: the checker explores every
+%% alternative (a fun of no arguments or `{M, F, Args}'); run normally it
+%% takes the first.
+-spec choice([fun(() -> T) | {module(), atom(), [term()]}, ...]) -> T.
+choice([First | _] = Alternatives) when is_list(Alternatives) ->
+    case First of
+        F when is_function(F, 0) -> F();
+        {M, F, A} when is_atom(M), is_atom(F), is_list(A) -> erlang:apply(M, F, A);
+        _ -> erlang:error(badarg, [Alternatives])
+    end;
+choice(Other) ->
+    erlang:error(badarg, [Other]).
 
 %% @doc A counterexample as readable text: one line per step.
 -spec format(counterexample()) -> unicode:chardata().

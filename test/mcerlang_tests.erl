@@ -91,6 +91,26 @@ timeouts_when_idle_test() ->
     ?assertError({mcerlang, {bad_option_value, timeouts, sometimes}},
                  mcerlang:check({tprog, timeout_race, []}, #{timeouts => sometimes})).
 
+choice_explores_every_alternative_test() ->
+    Outcomes = all_root_exits({tprog, choose, []}),
+    ?assertEqual([{result, left}, {result, right}], lists:sort(Outcomes)),
+    ?assertEqual([{result, 10}, {result, 11}],
+                 lists:sort(all_root_exits({tprog, choose_and_wait, []}))),
+    %% Run normally, choice takes the first alternative.
+    ?assertEqual(left, mcerlang:choice([fun() -> left end, fun() -> right end])),
+    {error, Cex} = mcerlang:check({tprog, choose, []}, #{treat_as_normal => [{result, left}]}),
+    Text = lists:flatten(io_lib:format("~ts", [mcerlang:format(Cex)])),
+    ?assertMatch({match, _}, re:run(Text, "takes alternative 2 of mcerlang:choice/1")).
+
+all_root_exits(Entry) ->
+    all_root_exits(Entry, []).
+
+all_root_exits(Entry, Seen) ->
+    case mcerlang:check(Entry, #{treat_as_normal => [normal | Seen]}) of
+        {ok, _} -> Seen;
+        {error, #{violation := {abnormal_exit, _, R}}} -> all_root_exits(Entry, [R | Seen])
+    end.
+
 order_race_found_test() ->
     ?assertMatch({error, #{violation := {abnormal_exit, _, wrong_order}}},
                  mcerlang:check({tprog, order_race, []})).

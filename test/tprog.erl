@@ -676,3 +676,17 @@ diff_timer_sleep() ->
     spawn(fun() -> timer:sleep(10), Self ! woke end),
     ok = timer:sleep(1),
     receive woke -> exit({result, slept}) end.
+
+%% Nondeterminism: every alternative is explored.
+choose() ->
+    R = mcerlang:choice([fun() -> left end, {tprog, choice_right, []}]),
+    exit({result, R}).
+
+choice_right() -> right.
+
+%% A choice whose alternatives block, nested in an expression.
+choose_and_wait() ->
+    Self = self(),
+    spawn(fun() -> Self ! {go, 1} end),
+    N = 10 + mcerlang:choice([fun() -> wait(go) end, fun() -> 0 end]),
+    exit({result, N}).
