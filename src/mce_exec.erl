@@ -181,7 +181,8 @@ keep_frame(_) -> true.
 
 rt_bifs() ->
     [send, link, unlink, exit, register, unregister, whereis, registered, process_flag,
-     is_process_alive, spawn, spawn_link, make_ref, monitor, demonitor, spawn_monitor].
+     is_process_alive, spawn, spawn_link, spawn_opt, make_ref, monitor, demonitor,
+     spawn_monitor].
 
 %% Lambda-lifted receive and frame functions stand for the function whose
 %% code they hold.

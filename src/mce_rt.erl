@@ -12,7 +12,9 @@
                             get/0, get/1, erase/0, erase/1, get_keys/0, get_keys/1,
                             self/0, node/0, spawn/1, spawn/3, spawn_link/1, spawn_link/3,
                             apply/2, apply/3, make_ref/0, monitor/2, demonitor/1,
-                            demonitor/2, spawn_monitor/1, spawn_monitor/3]}).
+                            demonitor/2, spawn_monitor/1, spawn_monitor/3,
+                            spawn/2, spawn/4, spawn_link/2, spawn_link/4, spawn_opt/2,
+                            spawn_opt/4]}).
 
 -export([self/0, node/0, send/2, spawn/1, spawn/3, spawn_link/1, spawn_link/3,
          suspend/4, apply/2, apply/3, output/1, output/2, output/3, unsupported/3,
@@ -21,6 +23,7 @@
 -export([link/1, unlink/1, exit/2, register/2, unregister/1, whereis/1, registered/0,
          process_flag/2, is_process_alive/1, make_ref/0, monitor/2, demonitor/1, demonitor/2,
          spawn_monitor/1, spawn_monitor/3, choice/1,
+         spawn/2, spawn/4, spawn_link/2, spawn_link/4, spawn_opt/2, spawn_opt/4,
          put/2, get/0, get/1, erase/0, erase/1, get_keys/0, get_keys/1]).
 
 -type location() :: {module(), atom(), arity(), non_neg_integer()}.
@@ -231,6 +234,50 @@ demonitor(Ref, Opts) when is_reference(Ref), is_list(Opts) ->
     end;
 demonitor(Ref, Opts) ->
     erlang:error(badarg, [Ref, Opts]).
+
+%% @doc spawn/2,4 and spawn_link/2,4: the local node only, for now.
+-spec spawn(node(), function()) -> pid().
+spawn(Node, Fun) -> local_node(Node, [Node, Fun]), spawn(Fun).
+
+-spec spawn(node(), module(), atom(), [term()]) -> pid().
+spawn(Node, M, F, A) -> local_node(Node, [Node, M, F, A]), spawn(M, F, A).
+
+-spec spawn_link(node(), function()) -> pid().
+spawn_link(Node, Fun) -> local_node(Node, [Node, Fun]), spawn_link(Fun).
+
+-spec spawn_link(node(), module(), atom(), [term()]) -> pid().
+spawn_link(Node, M, F, A) -> local_node(Node, [Node, M, F, A]), spawn_link(M, F, A).
+
+%% @doc spawn_opt/2,4 with the options link and monitor.
+-spec spawn_opt(function(), [link | monitor]) -> pid() | {pid(), reference()}.
+spawn_opt(Fun, Opts) ->
+    spawn_with_opts(fun() -> spawn(Fun) end, Opts, [Fun, Opts]).
+
+-spec spawn_opt(module(), atom(), [term()], [link | monitor]) -> pid() | {pid(), reference()}.
+spawn_opt(M, F, A, Opts) ->
+    spawn_with_opts(fun() -> spawn(M, F, A) end, Opts, [M, F, A, Opts]).
+
+spawn_with_opts(Spawn, Opts, Args) when is_list(Opts) ->
+    lists:foreach(fun(link) -> ok;
+                     (monitor) -> ok;
+                     (Opt) -> fatal({mcerlang, {unsupported_bif, {erlang, spawn_opt, length(Args)},
+                                                {option, Opt, "only link and monitor are modelled"}}})
+                  end, Opts),
+    Pid = Spawn(),
+    lists:member(link, Opts) andalso link(Pid),
+    case lists:member(monitor, Opts) of
+        true -> {Pid, monitor(process, Pid)};
+        false -> Pid
+    end;
+spawn_with_opts(_Spawn, _Opts, Args) ->
+    erlang:error(badarg, Args).
+
+local_node(Node, Args) when is_atom(Node) ->
+    Node =:= node() orelse
+        fatal({mcerlang, {unsupported_bif, {erlang, spawn, length(Args)},
+                          {remote_node, Node, "nodes are not modelled yet"}}});
+local_node(_Node, Args) ->
+    erlang:error(badarg, Args).
 
 -spec spawn_monitor(function()) -> {pid(), reference()}.
 spawn_monitor(Fun) ->

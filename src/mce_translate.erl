@@ -298,8 +298,9 @@ translatable(_) ->
 classify_erlang(self, 0) -> {redirect, mce_rt, self};
 classify_erlang(node, 0) -> {redirect, mce_rt, node};
 classify_erlang(send, 2) -> {redirect, mce_rt, send};
-classify_erlang(spawn, A) when A =:= 1; A =:= 3 -> {redirect, mce_rt, spawn};
-classify_erlang(spawn_link, A) when A =:= 1; A =:= 3 -> {redirect, mce_rt, spawn_link};
+classify_erlang(spawn, A) when A >= 1, A =< 4 -> {redirect, mce_rt, spawn};
+classify_erlang(spawn_link, A) when A >= 1, A =< 4 -> {redirect, mce_rt, spawn_link};
+classify_erlang(spawn_opt, A) when A =:= 2; A =:= 4 -> {redirect, mce_rt, spawn_opt};
 classify_erlang(apply, A) when A =:= 2; A =:= 3 -> {redirect, mce_rt, apply};
 classify_erlang(F, A) when {F, A} =:= {link, 1}; {F, A} =:= {unlink, 1}; {F, A} =:= {exit, 2};
                            {F, A} =:= {register, 2}; {F, A} =:= {unregister, 1};

@@ -45,7 +45,8 @@ differential_test_() ->
              {diff_dictionary_is_per_process, []},
              {diff_monitor_down_reason, []}, {diff_monitor_dead_process, []},
              {diff_monitor_by_name, []}, {diff_demonitor_flush, []},
-             {diff_demonitor_active, []}, {diff_refs, []}, {diff_timer_sleep, []}],
+             {diff_demonitor_active, []}, {diff_refs, []}, {diff_timer_sleep, []},
+             {diff_spawn_variants, []}],
     [{atom_to_list(F) ++ "/" ++ integer_to_list(length(A)), fun() -> same_result(F, A) end}
      || {F, A} <- Cases].
 

@@ -690,3 +690,18 @@ choose_and_wait() ->
     spawn(fun() -> Self ! {go, 1} end),
     N = 10 + mcerlang:choice([fun() -> wait(go) end, fun() -> 0 end]),
     exit({result, N}).
+
+diff_spawn_variants() ->
+    process_flag(trap_exit, true),
+    Self = self(),
+    P1 = spawn(node(), fun() -> Self ! {p1, node()} end),
+    P2 = spawn_link(node(), tprog, child_exit, [two]),
+    {P3, R3} = spawn_opt(fun() -> exit(three) end, [monitor]),
+    P4 = spawn_opt(tprog, child_exit, [four], [link]),
+    A = receive {p1, N} -> N =:= node() end,
+    B = receive {'EXIT', P2, two} -> two end,
+    C = receive {'DOWN', R3, process, P3, three} -> three end,
+    D = receive {'EXIT', P4, four} -> four end,
+    exit({result, {is_pid(P1), A, B, C, D}}).
+
+child_exit(Reason) -> exit(Reason).
