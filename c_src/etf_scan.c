@@ -96,8 +96,26 @@ static int skip_integer(reader *r)
     return 0;
 }
 
+/* Index of the simulated node named text[0..n), or -1. */
+static int node_index(const etf_nodes *nodes, const uint8_t *text, size_t n)
+{
+    for (uint32_t i = 0; i < nodes->n; i++)
+        if (nodes->lens[i] == n && memcmp(nodes->names[i], text, n) == 0)
+            return (int)i;
+    return -1;
+}
+
 int etf_scan_pids(uint8_t *buf, size_t len, const char *node,
                   size_t nodelen, uint32_t creation, etf_pid_sink *sink)
+{
+    etf_nodes one = { .n = 1 };
+    one.names[0] = node;
+    one.lens[0] = nodelen;
+    return etf_scan_keys(buf, len, &one, creation, sink);
+}
+
+int etf_scan_keys(uint8_t *buf, size_t len, const etf_nodes *nodes,
+                  uint32_t creation, etf_pid_sink *sink)
 {
     reader r = { buf, buf + len };
     if (!need(&r, 1) || *r.p++ != 131)
@@ -170,8 +188,10 @@ int etf_scan_pids(uint8_t *buf, size_t len, const char *node,
             if (!need(&r, tail)) return -1;
             uint32_t num = be32(r.p);
             uint32_t cr = tag == NEW_PID_EXT ? be32(r.p + 8) : r.p[8];
-            if (n == nodelen && memcmp(text, node, n) == 0 && cr == creation &&
-                sink_push(sink, num) != 0)
+            int ni = cr == creation && num < ETF_NUM_LIMIT
+                         ? node_index(nodes, text, n) : -1;
+            if (ni >= 0 &&
+                sink_push(sink, (uint32_t)ni << ETF_NODE_SHIFT | num) != 0)
                 return -1;
             skip = tail;
             break;
@@ -186,10 +206,11 @@ int etf_scan_pids(uint8_t *buf, size_t len, const char *node,
             size_t crlen = tag == NEWER_REFERENCE_EXT ? 4 : 1;
             skip = crlen + 4 * words;
             if (!need(&r, skip)) return -1;
-            if (tag == NEWER_REFERENCE_EXT && words >= 1 && n == nodelen &&
-                memcmp(text, node, n) == 0 && be32(r.p) == creation) {
+            if (tag == NEWER_REFERENCE_EXT && words >= 1 && be32(r.p) == creation) {
                 uint32_t id = be32(r.p + 4);
-                if (id < ETF_REF_TAG && sink_push(sink, id | ETF_REF_TAG) != 0)
+                int ni = id < ETF_NUM_LIMIT ? node_index(nodes, text, n) : -1;
+                if (ni >= 0 &&
+                    sink_push(sink, ((uint32_t)ni << ETF_NODE_SHIFT | id) | ETF_REF_TAG) != 0)
                     return -1;
             }
             break;

@@ -34,4 +34,21 @@ typedef struct etf_pid_sink {
 int etf_scan_pids(uint8_t *buf, size_t len, const char *node,
                   size_t nodelen, uint32_t creation, etf_pid_sink *sink);
 
+/* Simulated nodes: a pid or ref of node i (0 <= i < ETF_MAX_NODES) is
+** recorded as the key (i << ETF_NODE_SHIFT) | number; numbers of
+** ETF_NUM_LIMIT or more are not recorded (the runtime never makes them). */
+#define ETF_MAX_NODES 64
+#define ETF_NODE_SHIFT 24
+#define ETF_NUM_LIMIT (1u << ETF_NODE_SHIFT)
+
+typedef struct etf_nodes {
+    uint32_t n;
+    const char *names[ETF_MAX_NODES];   /* atom text (UTF-8) */
+    size_t lens[ETF_MAX_NODES];
+} etf_nodes;
+
+/* As etf_scan_pids, for several simulated nodes. */
+int etf_scan_keys(uint8_t *buf, size_t len, const etf_nodes *nodes,
+                  uint32_t creation, etf_pid_sink *sink);
+
 #endif

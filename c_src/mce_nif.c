@@ -100,21 +100,34 @@ static int map_u64(ErlNifEnv *env, ERL_NIF_TERM map, const char *key,
     return 1;
 }
 
-/* new(#{node := atom(), creation := integer(), max_states => N,
-**       max_depth => N, table_size => Slots, check_deadlock => 0 | 1})
+/* new(#{node := atom() | nodes := [atom()], creation := integer(),
+**       max_states => N, max_depth => N, table_size => Slots,
+**       check_deadlock => 0 | 1, timeouts_when_idle => 0 | 1,
+**       delivery_ether => 0 | 1, max_crashes => N, max_disconnects => N,
+**       max_kills => N})
 **   -> Resource */
 static ERL_NIF_TERM nif_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
 {
     (void)argc;
     if (!enif_is_map(env, argv[0]))
         return enif_make_badarg(env);
-    ERL_NIF_TERM node;
-    char nodebuf[256];
+    ERL_NIF_TERM nodes, head;
+    char (*namebuf)[256] = NULL;
     uint64_t creation = 0, max_states = 0, max_depth = 0, table_slots = 0;
-    uint64_t check_deadlock = 1, when_idle = 0;
-    if (!enif_get_map_value(env, argv[0], atom(env, "node"), &node) ||
-        enif_get_atom(env, node, nodebuf, sizeof nodebuf, ERL_NIF_LATIN1) <= 0 ||
-        map_u64(env, argv[0], "creation", &creation) != 1 ||
+    uint64_t check_deadlock = 1, when_idle = 0, ether = 0;
+    uint64_t crashes = 0, disconnects = 0, kills = 0;
+    unsigned nnodes = 0;
+    if (enif_get_map_value(env, argv[0], atom(env, "nodes"), &nodes)) {
+        if (!enif_get_list_length(env, nodes, &nnodes) || nnodes == 0 ||
+            nnodes > SEARCH_MAX_NODES)
+            return enif_make_badarg(env);
+    } else if (enif_get_map_value(env, argv[0], atom(env, "node"), &head)) {
+        nnodes = 1;
+        nodes = enif_make_list1(env, head);
+    } else {
+        return enif_make_badarg(env);
+    }
+    if (map_u64(env, argv[0], "creation", &creation) != 1 ||
         creation > UINT32_MAX ||
         map_u64(env, argv[0], "max_states", &max_states) < 0 ||
         map_u64(env, argv[0], "max_depth", &max_depth) < 0 ||
@@ -122,16 +135,48 @@ static ERL_NIF_TERM nif_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
         table_slots > ((uint64_t)1 << 40) ||
         map_u64(env, argv[0], "check_deadlock", &check_deadlock) < 0 ||
         check_deadlock > 1 ||
-        map_u64(env, argv[0], "timeouts_when_idle", &when_idle) < 0 || when_idle > 1)
+        map_u64(env, argv[0], "timeouts_when_idle", &when_idle) < 0 || when_idle > 1 ||
+        map_u64(env, argv[0], "delivery_ether", &ether) < 0 || ether > 1 ||
+        map_u64(env, argv[0], "max_crashes", &crashes) < 0 || crashes > UINT32_MAX ||
+        map_u64(env, argv[0], "max_disconnects", &disconnects) < 0 ||
+        disconnects > UINT32_MAX ||
+        map_u64(env, argv[0], "max_kills", &kills) < 0 || kills > UINT32_MAX)
         return enif_make_badarg(env);
-    search_config cfg = { .node = nodebuf, .nodelen = strlen(nodebuf),
-                          .creation = (uint32_t)creation,
+    search_config cfg = { .creation = (uint32_t)creation,
                           .max_states = max_states, .max_depth = max_depth,
                           .check_deadlock = (int)check_deadlock,
                           .timeouts_when_idle = (int)when_idle,
-                          .table_slots = (size_t)table_slots };
-    static const char *const atom_names[N_ATOMS] = { "normal", "killed", "kill", "EXIT",
-                                                      "DOWN", "process", "noproc" };
+                          .table_slots = (size_t)table_slots,
+                          .delivery_ether = (int)ether,
+                          .max_crashes = (uint32_t)crashes,
+                          .max_disconnects = (uint32_t)disconnects,
+                          .max_kills = (uint32_t)kills,
+                          .nnodes = nnodes };
+    namebuf = malloc(SEARCH_MAX_NODES * sizeof *namebuf);
+    ErlNifBinary node_bins[SEARCH_MAX_NODES];
+    unsigned nbins = 0;
+    int bad = namebuf == NULL;
+    ERL_NIF_TERM tail = nodes;
+    for (unsigned i = 0; !bad && i < nnodes; i++) {
+        if (!enif_get_list_cell(env, tail, &head, &tail) ||
+            enif_get_atom(env, head, namebuf[i], 256, ERL_NIF_LATIN1) <= 0 ||
+            !enif_term_to_binary(env, head, &node_bins[i])) {
+            bad = 1;
+            break;
+        }
+        nbins++;
+        cfg.node_names[i] = namebuf[i];
+        cfg.node_lens[i] = strlen(namebuf[i]);
+        cfg.node_atom_etf[i] = node_bins[i].data;
+        cfg.node_atom_etf_len[i] = node_bins[i].size;
+    }
+    if (bad) {
+        for (unsigned i = 0; i < nbins; i++)
+            enif_release_binary(&node_bins[i]);
+        free(namebuf);
+        return enif_make_badarg(env);
+    }
+    static const char *const atom_names[N_ATOMS] = SEARCH_ATOM_NAMES;
     ErlNifBinary atom_bins[N_ATOMS];
     int natoms = 0;
     for (; natoms < N_ATOMS; natoms++) {
@@ -150,6 +195,9 @@ static ERL_NIF_TERM nif_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     }
     for (int a = 0; a < natoms; a++)
         enif_release_binary(&atom_bins[a]);
+    for (unsigned i = 0; i < nbins; i++)
+        enif_release_binary(&node_bins[i]);
+    free(namebuf);
     if (r == NULL)
         return ERROR(env, "out of memory");
     ERL_NIF_TERM t = enif_make_resource(env, r);
@@ -278,29 +326,34 @@ static int get_bool(ErlNifEnv *env, ERL_NIF_TERM t, int *out)
 /* Everything the effects list owns while it is being converted. */
 typedef struct effects_buf {
     effect *effects;
-    ErlNifBinary *bins;
+    ErlNifBinary *bins, *bins2;
     size_t n;
 } effects_buf;
 
 static void effects_release(effects_buf *eb)
 {
-    for (size_t i = 0; i < eb->n; i++)
+    for (size_t i = 0; i < eb->n; i++) {
         enif_release_binary(&eb->bins[i]);
+        if (eb->effects[i].term2.etf != NULL)
+            enif_release_binary(&eb->bins2[i]);
+    }
     free(eb->effects);
     free(eb->bins);
+    free(eb->bins2);
 }
 
 static int parse_effects(ErlNifEnv *env, ERL_NIF_TERM list, effects_buf *eb)
 {
     unsigned len;
     eb->effects = NULL;
-    eb->bins = NULL;
+    eb->bins = eb->bins2 = NULL;
     eb->n = 0;
     if (!enif_get_list_length(env, list, &len))
         return 0;
     eb->effects = calloc(len ? len : 1, sizeof *eb->effects);
     eb->bins = calloc(len ? len : 1, sizeof *eb->bins);
-    if (eb->effects == NULL || eb->bins == NULL)
+    eb->bins2 = calloc(len ? len : 1, sizeof *eb->bins2);
+    if (eb->effects == NULL || eb->bins == NULL || eb->bins2 == NULL)
         return 0;
     ERL_NIF_TERM head, tail = list;
     while (enif_get_list_cell(env, tail, &head, &tail)) {
@@ -308,8 +361,8 @@ static int parse_effects(ErlNifEnv *env, ERL_NIF_TERM list, effects_buf *eb)
         int arity;
         unsigned pid = 0;
         effect *ef = &eb->effects[eb->n];
-        ERL_NIF_TERM term = 0;
-        int has_term = 1;
+        ERL_NIF_TERM term = 0, term2 = 0;
+        int has_term = 1, has_term2 = 0;
         if (!enif_get_tuple(env, head, &arity, &el) || arity < 2)
             return 0;
         if (arity == 3 && enif_is_identical(el[0], atom(env, "send")) &&
@@ -345,11 +398,28 @@ static int parse_effects(ErlNifEnv *env, ERL_NIF_TERM list, effects_buf *eb)
                    get_bool(env, el[1], &ef->link)) {
             ef->kind = EFFECT_TRAP_EXIT;
             has_term = 0;
-        } else if (arity == 4 && enif_is_identical(el[0], atom(env, "monitor")) &&
+        } else if ((arity == 4 || arity == 5) &&
+                   enif_is_identical(el[0], atom(env, "monitor")) &&
                    enif_get_uint(env, el[1], &pid) && enif_get_uint(env, el[2], &ef->ref)) {
             ef->kind = EFFECT_MONITOR;
             term = el[3];
             has_term = !enif_is_identical(el[3], atom(env, "none"));
+            if (arity == 5) {
+                if (!enif_is_atom(env, el[4]))
+                    return 0;
+                term2 = el[4];
+                has_term2 = 1;
+            }
+        } else if (arity == 4 && enif_is_identical(el[0], atom(env, "send_name")) &&
+                   enif_get_uint(env, el[1], &pid) && enif_is_atom(env, el[2])) {
+            ef->kind = EFFECT_SEND_NAME;
+            term = el[3];
+            term2 = el[2];
+            has_term2 = 1;
+        } else if (arity == 3 && enif_is_identical(el[0], atom(env, "monitor_node")) &&
+                   enif_get_uint(env, el[1], &pid) && get_bool(env, el[2], &ef->link)) {
+            ef->kind = EFFECT_MONITOR_NODE;
+            has_term = 0;
         } else if (arity == 3 && enif_is_identical(el[0], atom(env, "demonitor")) &&
                    enif_get_uint(env, el[1], &ef->ref) && get_bool(env, el[2], &ef->link)) {
             ef->kind = EFFECT_DEMONITOR;
@@ -369,6 +439,8 @@ static int parse_effects(ErlNifEnv *env, ERL_NIF_TERM list, effects_buf *eb)
             ef->term.len = 0;
         }
         eb->n++;
+        if (has_term2 && !encode(env, term2, &eb->bins2[eb->n - 1], &ef->term2))
+            return 0;
     }
     return 1;
 }
@@ -450,16 +522,17 @@ static ERL_NIF_TERM nif_ran(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     return t;
 }
 
-/* fresh_ref(Search) -> pos_integer() */
+/* fresh_ref(Search, Node) -> pos_integer() */
 static ERL_NIF_TERM nif_fresh_ref(ErlNifEnv *env, int argc,
                                   const ERL_NIF_TERM argv[])
 {
     (void)argc;
     search_res *r;
-    if (!get_res(env, argv[0], &r))
+    unsigned node;
+    if (!get_res(env, argv[0], &r) || !enif_get_uint(env, argv[1], &node))
         return enif_make_badarg(env);
     enif_mutex_lock(r->lock);
-    uint32_t ref = search_fresh_ref(r->s);
+    uint32_t ref = search_fresh_ref(r->s, node);
     enif_mutex_unlock(r->lock);
     if (ref == 0)
         return ERROR(env, "no run is outstanding, or out of memory");
@@ -482,16 +555,17 @@ static ERL_NIF_TERM nif_monitor_active(ErlNifEnv *env, int argc,
     return atom(env, active ? "true" : "false");
 }
 
-/* fresh_pid(Search) -> pos_integer() */
+/* fresh_pid(Search, Node) -> pos_integer() */
 static ERL_NIF_TERM nif_fresh_pid(ErlNifEnv *env, int argc,
                                   const ERL_NIF_TERM argv[])
 {
     (void)argc;
     search_res *r;
-    if (!get_res(env, argv[0], &r))
+    unsigned node;
+    if (!get_res(env, argv[0], &r) || !enif_get_uint(env, argv[1], &node))
         return enif_make_badarg(env);
     enif_mutex_lock(r->lock);
-    uint32_t pid = search_fresh_pid(r->s);
+    uint32_t pid = search_fresh_pid(r->s, node);
     enif_mutex_unlock(r->lock);
     if (pid == 0)
         return ERROR(env, "no run is outstanding, or out of memory");
@@ -616,38 +690,120 @@ static ERL_NIF_TERM nif_alive(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[
     return atom(env, alive ? "true" : "false");
 }
 
-/* whereis(Search, Name) -> Pid | undefined */
+/* whereis(Search, Node, Name) -> Pid | undefined */
 static ERL_NIF_TERM nif_whereis(ErlNifEnv *env, int argc,
                                 const ERL_NIF_TERM argv[])
 {
     (void)argc;
     search_res *r;
     ErlNifBinary bin;
-    if (!get_res(env, argv[0], &r) || !enif_is_atom(env, argv[1]) ||
-        !enif_term_to_binary(env, argv[1], &bin))
+    unsigned node;
+    if (!get_res(env, argv[0], &r) || !enif_get_uint(env, argv[1], &node) ||
+        !enif_is_atom(env, argv[2]) || !enif_term_to_binary(env, argv[2], &bin))
         return enif_make_badarg(env);
     uint32_t pid = 0;
     enif_mutex_lock(r->lock);
-    int found = search_peek_whereis(r->s, bin.data, bin.size, &pid);
+    int found = search_peek_whereis(r->s, node, bin.data, bin.size, &pid);
     enif_mutex_unlock(r->lock);
     enif_release_binary(&bin);
     return found ? enif_make_uint(env, pid) : atom(env, "undefined");
 }
 
-/* registered(Search) -> [Name] */
-static ERL_NIF_TERM nif_registered(ErlNifEnv *env, int argc,
-                                   const ERL_NIF_TERM argv[])
+/* node_status(Search, FromNode, Node) -> up | down | disconnected */
+static ERL_NIF_TERM nif_node_status(ErlNifEnv *env, int argc,
+                                    const ERL_NIF_TERM argv[])
+{
+    (void)argc;
+    search_res *r;
+    unsigned a, b;
+    if (!get_res(env, argv[0], &r) || !enif_get_uint(env, argv[1], &a) ||
+        !enif_get_uint(env, argv[2], &b))
+        return enif_make_badarg(env);
+    enif_mutex_lock(r->lock);
+    int status = search_peek_node(r->s, a, b);
+    enif_mutex_unlock(r->lock);
+    return atom(env, status == 0 ? "up" : status == 1 ? "down" : "disconnected");
+}
+
+/* ether(Search) -> [{From, To, Name | undefined, [Signal]}] for the state on
+** top of the stack; Signal = {message, M} | {exit, R} | {link_exit, R} | link
+** | unlink | {monitor, RefNum} | {demonitor, RefNum} | {down, RefNum, R}. */
+static ERL_NIF_TERM nif_ether(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
 {
     (void)argc;
     search_res *r;
     if (!get_res(env, argv[0], &r))
         return enif_make_badarg(env);
     enif_mutex_lock(r->lock);
-    size_t n = search_peek_names(r->s, NULL, 0);
+    const sys_state *st = search_top_state(r->s);
+    const part_store *ps = search_store(r->s);
+    ERL_NIF_TERM list = enif_make_list(env, 0);
+    for (uint32_t i = st ? st->nchans : 0; i-- > 0;) {
+        const channel *c = &st->chans[i];
+        ERL_NIF_TERM sigs = enif_make_list(env, 0), name = atom(env, "undefined");
+        if (c->name != 0 && !part_term(env, ps, c->name, &name))
+            goto bad;
+        for (uint32_t k = mailbox_length(ps, c->queue); k-- > 0;) {
+            uint32_t sig[4];
+            ERL_NIF_TERM t, a;
+            if (signal_get(ps, mailbox_at(ps, c->queue, k), sig) != 0)
+                goto bad;
+            switch (sig[0]) {
+            case SIG_MSG:
+                if (!part_term(env, ps, sig[1], &a))
+                    goto bad;
+                t = enif_make_tuple2(env, atom(env, "message"), a);
+                break;
+            case SIG_EXIT:
+                if (!part_term(env, ps, sig[1], &a))
+                    goto bad;
+                t = enif_make_tuple2(env, atom(env, (sig[2] & SIGF_LINK) ? "link_exit" : "exit"), a);
+                break;
+            case SIG_LINK: t = atom(env, "link"); break;
+            case SIG_UNLINK: t = atom(env, "unlink"); break;
+            case SIG_MONITOR:
+                t = enif_make_tuple2(env, atom(env, "monitor"), enif_make_uint(env, sig[1]));
+                break;
+            case SIG_DEMONITOR:
+                t = enif_make_tuple2(env, atom(env, "demonitor"), enif_make_uint(env, sig[1]));
+                break;
+            case SIG_DOWN:
+                if (!part_term(env, ps, sig[3], &a))
+                    goto bad;
+                t = enif_make_tuple3(env, atom(env, "down"), enif_make_uint(env, sig[1]), a);
+                break;
+            default:
+                goto bad;
+            }
+            sigs = enif_make_list_cell(env, t, sigs);
+        }
+        list = enif_make_list_cell(env,
+                                   enif_make_tuple4(env, enif_make_uint(env, c->from),
+                                                    enif_make_uint(env, c->to), name, sigs),
+                                   list);
+    }
+    enif_mutex_unlock(r->lock);
+    return list;
+bad:
+    enif_mutex_unlock(r->lock);
+    return ERROR(env, "stored ether does not decode");
+}
+
+/* registered(Search, Node) -> [Name] */
+static ERL_NIF_TERM nif_registered(ErlNifEnv *env, int argc,
+                                   const ERL_NIF_TERM argv[])
+{
+    (void)argc;
+    search_res *r;
+    unsigned node;
+    if (!get_res(env, argv[0], &r) || !enif_get_uint(env, argv[1], &node))
+        return enif_make_badarg(env);
+    enif_mutex_lock(r->lock);
+    size_t n = search_peek_names(r->s, node, NULL, 0);
     part_id *ids = malloc((n ? n : 1) * sizeof *ids);
     ERL_NIF_TERM list = enif_make_list(env, 0);
     if (ids != NULL) {
-        n = search_peek_names(r->s, ids, n);
+        n = search_peek_names(r->s, node, ids, n);
         for (size_t i = n; i-- > 0;) {
             ERL_NIF_TERM name;
             if (part_term(env, search_store(r->s), ids[i], &name))
@@ -664,15 +820,17 @@ static ErlNifFunc nif_funcs[] = {
     {"start", 3, nif_start, 0},
     {"match", 2, nif_match, 0},
     {"ran", 5, nif_ran, 0},
-    {"fresh_pid", 1, nif_fresh_pid, 0},
-    {"fresh_ref", 1, nif_fresh_ref, 0},
+    {"fresh_pid", 2, nif_fresh_pid, 0},
+    {"fresh_ref", 2, nif_fresh_ref, 0},
+    {"node_status", 3, nif_node_status, 0},
+    {"ether", 1, nif_ether, 0},
     {"monitor_active", 3, nif_monitor_active, 0},
     {"stats", 1, nif_stats, 0},
     {"trace", 1, nif_trace, 0},
     {"top_state", 1, nif_top_state, 0},
     {"alive", 2, nif_alive, 0},
-    {"whereis", 2, nif_whereis, 0},
-    {"registered", 1, nif_registered, 0},
+    {"whereis", 3, nif_whereis, 0},
+    {"registered", 2, nif_registered, 0},
 };
 
 ERL_NIF_INIT(mce_nif, nif_funcs, load, NULL, upgrade, unload)

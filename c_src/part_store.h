@@ -23,7 +23,9 @@ enum part_kind {
     PART_TERM = 1,     /* external term format bytes of an Erlang term */
     PART_MAILBOX = 2,  /* vector of PART_TERM ids, oldest message first */
     PART_PROC = 3,     /* process record, see sys_state.h */
-    PART_STATE = 4     /* root: vector of PART_PROC ids ordered by pid */
+    PART_STATE = 4,    /* root: PART_WORLD id (or 0), then PART_PROC ids by pid */
+    PART_WORLD = 5,    /* nodes, faults, node monitors, ether: sys_state.h */
+    PART_SIGNAL = 6    /* a signal in the ether: kind and three words */
 };
 
 typedef struct part {

@@ -15,6 +15,7 @@ typedef struct frame {
     uint32_t msg_idx;     /* next message to test for that process */
     uint32_t enabled;     /* transitions taken from this state */
     int expand;           /* 0: beyond max_depth, not expanded */
+    uint32_t fault_idx;   /* next fault to inject */
     uint8_t phase;        /* when_idle: 0 other transitions, 1 timeouts */
     uint8_t saw_timeout;  /* phase 0 passed over a timeout */
     uint8_t *label;       /* ETF of the transition into this state */
@@ -31,7 +32,9 @@ typedef struct memo {
 
 struct search {
     search_config cfg;
-    char *node;
+    char *names;          /* the node names, back to back */
+    etf_nodes nodes;
+    part_id node_atoms[SEARCH_MAX_NODES];
     part_store *ps;
     part_id empty_mailbox;
     frame *stack;
@@ -119,25 +122,70 @@ search *search_new(const search_config *cfg)
     if (s == NULL)
         return NULL;
     s->cfg = *cfg;
-    s->node = malloc(cfg->nodelen + 1);
+    if (cfg->nnodes == 0) {
+        s->cfg.nnodes = 1;
+        s->cfg.node_names[0] = cfg->node;
+        s->cfg.node_lens[0] = cfg->nodelen;
+        s->cfg.node_atom_etf[0] = NULL;
+    }
+    if (s->cfg.nnodes > SEARCH_MAX_NODES) {
+        free(s);
+        return NULL;
+    }
+    size_t total = 0;
+    for (uint32_t i = 0; i < s->cfg.nnodes; i++) {
+        if (s->cfg.node_lens[i] > 255) {
+            free(s);
+            return NULL;
+        }
+        total += s->cfg.node_lens[i] + 1;
+    }
+    s->names = malloc(total);
     s->ps = cfg->table_slots ? part_store_new_sized(cfg->table_slots)
                              : part_store_new();
     s->memo.nslots = 1024;
     s->memo.keys = calloc(s->memo.nslots, sizeof *s->memo.keys);
     s->memo.vals = calloc(s->memo.nslots, 1);
-    if (s->node == NULL || s->ps == NULL || s->memo.keys == NULL ||
+    if (s->names == NULL || s->ps == NULL || s->memo.keys == NULL ||
         s->memo.vals == NULL) {
         search_free(s);
         return NULL;
     }
-    memcpy(s->node, cfg->node, cfg->nodelen);
-    s->node[cfg->nodelen] = '\0';
-    s->cfg.node = s->node;
     int fresh;
+    char *at = s->names;
+    s->nodes.n = s->cfg.nnodes;
+    for (uint32_t i = 0; i < s->cfg.nnodes; i++) {
+        size_t n = s->cfg.node_lens[i];
+        memcpy(at, s->cfg.node_names[i], n);
+        at[n] = '\0';
+        s->cfg.node_names[i] = s->nodes.names[i] = at;
+        s->nodes.lens[i] = n;
+        uint8_t buf[4 + 255];
+        const uint8_t *etf = s->cfg.node_atom_etf[i];
+        size_t len = s->cfg.node_atom_etf_len[i];
+        if (etf == NULL) {
+            buf[0] = 131;
+            buf[1] = 100;
+            buf[2] = 0;
+            buf[3] = (uint8_t)n;
+            memcpy(buf + 4, at, n);
+            etf = buf;
+            len = 4 + n;
+        }
+        s->cfg.node_atom_etf[i] = NULL;     /* not kept: the caller's memory */
+        s->node_atoms[i] = part_store_intern(s->ps, PART_TERM, etf, (uint32_t)len,
+                                             NULL, 0, &fresh);
+        if (s->node_atoms[i] == 0) {
+            search_free(s);
+            return NULL;
+        }
+        at += n + 1;
+    }
+    s->cfg.node = s->cfg.node_names[0];
+    s->cfg.nodelen = s->cfg.node_lens[0];
     s->empty_mailbox = part_store_intern(s->ps, PART_MAILBOX, "", 0, NULL, 0,
                                          &fresh);
-    static const char *const names[N_ATOMS] = { "normal", "killed", "kill", "EXIT",
-                                                 "DOWN", "process", "noproc" };
+    static const char *const names[N_ATOMS] = SEARCH_ATOM_NAMES;
     for (int a = 0; a < N_ATOMS && s->empty_mailbox != 0; a++) {
         uint8_t buf[16];
         const uint8_t *etf = cfg->atom_etf[a];
@@ -177,7 +225,7 @@ void search_free(search *s)
     free(s->memo.vals);
     free(s->allocated);
     free(s->allocated_refs);
-    free(s->node);
+    free(s->names);
     free(s);
 }
 
@@ -185,8 +233,7 @@ void search_free(search *s)
 static part_id intern_term(search *s, term_in *t)
 {
     etf_pid_sink sink = { NULL, 0, 0 };
-    if (etf_scan_pids(t->etf, t->len, s->cfg.node, s->cfg.nodelen,
-                      s->cfg.creation, &sink) != 0) {
+    if (etf_scan_keys(t->etf, t->len, &s->nodes, s->cfg.creation, &sink) != 0) {
         free(sink.pids);
         return 0;
     }
@@ -246,7 +293,18 @@ static int fail(request *req, const char *why)
     return -1;
 }
 
-/* Finds the next transition of the top state, or a match question. */
+enum fault_kind { FAULT_CRASH = 1, FAULT_DISCONNECT, FAULT_RECONNECT, FAULT_KILL };
+
+typedef struct fault {
+    enum fault_kind kind;
+    uint32_t a, b;          /* nodes, or a: the pid to kill */
+} fault;
+static int nth_fault(const search *s, const sys_state *st, uint32_t idx,
+                     fault *out);
+static int c_transition(search *s, uint32_t ci, const fault *f, request *req);
+
+/* Finds the next transition of the top state, or a match question.
+** Deliveries and faults are taken here, without a request. */
 static int next_request(search *s, request *req)
 {
     memset(req, 0, sizeof *req);
@@ -333,6 +391,29 @@ static int next_request(search *s, request *req)
             s->nallocated_refs = 0;
             return 0;
         }
+        /* The ether: deliver the oldest signal of each channel. */
+        if (f->expand && f->phase == 0 &&
+            f->next_proc < s->cur.nprocs + s->cur.nchans) {
+            uint32_t ci = f->next_proc - s->cur.nprocs;
+            f->next_proc++;
+            f->enabled++;
+            int r = c_transition(s, ci, NULL, req);
+            if (r != 0)
+                return r < 0 ? -1 : 0;
+            continue;
+        }
+        /* Faults do not count as enabled: a state that only a fault can
+        ** leave is still a deadlock. */
+        if (f->expand && f->phase == 0) {
+            fault flt;
+            if (nth_fault(s, &s->cur, f->fault_idx, &flt)) {
+                f->fault_idx++;
+                int r = c_transition(s, 0, &flt, req);
+                if (r != 0)
+                    return r < 0 ? -1 : 0;
+                continue;
+            }
+        }
         if (f->expand && f->phase == 0 && f->enabled == 0 && f->saw_timeout) {
             /* when_idle: nothing else was enabled, so the timeouts are. */
             f->phase = 1;
@@ -360,7 +441,8 @@ int search_start(search *s, term_in *init, uint32_t pid, request *req)
     part_id cont = intern_term(s, init);
     if (cont == 0)
         return fail(req, "initial call is not an encodable term");
-    sys_state st = { NULL, 0, 0 };
+    sys_state st;
+    memset(&st, 0, sizeof st);
     proc p = { .pid = pid, .status = PROC_INIT, .cont = cont,
                .mailbox = s->empty_mailbox };
     if (sys_state_insert(&st, &p) < 0)
@@ -470,12 +552,17 @@ static void ext_part(search *s, ext_buf *e, part_id id)
     ext_put(e, p->data + 1, p->len - 1);
 }
 
-static void ext_node(search *s, ext_buf *e)
+/* The node atom inside a pid or ref. */
+static void ext_node(search *s, ext_buf *e, uint32_t node)
 {
+    if (node >= s->nodes.n) {
+        e->err = 1;
+        return;
+    }
     ext_u8(e, 100);                     /* ATOM_EXT, as the VM writes it */
     ext_u8(e, 0);
-    ext_u8(e, (uint8_t)s->cfg.nodelen);
-    ext_put(e, s->cfg.node, s->cfg.nodelen);
+    ext_u8(e, (uint8_t)s->nodes.lens[node]);
+    ext_put(e, s->nodes.names[node], s->nodes.lens[node]);
 }
 
 /* A simulated pid and ref, byte for byte as mce_pid and mce_ref build
@@ -483,8 +570,8 @@ static void ext_node(search *s, ext_buf *e)
 static void ext_pid(search *s, ext_buf *e, uint32_t pid)
 {
     ext_u8(e, 88);                      /* NEW_PID_EXT */
-    ext_node(s, e);
-    ext_u32(e, pid);
+    ext_node(s, e, KEY_NODE(pid));
+    ext_u32(e, KEY_NUM(pid));
     ext_u32(e, 0);
     ext_u32(e, s->cfg.creation);
 }
@@ -494,17 +581,48 @@ static void ext_ref(search *s, ext_buf *e, uint32_t ref)
     ext_u8(e, 90);                      /* NEWER_REFERENCE_EXT, 3 words */
     ext_u8(e, 0);
     ext_u8(e, 3);
-    ext_node(s, e);
+    ext_node(s, e, KEY_NODE(ref));
     ext_u32(e, s->cfg.creation);
-    ext_u32(e, ref);
+    ext_u32(e, KEY_NUM(ref));
     ext_u32(e, 0);
     ext_u32(e, 0);
+}
+
+/* An atom for a label (labels are only decoded, never compared). */
+static void ext_atom(ext_buf *e, const char *name)
+{
+    size_t n = strlen(name);
+    ext_u8(e, 100);
+    ext_u8(e, 0);
+    ext_u8(e, (uint8_t)n);
+    ext_put(e, name, n);
+}
+
+static void ext_tuple(ext_buf *e, uint8_t arity)
+{
+    ext_u8(e, 104);
+    ext_u8(e, arity);
+}
+
+/* A process key as a term: its pid, or {Name, Node} for a name key. */
+static void ext_target(search *s, ext_buf *e, uint32_t key, part_id name)
+{
+    if (KEY_NUM(key) == KEY_BY_NAME) {
+        ext_tuple(e, 2);
+        if (name != 0)
+            ext_part(s, e, name);
+        else
+            ext_atom(e, "undefined");
+        ext_part(s, e, s->node_atoms[KEY_NODE(key)]);
+    } else {
+        ext_pid(s, e, key);
+    }
 }
 
 /* Interns the built term and appends it to st->procs[to]'s mailbox. */
 static int deliver_built(search *s, sys_state *st, int to, ext_buf *e)
 {
-    int err = e->err || s->cfg.nodelen > 255;
+    int err = e->err;
     part_id msg = 0;
     if (!err) {
         term_in t = { e->b, e->n };
@@ -584,9 +702,62 @@ static int flush_down(search *s, sys_state *st, int at, uint32_t ref)
     return 0;
 }
 
+/* Signals from `from` to `to` travel through the ether: between nodes
+** always, inside a node with delivery => ether; a process's signals to
+** itself never do. */
+static int routed(const search *s, uint32_t from, uint32_t to)
+{
+    return from != to &&
+           (KEY_NODE(from) != KEY_NODE(to) || s->cfg.delivery_ether);
+}
+
+/* Node b can be reached from node a: both are up and connected. */
+static int reachable(const sys_state *st, uint32_t a, uint32_t b)
+{
+    if (a >= 64 || b >= 64 || (st->down >> a & 1) || (st->down >> b & 1))
+        return 0;
+    return a == b || !sys_state_disconnected(st, a, b);
+}
+
+static int enqueue(search *s, sys_state *st, uint32_t from, uint32_t to,
+                   part_id name, uint32_t kind, uint32_t a, uint32_t b,
+                   uint32_t c)
+{
+    return sys_state_enqueue(s->ps, st, from, to, name,
+                             signal_intern(s->ps, kind, a, b, c));
+}
+
+/* Appends {nodedown, Node} to st->procs[to]'s mailbox. */
+static int deliver_nodedown(search *s, sys_state *st, int to, uint32_t node)
+{
+    ext_buf e = { NULL, 0, 0, 0 };
+    ext_u8(&e, 131);
+    ext_tuple(&e, 2);
+    ext_part(s, &e, s->atoms[ATOM_NODEDOWN]);
+    ext_part(s, &e, s->node_atoms[node]);
+    return deliver_built(s, st, to, &e);
+}
+
+static int holds_monitor(const proc *p, uint32_t ref)
+{
+    for (uint32_t k = 0; k < p->mons.n; k++)
+        if (p->mons.m[k].ref == ref)
+            return 1;
+    return 0;
+}
+
+static int has_link(const proc *p, uint32_t pid)
+{
+    for (uint32_t k = 0; k < p->nlinks; k++)
+        if (p->links[k] == pid)
+            return 1;
+    return 0;
+}
+
 /* Removes process `pid`, which ends with `reason`: its linked processes
-** get exit signals, its watchers 'DOWN' messages, and the monitors it held
-** are dropped. */
+** get exit signals, its watchers 'DOWN' messages (through the ether when
+** they are routed there), the monitors it held are dropped, and so are
+** its node monitors. */
 static int process_dies(search *s, sys_state *st, uint32_t pid, part_id reason,
                         signal_queue *sq)
 {
@@ -599,11 +770,17 @@ static int process_dies(search *s, sys_state *st, uint32_t pid, part_id reason,
     sys_state_remove(st, (uint32_t)i);
     int err = 0;
     for (uint32_t k = 0; k < gone.nlinks && !err; k++) {
-        int j = sys_state_find(st, gone.links[k]);
+        uint32_t other = gone.links[k];
+        int j = sys_state_find(st, other);
         if (j < 0)
             continue;
+        if (routed(s, pid, other)) {
+            if (reachable(st, KEY_NODE(pid), KEY_NODE(other)))
+                err = enqueue(s, st, pid, other, 0, SIG_EXIT, reason, SIGF_LINK, 0);
+            continue;
+        }
         proc_link_remove(&st->procs[j], pid);
-        err = queue_signal(sq, (exit_signal){ pid, gone.links[k], reason, 0 });
+        err = queue_signal(sq, (exit_signal){ pid, other, reason, 0 });
     }
     for (uint32_t k = 0; k < gone.mons.n && !err; k++) {
         int j = sys_state_find(st, gone.mons.m[k].pid);
@@ -611,11 +788,25 @@ static int process_dies(search *s, sys_state *st, uint32_t pid, part_id reason,
             monitor_remove(&st->procs[j].monby, gone.mons.m[k].ref, NULL);
     }
     for (uint32_t k = 0; k < gone.monby.n && !err; k++) {
-        int j = sys_state_find(st, gone.monby.m[k].pid);
+        monitor m = gone.monby.m[k];
+        int j = sys_state_find(st, m.pid);
+        if (j < 0)
+            continue;
+        if (routed(s, pid, m.pid)) {
+            if (reachable(st, KEY_NODE(pid), KEY_NODE(m.pid)))
+                err = enqueue(s, st, pid, m.pid, 0, SIG_DOWN, m.ref, m.item, reason);
+            continue;
+        }
         monitor held;
-        if (j >= 0 && monitor_remove(&st->procs[j].mons, gone.monby.m[k].ref, &held))
+        if (monitor_remove(&st->procs[j].mons, m.ref, &held))
             err = deliver_down(s, st, j, held, reason);
     }
+    for (uint32_t k = st->nnodemons; k-- > 0;)
+        if (st->nodemons[k].pid == pid) {
+            memmove(&st->nodemons[k], &st->nodemons[k + 1],
+                    (st->nnodemons - k - 1) * sizeof *st->nodemons);
+            st->nnodemons--;
+        }
     proc_free(&gone);
     return err;
 }
@@ -646,109 +837,226 @@ static int deliver_signals(search *s, sys_state *st, signal_queue *sq)
     return 0;
 }
 
+/* An exit signal that acts at once on `to` (a local link exit, or
+** noconnection raised by the receiver's own node). */
+static int signal_now(search *s, sys_state *st, signal_queue *sq,
+                      exit_signal sig)
+{
+    return queue_signal(sq, sig) != 0 || deliver_signals(s, st, sq) != 0 ? -1 : 0;
+}
+
+/* Was `pid` spawned by the step being applied?  (Its spawn and a monitor
+** of it are one atomic operation, as spawn_monitor is.) */
+static int spawned_now(const search *s, uint32_t pid)
+{
+    for (size_t k = 0; k < s->nallocated; k++)
+        if (s->allocated[k] == pid)
+            return 1;
+    return 0;
+}
+
 static int apply_effects(search *s, sys_state *st, run_result *res,
                          signal_queue *sq)
 {
+    uint32_t me = s->run_pid, mynode = KEY_NODE(me);
     for (size_t e = 0; e < res->neffects; e++) {
         effect *ef = &res->effects[e];
-        part_id term = 0;
+        int self = sys_state_find(st, me);
+        if (self < 0)
+            return 0;       /* killed by its own earlier effects */
+        part_id term = 0, term2 = 0;
         if (ef->term.etf != NULL && (term = intern_term(s, &ef->term)) == 0)
             return -1;
-        int self = sys_state_find(st, s->run_pid);
-        int q = sys_state_find(st, ef->pid);
+        if (ef->term2.etf != NULL && (term2 = intern_term(s, &ef->term2)) == 0)
+            return -1;
+        uint32_t target = ef->pid, tnode = KEY_NODE(target);
+        int q = sys_state_find(st, target);
+        int reach = reachable(st, mynode, tnode);
+        if (ef->kind != EFFECT_MONITOR_NODE && ef->kind != EFFECT_TRAP_EXIT &&
+            ef->kind != EFFECT_DEMONITOR && ef->kind != EFFECT_UNREGISTER &&
+            tnode >= s->nodes.n)
+            return -1;
         switch (ef->kind) {
         case EFFECT_SPAWN: {
-            if (q >= 0 || term == 0 || self < 0)
+            if (q >= 0 || term == 0 || KEY_NUM(target) == KEY_BY_NAME)
                 return -1;
-            proc child = { .pid = ef->pid, .status = PROC_INIT, .cont = term,
+            if (!reach) {       /* the node is down: no process */
+                if (ef->link &&
+                    signal_now(s, st, sq, (exit_signal){ target, me,
+                                                         s->atoms[ATOM_NOCONNECTION], 0 }) != 0)
+                    return -1;
+                break;
+            }
+            proc child = { .pid = target, .status = PROC_INIT, .cont = term,
                            .mailbox = s->empty_mailbox };
-            if (ef->link && proc_link_add(&child, s->run_pid) != 0)
+            if (ef->link && proc_link_add(&child, me) != 0)
                 return -1;
             if (sys_state_insert(st, &child) < 0) {
                 free(child.links);
                 return -1;
             }
-            self = sys_state_find(st, s->run_pid);
-            if (ef->link && proc_link_add(&st->procs[self], ef->pid) != 0)
+            self = sys_state_find(st, me);
+            if (ef->link && proc_link_add(&st->procs[self], target) != 0)
                 return -1;
             break;
         }
         case EFFECT_SEND: {
             if (term == 0)
                 return -1;
-            if (q < 0)
-                break;              /* sending to a dead process is a no-op */
+            if (q < 0 || !reach)
+                break;              /* to a dead process: a no-op */
+            if (routed(s, me, target)) {
+                if (enqueue(s, st, me, target, 0, SIG_MSG, term, 0, 0) != 0)
+                    return -1;
+                break;
+            }
             part_id mb = mailbox_append(s->ps, st->procs[q].mailbox, term);
             if (mb == 0)
                 return -1;
             st->procs[q].mailbox = mb;
             break;
         }
+        case EFFECT_SEND_NAME: {
+            if (term == 0 || term2 == 0 || KEY_NUM(target) != KEY_BY_NAME)
+                return -1;
+            if (!reach)
+                break;
+            if (tnode != mynode || s->cfg.delivery_ether) {
+                if (enqueue(s, st, me, target, term2, SIG_MSG, term, 0, 0) != 0)
+                    return -1;
+                break;
+            }
+            int r = sys_state_find_name(st, term2, tnode);
+            if (r >= 0) {
+                part_id mb = mailbox_append(s->ps, st->procs[r].mailbox, term);
+                if (mb == 0)
+                    return -1;
+                st->procs[r].mailbox = mb;
+            }
+            break;
+        }
         case EFFECT_LINK:
-            if (q >= 0 && self >= 0 && ef->pid != s->run_pid &&
-                (proc_link_add(&st->procs[q], s->run_pid) != 0 ||
-                 proc_link_add(&st->procs[self], ef->pid) != 0))
+            if (target == me)
+                break;
+            if (!reach) {
+                if (signal_now(s, st, sq, (exit_signal){ target, me,
+                                                         s->atoms[ATOM_NOCONNECTION], 0 }) != 0)
+                    return -1;
+                break;
+            }
+            if (routed(s, me, target)) {
+                if (!has_link(&st->procs[self], target) &&
+                    (proc_link_add(&st->procs[self], target) != 0 ||
+                     enqueue(s, st, me, target, 0, SIG_LINK, 0, 0, 0) != 0))
+                    return -1;
+                break;
+            }
+            if (q >= 0 &&
+                (proc_link_add(&st->procs[q], me) != 0 ||
+                 proc_link_add(&st->procs[self], target) != 0))
                 return -1;
             break;
         case EFFECT_UNLINK:
-            if (q >= 0)
-                proc_link_remove(&st->procs[q], s->run_pid);
-            if (self >= 0)
-                proc_link_remove(&st->procs[self], ef->pid);
+            if (!has_link(&st->procs[self], target))
+                break;
+            proc_link_remove(&st->procs[self], target);
+            if (routed(s, me, target)) {
+                if (q >= 0 && reach &&
+                    enqueue(s, st, me, target, 0, SIG_UNLINK, 0, 0, 0) != 0)
+                    return -1;
+            } else if (q >= 0) {
+                proc_link_remove(&st->procs[q], me);
+            }
             break;
         case EFFECT_EXIT:
-            if (term == 0 ||
-                queue_signal(sq, (exit_signal){ s->run_pid, ef->pid, term,
-                                                term == s->atoms[ATOM_KILL] })
-                    != 0 ||
-                deliver_signals(s, st, sq) != 0)
+            if (term == 0)
+                return -1;
+            if (routed(s, me, target)) {
+                if (q >= 0 && reach &&
+                    enqueue(s, st, me, target, 0, SIG_EXIT, term,
+                            term == s->atoms[ATOM_KILL] ? SIGF_KILL : 0, 0) != 0)
+                    return -1;
+                break;
+            }
+            if (signal_now(s, st, sq, (exit_signal){ me, target, term,
+                                                     term == s->atoms[ATOM_KILL] }) != 0)
                 return -1;
             break;
         case EFFECT_REGISTER:
             if (term == 0)
                 return -1;
-            if (q >= 0 && sys_state_find_name(st, term) < 0)
+            if (q >= 0 && tnode == mynode && sys_state_find_name(st, term, mynode) < 0)
                 st->procs[q].name = term;
             break;
         case EFFECT_UNREGISTER: {
-            int r = term ? sys_state_find_name(st, term) : -1;
+            int r = term ? sys_state_find_name(st, term, mynode) : -1;
             if (r >= 0)
                 st->procs[r].name = 0;
             break;
         }
         case EFFECT_MONITOR: {
-            if (self < 0)
-                return -1;
-            monitor held = { ef->ref, ef->pid, term };
+            monitor held = { ef->ref, target, term };
+            if (!reach) {
+                if (deliver_down(s, st, self, held, s->atoms[ATOM_NOCONNECTION]) != 0)
+                    return -1;
+                break;
+            }
+            if (KEY_NUM(target) == KEY_BY_NAME) {
+                if (term2 == 0 || monitor_add(&st->procs[self].mons, held) != 0 ||
+                    enqueue(s, st, me, target, term2, SIG_MONITOR, ef->ref, term, 0) != 0)
+                    return -1;
+                break;
+            }
+            if (routed(s, me, target) && !spawned_now(s, target)) {
+                if (monitor_add(&st->procs[self].mons, held) != 0 ||
+                    enqueue(s, st, me, target, 0, SIG_MONITOR, ef->ref, term, 0) != 0)
+                    return -1;
+                break;
+            }
             if (q < 0) {
                 if (deliver_down(s, st, self, held, s->atoms[ATOM_NOPROC]) != 0)
                     return -1;
-            } else if (ef->pid != s->run_pid) {
+            } else if (target != me) {
                 if (monitor_add(&st->procs[self].mons, held) != 0)
                     return -1;
-                q = sys_state_find(st, ef->pid);
-                monitor on = { ef->ref, s->run_pid, term };
+                q = sys_state_find(st, target);
+                monitor on = { ef->ref, me, term };
                 if (monitor_add(&st->procs[q].monby, on) != 0)
                     return -1;
             }
             break;
         }
         case EFFECT_DEMONITOR: {
-            if (self < 0)
-                return -1;
             monitor held;
             if (monitor_remove(&st->procs[self].mons, ef->ref, &held)) {
                 int t = sys_state_find(st, held.pid);
-                if (t >= 0)
+                if (t >= 0 && routed(s, me, held.pid)) {
+                    if (reachable(st, mynode, KEY_NODE(held.pid)) &&
+                        enqueue(s, st, me, held.pid, 0, SIG_DEMONITOR, ef->ref, 0, 0) != 0)
+                        return -1;
+                } else if (t >= 0) {
                     monitor_remove(&st->procs[t].monby, ef->ref, NULL);
+                }
             }
             if (ef->link && flush_down(s, st, self, ef->ref) != 0)
                 return -1;
             break;
         }
-        case EFFECT_TRAP_EXIT:
-            if (self < 0)
+        case EFFECT_MONITOR_NODE:
+            if (target >= s->nodes.n)
                 return -1;
+            if (!ef->link) {
+                if (sys_state_node_monitor(st, me, target, -1) != 0)
+                    return -1;
+            } else if (!reachable(st, mynode, target)) {
+                if (deliver_nodedown(s, st, self, target) != 0)
+                    return -1;
+            } else if (target != mynode &&
+                       sys_state_node_monitor(st, me, target, 1) != 0) {
+                return -1;
+            }
+            break;
+        case EFFECT_TRAP_EXIT:
             if (ef->link)
                 st->procs[self].flags |= PF_TRAP_EXIT;
             else
@@ -757,6 +1065,293 @@ static int apply_effects(search *s, sys_state *st, run_result *res,
         default:
             return -1;
         }
+    }
+    return 0;
+}
+
+/*
+** Transitions computed here, without Erlang: delivering the oldest signal
+** of an ether channel, and injecting a fault.  Each builds its own label
+** ({'$mce_deliver', From, To, Signal} or {'$mce_fault', Fault}).
+*/
+
+/* Delivers the head signal of channel ci of st. */
+static int deliver_channel(search *s, sys_state *st, uint32_t ci, ext_buf *lb,
+                           signal_queue *sq)
+{
+    channel c = st->chans[ci];
+    uint32_t sig[4];
+    if (signal_get(s->ps, mailbox_at(s->ps, c.queue, 0), sig) != 0 ||
+        sys_state_dequeue(s->ps, st, ci) != 0)
+        return -1;
+    int q = KEY_NUM(c.to) == KEY_BY_NAME
+                ? sys_state_find_name(st, c.name, KEY_NODE(c.to))
+                : sys_state_find(st, c.to);
+    uint32_t to = q >= 0 ? st->procs[q].pid : c.to;
+    ext_tuple(lb, 4);
+    ext_atom(lb, "$mce_deliver");
+    ext_target(s, lb, c.from, KEY_NUM(c.from) == KEY_BY_NAME ? c.name : 0);
+    ext_target(s, lb, c.to, c.name);
+    switch (sig[0]) {
+    case SIG_MSG:
+        ext_tuple(lb, 2);
+        ext_atom(lb, "message");
+        ext_part(s, lb, sig[1]);
+        if (q >= 0) {
+            part_id mb = mailbox_append(s->ps, st->procs[q].mailbox, sig[1]);
+            if (mb == 0)
+                return -1;
+            st->procs[q].mailbox = mb;
+        }
+        return 0;
+    case SIG_EXIT:
+        ext_tuple(lb, 2);
+        ext_atom(lb, (sig[2] & SIGF_LINK) ? "link_exit" : "exit");
+        ext_part(s, lb, sig[1]);
+        if (q < 0)
+            return 0;
+        if (sig[2] & SIGF_LINK) {
+            if (!has_link(&st->procs[q], c.from))
+                return 0;       /* unlinked meanwhile: ignored, as in OTP */
+            proc_link_remove(&st->procs[q], c.from);
+        }
+        return signal_now(s, st, sq, (exit_signal){ c.from, to, sig[1],
+                                                    (sig[2] & SIGF_KILL) != 0 });
+    case SIG_LINK:
+        ext_atom(lb, "link");
+        if (q >= 0)
+            return proc_link_add(&st->procs[q], c.from);
+        return enqueue(s, st, c.to, c.from, 0, SIG_EXIT, s->atoms[ATOM_NOPROC],
+                       SIGF_LINK, 0);
+    case SIG_UNLINK:
+        ext_atom(lb, "unlink");
+        if (q >= 0)
+            proc_link_remove(&st->procs[q], c.from);
+        return 0;
+    case SIG_MONITOR: {
+        ext_tuple(lb, 2);
+        ext_atom(lb, "monitor");
+        ext_ref(s, lb, sig[1]);
+        int h = sys_state_find(st, c.from);
+        if (h < 0 || !holds_monitor(&st->procs[h], sig[1]))
+            return 0;           /* demonitored, or the watcher died */
+        if (q < 0)
+            return enqueue(s, st, c.to, c.from, c.name, SIG_DOWN, sig[1], sig[2],
+                           s->atoms[ATOM_NOPROC]);
+        for (uint32_t k = 0; k < st->procs[h].mons.n; k++)
+            if (st->procs[h].mons.m[k].ref == sig[1])
+                st->procs[h].mons.m[k].pid = to;    /* a name is resolved */
+        return monitor_add(&st->procs[q].monby, (monitor){ sig[1], c.from, sig[2] });
+    }
+    case SIG_DEMONITOR:
+        ext_tuple(lb, 2);
+        ext_atom(lb, "demonitor");
+        ext_ref(s, lb, sig[1]);
+        if (q >= 0)
+            monitor_remove(&st->procs[q].monby, sig[1], NULL);
+        return 0;
+    case SIG_DOWN: {
+        ext_tuple(lb, 3);
+        ext_atom(lb, "down");
+        ext_ref(s, lb, sig[1]);
+        ext_part(s, lb, sig[3]);
+        monitor held;
+        if (q >= 0 && monitor_remove(&st->procs[q].mons, sig[1], &held))
+            return deliver_down(s, st, q, held, sig[3]);
+        return 0;
+    }
+    }
+    return -1;
+}
+
+
+/* The idx-th fault the options allow in st, in a fixed order; 0: none. */
+static int nth_fault(const search *s, const sys_state *st, uint32_t idx,
+                     fault *out)
+{
+    uint32_t n = s->nodes.n;
+    if (st->crashes < s->cfg.max_crashes)
+        for (uint32_t a = 0; a < n; a++)
+            if (!(st->down >> a & 1) && idx-- == 0) {
+                *out = (fault){ FAULT_CRASH, a, 0 };
+                return 1;
+            }
+    if (st->disconnects < s->cfg.max_disconnects)
+        for (uint32_t a = 0; a < n; a++)
+            for (uint32_t b = a + 1; b < n; b++)
+                if (reachable(st, a, b) && idx-- == 0) {
+                    *out = (fault){ FAULT_DISCONNECT, a, b };
+                    return 1;
+                }
+    for (uint32_t k = 0; k < st->ndisc; k++)
+        if (idx-- == 0) {
+            *out = (fault){ FAULT_RECONNECT, st->disc[k] >> 8, st->disc[k] & 0xff };
+            return 1;
+        }
+    if (st->kills < s->cfg.max_kills)
+        for (uint32_t k = 0; k < st->nprocs; k++)
+            if (idx-- == 0) {
+                *out = (fault){ FAULT_KILL, st->procs[k].pid, 0 };
+                return 1;
+            }
+    return 0;
+}
+
+/* Nodes x and y lose sight of each other when a node crashes (cut(n, n):
+** n against every other node) or two nodes disconnect (cut(a, b)). */
+static int cut(uint32_t a, uint32_t b, uint32_t x, uint32_t y)
+{
+    if (a == b)
+        return x != y && (x == a || y == a);
+    return (x == a && y == b) || (x == b && y == a);
+}
+
+/* What the surviving side sees when nodes a and b lose each other (or node
+** a crashes, a == b): links across give noconnection exit signals,
+** monitors across 'DOWN' with noconnection, node monitors {nodedown, N};
+** signals in transit across are lost. */
+static int sever(search *s, sys_state *st, uint32_t a, uint32_t b,
+                 signal_queue *sq)
+{
+    for (uint32_t i = 0; i < st->nprocs; i++) {
+        proc *p = &st->procs[i];
+        uint32_t pn = KEY_NODE(p->pid);
+        for (uint32_t k = p->nlinks; k-- > 0;) {
+            uint32_t other = p->links[k];
+            if (!cut(a, b, pn, KEY_NODE(other)))
+                continue;
+            proc_link_remove(p, other);
+            if (queue_signal(sq, (exit_signal){ other, p->pid,
+                                                s->atoms[ATOM_NOCONNECTION], 0 }) != 0)
+                return -1;
+        }
+        for (uint32_t k = p->monby.n; k-- > 0;)
+            if (cut(a, b, pn, KEY_NODE(p->monby.m[k].pid)))
+                monitor_remove(&p->monby, p->monby.m[k].ref, NULL);
+        for (uint32_t k = p->mons.n; k-- > 0;) {
+            monitor m = p->mons.m[k];
+            if (!cut(a, b, pn, KEY_NODE(m.pid)))
+                continue;
+            monitor_remove(&p->mons, m.ref, NULL);
+            if (deliver_down(s, st, (int)i, m, s->atoms[ATOM_NOCONNECTION]) != 0)
+                return -1;
+            p = &st->procs[i];
+        }
+    }
+    for (uint32_t k = st->nnodemons; k-- > 0;) {
+        node_monitor nm = st->nodemons[k];
+        if (!cut(a, b, KEY_NODE(nm.pid), nm.node))
+            continue;
+        int w = sys_state_find(st, nm.pid);
+        for (uint32_t c = 0; w >= 0 && c < nm.count; c++)
+            if (deliver_nodedown(s, st, w, nm.node) != 0)
+                return -1;
+        memmove(&st->nodemons[k], &st->nodemons[k + 1],
+                (st->nnodemons - k - 1) * sizeof *st->nodemons);
+        st->nnodemons--;
+    }
+    for (uint32_t k = st->nchans; k-- > 0;)
+        if (cut(a, b, KEY_NODE(st->chans[k].from), KEY_NODE(st->chans[k].to)))
+            sys_state_remove_channel(st, k);
+    return deliver_signals(s, st, sq);
+}
+
+static void ext_node_atom(search *s, ext_buf *e, uint32_t node)
+{
+    ext_part(s, e, s->node_atoms[node]);
+}
+
+static int apply_fault(search *s, sys_state *st, const fault *f, ext_buf *lb,
+                       signal_queue *sq)
+{
+    ext_tuple(lb, 2);
+    ext_atom(lb, "$mce_fault");
+    switch (f->kind) {
+    case FAULT_CRASH:
+        ext_tuple(lb, 2);
+        ext_atom(lb, "crash_node");
+        ext_node_atom(s, lb, f->a);
+        st->crashes++;
+        st->down |= (uint64_t)1 << f->a;
+        for (uint32_t k = st->nprocs; k-- > 0;)
+            if (KEY_NODE(st->procs[k].pid) == f->a)
+                sys_state_remove(st, k);
+        for (uint32_t k = st->nnodemons; k-- > 0;)
+            if (KEY_NODE(st->nodemons[k].pid) == f->a) {
+                memmove(&st->nodemons[k], &st->nodemons[k + 1],
+                        (st->nnodemons - k - 1) * sizeof *st->nodemons);
+                st->nnodemons--;
+            }
+        for (uint32_t k = st->ndisc; k-- > 0;)
+            if (st->disc[k] >> 8 == f->a || (st->disc[k] & 0xff) == f->a)
+                sys_state_set_disconnected(st, st->disc[k] >> 8, st->disc[k] & 0xff, 0);
+        return sever(s, st, f->a, f->a, sq);
+    case FAULT_DISCONNECT:
+        ext_tuple(lb, 3);
+        ext_atom(lb, "disconnect");
+        ext_node_atom(s, lb, f->a);
+        ext_node_atom(s, lb, f->b);
+        st->disconnects++;
+        if (sys_state_set_disconnected(st, f->a, f->b, 1) != 0)
+            return -1;
+        return sever(s, st, f->a, f->b, sq);
+    case FAULT_RECONNECT:
+        ext_tuple(lb, 3);
+        ext_atom(lb, "reconnect");
+        ext_node_atom(s, lb, f->a);
+        ext_node_atom(s, lb, f->b);
+        return sys_state_set_disconnected(st, f->a, f->b, 0);
+    case FAULT_KILL:
+        ext_tuple(lb, 2);
+        ext_atom(lb, "kill");
+        ext_pid(s, lb, f->a);
+        st->kills++;
+        return signal_now(s, st, sq, (exit_signal){ f->a, f->a, s->atoms[ATOM_KILL], 1 });
+    }
+    return -1;
+}
+
+/* Builds the successor of the top state by a delivery (f == NULL: channel
+** ci) or a fault, and pushes it if new.  0: go on; 1: *req is final
+** (a limit); -1: failure (*req says why). */
+static int c_transition(search *s, uint32_t ci, const fault *f, request *req)
+{
+    sys_state st;
+    if (sys_state_copy(&st, &s->cur) != 0)
+        return fail(req, "out of memory");
+    ext_buf lb = { NULL, 0, 0, 0 };
+    ext_u8(&lb, 131);
+    signal_queue sq = { NULL, 0, 0 };
+    int err = f == NULL ? deliver_channel(s, &st, ci, &lb, &sq)
+                        : apply_fault(s, &st, f, &lb, &sq);
+    free(sq.q);
+    if (err || lb.err) {
+        sys_state_clear(&st);
+        free(lb.b);
+        return fail(req, "out of memory, or a malformed ether");
+    }
+    int is_new;
+    part_id root = sys_state_encode(s->ps, &st, &is_new);
+    sys_state_clear(&st);
+    if (root == 0) {
+        free(lb.b);
+        return fail(req, "out of memory");
+    }
+    s->st.transitions++;
+    if (!is_new) {
+        free(lb.b);
+        return 0;
+    }
+    s->st.states++;
+    if (push(s, root, lb.b, lb.n) != 0) {
+        free(lb.b);
+        return fail(req, "out of memory");
+    }
+    if (s->cfg.max_states != 0 && s->st.states >= s->cfg.max_states) {
+        memset(req, 0, sizeof *req);
+        s->finished = 1;
+        s->pending = req->kind = REQ_LIMIT_STATES;
+        return 1;
     }
     return 0;
 }
@@ -865,59 +1460,119 @@ error:
     return fail(req, why);
 }
 
-/* Marks pid as used.  The smallest free pid is at most one more than the
-** number of pids marked, so larger ones are ignored: a term naming pid
-** 4000000000 must not make the bitmap 4 GB. */
-static int add_used(uint8_t **used, size_t *cap, uint32_t pid, size_t limit)
+/*
+** Least-fresh numbering.  The smallest free number of a node is at most one
+** more than the number of keys of that node in use, so a first pass counts
+** them and the bitmap of the second pass is bounded by that count: a term
+** naming pid 4000000 must not make the bitmap 4 MB.
+*/
+typedef struct key_marks {
+    uint32_t node;
+    int refs;             /* marking refs (tagged keys), not pids */
+    int counting;         /* first pass */
+    size_t count, limit, cap;
+    uint8_t *used;
+    int err;
+} key_marks;
+
+static void mark(key_marks *m, uint32_t key)
 {
-    if (pid >= limit)
-        return 0;
-    if (pid >= *cap) {
-        size_t ncap = *cap ? *cap : 64;
-        while (ncap <= pid)
-            ncap *= 2;
-        uint8_t *grown = realloc(*used, ncap);
-        if (grown == NULL)
-            return -1;
-        memset(grown + *cap, 0, ncap - *cap);
-        *used = grown;
-        *cap = ncap;
+    int is_ref = (key & ETF_REF_TAG) != 0;
+    key &= ~ETF_REF_TAG;
+    if (is_ref != m->refs || KEY_NODE(key) != m->node || m->err)
+        return;
+    uint32_t num = KEY_NUM(key);
+    if (m->counting) {
+        m->count++;
+        return;
     }
-    (*used)[pid] = 1;
-    return 0;
+    if (num >= m->limit)
+        return;
+    if (num >= m->cap) {
+        size_t ncap = m->cap ? m->cap : 64;
+        while (ncap <= num)
+            ncap *= 2;
+        uint8_t *grown = realloc(m->used, ncap);
+        if (grown == NULL) {
+            m->err = 1;
+            return;
+        }
+        memset(grown + m->cap, 0, ncap - m->cap);
+        m->used = grown;
+        m->cap = ncap;
+    }
+    m->used[num] = 1;
 }
 
-static int add_term_pids(const part_store *ps, part_id id, uint8_t **used,
-                         size_t *cap, size_t limit)
+static void mark_term(key_marks *m, const part_store *ps, part_id id)
 {
-    const part *t = part_store_get(ps, id);
-    if (t == NULL)
-        return 0;
-    for (uint32_t k = 0; k < t->npids; k++)
-        if (add_used(used, cap, t->pids[k], limit) != 0)
-            return -1;
-    return 0;
+    const part *t = id ? part_store_get(ps, id) : NULL;
+    for (uint32_t k = 0; t != NULL && k < t->npids; k++)
+        mark(m, t->pids[k]);
 }
 
-static size_t term_pid_count(const part_store *ps, part_id id)
+static void mark_monitors(key_marks *m, const monitor_set *ms)
 {
-    const part *t = part_store_get(ps, id);
-    return t ? t->npids : 0;
+    for (uint32_t k = 0; k < ms->n; k++) {
+        mark(m, ms->m[k].ref | ETF_REF_TAG);
+        mark(m, ms->m[k].pid);
+    }
 }
 
-/* How many pid marks the current state and run can make at most. */
-static size_t pid_mark_bound(const search *s)
+/* Every pid and ref the state being expanded holds, and those handed out
+** during the current run. */
+static void mark_state(search *s, key_marks *m)
 {
-    size_t n = s->nallocated + 2;
+    const part_store *ps = s->ps;
     for (uint32_t i = 0; i < s->cur.nprocs; i++) {
         const proc *p = &s->cur.procs[i];
-        n += 1 + p->nlinks + term_pid_count(s->ps, p->cont) +
-             term_pid_count(s->ps, p->dict);
-        uint32_t m = mailbox_length(s->ps, p->mailbox);
-        for (uint32_t k = 0; k < m; k++)
-            n += term_pid_count(s->ps, mailbox_at(s->ps, p->mailbox, k));
+        mark(m, p->pid);
+        for (uint32_t k = 0; k < p->nlinks; k++)
+            mark(m, p->links[k]);
+        mark_monitors(m, &p->mons);
+        mark_monitors(m, &p->monby);
+        mark_term(m, ps, p->cont);
+        mark_term(m, ps, p->dict);
+        uint32_t n = mailbox_length(ps, p->mailbox);
+        for (uint32_t k = 0; k < n; k++)
+            mark_term(m, ps, mailbox_at(ps, p->mailbox, k));
     }
-    return n;
+    for (uint32_t i = 0; i < s->cur.nchans; i++) {
+        const channel *c = &s->cur.chans[i];
+        mark(m, c->from);
+        mark(m, c->to);
+        uint32_t n = mailbox_length(ps, c->queue);
+        for (uint32_t k = 0; k < n; k++) {
+            uint32_t sig[4];
+            if (signal_get(ps, mailbox_at(ps, c->queue, k), sig) != 0)
+                continue;
+            switch (sig[0]) {
+            case SIG_MSG: case SIG_EXIT:
+                mark_term(m, ps, sig[1]);
+                break;
+            case SIG_MONITOR:
+                mark(m, sig[1] | ETF_REF_TAG);
+                mark_term(m, ps, sig[2]);
+                break;
+            case SIG_DEMONITOR:
+                mark(m, sig[1] | ETF_REF_TAG);
+                break;
+            case SIG_DOWN:
+                mark(m, sig[1] | ETF_REF_TAG);
+                mark_term(m, ps, sig[2]);
+                mark_term(m, ps, sig[3]);
+                break;
+            default:
+                break;
+            }
+        }
+    }
+    for (uint32_t i = 0; i < s->cur.nnodemons; i++)
+        mark(m, s->cur.nodemons[i].pid);
+    for (size_t k = 0; k < s->nallocated; k++)
+        mark(m, s->allocated[k]);
+    for (size_t k = 0; k < s->nallocated_refs; k++)
+        mark(m, s->allocated_refs[k] | ETF_REF_TAG);
 }
 
 static int push_allocated(uint32_t **list, size_t *n, size_t *cap, uint32_t id)
@@ -934,91 +1589,41 @@ static int push_allocated(uint32_t **list, size_t *n, size_t *cap, uint32_t id)
     return 0;
 }
 
-/* Smallest ref number (from 1) not in the state being expanded (terms,
-** monitors) nor handed out during this run. */
-uint32_t search_fresh_ref(search *s)
+/* Smallest number (from 1) of `node` that is free; 0 on failure. */
+static uint32_t fresh_number(search *s, uint32_t node, int refs)
 {
-    if (s->pending != REQ_RUN || s->depth == 0 || decode_top(s) != 0)
+    if (s->pending != REQ_RUN || s->depth == 0 || decode_top(s) != 0 ||
+        node >= s->nodes.n)
         return 0;
-    size_t limit = s->nallocated_refs + 2;
-    for (uint32_t i = 0; i < s->cur.nprocs; i++) {
-        const proc *p = &s->cur.procs[i];
-        limit += p->mons.n + p->monby.n + term_pid_count(s->ps, p->cont) +
-                 term_pid_count(s->ps, p->dict);
-        uint32_t m = mailbox_length(s->ps, p->mailbox);
-        for (uint32_t k = 0; k < m; k++)
-            limit += term_pid_count(s->ps, mailbox_at(s->ps, p->mailbox, k));
-    }
-    uint8_t *used = NULL;
-    size_t cap = 0;
-    int err = 0;
-    for (uint32_t i = 0; i < s->cur.nprocs && !err; i++) {
-        const proc *p = &s->cur.procs[i];
-        for (uint32_t k = 0; k < p->mons.n && !err; k++)
-            err |= add_used(&used, &cap, p->mons.m[k].ref, limit);
-        for (uint32_t k = 0; k < p->monby.n && !err; k++)
-            err |= add_used(&used, &cap, p->monby.m[k].ref, limit);
-        part_id terms[2] = { p->cont, p->dict };
-        uint32_t m = mailbox_length(s->ps, p->mailbox);
-        for (uint32_t k = 0; k < 2 + m && !err; k++) {
-            const part *t = part_store_get(s->ps, k < 2 ? terms[k]
-                                           : mailbox_at(s->ps, p->mailbox, k - 2));
-            for (uint32_t j = 0; t != NULL && j < t->npids && !err; j++)
-                if (t->pids[j] & ETF_REF_TAG)
-                    err |= add_used(&used, &cap, t->pids[j] & ~ETF_REF_TAG, limit);
-        }
-    }
-    for (size_t k = 0; k < s->nallocated_refs && !err; k++)
-        err |= add_used(&used, &cap, s->allocated_refs[k], limit);
-    uint32_t ref = 1;
-    while (!err && ref < cap && used[ref])
-        ref++;
-    free(used);
-    if (err || push_allocated(&s->allocated_refs, &s->nallocated_refs,
-                              &s->capallocated_refs, ref) != 0)
+    key_marks m = { .node = node, .refs = refs, .counting = 1 };
+    mark_state(s, &m);
+    m.counting = 0;
+    m.limit = m.count + 2;
+    mark_state(s, &m);
+    uint32_t num = 1;
+    while (!m.err && num < m.cap && m.used[num])
+        num++;
+    free(m.used);
+    if (m.err || num >= ETF_NUM_LIMIT)
         return 0;
-    return ref;
+    uint32_t key = MAKE_KEY(node, num);
+    if (refs ? push_allocated(&s->allocated_refs, &s->nallocated_refs,
+                              &s->capallocated_refs, key)
+             : push_allocated(&s->allocated, &s->nallocated, &s->capallocated, key))
+        return 0;
+    return key;
 }
 
-uint32_t search_fresh_pid(search *s)
+uint32_t search_fresh_ref(search *s, uint32_t node)
 {
-    if (s->pending != REQ_RUN || s->depth == 0 || decode_top(s) != 0)
-        return 0;
-    uint8_t *used = NULL;
-    size_t cap = 0;
-    size_t limit = pid_mark_bound(s);
-    int err = 0;
-    for (uint32_t i = 0; i < s->cur.nprocs && !err; i++) {
-        const proc *p = &s->cur.procs[i];
-        err |= add_used(&used, &cap, p->pid, limit);
-        for (uint32_t k = 0; k < p->nlinks && !err; k++)
-            err |= add_used(&used, &cap, p->links[k], limit);
-        err |= add_term_pids(s->ps, p->cont, &used, &cap, limit);
-        err |= add_term_pids(s->ps, p->dict, &used, &cap, limit);
-        uint32_t n = mailbox_length(s->ps, p->mailbox);
-        for (uint32_t k = 0; k < n && !err; k++)
-            err |= add_term_pids(s->ps, mailbox_at(s->ps, p->mailbox, k),
-                                 &used, &cap, limit);
-    }
-    for (size_t k = 0; k < s->nallocated && !err; k++)
-        err |= add_used(&used, &cap, s->allocated[k], limit);
-    uint32_t pid = 1;
-    while (!err && pid < cap && used[pid])
-        pid++;
-    free(used);
-    if (err)
-        return 0;
-    if (s->nallocated == s->capallocated) {
-        size_t ncap = s->capallocated ? 2 * s->capallocated : 8;
-        uint32_t *grown = realloc(s->allocated, ncap * sizeof *grown);
-        if (grown == NULL)
-            return 0;
-        s->allocated = grown;
-        s->capallocated = ncap;
-    }
-    s->allocated[s->nallocated++] = pid;
-    return pid;
+    return fresh_number(s, node, 1);
 }
+
+uint32_t search_fresh_pid(search *s, uint32_t node)
+{
+    return fresh_number(s, node, 0);
+}
+
 
 void search_get_stats(const search *s, search_stats *st)
 {
@@ -1064,12 +1669,14 @@ int search_peek_monitor(search *s, uint32_t pid, uint32_t ref)
     return 0;
 }
 
-int search_peek_whereis(search *s, const uint8_t *etf, size_t len,
-                        uint32_t *pid)
+int search_peek_whereis(search *s, uint32_t node, const uint8_t *etf,
+                        size_t len, uint32_t *pid)
 {
     if (s->depth == 0 || decode_top(s) != 0)
         return 0;
     for (uint32_t i = 0; i < s->cur.nprocs; i++) {
+        if (KEY_NODE(s->cur.procs[i].pid) != node)
+            continue;
         const part *n = part_store_get(s->ps, s->cur.procs[i].name);
         if (n != NULL && n->len == len && memcmp(n->data, etf, len) == 0) {
             *pid = s->cur.procs[i].pid;
@@ -1079,13 +1686,23 @@ int search_peek_whereis(search *s, const uint8_t *etf, size_t len,
     return 0;
 }
 
-size_t search_peek_names(search *s, part_id *out, size_t max)
+int search_peek_node(search *s, uint32_t a, uint32_t b)
+{
+    if (s->depth == 0 || decode_top(s) != 0 || a >= s->nodes.n ||
+        b >= s->nodes.n)
+        return 1;
+    if ((s->cur.down >> a & 1) || (s->cur.down >> b & 1))
+        return 1;
+    return a != b && sys_state_disconnected(&s->cur, a, b) ? 2 : 0;
+}
+
+size_t search_peek_names(search *s, uint32_t node, part_id *out, size_t max)
 {
     size_t n = 0;
     if (s->depth == 0 || decode_top(s) != 0)
         return 0;
     for (uint32_t i = 0; i < s->cur.nprocs; i++)
-        if (s->cur.procs[i].name != 0) {
+        if (s->cur.procs[i].name != 0 && KEY_NODE(s->cur.procs[i].pid) == node) {
             if (n < max)
                 out[n] = s->cur.procs[i].name;
             n++;

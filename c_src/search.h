@@ -12,7 +12,10 @@
 **   INIT process              -> run it from its initial call
 **   WAITING, a message matches -> receive the first matching message
 **   WAITING, none, finite after -> fire the timeout
-** A state with live processes and no transition is a deadlock.
+** then one per ether channel (deliver its oldest signal; done here, without
+** Erlang), then the faults the budgets still allow (crash a node,
+** disconnect or reconnect two nodes, kill a process).  A state with live
+** processes and no transition but faults is a deadlock.
 */
 #ifndef MCE_SEARCH_H
 #define MCE_SEARCH_H
@@ -24,9 +27,22 @@
 
 typedef struct search search;
 
+#define SEARCH_MAX_NODES 64
+
 typedef struct search_config {
-    const char *node;          /* simulated node name (UTF-8) */
+    const char *node;          /* the simulated node's name (UTF-8) when
+                                  nnodes is 0 */
     size_t nodelen;
+    /* Simulated nodes (0: just `node`): names, and each name's external
+    ** format as a plain atom the way the VM encodes it (NULL: ATOM_EXT). */
+    uint32_t nnodes;
+    const char *node_names[SEARCH_MAX_NODES];
+    size_t node_lens[SEARCH_MAX_NODES];
+    const uint8_t *node_atom_etf[SEARCH_MAX_NODES];
+    size_t node_atom_etf_len[SEARCH_MAX_NODES];
+    int delivery_ether;        /* 1: signals inside a node also travel
+                                  through the ether */
+    uint32_t max_crashes, max_disconnects, max_kills;   /* fault budgets */
     uint32_t creation;         /* creation of simulated pids */
     uint64_t max_states;       /* 0: unlimited */
     uint64_t max_depth;        /* 0: unlimited */
@@ -38,14 +54,16 @@ typedef struct search_config {
     ** killed, kill and 'EXIT' as the VM encodes them, so that exit reasons
     ** and the 'EXIT' messages built here intern like the VM's own terms.
     ** NULL: a latin-1 ATOM_EXT encoding is assumed. */
-    const uint8_t *atom_etf[7];
-    size_t atom_etf_len[7];
+    const uint8_t *atom_etf[9];
+    size_t atom_etf_len[9];
 } search_config;
 
 enum search_atom {
     ATOM_NORMAL = 0, ATOM_KILLED, ATOM_KILL, ATOM_EXIT, ATOM_DOWN, ATOM_PROCESS,
-    ATOM_NOPROC, N_ATOMS
+    ATOM_NOPROC, ATOM_NOCONNECTION, ATOM_NODEDOWN, N_ATOMS
 };
+#define SEARCH_ATOM_NAMES { "normal", "killed", "kill", "EXIT", "DOWN", "process", \
+                            "noproc", "noconnection", "nodedown" }
 
 /* An encoded Erlang term on its way into the store. */
 typedef struct term_in {
@@ -62,8 +80,12 @@ enum effect_kind {
     EFFECT_REGISTER,        /* pid, term: name */
     EFFECT_UNREGISTER,      /* term: name */
     EFFECT_TRAP_EXIT,       /* flag: new value for the running process */
-    EFFECT_MONITOR,         /* pid: target, ref, term: item named by 'DOWN' */
-    EFFECT_DEMONITOR        /* ref, flag: flush 'DOWN' messages */
+    EFFECT_MONITOR,         /* pid: target (a KEY_BY_NAME key: term2 is the
+                               name), ref, term: item named by 'DOWN' */
+    EFFECT_DEMONITOR,       /* ref, flag: flush 'DOWN' messages */
+    EFFECT_SEND_NAME,       /* pid: KEY_BY_NAME key of the node, term2: the
+                               name, term: message ({Name, Node} ! Msg) */
+    EFFECT_MONITOR_NODE     /* pid: node index, flag: on or off */
 };
 
 typedef struct effect {
@@ -73,6 +95,7 @@ typedef struct effect {
     int link;                  /* spawn: spawn_link; trap_exit: the value;
                                   demonitor: flush */
     term_in term;              /* etf NULL when the effect has no term */
+    term_in term2;
 } effect;
 
 enum outcome_kind { OUTCOME_WAIT = 1, OUTCOME_EXIT = 2, OUTCOME_CHOICE = 3 };
@@ -126,11 +149,12 @@ int search_answer_match(search *s, int matches, request *req);
 /* Answers a REQ_RUN.  Frees everything in `res` that it does not keep. */
 int search_answer_run(search *s, run_result *res, request *req);
 
-/* Smallest pid not used by the state being expanded nor allocated during
-** the current run; records it as allocated.  0 on allocation failure. */
-uint32_t search_fresh_pid(search *s);
+/* Smallest pid key of `node` not used by the state being expanded nor
+** allocated during the current run; records it as allocated.  0 on
+** allocation failure. */
+uint32_t search_fresh_pid(search *s, uint32_t node);
 /* The same for refs (make_ref, monitor). */
-uint32_t search_fresh_ref(search *s);
+uint32_t search_fresh_ref(search *s, uint32_t node);
 
 typedef struct search_stats {
     uint64_t states, transitions, max_depth_seen, depth;
@@ -146,14 +170,18 @@ const sys_state *search_top_state(search *s);
 ** effects), for BIFs that read it: is_process_alive, whereis,
 ** registered. */
 int search_peek_alive(search *s, uint32_t pid);
-/* 1 and *pid when a process is registered under the name whose external
-** format is etf[0..len), else 0. */
-int search_peek_whereis(search *s, const uint8_t *etf, size_t len,
-                        uint32_t *pid);
+/* 1 and *pid when a process on `node` is registered under the name whose
+** external format is etf[0..len), else 0. */
+int search_peek_whereis(search *s, uint32_t node, const uint8_t *etf,
+                        size_t len, uint32_t *pid);
+/* 0: node b is up and connected to node a; 1: b is down; 2: they are
+** disconnected. */
+int search_peek_node(search *s, uint32_t a, uint32_t b);
 /* 1 if process pid holds the monitor numbered ref. */
 int search_peek_monitor(search *s, uint32_t pid, uint32_t ref);
-/* The registered names' PART_TERM ids: fills up to max, returns the count. */
-size_t search_peek_names(search *s, part_id *out, size_t max);
+/* The names registered on `node` (PART_TERM ids): fills up to max,
+** returns the count. */
+size_t search_peek_names(search *s, uint32_t node, part_id *out, size_t max);
 
 /* Stack depth (states on the stack) and the label of the transition that
 ** led to stack entry i (1 <= i < depth), valid until the next call. */

@@ -71,8 +71,56 @@ void sys_state_clear(sys_state *s)
     for (uint32_t i = 0; i < s->nprocs; i++)
         proc_free(&s->procs[i]);
     free(s->procs);
-    s->procs = NULL;
-    s->nprocs = s->cap = 0;
+    free(s->disc);
+    free(s->nodemons);
+    free(s->chans);
+    memset(s, 0, sizeof *s);
+}
+
+/* Grows a vector of `size`-byte elements to hold n. */
+static int grow(void **v, uint32_t *cap, uint32_t n, size_t size)
+{
+    if (n <= *cap)
+        return 0;
+    uint32_t ncap = *cap ? *cap : 4;
+    while (ncap < n)
+        ncap *= 2;
+    void *grown = realloc(*v, ncap * size);
+    if (grown == NULL)
+        return -1;
+    *v = grown;
+    *cap = ncap;
+    return 0;
+}
+
+static int copy_vec(void **dst, uint32_t *cap, const void *src, uint32_t n,
+                    size_t size)
+{
+    *dst = NULL;
+    *cap = 0;
+    if (n == 0)
+        return 0;
+    if (grow(dst, cap, n, size) != 0)
+        return -1;
+    memcpy(*dst, src, n * size);
+    return 0;
+}
+
+static int copy_world(sys_state *dst, const sys_state *src)
+{
+    dst->down = src->down;
+    dst->crashes = src->crashes;
+    dst->disconnects = src->disconnects;
+    dst->kills = src->kills;
+    dst->ndisc = src->ndisc;
+    dst->nnodemons = src->nnodemons;
+    dst->nchans = src->nchans;
+    return copy_vec((void **)&dst->disc, &dst->capdisc, src->disc, src->ndisc,
+                    sizeof *src->disc) |
+           copy_vec((void **)&dst->nodemons, &dst->capnodemons, src->nodemons,
+                    src->nnodemons, sizeof *src->nodemons) |
+           copy_vec((void **)&dst->chans, &dst->capchans, src->chans,
+                    src->nchans, sizeof *src->chans);
 }
 
 static int reserve(sys_state *s, uint32_t n)
@@ -106,10 +154,11 @@ static int copy_links(proc *dst, const uint32_t *links, uint32_t n)
 
 int sys_state_copy(sys_state *dst, const sys_state *src)
 {
-    dst->procs = NULL;
-    dst->nprocs = dst->cap = 0;
-    if (reserve(dst, src->nprocs) != 0)
+    memset(dst, 0, sizeof *dst);
+    if (copy_world(dst, src) != 0 || reserve(dst, src->nprocs) != 0) {
+        sys_state_clear(dst);
         return -1;
+    }
     for (uint32_t i = 0; i < src->nprocs; i++) {
         const proc *sp = &src->procs[i];
         proc *dp = &dst->procs[i];
@@ -134,18 +183,68 @@ static uint32_t word(const uint8_t *data, uint32_t i)
     return w;
 }
 
+static int decode_world(const part_store *ps, part_id id, sys_state *out)
+{
+    if (id == 0)
+        return 0;
+    const part *w = part_store_get(ps, id);
+    if (w == NULL || w->kind != PART_WORLD || w->len % 4 != 0)
+        return -1;
+    uint32_t total = w->len / 4, at = 0;
+    if (total < 6)
+        return -1;
+    out->down = (uint64_t)word(w->data, 0) | (uint64_t)word(w->data, 1) << 32;
+    out->crashes = word(w->data, 2);
+    out->disconnects = word(w->data, 3);
+    out->kills = word(w->data, 4);
+    at = 5;
+    uint32_t n = word(w->data, at++);
+    if (n > total - at || grow((void **)&out->disc, &out->capdisc, n, 4) != 0)
+        return -1;
+    for (uint32_t k = 0; k < n; k++)
+        out->disc[k] = word(w->data, at++);
+    out->ndisc = n;
+    if (at >= total)
+        return -1;
+    n = word(w->data, at++);
+    if (n > (total - at) / 3 ||
+        grow((void **)&out->nodemons, &out->capnodemons, n, sizeof *out->nodemons) != 0)
+        return -1;
+    for (uint32_t k = 0; k < n; k++) {
+        out->nodemons[k].pid = word(w->data, at++);
+        out->nodemons[k].node = word(w->data, at++);
+        out->nodemons[k].count = word(w->data, at++);
+    }
+    out->nnodemons = n;
+    if (at >= total)
+        return -1;
+    n = word(w->data, at++);
+    if (n > (total - at) / 4 ||
+        grow((void **)&out->chans, &out->capchans, n, sizeof *out->chans) != 0)
+        return -1;
+    for (uint32_t k = 0; k < n; k++) {
+        out->chans[k].from = word(w->data, at++);
+        out->chans[k].to = word(w->data, at++);
+        out->chans[k].name = word(w->data, at++);
+        out->chans[k].queue = word(w->data, at++);
+    }
+    out->nchans = n;
+    return at == total ? 0 : -1;
+}
+
 int sys_state_decode(const part_store *ps, part_id root, sys_state *out)
 {
-    out->procs = NULL;
-    out->nprocs = out->cap = 0;
+    memset(out, 0, sizeof *out);
     const part *r = part_store_get(ps, root);
-    if (r == NULL || r->kind != PART_STATE)
+    if (r == NULL || r->kind != PART_STATE || r->len < 4)
         return -1;
-    uint32_t n = r->len / 4;
+    if (decode_world(ps, word(r->data, 0), out) != 0)
+        goto fail;
+    uint32_t n = r->len / 4 - 1;
     if (reserve(out, n) != 0)
-        return -1;
+        goto fail;
     for (uint32_t i = 0; i < n; i++) {
-        const part *pp = part_store_get(ps, word(r->data, i));
+        const part *pp = part_store_get(ps, word(r->data, i + 1));
         if (pp == NULL || pp->kind != PART_PROC || pp->len < 4 * PROC_FIXED_WORDS)
             goto fail;
         proc *p = &out->procs[i];
@@ -196,14 +295,61 @@ fail:
     return -1;
 }
 
+/* The world part, 0 when it is all empty; 0 and *err on failure. */
+static part_id encode_world(part_store *ps, const sys_state *s, int *err)
+{
+    *err = 0;
+    if (s->down == 0 && s->crashes == 0 && s->disconnects == 0 &&
+        s->kills == 0 && s->ndisc == 0 && s->nnodemons == 0 && s->nchans == 0)
+        return 0;
+    uint32_t words = 8 + s->ndisc + 3 * s->nnodemons + 4 * s->nchans;
+    uint32_t *buf = malloc(words * sizeof *buf);
+    if (buf == NULL) {
+        *err = 1;
+        return 0;
+    }
+    uint32_t at = 0;
+    buf[at++] = (uint32_t)s->down;
+    buf[at++] = (uint32_t)(s->down >> 32);
+    buf[at++] = s->crashes;
+    buf[at++] = s->disconnects;
+    buf[at++] = s->kills;
+    buf[at++] = s->ndisc;
+    for (uint32_t k = 0; k < s->ndisc; k++)
+        buf[at++] = s->disc[k];
+    buf[at++] = s->nnodemons;
+    for (uint32_t k = 0; k < s->nnodemons; k++) {
+        buf[at++] = s->nodemons[k].pid;
+        buf[at++] = s->nodemons[k].node;
+        buf[at++] = s->nodemons[k].count;
+    }
+    buf[at++] = s->nchans;
+    for (uint32_t k = 0; k < s->nchans; k++) {
+        buf[at++] = s->chans[k].from;
+        buf[at++] = s->chans[k].to;
+        buf[at++] = s->chans[k].name;
+        buf[at++] = s->chans[k].queue;
+    }
+    int fresh;
+    part_id id = part_store_intern(ps, PART_WORLD, buf, 4 * at, NULL, 0, &fresh);
+    free(buf);
+    if (id == 0)
+        *err = 1;
+    return id;
+}
+
 part_id sys_state_encode(part_store *ps, const sys_state *s, int *is_new)
 {
-    uint32_t *ids = malloc((s->nprocs ? s->nprocs : 1) * sizeof *ids);
+    uint32_t *ids = malloc((s->nprocs + 1) * sizeof *ids);
     if (ids == NULL)
         return 0;
     uint32_t *buf = NULL;
     uint32_t bufcap = 0;
     part_id root = 0;
+    int err;
+    ids[0] = encode_world(ps, s, &err);
+    if (err)
+        goto out;
     for (uint32_t i = 0; i < s->nprocs; i++) {
         const proc *p = &s->procs[i];
         uint32_t words = PROC_FIXED_WORDS + p->nlinks + 2 +
@@ -236,12 +382,12 @@ part_id sys_state_encode(part_store *ps, const sys_state *s, int *is_new)
             }
         }
         int fresh;
-        ids[i] = part_store_intern(ps, PART_PROC, buf, 4 * words, NULL, 0,
-                                   &fresh);
-        if (ids[i] == 0)
+        ids[i + 1] = part_store_intern(ps, PART_PROC, buf, 4 * words, NULL, 0,
+                                       &fresh);
+        if (ids[i + 1] == 0)
             goto out;
     }
-    root = part_store_intern(ps, PART_STATE, ids, 4 * s->nprocs, NULL, 0,
+    root = part_store_intern(ps, PART_STATE, ids, 4 * (s->nprocs + 1), NULL, 0,
                              is_new);
 out:
     free(buf);
@@ -262,12 +408,159 @@ int sys_state_find(const sys_state *s, uint32_t pid)
     return lo < s->nprocs && s->procs[lo].pid == pid ? (int)lo : -1;
 }
 
-int sys_state_find_name(const sys_state *s, part_id name)
+int sys_state_find_name(const sys_state *s, part_id name, uint32_t node)
 {
     for (uint32_t i = 0; name != 0 && i < s->nprocs; i++)
-        if (s->procs[i].name == name)
+        if (s->procs[i].name == name && KEY_NODE(s->procs[i].pid) == node)
             return (int)i;
     return -1;
+}
+
+static int chan_cmp(const channel *c, uint32_t from, uint32_t to, part_id name)
+{
+    if (c->from != from)
+        return c->from < from ? -1 : 1;
+    if (c->to != to)
+        return c->to < to ? -1 : 1;
+    if (c->name != name)
+        return c->name < name ? -1 : 1;
+    return 0;
+}
+
+int sys_state_find_channel(const sys_state *s, uint32_t from, uint32_t to,
+                           part_id name)
+{
+    for (uint32_t i = 0; i < s->nchans; i++)
+        if (chan_cmp(&s->chans[i], from, to, name) == 0)
+            return (int)i;
+    return -1;
+}
+
+part_id signal_intern(part_store *ps, uint32_t kind, uint32_t a, uint32_t b,
+                      uint32_t c)
+{
+    uint32_t w[4] = { kind, a, b, c };
+    int fresh;
+    return part_store_intern(ps, PART_SIGNAL, w, sizeof w, NULL, 0, &fresh);
+}
+
+int signal_get(const part_store *ps, part_id id, uint32_t out[4])
+{
+    const part *p = part_store_get(ps, id);
+    if (p == NULL || p->kind != PART_SIGNAL || p->len != 16)
+        return -1;
+    for (uint32_t k = 0; k < 4; k++)
+        out[k] = word(p->data, k);
+    return 0;
+}
+
+static part_id empty_vector(part_store *ps)
+{
+    int fresh;
+    return part_store_intern(ps, PART_MAILBOX, "", 0, NULL, 0, &fresh);
+}
+
+int sys_state_enqueue(part_store *ps, sys_state *s, uint32_t from,
+                      uint32_t to, part_id name, part_id sig)
+{
+    if (sig == 0)
+        return -1;
+    uint32_t i = 0;
+    while (i < s->nchans && chan_cmp(&s->chans[i], from, to, name) < 0)
+        i++;
+    if (i == s->nchans || chan_cmp(&s->chans[i], from, to, name) != 0) {
+        part_id empty = empty_vector(ps);
+        if (empty == 0 ||
+            grow((void **)&s->chans, &s->capchans, s->nchans + 1, sizeof *s->chans) != 0)
+            return -1;
+        memmove(&s->chans[i + 1], &s->chans[i], (s->nchans - i) * sizeof *s->chans);
+        s->chans[i] = (channel){ from, to, name, empty };
+        s->nchans++;
+    }
+    part_id q = mailbox_append(ps, s->chans[i].queue, sig);
+    if (q == 0)
+        return -1;
+    s->chans[i].queue = q;
+    return 0;
+}
+
+void sys_state_remove_channel(sys_state *s, uint32_t i)
+{
+    memmove(&s->chans[i], &s->chans[i + 1], (s->nchans - i - 1) * sizeof *s->chans);
+    s->nchans--;
+}
+
+int sys_state_dequeue(part_store *ps, sys_state *s, uint32_t i)
+{
+    if (mailbox_length(ps, s->chans[i].queue) <= 1) {
+        sys_state_remove_channel(s, i);
+        return 0;
+    }
+    part_id q = mailbox_remove(ps, s->chans[i].queue, 0);
+    if (q == 0)
+        return -1;
+    s->chans[i].queue = q;
+    return 0;
+}
+
+static uint32_t pair(uint32_t a, uint32_t b)
+{
+    return a < b ? a << 8 | b : b << 8 | a;
+}
+
+int sys_state_disconnected(const sys_state *s, uint32_t a, uint32_t b)
+{
+    uint32_t p = pair(a, b);
+    for (uint32_t i = 0; i < s->ndisc; i++)
+        if (s->disc[i] == p)
+            return 1;
+    return 0;
+}
+
+int sys_state_set_disconnected(sys_state *s, uint32_t a, uint32_t b, int on)
+{
+    uint32_t p = pair(a, b), i = 0;
+    while (i < s->ndisc && s->disc[i] < p)
+        i++;
+    int there = i < s->ndisc && s->disc[i] == p;
+    if (on && !there) {
+        if (grow((void **)&s->disc, &s->capdisc, s->ndisc + 1, sizeof *s->disc) != 0)
+            return -1;
+        memmove(&s->disc[i + 1], &s->disc[i], (s->ndisc - i) * sizeof *s->disc);
+        s->disc[i] = p;
+        s->ndisc++;
+    } else if (!on && there) {
+        memmove(&s->disc[i], &s->disc[i + 1], (s->ndisc - i - 1) * sizeof *s->disc);
+        s->ndisc--;
+    }
+    return 0;
+}
+
+int sys_state_node_monitor(sys_state *s, uint32_t pid, uint32_t node, int delta)
+{
+    uint32_t i = 0;
+    while (i < s->nnodemons && (s->nodemons[i].pid < pid ||
+                                (s->nodemons[i].pid == pid && s->nodemons[i].node < node)))
+        i++;
+    int there = i < s->nnodemons && s->nodemons[i].pid == pid && s->nodemons[i].node == node;
+    if (delta > 0) {
+        if (there) {
+            s->nodemons[i].count++;
+            return 0;
+        }
+        if (grow((void **)&s->nodemons, &s->capnodemons, s->nnodemons + 1,
+                 sizeof *s->nodemons) != 0)
+            return -1;
+        memmove(&s->nodemons[i + 1], &s->nodemons[i],
+                (s->nnodemons - i) * sizeof *s->nodemons);
+        s->nodemons[i] = (node_monitor){ pid, node, 1 };
+        s->nnodemons++;
+    } else if (there && --s->nodemons[i].count == 0) {
+        memmove(&s->nodemons[i], &s->nodemons[i + 1],
+                (s->nnodemons - i - 1) * sizeof *s->nodemons);
+        s->nnodemons--;
+    }
+    return 0;
 }
 
 int sys_state_insert(sys_state *s, const proc *p)

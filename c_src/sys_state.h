@@ -16,6 +16,21 @@
 ** dict is the PART_TERM of the process dictionary (0: empty); name is the
 ** PART_TERM of its registered name (0: none).  The registry is the set of
 ** names held by live processes, so a process's death unregisters it.
+**
+** Pids are keys: (node index << 24) | number (see etf_scan.h).  The key
+** with number KEY_BY_NAME stands for "the process registered under a name
+** on that node", the target of {Name, Node} sends and monitors.
+**
+** The world (PART_WORLD, 0 when everything in it is empty or zero):
+**   down_lo, down_hi, crashes, disconnects, kills,
+**   ndisc, disc[ndisc], nnodemons, nodemons[nnodemons] (3 words each),
+**   nchans, chans[nchans] (4 words each)
+** down is the set of crashed nodes; crashes, disconnects and kills count
+** the faults injected so far; disc the disconnected node pairs (a << 8 | b,
+** a < b, sorted); nodemons the node monitors (pid, node, count) sorted;
+** chans the ether: one FIFO queue (a vector of PART_SIGNAL ids) per
+** ordered pair of processes (from, to, name) with signals in transit,
+** sorted, never empty.
 */
 #ifndef MCE_SYS_STATE_H
 #define MCE_SYS_STATE_H
@@ -61,9 +76,49 @@ typedef struct proc {
     monitor_set monby;
 } proc;
 
+#define KEY_NODE_SHIFT 24
+#define KEY_NODE(k) (((k) >> KEY_NODE_SHIFT) & 0x7f)
+#define KEY_NUM(k) ((k) & 0xffffffu)
+#define MAKE_KEY(node, num) ((uint32_t)(node) << KEY_NODE_SHIFT | (num))
+#define KEY_BY_NAME 0xffffffu
+
+/* A signal in the ether (PART_SIGNAL: kind, a, b, c). */
+enum signal_kind {
+    SIG_MSG = 1,        /* a: message term */
+    SIG_EXIT,           /* a: reason term, b: SIGF_* flags */
+    SIG_LINK,
+    SIG_UNLINK,
+    SIG_MONITOR,        /* a: ref, b: item term (0: the target's pid) */
+    SIG_DEMONITOR,      /* a: ref */
+    SIG_DOWN            /* a: ref, b: item term (0: the sender's pid), c: reason */
+};
+
+enum signal_flag {
+    SIGF_KILL = 1,      /* exit/2 with reason kill: cannot be trapped */
+    SIGF_LINK = 2       /* sent along a link: acts only if the link exists */
+};
+
+typedef struct channel {
+    uint32_t from, to;
+    part_id name;       /* to is a KEY_BY_NAME key: the name's PART_TERM */
+    part_id queue;      /* vector of PART_SIGNAL ids, oldest first */
+} channel;
+
+typedef struct node_monitor {
+    uint32_t pid, node, count;
+} node_monitor;
+
 typedef struct sys_state {
     proc *procs;
     uint32_t nprocs, cap;
+    uint64_t down;      /* bit i: node i has crashed */
+    uint32_t crashes, disconnects, kills;
+    uint32_t *disc;
+    uint32_t ndisc, capdisc;
+    node_monitor *nodemons;
+    uint32_t nnodemons, capnodemons;
+    channel *chans;
+    uint32_t nchans, capchans;
 } sys_state;
 
 void sys_state_clear(sys_state *s);          /* frees and empties */
@@ -74,8 +129,28 @@ part_id sys_state_encode(part_store *ps, const sys_state *s, int *is_new);
 
 /* Index of the process with `pid`, or -1. */
 int sys_state_find(const sys_state *s, uint32_t pid);
-/* Index of the process registered as `name` (a PART_TERM id), or -1. */
-int sys_state_find_name(const sys_state *s, part_id name);
+/* Index of the process registered as `name` (a PART_TERM id) on `node`,
+** or -1. */
+int sys_state_find_name(const sys_state *s, part_id name, uint32_t node);
+
+/* The ether.  Index of channel (from, to, name), or -1. */
+int sys_state_find_channel(const sys_state *s, uint32_t from, uint32_t to,
+                           part_id name);
+/* Appends signal `sig` to channel (from, to, name), creating it. */
+int sys_state_enqueue(part_store *ps, sys_state *s, uint32_t from,
+                      uint32_t to, part_id name, part_id sig);
+/* Removes the head signal of channel i (and the channel when empty). */
+int sys_state_dequeue(part_store *ps, sys_state *s, uint32_t i);
+void sys_state_remove_channel(sys_state *s, uint32_t i);
+part_id signal_intern(part_store *ps, uint32_t kind, uint32_t a, uint32_t b,
+                      uint32_t c);
+/* Decodes a PART_SIGNAL; -1 if id is not one. */
+int signal_get(const part_store *ps, part_id id, uint32_t out[4]);
+
+int sys_state_disconnected(const sys_state *s, uint32_t a, uint32_t b);
+int sys_state_set_disconnected(sys_state *s, uint32_t a, uint32_t b, int on);
+/* Adds delta (+1 or -1) to the node monitors of pid on node. */
+int sys_state_node_monitor(sys_state *s, uint32_t pid, uint32_t node, int delta);
 /* Inserts a process in pid order; returns its index or -1. */
 int sys_state_insert(sys_state *s, const proc *p);
 void sys_state_remove(sys_state *s, uint32_t index);
@@ -88,7 +163,7 @@ void proc_free(proc *p);   /* frees what the record owns */
 int proc_link_add(proc *p, uint32_t pid);
 void proc_link_remove(proc *p, uint32_t pid);
 
-/* Mailbox parts are vectors of message term ids. */
+/* Mailbox parts (and ether queues) are vectors of message term ids. */
 part_id mailbox_append(part_store *ps, part_id mailbox, part_id msg);
 part_id mailbox_remove(part_store *ps, part_id mailbox, uint32_t index);
 uint32_t mailbox_length(const part_store *ps, part_id mailbox);

@@ -7,22 +7,58 @@
 -define(DEPTH, 12).
 
 -spec counterexample(mcerlang:counterexample()) -> unicode:chardata().
-counterexample(#{violation := Violation, trace := Trace, final_state := Final}) ->
+counterexample(#{violation := Violation, trace := Trace, final_state := Final} = Cex) ->
     Steps = lists:zip(lists:seq(1, length(Trace)), Trace),
+    Nodes = lists:usort([Node || #{node := Node} <- Final]),
     [io_lib:format("Counterexample (~b steps):~n", [length(Trace)]),
      [step(N, L) || {N, L} <- Steps],
      violation(Violation),
      "Final state:\n",
      case Final of
          [] -> "  (no processes)\n";
-         _ -> [process(P) || P <- Final]
+         _ -> [process(P, length(Nodes) > 1) || P <- Final]
+     end,
+     case maps:get(ether, Cex, []) of
+         [] -> "";
+         Ether -> ["In the ether:\n", [channel(C) || C <- Ether]]
      end].
 
+step(N, #{kind := deliver, from := From, to := To, signal := Signal}) ->
+    io_lib:format("~4b. ether delivers ~ts from ~ts to ~ts~n",
+                  [N, signal(Signal), pid(From), pid(To)]);
+step(N, #{kind := fault, fault := Fault}) ->
+    io_lib:format("~4b. FAULT: ~ts~n", [N, fault(Fault)]);
 step(N, #{pid := Pid, action := Action, effects := Effects, output := Output,
           outcome := Outcome}) ->
     Parts = [action(Action)] ++ [effect(E) || E <- Effects] ++
         [io_lib:format("prints ~tp", [O]) || O <- Output] ++ [outcome(Outcome)],
-    io_lib:format("~4b. ~p ~ts~n", [N, mce_pid:term(Pid), lists:join("; ", Parts)]).
+    io_lib:format("~4b. ~ts ~ts~n", [N, pid(Pid), lists:join("; ", Parts)]).
+
+pid(Pid) when is_pid(Pid) ->
+    case node(Pid) of
+        'nonode@nohost' -> io_lib:format("~p", [Pid]);
+        Node -> io_lib:format("~p@~p", [Pid, Node])
+    end;
+pid(Other) ->
+    term(Other).
+
+signal({message, Msg}) -> ["message ", term(Msg)];
+signal({exit, Reason}) -> ["exit signal ", term(Reason)];
+signal({link_exit, Reason}) -> ["exit signal (link) ", term(Reason)];
+signal(link) -> "link request";
+signal(unlink) -> "unlink request";
+signal({monitor, Ref}) -> ["monitor request ", term(Ref)];
+signal({demonitor, Ref}) -> ["demonitor request ", term(Ref)];
+signal({down, Ref, Reason}) -> ["'DOWN' ", term(Ref), " ", term(Reason)].
+
+fault({crash_node, Node}) -> io_lib:format("node ~p crashes", [Node]);
+fault({disconnect, A, B}) -> io_lib:format("nodes ~p and ~p disconnect", [A, B]);
+fault({reconnect, A, B}) -> io_lib:format("nodes ~p and ~p reconnect", [A, B]);
+fault({kill, Pid}) -> io_lib:format("process ~ts is killed", [pid(Pid)]).
+
+channel(#{from := From, to := To, signals := Signals}) ->
+    io_lib:format("  ~ts -> ~ts: ~ts~n",
+                  [pid(From), pid(To), lists:join(", ", [signal(S) || S <- Signals])]).
 
 action({start, Call}) -> ["starts ", call(Call)];
 action(timeout) -> "times out in receive";
@@ -30,11 +66,22 @@ action({choice, I}) -> io_lib:format("takes alternative ~b of mcerlang:choice/1"
 action({'receive', Msg}) -> ["receives ", term(Msg)].
 
 effect({send, To, Msg}) ->
-    io_lib:format("sends ~ts to ~p", [term(Msg), mce_pid:term(To)]);
+    io_lib:format("sends ~ts to ~ts", [term(Msg), pid(To)]);
 effect({spawn, Child, Call, Link}) ->
-    io_lib:format("~ts ~p running ~ts",
+    io_lib:format("~ts ~ts running ~ts",
                   [case Link of true -> "spawn_links"; false -> "spawns" end,
-                   mce_pid:term(Child), call(Call)]).
+                   pid(Child), call(Call)]);
+effect({link, Pid}) -> ["links to ", pid(Pid)];
+effect({unlink, Pid}) -> ["unlinks from ", pid(Pid)];
+effect({exit, Pid, Reason}) -> io_lib:format("sends exit signal ~ts to ~ts", [term(Reason), pid(Pid)]);
+effect({register, Name, Pid}) -> io_lib:format("registers ~ts as ~p", [pid(Pid), Name]);
+effect({unregister, Name}) -> io_lib:format("unregisters ~p", [Name]);
+effect({monitor, What, _Ref}) -> ["monitors ", pid(What)];
+effect({demonitor, _Ref, _Flush}) -> "demonitors";
+effect({monitor_node, Node, true}) -> io_lib:format("monitors node ~p", [Node]);
+effect({monitor_node, Node, false}) -> io_lib:format("stops monitoring node ~p", [Node]);
+effect({trap_exit, Flag}) -> io_lib:format("sets trap_exit to ~p", [Flag]);
+effect(Other) -> term(Other).
 
 outcome({waiting, Where}) -> ["waits in receive", where(Where)];
 outcome({choosing, N}) -> io_lib:format("reaches mcerlang:choice/1 with ~b alternatives", [N]);
@@ -46,7 +93,7 @@ violation(deadlock) ->
 violation({abnormal_exit, Pid, Reason}) ->
     io_lib:format("Violation: process ~p exited abnormally: ~ts~n", [Pid, term(Reason)]).
 
-process(#{pid := Pid, status := Status, where := Where, mailbox := Mailbox}) ->
+process(#{pid := Pid, status := Status, where := Where, mailbox := Mailbox}, ShowNode) ->
     What = case Status of
                init -> "not started yet";
                choosing -> "at mcerlang:choice/1";
@@ -56,7 +103,11 @@ process(#{pid := Pid, status := Status, where := Where, mailbox := Mailbox}) ->
               [] -> "mailbox empty";
               _ -> ["mailbox ", term(Mailbox)]
           end,
-    io_lib:format("  ~p ~ts, ~ts~n", [Pid, What, Box]).
+    Who = case ShowNode of
+              true -> pid(Pid);
+              false -> io_lib:format("~p", [Pid])
+          end,
+    io_lib:format("  ~ts ~ts, ~ts~n", [Who, What, Box]).
 
 where({M, F, A, File, Line}) when Line > 0 ->
     io_lib:format(" at ~ts:~b (~p:~p/~b)", [filename:basename(File), Line, M, F, A]);

@@ -5,8 +5,9 @@
 %% docs/ARCHITECTURE.md for the request/answer protocol.
 -module(mce_nif).
 
--export([new/1, start/3, match/2, ran/5, fresh_pid/1, fresh_ref/1, stats/1, trace/1,
-         top_state/1, alive/2, whereis/2, registered/1, monitor_active/3]).
+-export([new/1, start/3, match/2, ran/5, fresh_pid/2, fresh_ref/2, node_status/3, ether/1,
+         stats/1, trace/1,
+         top_state/1, alive/2, whereis/3, registered/2, monitor_active/3]).
 
 -on_load(load/0).
 
@@ -43,11 +44,18 @@ match(_Search, _Matches) -> erlang:nif_error(not_loaded).
           boolean()) -> request().
 ran(_Search, _Outcome, _Effects, _Label, _Stop) -> erlang:nif_error(not_loaded).
 
--spec fresh_pid(search()) -> pos_integer() | {error, term(), string()}.
-fresh_pid(_Search) -> erlang:nif_error(not_loaded).
+-spec fresh_pid(search(), non_neg_integer()) -> pos_integer() | {error, term(), string()}.
+fresh_pid(_Search, _Node) -> erlang:nif_error(not_loaded).
 
--spec fresh_ref(search()) -> pos_integer() | {error, term(), string()}.
-fresh_ref(_Search) -> erlang:nif_error(not_loaded).
+-spec node_status(search(), non_neg_integer(), non_neg_integer()) -> up | down | disconnected.
+node_status(_Search, _From, _Node) -> erlang:nif_error(not_loaded).
+
+-spec ether(search()) -> [{non_neg_integer(), non_neg_integer(), atom(), [term()]}]
+                         | {error, term(), string()}.
+ether(_Search) -> erlang:nif_error(not_loaded).
+
+-spec fresh_ref(search(), non_neg_integer()) -> pos_integer() | {error, term(), string()}.
+fresh_ref(_Search, _Node) -> erlang:nif_error(not_loaded).
 
 %% @doc Does process `Pid' hold monitor `Ref' in the state being expanded?
 -spec monitor_active(search(), non_neg_integer(), non_neg_integer()) -> boolean().
@@ -68,9 +76,9 @@ top_state(_Search) -> erlang:nif_error(not_loaded).
 alive(_Search, _Pid) -> erlang:nif_error(not_loaded).
 
 %% @doc The pid registered as `Name' in the state being expanded.
--spec whereis(search(), atom()) -> non_neg_integer() | undefined.
-whereis(_Search, _Name) -> erlang:nif_error(not_loaded).
+-spec whereis(search(), non_neg_integer(), atom()) -> non_neg_integer() | undefined.
+whereis(_Search, _Node, _Name) -> erlang:nif_error(not_loaded).
 
 %% @doc The registered names in the state being expanded.
--spec registered(search()) -> [atom()].
-registered(_Search) -> erlang:nif_error(not_loaded).
+-spec registered(search(), non_neg_integer()) -> [atom()].
+registered(_Search, _Node) -> erlang:nif_error(not_loaded).

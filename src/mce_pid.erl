@@ -1,18 +1,67 @@
 %% @doc Simulated pids as real Erlang pid terms.
 %%
-%% A simulated process is numbered by the runtime (least-fresh numbering);
-%% user code sees a genuine pid term on the simulated node, so `is_pid/1',
-%% `node/1', printing and term order behave as on the real VM.  The creation
-%% differs from the running VM's own, so a simulated pid can never alias a
-%% real process: a stray real send to one is dropped by the VM.
+%% A simulated process is numbered by the runtime (least-fresh numbering,
+%% per node); user code sees a genuine pid term on its simulated node, so
+%% `is_pid/1', `node/1', printing and term order behave as on the real VM.
+%% The creation differs from the running VM's own, so a simulated pid can
+%% never alias a real process: a stray real send to one is dropped by the VM.
+%%
+%% The runtime names a pid by a key, `NodeIndex bsl 24 bor Number', where
+%% NodeIndex is the position of its node in the check's `nodes' option.
+%% The node list of the check running in this process is kept in its
+%% process dictionary (set_nodes/1); without one the single node is
+%% `nonode@nohost', as on a VM that is not distributed.
 -module(mce_pid).
 
--export([node_name/0, creation/0, term/1, number/1]).
+-export([node_name/0, creation/0, term/1, term/2, number/1, set_nodes/1, nodes/0, node_of/1,
+         node_index/1, key/2, by_name/1, is_by_name/1]).
 
--define(NODE, 'nonode@nohost').
+-compile({no_auto_import, [nodes/0]}).
 
+-define(DEFAULT, 'nonode@nohost').
+-define(SHIFT, 24).
+-define(NUM_MASK, 16#ffffff).
+-define(BY_NAME, 16#ffffff).
+
+%% @doc The first (default) node.
 -spec node_name() -> node().
-node_name() -> ?NODE.
+node_name() -> element(1, nodes_tuple()).
+
+-spec set_nodes([node()]) -> ok.
+set_nodes(Nodes) ->
+    put('$mce_nodes', list_to_tuple(Nodes)),
+    ok.
+
+-spec nodes() -> [node()].
+nodes() -> tuple_to_list(nodes_tuple()).
+
+nodes_tuple() ->
+    case get('$mce_nodes') of
+        undefined -> {?DEFAULT};
+        T -> T
+    end.
+
+%% @doc The node of a key.
+-spec node_of(non_neg_integer()) -> node().
+node_of(Key) -> element((Key bsr ?SHIFT) + 1, nodes_tuple()).
+
+%% @doc The index of a simulated node, or `error'.
+-spec node_index(atom()) -> {ok, non_neg_integer()} | error.
+node_index(Node) -> index(Node, nodes(), 0).
+
+index(N, [N | _], I) -> {ok, I};
+index(N, [_ | T], I) -> index(N, T, I + 1);
+index(_, [], _) -> error.
+
+-spec key(non_neg_integer(), non_neg_integer()) -> non_neg_integer().
+key(NodeIndex, Number) -> NodeIndex bsl ?SHIFT bor Number.
+
+%% @doc The key that stands for "a registered name on node NodeIndex".
+-spec by_name(non_neg_integer()) -> non_neg_integer().
+by_name(NodeIndex) -> key(NodeIndex, ?BY_NAME).
+
+-spec is_by_name(non_neg_integer()) -> boolean().
+is_by_name(Key) -> Key band ?NUM_MASK =:= ?BY_NAME.
 
 -spec creation() -> pos_integer().
 creation() ->
@@ -22,19 +71,30 @@ creation() ->
     end.
 
 -spec term(non_neg_integer()) -> pid().
-term(N) when is_integer(N), N >= 0 ->
-    Node = atom_to_binary(?NODE, latin1),
+term(Key) when is_integer(Key), Key >= 0 ->
+    Node = atom_to_binary(node_of(Key), latin1),
     binary_to_term(<<131, 88, 100, (byte_size(Node)):16, Node/binary,
-                     N:32, 0:32, (creation()):32>>).
+                     (Key band ?NUM_MASK):32, 0:32, (creation()):32>>).
 
-%% @doc The number of a simulated pid, or `error' for anything else.
+%% @doc The pid of Key in a check whose nodes are Nodes (from another
+%% process than the check's).
+-spec term(non_neg_integer(), [node()]) -> pid().
+term(Key, Nodes) ->
+    Node = atom_to_binary(lists:nth((Key bsr ?SHIFT) + 1, Nodes), latin1),
+    binary_to_term(<<131, 88, 100, (byte_size(Node)):16, Node/binary,
+                     (Key band ?NUM_MASK):32, 0:32, (creation()):32>>).
+
+%% @doc The key of a simulated pid, or `error' for anything else.
 -spec number(term()) -> {ok, non_neg_integer()} | error.
 number(Pid) when is_pid(Pid) ->
-    Node = atom_to_binary(?NODE, latin1),
-    Size = byte_size(Node),
     Cr = creation(),
     case term_to_binary(Pid) of
-        <<131, 88, 100, Size:16, Node:Size/binary, N:32, 0:32, Cr:32>> -> {ok, N};
+        <<131, 88, Tag, Size:16, Node:Size/binary, N:32, 0:32, Cr:32>>
+          when Tag =:= 100; Tag =:= 118 ->
+            case node_index(binary_to_atom(Node, utf8)) of
+                {ok, I} when N =< ?NUM_MASK -> {ok, key(I, N)};
+                _ -> error
+            end;
         _ -> error
     end;
 number(_) ->

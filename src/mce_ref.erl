@@ -4,24 +4,28 @@
 %% the simulated node (so is_reference/1, matching and printing work), whose
 %% number the runtime allocates least-fresh, as it does pids: a program
 %% that makes a ref per request does not make the state space infinite.
+%% Refs are named by keys like pids (see mce_pid).
 -module(mce_ref).
 
 -export([term/1, number/1]).
 
 -spec term(non_neg_integer()) -> reference().
-term(N) when is_integer(N), N >= 0 ->
-    Node = atom_to_binary(mce_pid:node_name(), latin1),
+term(Key) when is_integer(Key), Key >= 0 ->
+    Node = atom_to_binary(mce_pid:node_of(Key), latin1),
     binary_to_term(<<131, 90, 3:16, 100, (byte_size(Node)):16, Node/binary,
-                     (mce_pid:creation()):32, N:32, 0:32, 0:32>>).
+                     (mce_pid:creation()):32, (Key band 16#ffffff):32, 0:32, 0:32>>).
 
-%% @doc The number of a simulated ref, or `error' for any other term.
+%% @doc The key of a simulated ref, or `error' for any other term.
 -spec number(term()) -> {ok, non_neg_integer()} | error.
 number(Ref) when is_reference(Ref) ->
-    Node = atom_to_binary(mce_pid:node_name(), latin1),
-    Size = byte_size(Node),
     Cr = mce_pid:creation(),
     case term_to_binary(Ref) of
-        <<131, 90, 3:16, 100, Size:16, Node:Size/binary, Cr:32, N:32, 0:32, 0:32>> -> {ok, N};
+        <<131, 90, 3:16, Tag, Size:16, Node:Size/binary, Cr:32, N:32, 0:32, 0:32>>
+          when Tag =:= 100; Tag =:= 118 ->
+            case mce_pid:node_index(binary_to_atom(Node, utf8)) of
+                {ok, I} when N =< 16#ffffff -> {ok, mce_pid:key(I, N)};
+                _ -> error
+            end;
         _ -> error
     end;
 number(_) ->

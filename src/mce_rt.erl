@@ -14,9 +14,10 @@
                             apply/2, apply/3, make_ref/0, monitor/2, demonitor/1,
                             demonitor/2, spawn_monitor/1, spawn_monitor/3,
                             spawn/2, spawn/4, spawn_link/2, spawn_link/4, spawn_opt/2,
-                            spawn_opt/4]}).
+                            spawn_opt/4, nodes/0, monitor_node/2, spawn_monitor/2,
+                            spawn_monitor/4, send/3]}).
 
--export([self/0, node/0, send/2, spawn/1, spawn/3, spawn_link/1, spawn_link/3,
+-export([self/0, node/0, send/2, send/3, spawn/1, spawn/3, spawn_link/1, spawn_link/3,
          suspend/4, apply/2, apply/3, output/1, output/2, output/3, unsupported/3,
          fatal/1, clean_stack/1]).
 %% Process BIFs of the simulated process.
@@ -24,6 +25,7 @@
          process_flag/2, is_process_alive/1, make_ref/0, monitor/2, demonitor/1, demonitor/2,
          spawn_monitor/1, spawn_monitor/3, choice/1,
          spawn/2, spawn/4, spawn_link/2, spawn_link/4, spawn_opt/2, spawn_opt/4,
+         spawn_monitor/2, spawn_monitor/4, nodes/0, monitor_node/2, ping/1, known_node/1,
          put/2, get/0, get/1, erase/0, erase/1, get_keys/0, get_keys/1]).
 
 -type location() :: {module(), atom(), arity(), non_neg_integer()}.
@@ -35,18 +37,24 @@ self() ->
 
 -spec node() -> node().
 node() ->
-    mce_pid:node_name().
+    mce_pid:node_of(erlang:get('$mce_pid')).
+
+%% The index of the running process's node.
+my_node() ->
+    erlang:get('$mce_pid') bsr 24.
 
 %% @doc `To ! Msg'.  Like the BIF it returns Msg; an unregistered name is
 %% badarg, but `{Name, node()}' for an unregistered name drops the message
-%% (both as on the VM).
+%% (both as on the VM).  `{Name, Node}' for another node is resolved there,
+%% when the message arrives; an unknown node cannot be reached, so the
+%% message is lost.
 -spec send(term(), Msg) -> Msg.
 send(To, Msg) when is_atom(To) ->
     case whereis(To) of
         undefined -> erlang:error(badarg, [To, Msg]);
         Pid -> send(Pid, Msg)
     end;
-send({Name, Node} = To, Msg) when is_atom(Name), is_atom(Node) ->
+send({Name, Node}, Msg) when is_atom(Name), is_atom(Node) ->
     case Node =:= node() of
         true ->
             case whereis(Name) of
@@ -54,13 +62,85 @@ send({Name, Node} = To, Msg) when is_atom(Name), is_atom(Node) ->
                 Pid -> send(Pid, Msg)
             end;
         false ->
-            fatal({mcerlang, {unsupported_bif, {erlang, send, 2},
-                              {remote_node, To, "nodes are not modelled yet"}}})
+            case mce_pid:node_index(Node) of
+                {ok, I} -> effect({send_name, mce_pid:by_name(I), Name, Msg});
+                error -> ok
+            end,
+            Msg
     end;
 send(To, Msg) ->
     N = sim_pid(To, [To, Msg]),
     effect({send, N, Msg}),
     Msg.
+
+%% @doc erlang:send/3: as send/2, returning ok; with `noconnect' a send to
+%% a node that cannot be reached returns noconnect.
+-spec send(term(), term(), [nosuspend | noconnect]) -> ok | noconnect.
+send(To, Msg, Opts) when is_list(Opts) ->
+    lists:all(fun(O) -> O =:= nosuspend orelse O =:= noconnect end, Opts)
+        orelse erlang:error(badarg, [To, Msg, Opts]),
+    Node = case To of
+               {_, N} when is_atom(N) -> N;
+               _ when is_pid(To) -> erlang:node(To);
+               _ -> node()
+           end,
+    case lists:member(noconnect, Opts) andalso ping(Node) =:= pang of
+        true -> noconnect;
+        false -> send(To, Msg), ok
+    end;
+send(To, Msg, Opts) ->
+    erlang:error(badarg, [To, Msg, Opts]).
+
+%%--------------------------------------------------------------------
+%% Nodes
+%%--------------------------------------------------------------------
+
+%% @doc Is Node one of the check's simulated nodes?
+-spec known_node(atom()) -> boolean().
+known_node(Node) ->
+    mce_pid:node_index(Node) =/= error.
+
+%% @doc The other simulated nodes that are up and connected to this one.
+-spec nodes() -> [node()].
+nodes() ->
+    Me = my_node(),
+    S = erlang:get('$mce_search'),
+    [N || N <- mce_pid:nodes(), {ok, I} <- [mce_pid:node_index(N)], I =/= Me,
+          mce_nif:node_status(S, Me, I) =:= up].
+
+%% @doc net_adm:ping/1: pong for this node and the nodes it can reach; a
+%% node that is not distributed (nonode@nohost) answers pang, even for
+%% itself, as on the VM.
+-spec ping(atom()) -> pong | pang.
+ping(Node) when is_atom(Node) ->
+    Distributed = node() =/= 'nonode@nohost',
+    case mce_pid:node_index(Node) of
+        _ when not Distributed -> pang;
+        {ok, I} ->
+            case mce_nif:node_status(erlang:get('$mce_search'), my_node(), I) of
+                up -> pong;
+                _ -> pang
+            end;
+        error -> pang
+    end;
+ping(Node) ->
+    erlang:error(function_clause, [Node]).
+
+%% @doc monitor_node/2: {nodedown, Node} when Node crashes or is
+%% disconnected from this node; at once when it cannot be reached now.
+-spec monitor_node(atom(), boolean()) -> true.
+monitor_node(Node, Flag) when is_atom(Node), is_boolean(Flag) ->
+    case mce_pid:node_index(Node) of
+        {ok, I} -> effect({monitor_node, I, Flag});
+        error when Flag -> effect({send, erlang:get('$mce_pid'), {nodedown, Node}});
+        error -> ok
+    end,
+    true;
+monitor_node(Node, Flag) ->
+    erlang:error(badarg, [Node, Flag]).
+
+is_local(N) ->
+    N bsr 24 =:= my_node().
 
 %% The number of a simulated pid; badarg for a non-pid, a stop for a real
 %% process (the model cannot reach it).
@@ -78,8 +158,14 @@ sim_pid(Pid, Args) ->
 -spec link(pid()) -> true.
 link(Pid) ->
     N = sim_pid(Pid, [Pid]),
-    case N =:= erlang:get('$mce_pid') of
+    Self = erlang:get('$mce_pid'),
+    case N =:= Self of
         true -> true;
+        false when N bsr 24 =/= Self bsr 24 ->
+            %% A remote process: the answer (noproc, noconnection) comes
+            %% back as an exit signal.
+            effect({link, N}),
+            true;
         false ->
             case alive(N) of
                 true ->
@@ -110,7 +196,7 @@ exit(Pid, Reason) ->
     N = sim_pid(Pid, [Pid, Reason]),
     case N =:= erlang:get('$mce_pid') of
         false ->
-            Reason =:= kill andalso overlay_alive(N, false),
+            Reason =:= kill andalso is_local(N) andalso overlay_alive(N, false),
             effect({exit, N, Reason}),
             true;
         true ->
@@ -141,9 +227,12 @@ process_flag(Flag, Value) ->
     fatal({mcerlang, {unsupported_bif, {erlang, process_flag, 2},
                       {flag, Flag, Value, "only trap_exit is modelled"}}}).
 
+%% @doc is_process_alive/1: badarg for a process of another node, as on
+%% the VM.
 -spec is_process_alive(pid()) -> boolean().
 is_process_alive(Pid) ->
     N = sim_pid(Pid, [Pid]),
+    is_local(N) orelse erlang:error(badarg, [Pid]),
     N =:= erlang:get('$mce_pid') orelse alive(N).
 
 %%--------------------------------------------------------------------
@@ -172,7 +261,7 @@ choice(Other) ->
 
 -spec make_ref() -> reference().
 make_ref() ->
-    case mce_nif:fresh_ref(erlang:get('$mce_search')) of
+    case mce_nif:fresh_ref(erlang:get('$mce_search'), my_node()) of
         N when is_integer(N) -> mce_ref:term(N);
         {error, Where, Why} -> fatal({mcerlang_internal, Where, Why})
     end.
@@ -182,11 +271,15 @@ make_ref() ->
 %% noproc} at once, as on the VM.
 -spec monitor(process, pid() | atom() | {atom(), node()}) -> reference().
 monitor(process, Target) ->
-    {N, Item} = monitor_target(Target),
     Ref = make_ref(),
     {ok, R} = mce_ref:number(Ref),
     erlang:put('$mce_overlay', (erlang:get('$mce_overlay'))#{{monitor, R} => true}),
-    effect({monitor, N, R, Item}),
+    case monitor_target(Target) of
+        {by_name, N, Name, Item} -> effect({monitor, N, R, Item, Name});
+        {unknown_node, Item} ->
+            effect({send, erlang:get('$mce_pid'), {'DOWN', Ref, process, Item, noconnection}});
+        {N, Item} -> effect({monitor, N, R, Item})
+    end,
     Ref;
 monitor(Type, Item) when Type =:= port; Type =:= time_offset ->
     fatal({mcerlang, {unsupported_bif, {erlang, monitor, 2},
@@ -196,14 +289,17 @@ monitor(Type, Item) ->
 
 monitor_target(Name) when is_atom(Name) ->
     case whereis(Name) of
-        undefined -> {0, {Name, node()}};        % pid 0 never exists: noproc
+        undefined -> {mce_pid:key(my_node(), 0), {Name, node()}};   % number 0 never exists: noproc
         Pid -> {sim_pid(Pid, [process, Name]), {Name, node()}}
     end;
 monitor_target({Name, Node} = Target) when is_atom(Name), is_atom(Node) ->
     case Node =:= node() of
         true -> monitor_target(Name);
-        false -> fatal({mcerlang, {unsupported_bif, {erlang, monitor, 2},
-                                   {remote_node, Target, "nodes are not modelled yet"}}})
+        false ->
+            case mce_pid:node_index(Node) of
+                {ok, I} -> {by_name, mce_pid:by_name(I), Name, Target};
+                error -> {unknown_node, Target}
+            end
     end;
 monitor_target(Pid) ->
     {sim_pid(Pid, [process, Pid]), none}.
@@ -235,18 +331,54 @@ demonitor(Ref, Opts) when is_reference(Ref), is_list(Opts) ->
 demonitor(Ref, Opts) ->
     erlang:error(badarg, [Ref, Opts]).
 
-%% @doc spawn/2,4 and spawn_link/2,4: the local node only, for now.
+%% @doc spawn/2,4 and spawn_link/2,4 on a simulated node.  The process is
+%% created at once (a spawn request and its reply are one step); on a node
+%% that cannot be reached it does not exist, and spawn_link then gives a
+%% noconnection exit signal.
 -spec spawn(node(), function()) -> pid().
-spawn(Node, Fun) -> local_node(Node, [Node, Fun]), spawn(Fun).
+spawn(Node, Fun) when is_function(Fun, 0) ->
+    new_process(spawn_node(Node, [Node, Fun]), init(Fun), false);
+spawn(Node, Fun) -> erlang:error(badarg, [Node, Fun]).
 
 -spec spawn(node(), module(), atom(), [term()]) -> pid().
-spawn(Node, M, F, A) -> local_node(Node, [Node, M, F, A]), spawn(M, F, A).
+spawn(Node, M, F, A) ->
+    new_process(spawn_node(Node, [Node, M, F, A]), init_mfa(M, F, A, [Node, M, F, A]), false).
 
 -spec spawn_link(node(), function()) -> pid().
-spawn_link(Node, Fun) -> local_node(Node, [Node, Fun]), spawn_link(Fun).
+spawn_link(Node, Fun) when is_function(Fun, 0) ->
+    new_process(spawn_node(Node, [Node, Fun]), init(Fun), true);
+spawn_link(Node, Fun) -> erlang:error(badarg, [Node, Fun]).
 
 -spec spawn_link(node(), module(), atom(), [term()]) -> pid().
-spawn_link(Node, M, F, A) -> local_node(Node, [Node, M, F, A]), spawn_link(M, F, A).
+spawn_link(Node, M, F, A) ->
+    new_process(spawn_node(Node, [Node, M, F, A]), init_mfa(M, F, A, [Node, M, F, A]), true).
+
+-spec spawn_monitor(node(), function()) -> {pid(), reference()}.
+spawn_monitor(Node, Fun) ->
+    Pid = spawn(Node, Fun),
+    {Pid, monitor(process, Pid)}.
+
+-spec spawn_monitor(node(), module(), atom(), [term()]) -> {pid(), reference()}.
+spawn_monitor(Node, M, F, A) ->
+    Pid = spawn(Node, M, F, A),
+    {Pid, monitor(process, Pid)}.
+
+spawn_node(Node, Args) when is_atom(Node) ->
+    case mce_pid:node_index(Node) of
+        {ok, I} -> I;
+        error -> fatal({mcerlang, {unknown_node, Node, {erlang, spawn, length(Args)},
+                                   "declare every node a program uses in the nodes option"}})
+    end;
+spawn_node(_Node, Args) ->
+    erlang:error(badarg, Args).
+
+init(Fun) ->
+    checker_call(fun() -> mce_translate:init_call(Fun) end).
+
+init_mfa(M, F, A, _Args) when is_atom(M), is_atom(F), is_list(A) ->
+    checker_call(fun() -> mce_translate:init_call({M, F, A}) end);
+init_mfa(_M, _F, _A, Args) ->
+    erlang:error(badarg, Args).
 
 %% @doc spawn_opt/2,4 with the options link and monitor.
 -spec spawn_opt(function(), [link | monitor]) -> pid() | {pid(), reference()}.
@@ -272,13 +404,6 @@ spawn_with_opts(Spawn, Opts, Args) when is_list(Opts) ->
 spawn_with_opts(_Spawn, _Opts, Args) ->
     erlang:error(badarg, Args).
 
-local_node(Node, Args) when is_atom(Node) ->
-    Node =:= node() orelse
-        fatal({mcerlang, {unsupported_bif, {erlang, spawn, length(Args)},
-                          {remote_node, Node, "nodes are not modelled yet"}}});
-local_node(_Node, Args) ->
-    erlang:error(badarg, Args).
-
 -spec spawn_monitor(function()) -> {pid(), reference()}.
 spawn_monitor(Fun) ->
     Pid = spawn(Fun),
@@ -296,6 +421,7 @@ spawn_monitor(M, F, A) ->
 -spec register(atom(), pid()) -> true.
 register(Name, Pid) when is_atom(Name), Name =/= undefined, is_pid(Pid) ->
     N = sim_pid(Pid, [Name, Pid]),
+    is_local(N) orelse erlang:error(badarg, [Name, Pid]),
     Taken = whereis(Name) =/= undefined,
     HasName = lists:any(fun(Other) -> whereis(Other) =:= Pid end, registered()),
     Alive = N =:= erlang:get('$mce_pid') orelse alive(N),
@@ -327,7 +453,7 @@ whereis(Name) when is_atom(Name) ->
     Overlay = erlang:get('$mce_overlay'),
     N = case Overlay of
             #{{name, Name} := Known} -> Known;
-            #{} -> mce_nif:whereis(erlang:get('$mce_search'), Name)
+            #{} -> mce_nif:whereis(erlang:get('$mce_search'), my_node(), Name)
         end,
     case N of
         undefined -> undefined;
@@ -342,7 +468,7 @@ whereis(Name) ->
 
 -spec registered() -> [atom()].
 registered() ->
-    Known = mce_nif:registered(erlang:get('$mce_search')),
+    Known = mce_nif:registered(erlang:get('$mce_search'), my_node()),
     Changed = [Name || {name, Name} <- maps:keys(erlang:get('$mce_overlay'))],
     [Name || Name <- lists:usort(Known ++ Changed), whereis(Name) =/= undefined].
 
@@ -411,20 +537,18 @@ spawn(M, F, A) -> spawn_mfa(M, F, A, false).
 spawn_link(M, F, A) -> spawn_mfa(M, F, A, true).
 
 spawn_fun(Fun, Link) when is_function(Fun, 0) ->
-    new_process(checker_call(fun() -> mce_translate:init_call(Fun) end), Link);
+    new_process(my_node(), init(Fun), Link);
 spawn_fun(Fun, _Link) ->
     erlang:error(badarg, [Fun]).
 
-spawn_mfa(M, F, A, Link) when is_atom(M), is_atom(F), is_list(A) ->
-    new_process(checker_call(fun() -> mce_translate:init_call({M, F, A}) end), Link);
-spawn_mfa(M, F, A, _Link) ->
-    erlang:error(badarg, [M, F, A]).
+spawn_mfa(M, F, A, Link) ->
+    new_process(my_node(), init_mfa(M, F, A, [M, F, A]), Link).
 
-new_process(InitCall, Link) ->
-    case mce_nif:fresh_pid(erlang:get('$mce_search')) of
+new_process(Node, InitCall, Link) ->
+    case mce_nif:fresh_pid(erlang:get('$mce_search'), Node) of
         N when is_integer(N) ->
             effect({spawn, N, InitCall, Link}),
-            overlay_alive(N, true),
+            Node =:= my_node() andalso overlay_alive(N, true),
             mce_pid:term(N);
         {error, Where, Why} ->
             fatal({mcerlang_internal, Where, Why})
@@ -450,6 +574,7 @@ apply(Fun, Args) ->
 apply(M, F, Args) when is_atom(M), is_atom(F), is_list(Args) ->
     case mce_translate:classify_call(M, F, length(Args)) of
         {redirect, RM, RF} -> erlang:apply(RM, RF, Args);
+        {model, MM, MF} -> erlang:apply(checker_call(fun() -> mce_translate:ensure(MM) end), MF, Args);
         {unsupported, Why} -> fatal({mcerlang, {Why, {M, F, length(Args)}, dynamic_call}});
         pure -> erlang:apply(M, F, Args);
         library_hof -> erlang:apply(checker_call(fun() -> mce_translate:ensure_library(M) end), F, Args);

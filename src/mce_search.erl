@@ -20,8 +20,18 @@ run(InitCall, Opts) ->
                         true -> 1;
                         false -> 0
                     end,
-    Search = mce_nif:new(#{node => mce_pid:node_name(),
+    Nodes = maps:get(nodes, Opts),
+    mce_pid:set_nodes(Nodes),
+    Faults = maps:get(faults, Opts),
+    Search = mce_nif:new(#{nodes => Nodes,
                            creation => mce_pid:creation(),
+                           delivery_ether => case maps:get(delivery, Opts) of
+                                                 ether -> 1;
+                                                 instant -> 0
+                                             end,
+                           max_crashes => maps:get(crash_node, Faults, 0),
+                           max_disconnects => maps:get(disconnect, Faults, 0),
+                           max_kills => maps:get(kill, Faults, 0),
                            max_states => maps:get(max_states, Opts),
                            max_depth => maps:get(max_depth, Opts),
                            table_size => maps:get(table_size, Opts),
@@ -82,6 +92,10 @@ violation({exit, Reason}, Pid, Opts) ->
 violation(_, _, _) ->
     none.
 
+%% The process of an rpc/erpc call ends by carrying its result in its exit
+%% reason (see mce_rpc): not a failure of the program.
+normal_reason({'$mce_erpc_result', _}, _Normal) ->
+    true;
 normal_reason(Reason, Normal) ->
     lists:member(Reason, Normal) orelse
         (is_tuple(Reason) andalso tuple_size(Reason) =:= 2 andalso
@@ -96,10 +110,52 @@ counterexample(Violation, Ctx) ->
 build_cex(Violation, #ctx{search = S} = Ctx) ->
     Trace = mce_nif:trace(S),
     internal_error(Trace),
-    Final = [#{pid => mce_pid:term(P), status => Status, where => mce_exec:location(Cont),
-               mailbox => Msgs, links => [mce_pid:term(L) || L <- Links], name => Name}
+    Final = [#{pid => mce_pid:term(P), node => mce_pid:node_of(P), status => Status,
+               where => mce_exec:location(Cont), mailbox => Msgs,
+               links => [mce_pid:term(L) || L <- Links], name => Name}
              || {P, Status, Cont, Msgs, Links, Name} <- mce_nif:top_state(S)],
-    #{violation => Violation, trace => Trace, final_state => Final, stats => stats(Ctx)}.
+    Ether = mce_nif:ether(S),
+    internal_error(Ether),
+    #{violation => Violation, trace => [step(L) || L <- Trace], final_state => Final,
+      ether => [#{from => target(F, Name), to => target(T, Name),
+                  signals => [signal(Sig) || Sig <- Sigs]}
+                || {F, T, Name, Sigs} <- Ether],
+      stats => stats(Ctx)}.
+
+%% Steps as users read them: pids as pid terms, refs as refs.
+step({'$mce_deliver', From, To, Signal}) ->
+    #{kind => deliver, from => From, to => To, signal => Signal};
+step({'$mce_fault', Fault}) ->
+    #{kind => fault, fault => Fault};
+step(#{pid := Pid, effects := Effects} = Label) ->
+    Label#{kind => run, pid => mce_pid:term(Pid), effects => [effect(E) || E <- Effects]}.
+
+effect({send, N, Msg}) -> {send, mce_pid:term(N), Msg};
+effect({send_name, N, Name, Msg}) -> {send, {Name, mce_pid:node_of(N)}, Msg};
+effect({spawn, N, Call, Link}) -> {spawn, mce_pid:term(N), Call, Link};
+effect({link, N}) -> {link, mce_pid:term(N)};
+effect({unlink, N}) -> {unlink, mce_pid:term(N)};
+effect({exit, N, Reason}) -> {exit, mce_pid:term(N), Reason};
+effect({register, N, Name}) -> {register, Name, mce_pid:term(N)};
+effect({monitor, N, R, Item}) -> {monitor, monitored(N, Item), mce_ref:term(R)};
+effect({monitor, _N, R, Item, _Name}) -> {monitor, Item, mce_ref:term(R)};
+effect({demonitor, R, Flush}) -> {demonitor, mce_ref:term(R), Flush};
+effect({monitor_node, I, Flag}) -> {monitor_node, mce_pid:node_of(mce_pid:key(I, 0)), Flag};
+effect(Other) -> Other.
+
+monitored(N, none) -> mce_pid:term(N);
+monitored(_N, Item) -> Item.
+
+target(Key, Name) ->
+    case mce_pid:is_by_name(Key) of
+        true -> {Name, mce_pid:node_of(Key)};
+        false -> mce_pid:term(Key)
+    end.
+
+signal({monitor, R}) -> {monitor, mce_ref:term(R)};
+signal({demonitor, R}) -> {demonitor, mce_ref:term(R)};
+signal({down, R, Reason}) -> {down, mce_ref:term(R), Reason};
+signal(Other) -> Other.
 
 stats(#ctx{search = S, started = T0}) ->
     St = mce_nif:stats(S),

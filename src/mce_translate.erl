@@ -163,14 +163,22 @@ make_fun(M, F, A) ->
 
 %% @doc How translated code must treat a call to `M:F/A'.
 -spec classify_call(module(), atom(), arity()) ->
-          {redirect, module(), atom()} | {unsupported, atom()} | pure | translate | library_hof.
+          {redirect, module(), atom()} | {model, module(), atom()} | {unsupported, atom()}
+          | pure | translate | library_hof.
 classify_call(erlang, F, A) -> classify_erlang(F, A);
 classify_call(mcerlang, choice, 1) -> {redirect, mce_rt, choice};
+classify_call(net_adm, ping, 1) -> {redirect, mce_rt, ping};
 classify_call(io, F, A) when (F =:= format orelse F =:= fwrite), A >= 1, A =< 3 ->
     {redirect, mce_rt, output};
 classify_call(timer, F, _) when F =:= seconds; F =:= minutes; F =:= hours; F =:= hms ->
     pure;
 classify_call(M, F, A) ->
+    case model_call(M, F, A) of
+        {MM, MF} -> {model, MM, MF};
+        none -> classify_other(M, F, A)
+    end.
+
+classify_other(M, F, A) ->
     case lists:member(M, process_modules()) of
         true -> {unsupported, unsupported_call};
         false ->
@@ -279,6 +287,8 @@ translate_library(M) ->
 %% @doc True for a user module that can and must be translated: loaded from
 %% a file outside OTP, and not part of the checker.
 -spec translatable(module()) -> boolean().
+translatable(mce_rpc) ->
+    true;
 translatable(M) when is_atom(M) ->
     case is_checker_module(M) of
         true -> false;
@@ -297,7 +307,8 @@ translatable(_) ->
 
 classify_erlang(self, 0) -> {redirect, mce_rt, self};
 classify_erlang(node, 0) -> {redirect, mce_rt, node};
-classify_erlang(send, 2) -> {redirect, mce_rt, send};
+classify_erlang(send, A) when A =:= 2; A =:= 3 -> {redirect, mce_rt, send};
+classify_erlang(spawn_monitor, A) when A >= 1, A =< 4 -> {redirect, mce_rt, spawn_monitor};
 classify_erlang(spawn, A) when A >= 1, A =< 4 -> {redirect, mce_rt, spawn};
 classify_erlang(spawn_link, A) when A >= 1, A =< 4 -> {redirect, mce_rt, spawn_link};
 classify_erlang(spawn_opt, A) when A =:= 2; A =:= 4 -> {redirect, mce_rt, spawn_opt};
@@ -311,7 +322,7 @@ classify_erlang(F, A) when {F, A} =:= {link, 1}; {F, A} =:= {unlink, 1}; {F, A} 
                            {F, A} =:= {get_keys, 0}; {F, A} =:= {get_keys, 1};
                            {F, A} =:= {make_ref, 0}; {F, A} =:= {monitor, 2};
                            {F, A} =:= {demonitor, 1}; {F, A} =:= {demonitor, 2};
-                           {F, A} =:= {spawn_monitor, 1}; {F, A} =:= {spawn_monitor, 3} ->
+                           {F, A} =:= {nodes, 0}; {F, A} =:= {monitor_node, 2} ->
     {redirect, mce_rt, F};
 classify_erlang(F, A) ->
     case lists:member({F, A}, unsupported_bifs()) orelse
@@ -329,9 +340,9 @@ classify_erlang(F, A) ->
 unsupported_bifs() ->
     [{monitor, 3},
      {process_flag, 3},
-     {nodes, 0}, {nodes, 1}, {processes, 0}, {process_info, 1}, {process_info, 2},
+     {nodes, 1}, {processes, 0}, {process_info, 1}, {process_info, 2},
      {cancel_timer, 1}, {cancel_timer, 2}, {read_timer, 1}, {read_timer, 2},
-     {monitor_node, 2}, {monitor_node, 3}, {group_leader, 0}, {group_leader, 2},
+     {monitor_node, 3}, {group_leader, 0}, {group_leader, 2},
      {alias, 0}, {alias, 1}, {unalias, 1}, {halt, 0}, {halt, 1}, {halt, 2},
      {yield, 0}, {hibernate, 3}, {unique_integer, 0}, {unique_integer, 1},
      {disconnect_node, 1}, {suspend_process, 1}, {resume_process, 1},
@@ -456,12 +467,34 @@ analyse_forms(M, Forms0) ->
                                       "modules that load native code cannot be checked; "
                                       "model the NIF in Erlang"}})
     end,
-    Forms = sleep_as_receive(resolve_imports(Forms0)),
+    Forms = model_calls(sleep_as_receive(resolve_imports(Forms0))),
     Defs = sets:from_list([{F, A} || {function, _, F, A, _} <- Forms]),
     Calls = maps:from_list([{{F, A}, callees(Cs, Defs)} || {function, _, F, A, Cs} <- Forms]),
     Receives = sets:from_list([{F, A} || {function, _, F, A, Cs} <- Forms, has_receive(Cs)]),
     #mod{name = M, forms = Forms, defs = Defs, calls = Calls,
          receives = Receives, md5 = <<>>}.
+
+%% rpc and erpc calls run in mce_rpc, a model of them written in plain
+%% Erlang and translated like user code (it spawns on the target node,
+%% monitors and waits, as erpc does).
+model_calls(Forms) ->
+    Rewrite = fun({call, L, {remote, RL, {atom, ML, M}, {atom, FL, F}}, As} = C) ->
+                      case model_call(M, F, length(As)) of
+                          {MM, MF} -> {call, L, {remote, RL, {atom, ML, MM}, {atom, FL, MF}}, As};
+                          none -> C
+                      end;
+                 (Other) -> Other
+              end,
+    [case F of
+         {function, L, N, A, Cs} -> {function, L, N, A, postwalk(Rewrite, Cs)};
+         _ -> F
+     end || F <- Forms].
+
+model_call(rpc, call, A) when A =:= 4; A =:= 5 -> {mce_rpc, rpc_call};
+model_call(rpc, cast, 4) -> {mce_rpc, rpc_cast};
+model_call(erpc, call, A) when A =:= 4; A =:= 5 -> {mce_rpc, erpc_call};
+model_call(erpc, cast, 4) -> {mce_rpc, erpc_cast};
+model_call(_, _, _) -> none.
 
 %% timer:sleep(T) is `receive after T -> ok end': under the checker's
 %% untimed semantics the process may wake up whenever.
@@ -1214,7 +1247,8 @@ tr_remote_call(L, M, F, Args, St) ->
                                      {atom, L, Why}]);
         Direct when Direct =:= pure; Direct =:= library_hof ->
             {call, L, {remote, L, {atom, L, M}, {atom, L, F}}, Args};
-        translate -> {call, L, {remote, L, {atom, L, translated_name(M)}, {atom, L, F}}, Args}
+        translate -> {call, L, {remote, L, {atom, L, translated_name(M)}, {atom, L, F}}, Args};
+        {model, MM, MF} -> {call, L, {remote, L, {atom, L, translated_name(MM)}, {atom, L, MF}}, Args}
     end.
 
 %% A library higher-order function is called in its translation when one of

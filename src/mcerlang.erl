@@ -20,7 +20,12 @@
                      max_time => pos_integer() | infinity,
                      max_reductions => pos_integer(),
                      timeouts => any | when_idle,
-                     table_size => pos_integer()}.
+                     table_size => pos_integer(),
+                     nodes => [node(), ...],
+                     delivery => instant | ether,
+                     faults => #{crash_node => non_neg_integer(),
+                                 disconnect => non_neg_integer(),
+                                 kill => non_neg_integer()}}.
 -type stats() :: #{states := non_neg_integer(), transitions := non_neg_integer(),
                    max_depth := non_neg_integer(), time_ms := non_neg_integer(),
                    memory := non_neg_integer(), atom() => term()}.
@@ -37,7 +42,10 @@
                     max_time => infinity,
                     max_reductions => 20000000,
                     timeouts => any,
-                    table_size => 0}).    % 0: the NIF's default
+                    table_size => 0,      % 0: the NIF's default
+                    nodes => ['nonode@nohost'],
+                    delivery => instant,
+                    faults => #{}}).
 
 %% @equiv check(Entry, #{})
 -spec check(entry()) -> result().
@@ -75,7 +83,7 @@ check(Entry, Options) ->
             erlang:error(E);
         {mce_runaway, Pid, SimPid, Where, Budget} ->
             erlang:demonitor(Ref, [flush]),
-            erlang:error({mcerlang, {runaway_step, mce_pid:term(SimPid), Where,
+            erlang:error({mcerlang, {runaway_step, mce_pid:term(SimPid, maps:get(nodes, Opts)), Where,
                                      {max_reductions, Budget}}});
         {'DOWN', Ref, process, Pid, Reason} ->
             erlang:error({mcerlang, {checker_crashed, Reason}})
@@ -204,6 +212,28 @@ option(K, N) when (K =:= max_states orelse K =:= max_depth orelse K =:= max_time
 option(table_size, N) when is_integer(N), N > 0, N =< 1 bsl 40 -> N;
 option(max_reductions, N) when is_integer(N), N > 0 -> N;
 option(timeouts, T) when T =:= any; T =:= when_idle -> T;
+option(delivery, D) when D =:= instant; D =:= ether -> D;
+option(nodes, Nodes) when is_list(Nodes), Nodes =/= [], length(Nodes) =< 64 ->
+    lists:foreach(fun(N) when is_atom(N) ->
+                          case string:split(atom_to_list(N), "@") of
+                              [Name, Host] when Name =/= "", Host =/= "", length(Name) + length(Host) < 255 -> ok;
+                              _ -> erlang:error({mcerlang, {bad_option_value, nodes, N,
+                                                            "a node name is an atom name@host"}})
+                          end;
+                     (N) -> erlang:error({mcerlang, {bad_option_value, nodes, N,
+                                                     "a node name is an atom name@host"}})
+                  end, Nodes),
+    length(lists:usort(Nodes)) =:= length(Nodes) orelse
+        erlang:error({mcerlang, {bad_option_value, nodes, Nodes, "node names repeat"}}),
+    Nodes;
+option(faults, Faults) when is_map(Faults) ->
+    maps:foreach(fun(K, V) when (K =:= crash_node orelse K =:= disconnect orelse K =:= kill),
+                                is_integer(V), V >= 0, V < 1 bsl 32 -> ok;
+                    (K, V) -> erlang:error({mcerlang, {bad_option_value, faults, {K, V},
+                                                       "expected crash_node, disconnect or kill "
+                                                       "=> a count"}})
+                 end, Faults),
+    Faults;
 option(K, V) ->
     case maps:is_key(K, ?DEFAULTS) of
         true -> erlang:error({mcerlang, {bad_option_value, K, V}});

@@ -21,7 +21,12 @@ calls_check_the_resource_test() ->
     ?assertError(badarg, mce_nif:start(NotASearch, {m, f, []}, 1)),
     ?assertError(badarg, mce_nif:match(NotASearch, true)),
     ?assertError(badarg, mce_nif:ran(NotASearch, {exit, normal}, [], label, false)),
-    ?assertError(badarg, mce_nif:fresh_pid(NotASearch)),
+    ?assertError(badarg, mce_nif:fresh_pid(NotASearch, 0)),
+    ?assertError(badarg, mce_nif:node_status(NotASearch, 0, 0)),
+    ?assertError(badarg, mce_nif:ether(NotASearch)),
+    ?assertError(badarg, mce_nif:new(#{nodes => [], creation => 1})),
+    ?assertError(badarg, mce_nif:new(#{nodes => [a, "b"], creation => 1})),
+    ?assertError(badarg, mce_nif:new(#{nodes => [a], creation => 1, max_kills => -1})),
     ?assertError(badarg, mce_nif:stats(NotASearch)),
     ?assertError(badarg, mce_nif:trace(NotASearch)),
     ?assertError(badarg, mce_nif:top_state(NotASearch)).
@@ -31,7 +36,7 @@ protocol_errors_are_tuples_test() ->
     %% Answers before the search started, or to questions not asked.
     ?assertMatch({error, {_, _}, _}, mce_nif:match(S, true)),
     ?assertMatch({error, {_, _}, _}, mce_nif:ran(S, {exit, normal}, [], l, false)),
-    ?assertMatch({error, {_, _}, _}, mce_nif:fresh_pid(S)),
+    ?assertMatch({error, {_, _}, _}, mce_nif:fresh_pid(S, 0)),
     ?assertMatch({run, 1, start, {m, f, []}, [], false}, mce_nif:start(S, {m, f, []}, 1)),
     ?assertMatch({error, {_, _}, _}, mce_nif:start(S, {m, f, []}, 1)),
     ?assertMatch({error, {_, _}, _}, mce_nif:match(S, false)),
@@ -62,15 +67,15 @@ terms_with_ports_are_refused_test() ->
 fresh_pids_are_least_unused_test() ->
     S = mce_nif:new(config()),
     {run, 1, start, _, [], false} = mce_nif:start(S, {m, f, []}, 1),
-    ?assertEqual(2, mce_nif:fresh_pid(S)),
-    ?assertEqual(3, mce_nif:fresh_pid(S)).
+    ?assertEqual(2, mce_nif:fresh_pid(S, 0)),
+    ?assertEqual(3, mce_nif:fresh_pid(S, 0)).
 
 %% A pid still referenced by a message is not reused, even when its
 %% process is gone.
 referenced_pids_are_not_reused_test() ->
     S = mce_nif:new(config()),
     {run, 1, start, _, [], false} = mce_nif:start(S, {m, f, []}, 1),
-    Two = mce_nif:fresh_pid(S),
+    Two = mce_nif:fresh_pid(S, 0),
     Effects = [{spawn, Two, {m, g, []}, false},
                {send, 1, {hello, mce_pid:term(7)}}],
     %% Expanding the successor: pid 1 has mail, so first a match question.
@@ -78,11 +83,11 @@ referenced_pids_are_not_reused_test() ->
                  mce_nif:ran(S, {wait, false, {recv, []}, []}, Effects, l, false)),
     Req = mce_nif:match(S, true),
     ?assertMatch({run, 1, {'receive', {hello, _}}, _, [], false}, Req),
-    ?assertEqual(3, mce_nif:fresh_pid(S)),
-    ?assertEqual(4, mce_nif:fresh_pid(S)),
-    ?assertEqual(5, mce_nif:fresh_pid(S)),
-    ?assertEqual(6, mce_nif:fresh_pid(S)),
-    ?assertEqual(8, mce_nif:fresh_pid(S)).
+    ?assertEqual(3, mce_nif:fresh_pid(S, 0)),
+    ?assertEqual(4, mce_nif:fresh_pid(S, 0)),
+    ?assertEqual(5, mce_nif:fresh_pid(S, 0)),
+    ?assertEqual(6, mce_nif:fresh_pid(S, 0)),
+    ?assertEqual(8, mce_nif:fresh_pid(S, 0)).
 
 garbage_collected_search_is_freed_test() ->
     %% Many searches dropped mid-way: the destructor frees them (ASan and

@@ -685,7 +685,7 @@ static void test_sys_state(void)
     CHECK(mailbox_remove(ps, 0, 0) == 0);
 
     /* Insert keeps pid order; find and remove. */
-    sys_state s = { NULL, 0, 0 };
+    sys_state s = { 0 };
     CHECK(sys_state_find(&s, 1) == -1);
     const uint32_t order[] = { 5, 1, 9, 3, 7, 2, 8, 4, 6, 10 };
     for (size_t i = 0; i < 10; i++) {
@@ -739,7 +739,7 @@ static void test_sys_state(void)
     part_id root = sys_state_encode(ps, &s, &is_new);
     CHECK(root != 0 && is_new == 1);
     const part *rp = part_store_get(ps, root);
-    CHECK(rp != NULL && rp->kind == PART_STATE && rp->len == 4 * s.nprocs);
+    CHECK(rp != NULL && rp->kind == PART_STATE && rp->len == 4 * (s.nprocs + 1));
     sys_state d;
     CHECK(sys_state_decode(ps, root, &d) == 0);
     CHECK(same_state(&s, &d));
@@ -757,7 +757,7 @@ static void test_sys_state(void)
     sys_state_clear(&d);
 
     /* The same state built in another order interns to the same root. */
-    sys_state r = { NULL, 0, 0 };
+    sys_state r = { 0 };
     for (int i = (int)s.nprocs - 1; i >= 0; i--) {
         const proc *src = &s.procs[i];
         proc q = mkproc(src->pid, src->status, src->cont, src->mailbox);
@@ -771,7 +771,7 @@ static void test_sys_state(void)
     sys_state_clear(&r);
 
     /* The empty state, and decoding things that are not states. */
-    sys_state none = { NULL, 0, 0 };
+    sys_state none = { 0 };
     part_id eroot = sys_state_encode(ps, &none, &is_new);
     CHECK(eroot != 0 && is_new == 1);
     CHECK(sys_state_decode(ps, eroot, &d) == 0 && d.nprocs == 0);
@@ -940,7 +940,7 @@ static void test_search_single(void)
     request q;
     CHECK(search_top_state(s) == NULL);
     CHECK(search_stack_depth(s) == 0);
-    CHECK(search_fresh_pid(s) == 0);
+    CHECK(search_fresh_pid(s, 0) == 0);
     CHECK(start(s, 1, &q) == 0);
     CHECK(q.kind == REQ_RUN && q.run == RUN_START && q.pid == 1);
     CHECK(term_int(s, q.cont) == 1);
@@ -959,7 +959,7 @@ static void test_search_single(void)
     /* Asking again keeps answering done; answers are refused. */
     CHECK(search_answer_match(s, 1, &q) == -1 && q.kind == REQ_ERROR);
     CHECK(run_exit(s, 1, NULL, 51, 0, &q) == -1 && q.kind == REQ_ERROR);
-    CHECK(search_fresh_pid(s) == 0);
+    CHECK(search_fresh_pid(s, 0) == 0);
     CHECK(search_top_state(s) == NULL);
     search_free(s);
     search_free(NULL);
@@ -971,15 +971,15 @@ static void test_search_deadlock(void)
     search *s = new_search(0, 0);
     request q;
     CHECK(start(s, 1, &q) == 0 && q.kind == REQ_RUN && q.pid == 1);
-    CHECK(search_fresh_pid(s) == 2);
-    CHECK(search_fresh_pid(s) == 3);    /* allocated during this run */
+    CHECK(search_fresh_pid(s, 0) == 2);
+    CHECK(search_fresh_pid(s, 0) == 3);    /* allocated during this run */
     effs f = { .n = 0 };
     eff_spawn(&f, 2, 0, 2);
     CHECK(run_wait(s, 10, 0, &f, 60, 0, &q) == 0);
     /* The parent has nothing to do; the child runs. */
     CHECK(q.kind == REQ_RUN && q.run == RUN_START && q.pid == 2);
     CHECK(term_int(s, q.cont) == 2);
-    CHECK(search_fresh_pid(s) == 3);    /* the allocation list was reset */
+    CHECK(search_fresh_pid(s, 0) == 3);    /* the allocation list was reset */
     CHECK(run_exit(s, 1, NULL, 61, 0, &q) == 0);
     CHECK(q.kind == REQ_DEADLOCK);
     search_stats st = stats(s);
@@ -1000,7 +1000,7 @@ static void test_search_deadlock(void)
     }
     /* Finished: further requests keep reporting the deadlock. */
     CHECK(search_answer_match(s, 0, &q) == -1 && q.kind == REQ_ERROR);
-    CHECK(search_fresh_pid(s) == 0);
+    CHECK(search_fresh_pid(s, 0) == 0);
     search_free(s);             /* with labels still on the stack */
 }
 
@@ -1010,7 +1010,7 @@ static void test_search_fresh_pids(void)
     search *s = new_search(0, 0);
     request q;
     CHECK(start(s, 1, &q) == 0 && q.kind == REQ_RUN);
-    CHECK(search_fresh_pid(s) == 2);
+    CHECK(search_fresh_pid(s, 0) == 2);
     /* The child's initial call mentions simulated pid 3 and pid 4 of
     ** another node and of another creation. */
     etfb e;
@@ -1032,17 +1032,17 @@ static void test_search_fresh_pids(void)
     CHECK(q.kind == REQ_RUN && q.pid == 2 && q.run == RUN_START);
     const part *ip = part_store_get(search_store(s), q.cont);
     CHECK(ip != NULL && ip->npids == 1 && ip->pids[0] == 3);
-    CHECK(search_fresh_pid(s) == 4);
-    CHECK(search_fresh_pid(s) == 5);
+    CHECK(search_fresh_pid(s, 0) == 4);
+    CHECK(search_fresh_pid(s, 0) == 5);
     /* The child sends pid 5's number nowhere; it spawns 4 and exits. */
     effs g = { .n = 0 };
     eff_spawn(&g, 4, 0, 4);
     CHECK(run_exit(s, 1, &g, 2, 0, &q) == 0);
     CHECK(q.kind == REQ_RUN && q.pid == 4);
     /* Pid 2 is free again: it has exited and nothing refers to it. */
-    CHECK(search_fresh_pid(s) == 2);
-    CHECK(search_fresh_pid(s) == 3);
-    CHECK(search_fresh_pid(s) == 5);
+    CHECK(search_fresh_pid(s, 0) == 2);
+    CHECK(search_fresh_pid(s, 0) == 3);
+    CHECK(search_fresh_pid(s, 0) == 5);
     CHECK(run_exit(s, 1, NULL, 3, 0, &q) == 0);
     CHECK(q.kind == REQ_DEADLOCK);
     search_free(s);
@@ -1052,7 +1052,7 @@ static void test_search_fresh_pids(void)
 static void prepare_mailbox(search *s, request *q, int two)
 {
     CHECK(start(s, 1, q) == 0 && q->kind == REQ_RUN && q->pid == 1);
-    uint32_t child = search_fresh_pid(s);
+    uint32_t child = search_fresh_pid(s, 0);
     CHECK(child == 2);
     effs f = { .n = 0 };
     eff_spawn(&f, child, 0, 2);
@@ -1075,7 +1075,7 @@ static void test_search_match(void)
     /* No match, no timeout: deadlock with the message still queued. */
     search *s = new_search(0, 0);
     prepare_mailbox(s, &q, 0);
-    CHECK(search_fresh_pid(s) == 0);    /* no run outstanding */
+    CHECK(search_fresh_pid(s, 0) == 0);    /* no run outstanding */
     CHECK(search_answer_match(s, 0, &q) == 0);
     CHECK(q.kind == REQ_DEADLOCK);
     const sys_state *top = search_top_state(s);
@@ -1182,8 +1182,8 @@ static enum request_kind drive(search *s, request *q, drive_counts *dc)
         if (q->run == RUN_START && cont == 1) {
             dc->starts++;
             effs f = { .n = 0 };
-            uint32_t a = search_fresh_pid(s);
-            uint32_t b = search_fresh_pid(s);
+            uint32_t a = search_fresh_pid(s, 0);
+            uint32_t b = search_fresh_pid(s, 0);
             if (a != 2 || b != 3)
                 dc->errors++;
             eff_spawn(&f, a, 0, 20);
@@ -1246,7 +1246,7 @@ static void test_search_model(void)
     CHECK(q.kind == REQ_LIMIT_STATES);
     st = stats(s);
     CHECK(st.states == 1 && st.transitions == 0 && st.depth == 1);
-    CHECK(search_fresh_pid(s) == 0);
+    CHECK(search_fresh_pid(s, 0) == 0);
     CHECK(run_exit(s, 1, NULL, 1, 0, &q) == -1 && q.kind == REQ_ERROR);
     search_free(s);
 
@@ -1288,8 +1288,8 @@ static void test_search_links(void)
     search *s = new_search(0, 0);
     CHECK(start(s, 1, &q) == 0);
     effs f = { .n = 0 };
-    eff_spawn(&f, search_fresh_pid(s), 1, 2);
-    eff_spawn(&f, search_fresh_pid(s), 0, 3);
+    eff_spawn(&f, search_fresh_pid(s, 0), 1, 2);
+    eff_spawn(&f, search_fresh_pid(s, 0), 0, 3);
     CHECK(f.e[0].pid == 2 && f.e[1].pid == 3);
     CHECK(run_wait(s, 10, 0, &f, 1, 0, &q) == 0);
     const sys_state *top = search_top_state(s);
@@ -1312,12 +1312,12 @@ static void test_search_links(void)
     s = new_search(0, 0);
     CHECK(start(s, 1, &q) == 0);
     f.n = 0;
-    eff_spawn(&f, search_fresh_pid(s), 1, 2);
+    eff_spawn(&f, search_fresh_pid(s, 0), 1, 2);
     CHECK(run_wait(s, 10, 0, &f, 1, 0, &q) == 0);
     CHECK(q.kind == REQ_RUN && q.pid == 2);
     f.n = 0;
-    eff_spawn(&f, search_fresh_pid(s), 1, 3);
-    eff_spawn(&f, search_fresh_pid(s), 0, 4);
+    eff_spawn(&f, search_fresh_pid(s, 0), 1, 3);
+    eff_spawn(&f, search_fresh_pid(s, 0), 0, 4);
     CHECK(f.e[0].pid == 3 && f.e[1].pid == 4);
     CHECK(run_wait(s, 11, 0, &f, 2, 0, &q) == 0);
     top = search_top_state(s);
@@ -1339,7 +1339,7 @@ static void test_search_links(void)
     s = new_search(0, 0);
     CHECK(start(s, 1, &q) == 0);
     f.n = 0;
-    eff_spawn(&f, search_fresh_pid(s), 1, 2);
+    eff_spawn(&f, search_fresh_pid(s, 0), 1, 2);
     CHECK(run_wait(s, 10, 0, &f, 1, 0, &q) == 0);
     CHECK(q.kind == REQ_RUN && q.pid == 2);
     CHECK(run_exit(s, 1, NULL, 2, 0, &q) == 0);
@@ -1354,7 +1354,7 @@ static void test_search_links(void)
     s = new_search(0, 0);
     CHECK(start(s, 1, &q) == 0);
     f.n = 0;
-    eff_spawn(&f, search_fresh_pid(s), 1, 2);
+    eff_spawn(&f, search_fresh_pid(s, 0), 1, 2);
     CHECK(run_exit(s, 0, &f, 1, 0, &q) == 0);
     CHECK(q.kind == REQ_DONE);
     CHECK(stats(s).states == 2);
@@ -1384,7 +1384,7 @@ static void test_search_errors(void)
     CHECK(search_answer_match(s, 1, &q) == -1 && q.kind == REQ_ERROR);
 
     /* A malformed continuation, with a spawn_link already applied. */
-    uint32_t child = search_fresh_pid(s);
+    uint32_t child = search_fresh_pid(s, 0);
     CHECK(child == 2);
     effs f = { .n = 0 };
     eff_spawn(&f, child, 1, 2);
@@ -1481,7 +1481,7 @@ static void test_search_growth(void)
     search *s = new_search(0, 0);
     CHECK(start(s, 1, &q) == 0);
     effs f = { .n = 0 };
-    eff_spawn(&f, search_fresh_pid(s), 0, 2);
+    eff_spawn(&f, search_fresh_pid(s, 0), 0, 2);
     CHECK(run_wait(s, 10, 0, &f, 1, 0, &q) == 0 && q.pid == 2);
     effect *many = xmalloc(NMSG * sizeof *many);
     uint8_t (*bufs)[6] = xmalloc(NMSG * sizeof *bufs);
@@ -1575,7 +1575,7 @@ static void test_search_options(void)
     search *s = new_search_cfg(0, 0, 0, 0);
     request q;
     CHECK(start(s, 1, &q) == 0 && q.kind == REQ_RUN);
-    CHECK(search_fresh_pid(s) == 2);
+    CHECK(search_fresh_pid(s, 0) == 2);
     effs f = { .n = 0 };
     eff_spawn(&f, 2, 0, 2);
     CHECK(run_wait(s, 10, 0, &f, 60, 0, &q) == 0);
@@ -1629,7 +1629,7 @@ static void test_search_options(void)
     free(msg);
     CHECK(q.kind == REQ_MATCH);
     CHECK(search_answer_match(s, 1, &q) == 0 && q.kind == REQ_RUN);
-    CHECK(search_fresh_pid(s) == 2);
+    CHECK(search_fresh_pid(s, 0) == 2);
     search_free(s);
 }
 
@@ -1640,9 +1640,9 @@ static void test_search_monitors(void)
     search *s = new_search(0, 0);
     request q;
     CHECK(start(s, 1, &q) == 0 && q.kind == REQ_RUN);
-    CHECK(search_fresh_pid(s) == 2);
-    CHECK(search_fresh_ref(s) == 1);
-    CHECK(search_fresh_ref(s) == 2);
+    CHECK(search_fresh_pid(s, 0) == 2);
+    CHECK(search_fresh_ref(s, 0) == 1);
+    CHECK(search_fresh_ref(s, 0) == 2);
     effs f = { .n = 0 };
     eff_spawn(&f, 2, 0, 2);
     f.e[f.n++] = (effect){ .kind = EFFECT_MONITOR, .pid = 2, .ref = 1 };
@@ -1664,7 +1664,7 @@ static void test_search_monitors(void)
     /* Refuse the match: pid 2 runs and dies; pid 1 gets its 'DOWN'. */
     CHECK(search_answer_match(s, 0, &q) == 0 && q.kind == REQ_RUN && q.pid == 2);
     /* Ref 1 is held by the monitor and ref 2 by the message. */
-    CHECK(search_fresh_ref(s) == 3);
+    CHECK(search_fresh_ref(s, 0) == 3);
     CHECK(run_exit(s, 0, NULL, 2, 0, &q) == 0);
     top = search_top_state(s);
     CHECK(top != NULL && top->nprocs == 1);

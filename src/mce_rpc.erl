@@ -1,0 +1,97 @@
+%% @doc A model of rpc and erpc for checked code.
+%%
+%% This module is not called directly: the translator rewrites
+%% `rpc:call/4,5', `rpc:cast/4', `erpc:call/4,5' and `erpc:cast/4' in user
+%% code into calls of its translation (`'mce$mce_rpc''), so it runs under
+%% the checker like user code, with every interleaving.  It does what erpc
+%% does in OTP 25: spawn a process on the target node that applies the
+%% function, monitor it, and wait for its result or its 'DOWN'.  rpc:call is
+%% erpc:call with the OTP 25 conversion of errors to `{badrpc, _}'.
+%%
+%% The results and errors are those of OTP 25:
+%%   erpc:call: the value; `throw(V)' for a throw; `exit({exception, R})'
+%%   for an exit; `error({exception, R, Stack})' for an error;
+%%   `error({erpc, noconnection})' when the node cannot be reached or is
+%%   lost; `error({erpc, timeout})' after a finite timeout (untimed: it may
+%%   fire whenever the result has not arrived).
+%%   rpc:call: the value (also for a throw); `{badrpc, {'EXIT', R}}' for an
+%%   exit; `{badrpc, {'EXIT', {R, Stack}}}' for an error; `{badrpc, nodedown}';
+%%   `{badrpc, timeout}'.
+-module(mce_rpc).
+
+-export([erpc_call/4, erpc_call/5, erpc_cast/4, rpc_call/4, rpc_call/5, rpc_cast/4]).
+-export([run/3]).
+
+%% The reason a call's process exits with: a normal end for the checker.
+-define(RESULT, '$mce_erpc_result').
+
+-spec erpc_call(node(), module(), atom(), [term()]) -> term().
+erpc_call(Node, M, F, A) ->
+    erpc_call(Node, M, F, A, infinity).
+
+-spec erpc_call(node(), module(), atom(), [term()], timeout()) -> term().
+erpc_call(Node, M, F, A, Timeout)
+  when is_atom(Node), is_atom(M), is_atom(F), is_list(A),
+       (Timeout =:= infinity orelse (is_integer(Timeout) andalso Timeout >= 0)) ->
+    case mce_rt:known_node(Node) of
+        false -> erlang:error({erpc, noconnection});
+        true ->
+            {Pid, Ref} = spawn_monitor(Node, ?MODULE, run, [M, F, A]),
+            receive
+                {'DOWN', Ref, process, Pid, {?RESULT, Result}} -> result(Result);
+                {'DOWN', Ref, process, Pid, noconnection} -> erlang:error({erpc, noconnection});
+                {'DOWN', Ref, process, Pid, Reason} -> erlang:exit({exception, Reason})
+            after Timeout ->
+                    erlang:demonitor(Ref, [flush]),
+                    exit(Pid, kill),
+                    erlang:error({erpc, timeout})
+            end
+    end;
+erpc_call(Node, M, F, A, Timeout) ->
+    erlang:error({erpc, badarg}, [Node, M, F, A, Timeout]).
+
+-spec erpc_cast(node(), module(), atom(), [term()]) -> ok.
+erpc_cast(Node, M, F, A) when is_atom(Node), is_atom(M), is_atom(F), is_list(A) ->
+    case mce_rt:known_node(Node) of
+        true -> spawn(Node, ?MODULE, run, [M, F, A]);
+        false -> ok
+    end,
+    ok;
+erpc_cast(Node, M, F, A) ->
+    erlang:error({erpc, badarg}, [Node, M, F, A]).
+
+-spec rpc_call(node(), module(), atom(), [term()]) -> term().
+rpc_call(Node, M, F, A) ->
+    rpc_call(Node, M, F, A, infinity).
+
+-spec rpc_call(node(), module(), atom(), [term()], timeout()) -> term().
+rpc_call(Node, M, F, A, Timeout) ->
+    try erpc_call(Node, M, F, A, Timeout)
+    catch
+        throw:V -> V;
+        exit:{exception, R} -> {badrpc, {'EXIT', R}};
+        error:{exception, R, Stack} -> {badrpc, {'EXIT', {R, Stack}}};
+        error:{erpc, noconnection} -> {badrpc, nodedown};
+        error:{erpc, timeout} -> {badrpc, timeout}
+    end.
+
+-spec rpc_cast(node(), module(), atom(), [term()]) -> true.
+rpc_cast(Node, M, F, A) ->
+    erpc_cast(Node, M, F, A),
+    true.
+
+%% @doc The process on the target node.
+-spec run(module(), atom(), [term()]) -> no_return().
+run(M, F, A) ->
+    Result = try {return, apply(M, F, A)}
+             catch
+                 throw:V -> {throw, V};
+                 exit:R -> {exit, R};
+                 error:R:Stack -> {error, R, Stack}
+             end,
+    exit({?RESULT, Result}).
+
+result({return, V}) -> V;
+result({throw, V}) -> throw(V);
+result({exit, R}) -> exit({exception, R});
+result({error, R, Stack}) -> erlang:error({exception, R, Stack}).

@@ -1,0 +1,167 @@
+%% @doc Distributed programs for mce_dist_tests: each runs under the checker
+%% with several simulated nodes.  Programs whose single-node variant can run
+%% on the real VM too (rpc to node(), monitors, links) are also run there by
+%% the tests, to compare.
+-module(tprog_dist).
+
+-compile([nowarn_unused_function]).
+-export([where_am_i/1, node_list/1, rpc_node/1, rpc_results/1, remote_down/1, remote_link/1,
+         name_send/1, name_monitor/2, ping/1, crash_watch/1, disconnect_lost/1,
+         killable/0, unknown_node/0, echo/0, echo_named/1, crash_after/1, waiter/0,
+         nodedown_watch/1, remote_monitor_dead/1, spawn_on_down/1]).
+-export([thrower/1, exiter/1, divider/1, run/2, fifo/1]).
+
+%% node() in a process spawned on another node, and node/1 of its pid.
+where_am_i(Node) ->
+    Self = self(),
+    Pid = spawn(Node, fun() -> Self ! {here, node()} end),
+    Node = node(Pid),
+    receive {here, N} -> Node = N end,
+    node().
+
+node_list(Expected) ->
+    Expected = lists:sort(nodes()),
+    ok.
+
+rpc_node(Node) ->
+    Node = rpc:call(Node, erlang, node, []),
+    Node = erpc:call(Node, erlang, node, []),
+    ok.
+
+thrower(V) -> throw(V).
+exiter(R) -> exit(R).
+divider(X) -> 1 div X.
+
+%% What rpc and erpc return for each way a call ends.
+rpc_results(Node) ->
+    A = rpc:call(Node, ?MODULE, thrower, [ball]),
+    B = rpc:call(Node, ?MODULE, exiter, [bye]),
+    {badrpc, {'EXIT', {badarith, [_ | _]}}} = rpc:call(Node, ?MODULE, divider, [0]),
+    C = rpc:call(Node, lists, reverse, [[1, 2, 3]]),
+    D = try erpc:call(Node, ?MODULE, thrower, [ball]) catch throw:T -> {thrown, T} end,
+    E = try erpc:call(Node, ?MODULE, exiter, [bye]) catch exit:X -> {exited, X} end,
+    F = try erpc:call(Node, ?MODULE, divider, [0])
+        catch error:{exception, badarith, [_ | _]} -> error_with_stack
+        end,
+    {A, B, C, D, E, F}.
+
+echo() ->
+    receive
+        {From, Msg} -> From ! {echo, Msg}, echo();
+        stop -> ok;
+        crash -> exit(crashed)
+    end.
+
+waiter() ->
+    receive never -> ok end.
+
+%% A monitor of a process on another node sees its exit reason.
+remote_down(Node) ->
+    {Pid, Ref} = spawn_monitor(Node, ?MODULE, echo, []),
+    Pid ! crash,
+    receive {'DOWN', Ref, process, Pid, Reason} -> Reason end.
+
+%% A link to a process on another node carries its exit reason.
+remote_link(Node) ->
+    process_flag(trap_exit, true),
+    Pid = spawn_link(Node, ?MODULE, echo, []),
+    Pid ! crash,
+    receive {'EXIT', Pid, Reason} -> Reason end.
+
+echo_named(Name) ->
+    register(Name, self()),
+    echo().
+
+%% {Name, Node} ! Msg reaches a process registered on another node.
+name_send(Node) ->
+    spawn(Node, ?MODULE, echo_named, [server]),
+    wait_registered(Node, server),
+    {server, Node} ! {self(), hi},
+    receive {echo, hi} -> ok end,
+    {server, Node} ! stop,
+    ok.
+
+wait_registered(Node, Name) ->
+    case rpc:call(Node, erlang, whereis, [Name]) of
+        undefined -> wait_registered(Node, Name);
+        _ -> ok
+    end.
+
+%% monitor(process, {Name, Node}): 'DOWN' names {Name, Node}; noproc when
+%% nothing is registered there.
+name_monitor(Node, Start) ->
+    Start andalso spawn(Node, ?MODULE, echo_named, [server]),
+    Start andalso wait_registered(Node, server),
+    Ref = monitor(process, {server, Node}),
+    Start andalso ({server, Node} ! crash),
+    receive {'DOWN', Ref, process, Item, Reason} -> {Item, Reason} end.
+
+ping(Nodes) ->
+    [net_adm:ping(N) || N <- Nodes].
+
+%% A worker on Node sends done and ends; its parent traps exits.  With a
+%% crash of Node the parent may see noconnection instead.
+crash_watch(Node) ->
+    process_flag(trap_exit, true),
+    Self = self(),
+    Pid = spawn_link(Node, fun() -> Self ! done end),
+    receive done -> ok end,
+    receive {'EXIT', Pid, Reason} -> normal = Reason end,
+    ok.
+
+%% A request and its reply cross Node; a disconnect loses them.
+disconnect_lost(Node) ->
+    Pid = spawn(Node, ?MODULE, echo, []),
+    Pid ! {self(), ping},
+    receive {echo, ping} -> Pid ! stop end,
+    ok.
+
+killable() ->
+    Pid = spawn(?MODULE, echo, []),
+    Pid ! {self(), hi},
+    receive {echo, hi} -> Pid ! stop end,
+    ok.
+
+unknown_node() ->
+    spawn('nowhere@nohost', ?MODULE, echo, []).
+
+crash_after(Node) ->
+    monitor_node(Node, true),
+    receive {nodedown, Node} -> nodedown end.
+
+nodedown_watch(Node) ->
+    monitor_node(Node, true),
+    receive {nodedown, N} -> {nodedown, N} end.
+
+%% A monitor of a remote pid that no longer exists: noproc, through the
+%% ether.
+remote_monitor_dead(Node) ->
+    {Pid, Ref0} = spawn_monitor(Node, ?MODULE, echo, []),
+    Pid ! stop,
+    receive {'DOWN', Ref0, process, Pid, normal} -> ok end,
+    Ref = monitor(process, Pid),
+    receive {'DOWN', Ref, process, Pid, Reason} -> Reason end.
+
+spawn_on_down(Node) ->
+    process_flag(trap_exit, true),
+    monitor_node(Node, true),
+    receive {nodedown, Node} -> ok end,
+    Pid = spawn_link(Node, ?MODULE, echo, []),
+    receive {'EXIT', Pid, Reason} -> Reason end.
+
+
+%% The root process ends with the program's result, so that tests can
+%% collect the results of every interleaving.
+run(F, Args) ->
+    exit({result, apply(?MODULE, F, Args)}).
+
+
+%% Three messages from one process to one process on Node arrive in order.
+fifo(Node) ->
+    Self = self(),
+    Pid = spawn(Node, fun() -> Self ! {got, collect3([])} end),
+    Pid ! 1, Pid ! 2, Pid ! 3,
+    receive {got, L} -> L end.
+
+collect3(Acc) when length(Acc) =:= 3 -> lists:reverse(Acc);
+collect3(Acc) -> receive X -> collect3([X | Acc]) end.
