@@ -416,6 +416,36 @@ static int parse_effects(ErlNifEnv *env, ERL_NIF_TERM list, effects_buf *eb)
             term = el[3];
             term2 = el[2];
             has_term2 = 1;
+        } else if (arity == 3 && enif_is_identical(el[0], atom(env, "alias")) &&
+                   enif_get_uint(env, el[1], &ef->ref) && enif_get_int(env, el[2], &ef->link)) {
+            ef->kind = EFFECT_ALIAS;
+            has_term = 0;
+        } else if (arity == 2 && enif_is_identical(el[0], atom(env, "unalias")) &&
+                   enif_get_uint(env, el[1], &ef->ref)) {
+            ef->kind = EFFECT_UNALIAS;
+            has_term = 0;
+        } else if (arity == 3 && enif_is_identical(el[0], atom(env, "send_alias")) &&
+                   enif_get_uint(env, el[1], &ef->ref)) {
+            ef->kind = EFFECT_SEND_ALIAS;
+            term = el[2];
+        } else if (arity == 6 && enif_is_identical(el[0], atom(env, "timer")) &&
+                   enif_get_uint(env, el[1], &ef->ref) && enif_get_uint(env, el[2], &pid) &&
+                   enif_is_atom(env, el[3]) && enif_get_int(env, el[5], &ef->link) &&
+                   ef->link >= 0) {
+            ef->kind = EFFECT_TIMER;
+            term = el[4];
+            if (!enif_is_identical(el[3], atom(env, "none"))) {
+                term2 = el[3];
+                has_term2 = 1;
+            }
+        } else if (arity == 2 && enif_is_identical(el[0], atom(env, "cancel_timer")) &&
+                   enif_get_uint(env, el[1], &ef->ref)) {
+            ef->kind = EFFECT_CANCEL_TIMER;
+            has_term = 0;
+        } else if (arity == 2 && enif_is_identical(el[0], atom(env, "unique")) &&
+                   enif_get_uint(env, el[1], &ef->ref)) {
+            ef->kind = EFFECT_UNIQUE;
+            has_term = 0;
         } else if (arity == 3 && enif_is_identical(el[0], atom(env, "monitor_node")) &&
                    enif_get_uint(env, el[1], &pid) && get_bool(env, el[2], &ef->link)) {
             ef->kind = EFFECT_MONITOR_NODE;
@@ -553,6 +583,49 @@ static ERL_NIF_TERM nif_monitor_active(ErlNifEnv *env, int argc,
     int active = search_peek_monitor(r->s, pid, ref);
     enif_mutex_unlock(r->lock);
     return atom(env, active ? "true" : "false");
+}
+
+/* alias_active(Search, Pid, Ref) -> boolean() */
+static ERL_NIF_TERM nif_alias_active(ErlNifEnv *env, int argc,
+                                     const ERL_NIF_TERM argv[])
+{
+    (void)argc;
+    search_res *r;
+    unsigned pid, ref;
+    if (!get_res(env, argv[0], &r) || !enif_get_uint(env, argv[1], &pid) ||
+        !enif_get_uint(env, argv[2], &ref))
+        return enif_make_badarg(env);
+    enif_mutex_lock(r->lock);
+    int active = search_peek_alias(r->s, pid, ref);
+    enif_mutex_unlock(r->lock);
+    return atom(env, active ? "true" : "false");
+}
+
+/* timer(Search, Ref) -> Time | false */
+static ERL_NIF_TERM nif_timer(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
+{
+    (void)argc;
+    search_res *r;
+    unsigned ref;
+    if (!get_res(env, argv[0], &r) || !enif_get_uint(env, argv[1], &ref))
+        return enif_make_badarg(env);
+    enif_mutex_lock(r->lock);
+    int64_t t = search_peek_timer(r->s, ref);
+    enif_mutex_unlock(r->lock);
+    return t < 0 ? atom(env, "false") : enif_make_int64(env, t);
+}
+
+/* unique(Search) -> non_neg_integer(), the last unique integer given */
+static ERL_NIF_TERM nif_unique(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
+{
+    (void)argc;
+    search_res *r;
+    if (!get_res(env, argv[0], &r))
+        return enif_make_badarg(env);
+    enif_mutex_lock(r->lock);
+    uint32_t u = search_peek_unique(r->s);
+    enif_mutex_unlock(r->lock);
+    return enif_make_uint(env, u);
 }
 
 /* fresh_pid(Search, Node) -> pos_integer() */
@@ -823,6 +896,9 @@ static ErlNifFunc nif_funcs[] = {
     {"fresh_pid", 2, nif_fresh_pid, 0},
     {"fresh_ref", 2, nif_fresh_ref, 0},
     {"node_status", 3, nif_node_status, 0},
+    {"alias_active", 3, nif_alias_active, 0},
+    {"timer", 2, nif_timer, 0},
+    {"unique", 1, nif_unique, 0},
     {"ether", 1, nif_ether, 0},
     {"monitor_active", 3, nif_monitor_active, 0},
     {"stats", 1, nif_stats, 0},

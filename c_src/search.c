@@ -391,11 +391,18 @@ static int next_request(search *s, request *req)
             s->nallocated_refs = 0;
             return 0;
         }
-        /* The ether: deliver the oldest signal of each channel. */
-        if (f->expand && f->phase == 0 &&
-            f->next_proc < s->cur.nprocs + s->cur.nchans) {
+        /* The ether: deliver the oldest signal of each channel.  Timers
+        ** are timeouts: with when_idle they fire only in the second phase. */
+        if (f->expand && f->next_proc < s->cur.nprocs + s->cur.nchans) {
             uint32_t ci = f->next_proc - s->cur.nprocs;
             f->next_proc++;
+            int is_timer = (s->cur.chans[ci].from & KEY_TIMER) != 0;
+            if (s->cfg.timeouts_when_idle ? is_timer != (f->phase == 1)
+                                          : f->phase == 1) {
+                if (is_timer)
+                    f->saw_timeout = 1;
+                continue;
+            }
             f->enabled++;
             int r = c_transition(s, ci, NULL, req);
             if (r != 0)
@@ -654,9 +661,19 @@ static int deliver_exit_message(search *s, sys_state *st, int to,
 
 /* Appends {'DOWN', Ref, process, Item, Reason} to st->procs[to]'s mailbox;
 ** Item is the monitor's item term, or the pid when it has none. */
+static void drop_monitor_alias(proc *p, uint32_t ref)
+{
+    for (uint32_t k = 0; k < p->aliases.n; k++)
+        if (p->aliases.m[k].ref == ref &&
+            (p->aliases.m[k].pid == ALIAS_DEMONITOR ||
+             p->aliases.m[k].pid == ALIAS_REPLY_DEMONITOR))
+            monitor_remove(&p->aliases, ref, NULL);
+}
+
 static int deliver_down(search *s, sys_state *st, int to, monitor m,
                         part_id reason)
 {
+    drop_monitor_alias(&st->procs[to], m.ref);
     ext_buf e = { NULL, 0, 0, 0 };
     ext_u8(&e, 131);
     ext_u8(&e, 104);
@@ -766,7 +783,7 @@ static int process_dies(search *s, sys_state *st, uint32_t pid, part_id reason,
         return 0;
     proc gone = st->procs[i];
     st->procs[i].links = NULL;          /* ownership moves to `gone` */
-    st->procs[i].mons.m = st->procs[i].monby.m = NULL;
+    st->procs[i].mons.m = st->procs[i].monby.m = st->procs[i].aliases.m = NULL;
     sys_state_remove(st, (uint32_t)i);
     int err = 0;
     for (uint32_t k = 0; k < gone.nlinks && !err; k++) {
@@ -807,6 +824,10 @@ static int process_dies(search *s, sys_state *st, uint32_t pid, part_id reason,
                     (st->nnodemons - k - 1) * sizeof *st->nodemons);
             st->nnodemons--;
         }
+    /* Timers aimed at a pid are cancelled when it dies. */
+    for (uint32_t k = st->nchans; k-- > 0;)
+        if ((st->chans[k].from & KEY_TIMER) && st->chans[k].to == pid)
+            sys_state_remove_channel(st, k);
     proc_free(&gone);
     return err;
 }
@@ -845,6 +866,49 @@ static int signal_now(search *s, sys_state *st, signal_queue *sq,
     return queue_signal(sq, sig) != 0 || deliver_signals(s, st, sq) != 0 ? -1 : 0;
 }
 
+/* Index of the process with alias `ref` active, or -1. */
+static int alias_owner(const sys_state *st, uint32_t ref)
+{
+    for (uint32_t i = 0; i < st->nprocs; i++) {
+        const proc *p = &st->procs[i];
+        if (KEY_NODE(p->pid) != KEY_NODE(ref))
+            continue;
+        for (uint32_t k = 0; k < p->aliases.n; k++)
+            if (p->aliases.m[k].ref == ref)
+                return (int)i;
+    }
+    return -1;
+}
+
+/* A message sent to alias ref arrives at st->procs[q], if the alias is
+** still active there; a reply alias is then used up. */
+static int deliver_via_alias(search *s, sys_state *st, int q, uint32_t ref,
+                             part_id msg)
+{
+    proc *p = &st->procs[q];
+    for (uint32_t k = 0; k < p->aliases.n; k++) {
+        if (p->aliases.m[k].ref != ref)
+            continue;
+        uint32_t mode = p->aliases.m[k].pid;
+        if (mode == ALIAS_REPLY || mode == ALIAS_REPLY_DEMONITOR)
+            monitor_remove(&p->aliases, ref, NULL);
+        if (mode == ALIAS_REPLY_DEMONITOR) {
+            monitor held;
+            if (monitor_remove(&p->mons, ref, &held)) {
+                int t = sys_state_find(st, held.pid);
+                if (t >= 0)
+                    monitor_remove(&st->procs[t].monby, ref, NULL);
+            }
+        }
+        part_id mb = mailbox_append(s->ps, st->procs[q].mailbox, msg);
+        if (mb == 0)
+            return -1;
+        st->procs[q].mailbox = mb;
+        return 0;
+    }
+    return 0;
+}
+
 /* Was `pid` spawned by the step being applied?  (Its spawn and a monitor
 ** of it are one atomic operation, as spawn_monitor is.) */
 static int spawned_now(const search *s, uint32_t pid)
@@ -872,9 +936,11 @@ static int apply_effects(search *s, sys_state *st, run_result *res,
         uint32_t target = ef->pid, tnode = KEY_NODE(target);
         int q = sys_state_find(st, target);
         int reach = reachable(st, mynode, tnode);
-        if (ef->kind != EFFECT_MONITOR_NODE && ef->kind != EFFECT_TRAP_EXIT &&
-            ef->kind != EFFECT_DEMONITOR && ef->kind != EFFECT_UNREGISTER &&
-            tnode >= s->nodes.n)
+        if ((ef->kind == EFFECT_SEND || ef->kind == EFFECT_SEND_NAME ||
+             ef->kind == EFFECT_SPAWN || ef->kind == EFFECT_LINK ||
+             ef->kind == EFFECT_UNLINK || ef->kind == EFFECT_EXIT ||
+             ef->kind == EFFECT_REGISTER || ef->kind == EFFECT_MONITOR ||
+             ef->kind == EFFECT_TIMER) && tnode >= s->nodes.n)
             return -1;
         switch (ef->kind) {
         case EFFECT_SPAWN: {
@@ -1038,10 +1104,57 @@ static int apply_effects(search *s, sys_state *st, run_result *res,
                     monitor_remove(&st->procs[t].monby, ef->ref, NULL);
                 }
             }
+            drop_monitor_alias(&st->procs[self], ef->ref);
             if (ef->link && flush_down(s, st, self, ef->ref) != 0)
                 return -1;
             break;
         }
+        case EFFECT_ALIAS:
+            if (ef->link < ALIAS_EXPLICIT || ef->link > ALIAS_REPLY ||
+                monitor_add(&st->procs[self].aliases,
+                            (monitor){ ef->ref, (uint32_t)ef->link, 0 }) != 0)
+                return -1;
+            break;
+        case EFFECT_UNALIAS:
+            monitor_remove(&st->procs[self].aliases, ef->ref, NULL);
+            break;
+        case EFFECT_SEND_ALIAS: {
+            if (term == 0)
+                return -1;
+            int owner = alias_owner(st, ef->ref);
+            if (owner < 0 || !reachable(st, mynode, KEY_NODE(st->procs[owner].pid)))
+                break;          /* not an active alias: dropped, as in OTP */
+            uint32_t to = st->procs[owner].pid;
+            if (routed(s, me, to)) {
+                if (enqueue(s, st, me, to, 0, SIG_ALIAS_MSG, term, ef->ref, 0) != 0)
+                    return -1;
+            } else if (deliver_via_alias(s, st, owner, ef->ref, term) != 0) {
+                return -1;
+            }
+            break;
+        }
+        case EFFECT_TIMER: {
+            if (term == 0 || KEY_NODE(ef->ref) != mynode ||
+                (KEY_NUM(target) == KEY_BY_NAME && term2 == 0))
+                return -1;
+            if (KEY_NUM(target) != KEY_BY_NAME && q < 0)
+                break;          /* aimed at a dead process: cancelled */
+            if (enqueue(s, st, ef->ref | KEY_TIMER, target, term2, SIG_MSG, term,
+                        (uint32_t)ef->link, 0) != 0)
+                return -1;
+            break;
+        }
+        case EFFECT_CANCEL_TIMER:
+            for (uint32_t k = 0; k < st->nchans; k++)
+                if (st->chans[k].from == (ef->ref | KEY_TIMER)) {
+                    sys_state_remove_channel(st, k);
+                    break;
+                }
+            break;
+        case EFFECT_UNIQUE:
+            if (ef->ref > st->uniq)
+                st->uniq = ef->ref;
+            break;
         case EFFECT_MONITOR_NODE:
             if (target >= s->nodes.n)
                 return -1;
@@ -1089,10 +1202,20 @@ static int deliver_channel(search *s, sys_state *st, uint32_t ci, ext_buf *lb,
                 : sys_state_find(st, c.to);
     uint32_t to = q >= 0 ? st->procs[q].pid : c.to;
     ext_tuple(lb, 4);
-    ext_atom(lb, "$mce_deliver");
-    ext_target(s, lb, c.from, KEY_NUM(c.from) == KEY_BY_NAME ? c.name : 0);
+    if (c.from & KEY_TIMER) {
+        ext_atom(lb, "$mce_timer");
+        ext_ref(s, lb, c.from & ~KEY_TIMER);
+    } else {
+        ext_atom(lb, "$mce_deliver");
+        ext_target(s, lb, c.from, KEY_NUM(c.from) == KEY_BY_NAME ? c.name : 0);
+    }
     ext_target(s, lb, c.to, c.name);
     switch (sig[0]) {
+    case SIG_ALIAS_MSG:
+        ext_tuple(lb, 2);
+        ext_atom(lb, "message");
+        ext_part(s, lb, sig[1]);
+        return q >= 0 ? deliver_via_alias(s, st, q, sig[2], sig[1]) : 0;
     case SIG_MSG:
         ext_tuple(lb, 2);
         ext_atom(lb, "message");
@@ -1273,6 +1396,9 @@ static int apply_fault(search *s, sys_state *st, const fault *f, ext_buf *lb,
         ext_node_atom(s, lb, f->a);
         st->crashes++;
         st->down |= (uint64_t)1 << f->a;
+        for (uint32_t k = st->nchans; k-- > 0;)
+            if (KEY_NODE(st->chans[k].from) == f->a || KEY_NODE(st->chans[k].to) == f->a)
+                sys_state_remove_channel(st, k);
         for (uint32_t k = st->nprocs; k-- > 0;)
             if (KEY_NODE(st->procs[k].pid) == f->a)
                 sys_state_remove(st, k);
@@ -1531,6 +1657,8 @@ static void mark_state(search *s, key_marks *m)
             mark(m, p->links[k]);
         mark_monitors(m, &p->mons);
         mark_monitors(m, &p->monby);
+        for (uint32_t k = 0; k < p->aliases.n; k++)
+            mark(m, p->aliases.m[k].ref | ETF_REF_TAG);
         mark_term(m, ps, p->cont);
         mark_term(m, ps, p->dict);
         uint32_t n = mailbox_length(ps, p->mailbox);
@@ -1549,6 +1677,10 @@ static void mark_state(search *s, key_marks *m)
             switch (sig[0]) {
             case SIG_MSG: case SIG_EXIT:
                 mark_term(m, ps, sig[1]);
+                break;
+            case SIG_ALIAS_MSG:
+                mark_term(m, ps, sig[1]);
+                mark(m, sig[2] | ETF_REF_TAG);
                 break;
             case SIG_MONITOR:
                 mark(m, sig[1] | ETF_REF_TAG);
@@ -1667,6 +1799,39 @@ int search_peek_monitor(search *s, uint32_t pid, uint32_t ref)
         if (s->cur.procs[i].mons.m[k].ref == ref)
             return 1;
     return 0;
+}
+
+int search_peek_alias(search *s, uint32_t pid, uint32_t ref)
+{
+    if (s->depth == 0 || decode_top(s) != 0)
+        return 0;
+    int i = sys_state_find(&s->cur, pid);
+    if (i < 0)
+        return 0;
+    for (uint32_t k = 0; k < s->cur.procs[i].aliases.n; k++)
+        if (s->cur.procs[i].aliases.m[k].ref == ref)
+            return 1;
+    return 0;
+}
+
+int64_t search_peek_timer(search *s, uint32_t ref)
+{
+    if (s->depth == 0 || decode_top(s) != 0)
+        return -1;
+    for (uint32_t k = 0; k < s->cur.nchans; k++) {
+        uint32_t sig[4];
+        if (s->cur.chans[k].from == (ref | KEY_TIMER) &&
+            signal_get(s->ps, mailbox_at(s->ps, s->cur.chans[k].queue, 0), sig) == 0)
+            return sig[2];
+    }
+    return -1;
+}
+
+uint32_t search_peek_unique(search *s)
+{
+    if (s->depth == 0 || decode_top(s) != 0)
+        return 0;
+    return s->cur.uniq;
 }
 
 int search_peek_whereis(search *s, uint32_t node, const uint8_t *etf,

@@ -85,7 +85,15 @@ enum effect_kind {
     EFFECT_DEMONITOR,       /* ref, flag: flush 'DOWN' messages */
     EFFECT_SEND_NAME,       /* pid: KEY_BY_NAME key of the node, term2: the
                                name, term: message ({Name, Node} ! Msg) */
-    EFFECT_MONITOR_NODE     /* pid: node index, flag: on or off */
+    EFFECT_MONITOR_NODE,    /* pid: node index, flag: on or off */
+    EFFECT_ALIAS,           /* ref, flag: its ALIAS_* mode */
+    EFFECT_UNALIAS,         /* ref */
+    EFFECT_SEND_ALIAS,      /* ref: the alias, term: message */
+    EFFECT_TIMER,           /* ref, pid: destination (a KEY_BY_NAME key:
+                               term2 is the name), term: the message,
+                               flag: the time */
+    EFFECT_CANCEL_TIMER,    /* ref */
+    EFFECT_UNIQUE           /* ref: the unique integer handed out */
 };
 
 typedef struct effect {
@@ -179,6 +187,12 @@ int search_peek_whereis(search *s, uint32_t node, const uint8_t *etf,
 int search_peek_node(search *s, uint32_t a, uint32_t b);
 /* 1 if process pid holds the monitor numbered ref. */
 int search_peek_monitor(search *s, uint32_t pid, uint32_t ref);
+/* 1 if process pid has the alias ref active. */
+int search_peek_alias(search *s, uint32_t pid, uint32_t ref);
+/* The time of pending timer ref, or -1 when there is none. */
+int64_t search_peek_timer(search *s, uint32_t ref);
+/* The last unique integer handed out. */
+uint32_t search_peek_unique(search *s);
 /* The names registered on `node` (PART_TERM ids): fills up to max,
 ** returns the count. */
 size_t search_peek_names(search *s, uint32_t node, part_id *out, size_t max);

@@ -13,6 +13,8 @@ void proc_free(proc *p)
     free(p->links);
     free(p->mons.m);
     free(p->monby.m);
+    free(p->aliases.m);
+    p->aliases.m = NULL;
     p->links = NULL;
     p->mons.m = p->monby.m = NULL;
 }
@@ -112,6 +114,7 @@ static int copy_world(sys_state *dst, const sys_state *src)
     dst->crashes = src->crashes;
     dst->disconnects = src->disconnects;
     dst->kills = src->kills;
+    dst->uniq = src->uniq;
     dst->ndisc = src->ndisc;
     dst->nnodemons = src->nnodemons;
     dst->nchans = src->nchans;
@@ -163,10 +166,11 @@ int sys_state_copy(sys_state *dst, const sys_state *src)
         const proc *sp = &src->procs[i];
         proc *dp = &dst->procs[i];
         *dp = *sp;
-        dp->mons.m = dp->monby.m = NULL;
+        dp->mons.m = dp->monby.m = dp->aliases.m = NULL;
         if (copy_links(dp, sp->links, sp->nlinks) != 0 ||
             monitors_copy(&dp->mons, sp->mons.m, sp->mons.n) != 0 ||
-            monitors_copy(&dp->monby, sp->monby.m, sp->monby.n) != 0) {
+            monitors_copy(&dp->monby, sp->monby.m, sp->monby.n) != 0 ||
+            monitors_copy(&dp->aliases, sp->aliases.m, sp->aliases.n) != 0) {
             dst->nprocs = i + 1;
             sys_state_clear(dst);
             return -1;
@@ -191,13 +195,14 @@ static int decode_world(const part_store *ps, part_id id, sys_state *out)
     if (w == NULL || w->kind != PART_WORLD || w->len % 4 != 0)
         return -1;
     uint32_t total = w->len / 4, at = 0;
-    if (total < 6)
+    if (total < 7)
         return -1;
     out->down = (uint64_t)word(w->data, 0) | (uint64_t)word(w->data, 1) << 32;
     out->crashes = word(w->data, 2);
     out->disconnects = word(w->data, 3);
     out->kills = word(w->data, 4);
-    at = 5;
+    out->uniq = word(w->data, 5);
+    at = 6;
     uint32_t n = word(w->data, at++);
     if (n > total - at || grow((void **)&out->disc, &out->capdisc, n, 4) != 0)
         return -1;
@@ -256,7 +261,7 @@ int sys_state_decode(const part_store *ps, part_id root, sys_state *out)
         p->dict = word(pp->data, 5);
         p->name = word(pp->data, 6);
         p->links = NULL;
-        p->mons.m = p->monby.m = NULL;
+        p->mons.m = p->monby.m = p->aliases.m = NULL;
         out->nprocs = i + 1;
         /* Every count is checked against the words left, so a huge count
         ** cannot make the reads run past the record. */
@@ -269,8 +274,8 @@ int sys_state_decode(const part_store *ps, part_id root, sys_state *out)
                        nlinks) != 0)
             goto fail;
         at += nlinks;
-        for (int set = 0; set < 2; set++) {
-            monitor_set *ms = set == 0 ? &p->mons : &p->monby;
+        for (int set = 0; set < 3; set++) {
+            monitor_set *ms = set == 0 ? &p->mons : set == 1 ? &p->monby : &p->aliases;
             if (at >= total)
                 goto fail;
             uint32_t n = word(pp->data, at++);
@@ -300,9 +305,10 @@ static part_id encode_world(part_store *ps, const sys_state *s, int *err)
 {
     *err = 0;
     if (s->down == 0 && s->crashes == 0 && s->disconnects == 0 &&
-        s->kills == 0 && s->ndisc == 0 && s->nnodemons == 0 && s->nchans == 0)
+        s->kills == 0 && s->uniq == 0 && s->ndisc == 0 && s->nnodemons == 0 &&
+        s->nchans == 0)
         return 0;
-    uint32_t words = 8 + s->ndisc + 3 * s->nnodemons + 4 * s->nchans;
+    uint32_t words = 9 + s->ndisc + 3 * s->nnodemons + 4 * s->nchans;
     uint32_t *buf = malloc(words * sizeof *buf);
     if (buf == NULL) {
         *err = 1;
@@ -314,6 +320,7 @@ static part_id encode_world(part_store *ps, const sys_state *s, int *err)
     buf[at++] = s->crashes;
     buf[at++] = s->disconnects;
     buf[at++] = s->kills;
+    buf[at++] = s->uniq;
     buf[at++] = s->ndisc;
     for (uint32_t k = 0; k < s->ndisc; k++)
         buf[at++] = s->disc[k];
@@ -352,8 +359,8 @@ part_id sys_state_encode(part_store *ps, const sys_state *s, int *is_new)
         goto out;
     for (uint32_t i = 0; i < s->nprocs; i++) {
         const proc *p = &s->procs[i];
-        uint32_t words = PROC_FIXED_WORDS + p->nlinks + 2 +
-                         3 * (p->mons.n + p->monby.n);
+        uint32_t words = PROC_FIXED_WORDS + p->nlinks + 3 +
+                         3 * (p->mons.n + p->monby.n + p->aliases.n);
         if (words > bufcap) {
             uint32_t *grown = realloc(buf, words * sizeof *grown);
             if (grown == NULL)
@@ -372,8 +379,8 @@ part_id sys_state_encode(part_store *ps, const sys_state *s, int *is_new)
         if (p->nlinks)
             memcpy(buf + PROC_FIXED_WORDS, p->links, p->nlinks * sizeof *buf);
         uint32_t at = PROC_FIXED_WORDS + p->nlinks;
-        for (int set = 0; set < 2; set++) {
-            const monitor_set *ms = set == 0 ? &p->mons : &p->monby;
+        for (int set = 0; set < 3; set++) {
+            const monitor_set *ms = set == 0 ? &p->mons : set == 1 ? &p->monby : &p->aliases;
             buf[at++] = ms->n;
             for (uint32_t k = 0; k < ms->n; k++) {
                 buf[at++] = ms->m[k].ref;

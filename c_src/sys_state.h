@@ -9,7 +9,8 @@
 **
 ** Process record layout (PART_PROC, 32-bit words):
 **   pid, status, cont, mailbox, flags, dict, name, nlinks, links[nlinks],
-**   nmons, mons[nmons] (3 words each), nmonby, monby[nmonby] (3 words each)
+**   nmons, mons[nmons] (3 words each), nmonby, monby[nmonby] (3 words each),
+**   naliases, aliases[naliases] (3 words each: ref, ALIAS_* mode, 0)
 ** mons are the monitors this process holds, monby those held on it, each
 ** (ref number, the other process, item) sorted by ref; item is the PART_TERM
 ** the 'DOWN' message names (a registered name's {Name, Node}), 0: the pid.
@@ -22,15 +23,18 @@
 ** on that node", the target of {Name, Node} sends and monitors.
 **
 ** The world (PART_WORLD, 0 when everything in it is empty or zero):
-**   down_lo, down_hi, crashes, disconnects, kills,
+**   down_lo, down_hi, crashes, disconnects, kills, uniq,
 **   ndisc, disc[ndisc], nnodemons, nodemons[nnodemons] (3 words each),
 **   nchans, chans[nchans] (4 words each)
 ** down is the set of crashed nodes; crashes, disconnects and kills count
 ** the faults injected so far; disc the disconnected node pairs (a << 8 | b,
-** a < b, sorted); nodemons the node monitors (pid, node, count) sorted;
+** a < b, sorted); uniq the last erlang:unique_integer handed out;
+** nodemons the node monitors (pid, node, count) sorted;
 ** chans the ether: one FIFO queue (a vector of PART_SIGNAL ids) per
 ** ordered pair of processes (from, to, name) with signals in transit,
-** sorted, never empty.
+** sorted, never empty.  A pending timer (erlang:send_after, start_timer)
+** is a channel whose `from` is its ref key or'ed with KEY_TIMER: its one
+** SIG_MSG (b: the time in ms) is delivered when it fires.
 */
 #ifndef MCE_SYS_STATE_H
 #define MCE_SYS_STATE_H
@@ -74,6 +78,7 @@ typedef struct proc {
     uint32_t *links;    /* sorted pids, owned by this struct */
     monitor_set mons;
     monitor_set monby;
+    monitor_set aliases;    /* (ref, mode, 0) */
 } proc;
 
 #define KEY_NODE_SHIFT 24
@@ -81,6 +86,14 @@ typedef struct proc {
 #define KEY_NUM(k) ((k) & 0xffffffu)
 #define MAKE_KEY(node, num) ((uint32_t)(node) << KEY_NODE_SHIFT | (num))
 #define KEY_BY_NAME 0xffffffu
+#define KEY_TIMER 0x80000000u   /* = ETF_REF_TAG: marks the ref as used */
+
+enum alias_mode {
+    ALIAS_EXPLICIT = 1,         /* until unalias/1 */
+    ALIAS_DEMONITOR = 2,        /* also until its monitor goes */
+    ALIAS_REPLY_DEMONITOR = 3,  /* also until one message arrives through it */
+    ALIAS_REPLY = 4             /* until one message arrives (alias([reply])) */
+};
 
 /* A signal in the ether (PART_SIGNAL: kind, a, b, c). */
 enum signal_kind {
@@ -90,7 +103,8 @@ enum signal_kind {
     SIG_UNLINK,
     SIG_MONITOR,        /* a: ref, b: item term (0: the target's pid) */
     SIG_DEMONITOR,      /* a: ref */
-    SIG_DOWN            /* a: ref, b: item term (0: the sender's pid), c: reason */
+    SIG_DOWN,           /* a: ref, b: item term (0: the sender's pid), c: reason */
+    SIG_ALIAS_MSG       /* a: message term, b: the alias (ref) it was sent to */
 };
 
 enum signal_flag {
@@ -112,7 +126,7 @@ typedef struct sys_state {
     proc *procs;
     uint32_t nprocs, cap;
     uint64_t down;      /* bit i: node i has crashed */
-    uint32_t crashes, disconnects, kills;
+    uint32_t crashes, disconnects, kills, uniq;
     uint32_t *disc;
     uint32_t ndisc, capdisc;
     node_monitor *nodemons;

@@ -26,6 +26,9 @@ counterexample(#{violation := Violation, trace := Trace, final_state := Final} =
 step(N, #{kind := deliver, from := From, to := To, signal := Signal}) ->
     io_lib:format("~4b. ether delivers ~ts from ~ts to ~ts~n",
                   [N, signal(Signal), pid(From), pid(To)]);
+step(N, #{kind := timer, ref := Ref, to := To, signal := Signal}) ->
+    io_lib:format("~4b. timer ~ts fires: delivers ~ts to ~ts~n",
+                  [N, term(Ref), signal(Signal), pid(To)]);
 step(N, #{kind := fault, fault := Fault}) ->
     io_lib:format("~4b. FAULT: ~ts~n", [N, fault(Fault)]);
 step(N, #{pid := Pid, action := Action, effects := Effects, output := Output,
@@ -80,6 +83,12 @@ effect({monitor, What, _Ref}) -> ["monitors ", pid(What)];
 effect({demonitor, _Ref, _Flush}) -> "demonitors";
 effect({monitor_node, Node, true}) -> io_lib:format("monitors node ~p", [Node]);
 effect({monitor_node, Node, false}) -> io_lib:format("stops monitoring node ~p", [Node]);
+effect({timer, _Ref, Dest, Msg, Time}) ->
+    io_lib:format("starts a ~b ms timer to send ~ts to ~ts", [Time, term(Msg), pid(Dest)]);
+effect({cancel_timer, Ref}) -> ["cancels timer ", term(Ref)];
+effect({alias, Ref}) -> ["makes alias ", term(Ref)];
+effect({unalias, Ref}) -> ["removes alias ", term(Ref)];
+effect({unique, _}) -> "takes a unique integer";
 effect({trap_exit, Flag}) -> io_lib:format("sets trap_exit to ~p", [Flag]);
 effect(Other) -> term(Other).
 

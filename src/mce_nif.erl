@@ -6,6 +6,7 @@
 -module(mce_nif).
 
 -export([new/1, start/3, match/2, ran/5, fresh_pid/2, fresh_ref/2, node_status/3, ether/1,
+         alias_active/3, timer/2, unique/1,
          stats/1, trace/1,
          top_state/1, alive/2, whereis/3, registered/2, monitor_active/3]).
 
@@ -46,6 +47,15 @@ ran(_Search, _Outcome, _Effects, _Label, _Stop) -> erlang:nif_error(not_loaded).
 
 -spec fresh_pid(search(), non_neg_integer()) -> pos_integer() | {error, term(), string()}.
 fresh_pid(_Search, _Node) -> erlang:nif_error(not_loaded).
+
+-spec alias_active(search(), non_neg_integer(), non_neg_integer()) -> boolean().
+alias_active(_Search, _Pid, _Ref) -> erlang:nif_error(not_loaded).
+
+-spec timer(search(), non_neg_integer()) -> non_neg_integer() | false.
+timer(_Search, _Ref) -> erlang:nif_error(not_loaded).
+
+-spec unique(search()) -> non_neg_integer().
+unique(_Search) -> erlang:nif_error(not_loaded).
 
 -spec node_status(search(), non_neg_integer(), non_neg_integer()) -> up | down | disconnected.
 node_status(_Search, _From, _Node) -> erlang:nif_error(not_loaded).

@@ -15,7 +15,10 @@
                             demonitor/2, spawn_monitor/1, spawn_monitor/3,
                             spawn/2, spawn/4, spawn_link/2, spawn_link/4, spawn_opt/2,
                             spawn_opt/4, nodes/0, monitor_node/2, spawn_monitor/2,
-                            spawn_monitor/4, send/3]}).
+                            spawn_monitor/4, send/3, monitor/3, alias/0, alias/1, unalias/1,
+                            send_after/3, send_after/4, start_timer/3, start_timer/4,
+                            cancel_timer/1, cancel_timer/2, read_timer/1, read_timer/2,
+                            unique_integer/0, unique_integer/1]}).
 
 -export([self/0, node/0, send/2, send/3, spawn/1, spawn/3, spawn_link/1, spawn_link/3,
          suspend/4, apply/2, apply/3, output/1, output/2, output/3, unsupported/3,
@@ -26,6 +29,10 @@
          spawn_monitor/1, spawn_monitor/3, choice/1,
          spawn/2, spawn/4, spawn_link/2, spawn_link/4, spawn_opt/2, spawn_opt/4,
          spawn_monitor/2, spawn_monitor/4, nodes/0, monitor_node/2, ping/1, known_node/1,
+         monitor/3, alias/0, alias/1, unalias/1, send_after/3, send_after/4, start_timer/3,
+         start_timer/4, cancel_timer/1, cancel_timer/2, read_timer/1, read_timer/2,
+         timer_send_after/2, timer_send_after/3, timer_cancel/1,
+         unique_integer/0, unique_integer/1,
          put/2, get/0, get/1, erase/0, erase/1, get_keys/0, get_keys/1]).
 
 -type location() :: {module(), atom(), arity(), non_neg_integer()}.
@@ -68,6 +75,14 @@ send({Name, Node}, Msg) when is_atom(Name), is_atom(Node) ->
             end,
             Msg
     end;
+send(To, Msg) when is_reference(To) ->
+    %% An alias: delivered only while it is active; any other reference is
+    %% silently dropped, as on the VM.
+    case mce_ref:number(To) of
+        {ok, R} -> effect({send_alias, R, Msg});
+        error -> ok
+    end,
+    Msg;
 send(To, Msg) ->
     N = sim_pid(To, [To, Msg]),
     effect({send, N, Msg}),
@@ -413,6 +428,224 @@ spawn_monitor(Fun) ->
 spawn_monitor(M, F, A) ->
     Pid = spawn(M, F, A),
     {Pid, monitor(process, Pid)}.
+
+%% @doc monitor/3 with the option {alias, explicit_unalias | demonitor |
+%% reply_demonitor}: the monitor's ref is also an alias of the caller (as
+%% gen:call uses it).
+-spec monitor(process, term(), [{alias, atom()}]) -> reference().
+monitor(process, Target, Opts) when is_list(Opts) ->
+    Mode = lists:foldl(fun({alias, M}, _) when M =:= explicit_unalias; M =:= demonitor;
+                                               M =:= reply_demonitor -> M;
+                          ({tag, _} = O, _) ->
+                               fatal({mcerlang, {unsupported_bif, {erlang, monitor, 3},
+                                                 {option, O, "only {alias, _} is modelled"}}});
+                          (_, _) -> erlang:error(badarg, [process, Target, Opts])
+                       end, none, Opts),
+    Ref = monitor(process, Target),
+    Mode =:= none orelse add_alias(Ref, Mode),
+    Ref;
+monitor(Type, Target, Opts) ->
+    erlang:error(badarg, [Type, Target, Opts]).
+
+%%--------------------------------------------------------------------
+%% Aliases
+%%--------------------------------------------------------------------
+
+-spec alias() -> reference().
+alias() ->
+    alias([]).
+
+%% @doc alias/1 with the options explicit_unalias (default) and reply.
+-spec alias([explicit_unalias | reply]) -> reference().
+alias(Opts) when is_list(Opts) ->
+    Mode = lists:foldl(fun(explicit_unalias, M) -> M;
+                          (reply, _) -> reply;
+                          (_, _) -> erlang:error(badarg, [Opts])
+                       end, explicit_unalias, Opts),
+    Ref = make_ref(),
+    add_alias(Ref, Mode),
+    Ref;
+alias(Opts) ->
+    erlang:error(badarg, [Opts]).
+
+add_alias(Ref, Mode) ->
+    {ok, R} = mce_ref:number(Ref),
+    Code = case Mode of
+               explicit_unalias -> 1;
+               demonitor -> 2;
+               reply_demonitor -> 3;
+               reply -> 4
+           end,
+    erlang:put('$mce_overlay', (erlang:get('$mce_overlay'))#{{alias, R} => true}),
+    effect({alias, R, Code}).
+
+%% @doc unalias/1: true if the alias was active.
+-spec unalias(reference()) -> boolean().
+unalias(Alias) when is_reference(Alias) ->
+    case mce_ref:number(Alias) of
+        {ok, R} ->
+            Overlay = erlang:get('$mce_overlay'),
+            Active = case Overlay of
+                         #{{alias, R} := A} -> A;
+                         #{} -> mce_nif:alias_active(erlang:get('$mce_search'),
+                                                     erlang:get('$mce_pid'), R)
+                     end,
+            erlang:put('$mce_overlay', Overlay#{{alias, R} => false}),
+            effect({unalias, R}),
+            Active;
+        error -> false
+    end;
+unalias(Alias) ->
+    erlang:error(badarg, [Alias]).
+
+%%--------------------------------------------------------------------
+%% Timers (untimed: a timer may fire at any moment; with
+%% timeouts => when_idle only when nothing else can happen)
+%%--------------------------------------------------------------------
+
+-spec send_after(non_neg_integer(), pid() | atom(), term()) -> reference().
+send_after(Time, Dest, Msg) ->
+    send_after(Time, Dest, Msg, []).
+
+-spec send_after(non_neg_integer(), pid() | atom(), term(), list()) -> reference().
+send_after(Time, Dest, Msg, Opts) ->
+    timer_start(Time, Dest, Opts, fun(_Ref) -> Msg end, [Time, Dest, Msg, Opts]).
+
+-spec start_timer(non_neg_integer(), pid() | atom(), term()) -> reference().
+start_timer(Time, Dest, Msg) ->
+    start_timer(Time, Dest, Msg, []).
+
+-spec start_timer(non_neg_integer(), pid() | atom(), term(), list()) -> reference().
+start_timer(Time, Dest, Msg, Opts) ->
+    timer_start(Time, Dest, Opts, fun(Ref) -> {timeout, Ref, Msg} end, [Time, Dest, Msg, Opts]).
+
+timer_start(Time, Dest, Opts, Build, Args) when is_integer(Time), Time >= 0, Time < 1 bsl 31,
+                                                 is_list(Opts) ->
+    lists:all(fun({abs, B}) -> is_boolean(B); (_) -> false end, Opts)
+        orelse erlang:error(badarg, Args),
+    {Key, Name} = case Dest of
+                      _ when is_atom(Dest) -> {mce_pid:by_name(my_node()), Dest};
+                      _ when is_pid(Dest) ->
+                          N = sim_pid(Dest, Args),
+                          is_local(N) orelse erlang:error(badarg, Args),
+                          {N, none};
+                      _ -> erlang:error(badarg, Args)
+                  end,
+    Ref = make_ref(),
+    {ok, R} = mce_ref:number(Ref),
+    %% A timer aimed at a pid that is not alive is cancelled at once.
+    Live = Name =/= none orelse Key =:= erlang:get('$mce_pid') orelse alive(Key),
+    erlang:put('$mce_overlay', (erlang:get('$mce_overlay'))#{{timer, R} => Live andalso Time}),
+    Live andalso effect({timer, R, Key, Name, Build(Ref), Time}),
+    Ref;
+timer_start(_Time, _Dest, _Opts, _Build, Args) ->
+    erlang:error(badarg, Args).
+
+-spec cancel_timer(reference()) -> non_neg_integer() | false.
+cancel_timer(Ref) ->
+    cancel_timer(Ref, []).
+
+%% @doc cancel_timer/2: the time left is the timer's whole time (untimed,
+%% none has passed), false for a timer that fired or never was.
+-spec cancel_timer(reference(), list()) -> non_neg_integer() | false | ok.
+cancel_timer(Ref, Opts) when is_reference(Ref), is_list(Opts) ->
+    Async = proplists:get_value(async, Opts, false),
+    Info = proplists:get_value(info, Opts, true),
+    Left = timer_left(Ref),
+    case mce_ref:number(Ref) of
+        {ok, R} when Left =/= false ->
+            erlang:put('$mce_overlay', (erlang:get('$mce_overlay'))#{{timer, R} => false}),
+            effect({cancel_timer, R});
+        _ -> ok
+    end,
+    case {Async, Info} of
+        {false, true} -> Left;
+        {true, true} -> send(self(), {cancel_timer, Ref, Left}), ok;
+        {_, false} -> ok
+    end;
+cancel_timer(Ref, Opts) ->
+    erlang:error(badarg, [Ref, Opts]).
+
+-spec read_timer(reference()) -> non_neg_integer() | false.
+read_timer(Ref) ->
+    read_timer(Ref, []).
+
+-spec read_timer(reference(), list()) -> non_neg_integer() | false | ok.
+read_timer(Ref, Opts) when is_reference(Ref), is_list(Opts) ->
+    Left = timer_left(Ref),
+    case proplists:get_value(async, Opts, false) of
+        false -> Left;
+        true -> send(self(), {read_timer, Ref, Left}), ok
+    end;
+read_timer(Ref, Opts) ->
+    erlang:error(badarg, [Ref, Opts]).
+
+timer_left(Ref) ->
+    case mce_ref:number(Ref) of
+        {ok, R} ->
+            case erlang:get('$mce_overlay') of
+                #{{timer, R} := T} -> T;
+                #{} -> mce_nif:timer(erlang:get('$mce_search'), R)
+            end;
+        error -> false
+    end.
+
+%% @doc timer:send_after/2,3 as in OTP 25: erlang:send_after for a local
+%% pid ({send_local, Ref}); a name is resolved when the timer fires.
+-spec timer_send_after(non_neg_integer(), term()) -> {ok, term()} | {error, badarg}.
+timer_send_after(Time, Msg) ->
+    timer_send_after(Time, self(), Msg).
+
+-spec timer_send_after(non_neg_integer(), term(), term()) -> {ok, term()} | {error, badarg}.
+timer_send_after(0, Dest, Msg) when is_pid(Dest); is_atom(Dest); is_tuple(Dest) ->
+    try send(Dest, Msg) catch error:badarg -> ok end,
+    {ok, {instant, make_ref()}};
+timer_send_after(Time, Dest, Msg) when is_integer(Time), Time > 0, is_pid(Dest) ->
+    case mce_pid:number(Dest) of
+        {ok, N} ->
+            case is_local(N) of
+                true -> {ok, {send_local, send_after(Time, Dest, Msg)}};
+                false -> {error, badarg}
+            end;
+        error -> {error, badarg}
+    end;
+timer_send_after(Time, Dest, Msg) when is_integer(Time), Time > 0, is_atom(Dest) ->
+    {ok, {once, send_after(Time, Dest, Msg)}};
+timer_send_after(_Time, _Dest, _Msg) ->
+    {error, badarg}.
+
+-spec timer_cancel(term()) -> {ok, cancel} | {error, badarg}.
+timer_cancel({instant, Ref}) when is_reference(Ref) -> {ok, cancel};
+timer_cancel({Kind, Ref}) when (Kind =:= send_local orelse Kind =:= once), is_reference(Ref) ->
+    _ = cancel_timer(Ref),
+    {ok, cancel};
+timer_cancel(_) ->
+    {error, badarg}.
+
+%%--------------------------------------------------------------------
+%% erlang:unique_integer/0,1: a counter kept in the state, so values are
+%% unique and increasing along every path.
+%%--------------------------------------------------------------------
+
+-spec unique_integer() -> pos_integer().
+unique_integer() ->
+    unique_integer([]).
+
+-spec unique_integer([positive | monotonic]) -> pos_integer().
+unique_integer(Opts) when is_list(Opts) ->
+    lists:all(fun(O) -> O =:= positive orelse O =:= monotonic end, Opts)
+        orelse erlang:error(badarg, [Opts]),
+    Overlay = erlang:get('$mce_overlay'),
+    Last = case Overlay of
+               #{unique := U} -> U;
+               #{} -> mce_nif:unique(erlang:get('$mce_search'))
+           end,
+    N = Last + 1,
+    erlang:put('$mce_overlay', Overlay#{unique => N}),
+    effect({unique, N}),
+    N;
+unique_integer(Opts) ->
+    erlang:error(badarg, [Opts]).
 
 %%--------------------------------------------------------------------
 %% Registry

@@ -125,6 +125,8 @@ build_cex(Violation, #ctx{search = S} = Ctx) ->
 %% Steps as users read them: pids as pid terms, refs as refs.
 step({'$mce_deliver', From, To, Signal}) ->
     #{kind => deliver, from => From, to => To, signal => Signal};
+step({'$mce_timer', Ref, To, Signal}) ->
+    #{kind => timer, ref => Ref, to => To, signal => Signal};
 step({'$mce_fault', Fault}) ->
     #{kind => fault, fault => Fault};
 step(#{pid := Pid, effects := Effects} = Label) ->
@@ -141,11 +143,19 @@ effect({monitor, N, R, Item}) -> {monitor, monitored(N, Item), mce_ref:term(R)};
 effect({monitor, _N, R, Item, _Name}) -> {monitor, Item, mce_ref:term(R)};
 effect({demonitor, R, Flush}) -> {demonitor, mce_ref:term(R), Flush};
 effect({monitor_node, I, Flag}) -> {monitor_node, mce_pid:node_of(mce_pid:key(I, 0)), Flag};
+effect({send_alias, R, Msg}) -> {send, mce_ref:term(R), Msg};
+effect({alias, R, _Mode}) -> {alias, mce_ref:term(R)};
+effect({unalias, R}) -> {unalias, mce_ref:term(R)};
+effect({timer, R, N, Name, Msg, Time}) ->
+    {timer, mce_ref:term(R), case Name of none -> mce_pid:term(N); _ -> Name end, Msg, Time};
+effect({cancel_timer, R}) -> {cancel_timer, mce_ref:term(R)};
 effect(Other) -> Other.
 
 monitored(N, none) -> mce_pid:term(N);
 monitored(_N, Item) -> Item.
 
+target(Key, _Name) when Key band 16#80000000 =/= 0 ->
+    {timer, mce_ref:term(Key band 16#7fffffff)};
 target(Key, Name) ->
     case mce_pid:is_by_name(Key) of
         true -> {Name, mce_pid:node_of(Key)};

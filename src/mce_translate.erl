@@ -168,6 +168,8 @@ make_fun(M, F, A) ->
 classify_call(erlang, F, A) -> classify_erlang(F, A);
 classify_call(mcerlang, choice, 1) -> {redirect, mce_rt, choice};
 classify_call(net_adm, ping, 1) -> {redirect, mce_rt, ping};
+classify_call(timer, send_after, A) when A =:= 2; A =:= 3 -> {redirect, mce_rt, timer_send_after};
+classify_call(timer, cancel, 1) -> {redirect, mce_rt, timer_cancel};
 classify_call(io, F, A) when (F =:= format orelse F =:= fwrite), A >= 1, A =< 3 ->
     {redirect, mce_rt, output};
 classify_call(timer, F, _) when F =:= seconds; F =:= minutes; F =:= hours; F =:= hms ->
@@ -322,7 +324,14 @@ classify_erlang(F, A) when {F, A} =:= {link, 1}; {F, A} =:= {unlink, 1}; {F, A} 
                            {F, A} =:= {get_keys, 0}; {F, A} =:= {get_keys, 1};
                            {F, A} =:= {make_ref, 0}; {F, A} =:= {monitor, 2};
                            {F, A} =:= {demonitor, 1}; {F, A} =:= {demonitor, 2};
-                           {F, A} =:= {nodes, 0}; {F, A} =:= {monitor_node, 2} ->
+                           {F, A} =:= {nodes, 0}; {F, A} =:= {monitor_node, 2};
+                           {F, A} =:= {monitor, 3}; {F, A} =:= {alias, 0}; {F, A} =:= {alias, 1};
+                           {F, A} =:= {unalias, 1}; {F, A} =:= {send_after, 3};
+                           {F, A} =:= {send_after, 4}; {F, A} =:= {start_timer, 3};
+                           {F, A} =:= {start_timer, 4}; {F, A} =:= {cancel_timer, 1};
+                           {F, A} =:= {cancel_timer, 2}; {F, A} =:= {read_timer, 1};
+                           {F, A} =:= {read_timer, 2}; {F, A} =:= {unique_integer, 0};
+                           {F, A} =:= {unique_integer, 1} ->
     {redirect, mce_rt, F};
 classify_erlang(F, A) ->
     case lists:member({F, A}, unsupported_bifs()) orelse
@@ -338,13 +347,11 @@ classify_erlang(F, A) ->
 %% Process-related BIFs that are not modelled yet: running them for real
 %% inside the executor would silently give a wrong model.
 unsupported_bifs() ->
-    [{monitor, 3},
-     {process_flag, 3},
+    [{process_flag, 3},
      {nodes, 1}, {processes, 0}, {process_info, 1}, {process_info, 2},
-     {cancel_timer, 1}, {cancel_timer, 2}, {read_timer, 1}, {read_timer, 2},
      {monitor_node, 3}, {group_leader, 0}, {group_leader, 2},
-     {alias, 0}, {alias, 1}, {unalias, 1}, {halt, 0}, {halt, 1}, {halt, 2},
-     {yield, 0}, {hibernate, 3}, {unique_integer, 0}, {unique_integer, 1},
+     {halt, 0}, {halt, 1}, {halt, 2},
+     {yield, 0}, {hibernate, 3},
      {disconnect_node, 1}, {suspend_process, 1}, {resume_process, 1},
      {garbage_collect, 1}, {garbage_collect, 2}, {check_process_code, 2},
      {purge_module, 1}, {load_module, 2}, {delete_module, 1}, {set_cookie, 2},

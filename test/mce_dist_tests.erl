@@ -120,6 +120,24 @@ monitor_registered_name_on_other_node_test() ->
     ?assertEqual([{result, {{server, ?N2}, crashed}}], results(name_monitor, [?N2, true], ?NODES)),
     ?assertEqual([{result, {{server, ?N2}, noproc}}], results(name_monitor, [?N2, false], ?NODES)).
 
+%% A reply through an alias crosses the ether; without faults it always
+%% arrives; with a crash of the server's node the caller sees noconnection.
+alias_reply_across_nodes_test() ->
+    ?assertEqual({result, reply}, real(remote_call, [node()])),
+    ?assertEqual([{result, reply}], results(remote_call, [?N2], ?NODES)),
+    ?assertEqual([{result, reply}, {result, {down, noconnection}}],
+                 results(remote_call, [?N2], ?NODES#{faults => #{crash_node => 1}}, [deadlock])).
+
+%% Timers are timeouts: untimed, one may fire before a message that is
+%% already on its way; with timeouts => when_idle only when nothing else
+%% can happen.
+timer_fires_any_time_untimed_test() ->
+    ?assertEqual([{result, done}, {result, timeout}],
+                 collect({tprog, timer_race, []}, #{}, [deadlock, abnormal_exit], [])),
+    ?assertEqual([{result, done}],
+                 collect({tprog, timer_race, []}, #{timeouts => when_idle},
+                         [deadlock, abnormal_exit], [])).
+
 %%--------------------------------------------------------------------
 %% Faults
 %%--------------------------------------------------------------------

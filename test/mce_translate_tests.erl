@@ -46,7 +46,13 @@ differential_test_() ->
              {diff_monitor_down_reason, []}, {diff_monitor_dead_process, []},
              {diff_monitor_by_name, []}, {diff_demonitor_flush, []},
              {diff_demonitor_active, []}, {diff_refs, []}, {diff_timer_sleep, []},
-             {diff_spawn_variants, []}],
+             {diff_spawn_variants, []},
+             %% Aliases, timers, unique integers.
+             {diff_alias_send, []}, {diff_alias_reply, []}, {diff_monitor_alias, []},
+             {diff_monitor_alias_down, []}, {diff_send_after, []}, {diff_start_timer, []},
+             {diff_cancel_timer, []}, {diff_cancel_timer_async, []}, {diff_timer_to_name, []},
+             {diff_timer_to_dead_process, []}, {diff_timer_module, []},
+             {diff_unique_integer, []}],
     [{atom_to_list(F) ++ "/" ++ integer_to_list(length(A)), fun() -> same_result(F, A) end}
      || {F, A} <- Cases].
 

@@ -151,7 +151,7 @@ shutdown_exit() ->
 
 %% Unsupported process BIF (timers are not modelled yet).
 uses_timer() ->
-    erlang:send_after(100, self(), tick),
+    erlang:suspend_process(self()),
     ok.
 
 
@@ -377,7 +377,7 @@ try_loop(K, Acc) ->
 
 %% An unsupported BIF inside a catch-all: the check must still stop.
 uses_timer_caught() ->
-    try erlang:send_after(100, self(), tick) catch _:_ -> swallowed end.
+    try erlang:suspend_process(self()) catch _:_ -> swallowed end.
 
 %%--------------------------------------------------------------------
 %% Library higher-order functions with funs that block
@@ -705,3 +705,111 @@ diff_spawn_variants() ->
     exit({result, {is_pid(P1), A, B, C, D}}).
 
 child_exit(Reason) -> exit(Reason).
+
+%%--------------------------------------------------------------------
+%% Aliases, timers, unique integers
+%%--------------------------------------------------------------------
+
+%% Waits until Pid has ended.
+await_end(Pid) ->
+    Ref = monitor(process, Pid),
+    receive {'DOWN', Ref, process, Pid, _} -> ok end.
+
+drain() ->
+    receive X -> [X | drain()] after 0 -> [] end.
+
+diff_alias_send() ->
+    A = alias(),
+    await_end(spawn(fun() -> A ! first end)),
+    R1 = receive first -> got end,
+    T1 = unalias(A),
+    T2 = unalias(A),
+    await_end(spawn(fun() -> A ! second end)),
+    exit({result, {R1, T1, T2, drain()}}).
+
+diff_alias_reply() ->
+    A = alias([reply]),
+    await_end(spawn(fun() -> A ! one, A ! two end)),
+    exit({result, {drain(), unalias(A)}}).
+
+%% gen:call's pattern: a monitor that is also an alias, deactivated by
+%% demonitor; a late reply is dropped.
+diff_monitor_alias() ->
+    Srv = spawn(fun() ->
+                        receive {call, Alias} ->
+                                Alias ! {Alias, reply},
+                                receive again -> Alias ! {Alias, late} end
+                        end
+                end),
+    Mref = monitor(process, Srv, [{alias, demonitor}]),
+    Srv ! {call, Mref},
+    R = receive {Mref, Reply} -> demonitor(Mref, [flush]), Reply end,
+    Srv ! again,
+    await_end(Srv),
+    exit({result, {R, drain()}}).
+
+%% The alias of a monitor goes with its 'DOWN'.
+diff_monitor_alias_down() ->
+    Srv = spawn(fun() -> receive {go, _} -> ok end end),
+    Mref = monitor(process, Srv, [{alias, demonitor}]),
+    Srv ! {go, Mref},
+    receive {'DOWN', Mref, process, Srv, normal} -> ok end,
+    exit({result, unalias(Mref)}).
+
+diff_send_after() ->
+    Ref = erlang:send_after(10, self(), ping),
+    R = receive ping -> pong end,
+    exit({result, {R, erlang:cancel_timer(Ref), erlang:read_timer(Ref)}}).
+
+diff_start_timer() ->
+    Ref = erlang:start_timer(10, self(), hi),
+    receive {timeout, Ref, Msg} -> exit({result, Msg}) end.
+
+diff_cancel_timer() ->
+    Ref = erlang:send_after(1000000, self(), late),
+    Left = erlang:cancel_timer(Ref),
+    Again = erlang:cancel_timer(Ref),
+    exit({result, {is_integer(Left), Again, drain()}}).
+
+diff_cancel_timer_async() ->
+    Ref = erlang:send_after(1000000, self(), late),
+    ok = erlang:cancel_timer(Ref, [{async, true}, {info, true}]),
+    R = receive {cancel_timer, Ref, Left} -> is_integer(Left) end,
+    ok = erlang:cancel_timer(Ref, [{info, false}]),
+    exit({result, {R, drain()}}).
+
+diff_timer_to_name() ->
+    register(me, self()),
+    erlang:send_after(5, me, x),
+    receive x -> exit({result, named}) end.
+
+diff_timer_to_dead_process() ->
+    P = spawn(fun() -> ok end),
+    await_end(P),
+    Ref = erlang:send_after(100000, P, x),
+    exit({result, erlang:read_timer(Ref)}).
+
+diff_timer_module() ->
+    {ok, T1} = timer:send_after(5, hello),
+    R1 = receive hello -> hello end,
+    {ok, T2} = timer:send_after(1000000, self(), never),
+    C = timer:cancel(T2),
+    {ok, _} = timer:send_after(0, self(), now),
+    R2 = receive now -> now end,
+    exit({result, {R1, timer:cancel(T1), C, R2, timer:cancel(bad), drain()}}).
+
+diff_unique_integer() ->
+    A = erlang:unique_integer([positive, monotonic]),
+    B = erlang:unique_integer([positive, monotonic]),
+    Self = self(),
+    spawn(fun() -> Self ! {c, erlang:unique_integer([positive, monotonic])} end),
+    C = receive {c, X} -> X end,
+    exit({result, {A > 0, B > A, C > B, is_integer(erlang:unique_integer())}}).
+
+%% Untimed, the timer may fire before the worker's message; with
+%% timeouts => when_idle only when nothing else can happen.
+timer_race() ->
+    erlang:send_after(10, self(), timeout),
+    Self = self(),
+    spawn(fun() -> Self ! done end),
+    receive First -> exit({result, First}) end.

@@ -9,7 +9,7 @@
          name_send/1, name_monitor/2, ping/1, crash_watch/1, disconnect_lost/1,
          killable/0, unknown_node/0, echo/0, echo_named/1, crash_after/1, waiter/0,
          nodedown_watch/1, remote_monitor_dead/1, spawn_on_down/1]).
--export([thrower/1, exiter/1, divider/1, run/2, fifo/1]).
+-export([thrower/1, exiter/1, divider/1, run/2, fifo/1, remote_call/1]).
 
 %% node() in a process spawned on another node, and node/1 of its pid.
 where_am_i(Node) ->
@@ -165,3 +165,13 @@ fifo(Node) ->
 
 collect3(Acc) when length(Acc) =:= 3 -> lists:reverse(Acc);
 collect3(Acc) -> receive X -> collect3([X | Acc]) end.
+
+%% gen:call's pattern across nodes: the reply comes back through an alias.
+remote_call(Node) ->
+    Srv = spawn(Node, fun() -> receive {call, Alias} -> Alias ! {Alias, reply} end end),
+    Mref = monitor(process, Srv, [{alias, demonitor}]),
+    Srv ! {call, Mref},
+    receive
+        {Mref, Reply} -> demonitor(Mref, [flush]), Reply;
+        {'DOWN', Mref, process, Srv, Reason} -> {down, Reason}
+    end.
