@@ -615,6 +615,67 @@ static ERL_NIF_TERM nif_timer(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[
     return t < 0 ? atom(env, "false") : enif_make_int64(env, t);
 }
 
+static ERL_NIF_TERM monitor_list(ErlNifEnv *env, const part_store *ps,
+                                 const monitor_set *ms, int *ok)
+{
+    ERL_NIF_TERM list = enif_make_list(env, 0);
+    for (uint32_t k = ms->n; k-- > 0;) {
+        ERL_NIF_TERM item = atom(env, "none");
+        if (ms->m[k].item != 0 && !part_term(env, ps, ms->m[k].item, &item))
+            *ok = 0;
+        list = enif_make_list_cell(env,
+                                   enif_make_tuple3(env, enif_make_uint(env, ms->m[k].ref),
+                                                    enif_make_uint(env, ms->m[k].pid), item),
+                                   list);
+    }
+    return list;
+}
+
+/* process(Search, Pid) -> undefined
+**   | {Status, [Msg], [LinkedPid], Monitors, MonitoredBy, Name, TrapExit, Dict}
+** in the state being expanded; Monitors and MonitoredBy are [{Ref, Pid, Item}]. */
+static ERL_NIF_TERM nif_process(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
+{
+    (void)argc;
+    search_res *r;
+    unsigned pid;
+    if (!get_res(env, argv[0], &r) || !enif_get_uint(env, argv[1], &pid))
+        return enif_make_badarg(env);
+    enif_mutex_lock(r->lock);
+    uint32_t skip;
+    const proc *p = search_peek_proc(r->s, pid, &skip);
+    const part_store *ps = search_store(r->s);
+    ERL_NIF_TERM t = atom(env, "undefined");
+    if (p != NULL) {
+        int ok = 1;
+        ERL_NIF_TERM msgs = enif_make_list(env, 0), links = enif_make_list(env, 0);
+        for (uint32_t k = mailbox_length(ps, p->mailbox); k-- > 0;) {
+            ERL_NIF_TERM m;
+            if (k == skip)
+                continue;
+            if (!part_term(env, ps, mailbox_at(ps, p->mailbox, k), &m))
+                ok = 0;
+            else
+                msgs = enif_make_list_cell(env, m, msgs);
+        }
+        for (uint32_t k = p->nlinks; k-- > 0;)
+            links = enif_make_list_cell(env, enif_make_uint(env, p->links[k]), links);
+        ERL_NIF_TERM name = atom(env, "undefined"), dict = enif_make_list(env, 0);
+        if (p->name != 0 && !part_term(env, ps, p->name, &name))
+            ok = 0;
+        if (p->dict != 0 && !part_term(env, ps, p->dict, &dict))
+            ok = 0;
+        ERL_NIF_TERM parts[8] = {
+            atom(env, p->status == PROC_INIT ? "init" : "waiting"), msgs, links,
+            monitor_list(env, ps, &p->mons, &ok), monitor_list(env, ps, &p->monby, &ok),
+            name, atom(env, (p->flags & PF_TRAP_EXIT) ? "true" : "false"), dict };
+        t = ok ? enif_make_tuple_from_array(env, parts, 8)
+               : ERROR(env, "stored term does not decode");
+    }
+    enif_mutex_unlock(r->lock);
+    return t;
+}
+
 /* unique(Search) -> non_neg_integer(), the last unique integer given */
 static ERL_NIF_TERM nif_unique(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
 {
@@ -899,6 +960,7 @@ static ErlNifFunc nif_funcs[] = {
     {"alias_active", 3, nif_alias_active, 0},
     {"timer", 2, nif_timer, 0},
     {"unique", 1, nif_unique, 0},
+    {"process", 2, nif_process, 0},
     {"ether", 1, nif_ether, 0},
     {"monitor_active", 3, nif_monitor_active, 0},
     {"stats", 1, nif_stats, 0},

@@ -1827,6 +1827,19 @@ int64_t search_peek_timer(search *s, uint32_t ref)
     return -1;
 }
 
+const proc *search_peek_proc(search *s, uint32_t pid, uint32_t *skip)
+{
+    *skip = UINT32_MAX;
+    if (s->depth == 0 || decode_top(s) != 0)
+        return NULL;
+    int i = sys_state_find(&s->cur, pid);
+    if (i < 0)
+        return NULL;
+    if (s->pending == REQ_RUN && s->run == RUN_RECEIVE && s->run_pid == pid)
+        *skip = s->run_msg_index;
+    return &s->cur.procs[i];
+}
+
 uint32_t search_peek_unique(search *s)
 {
     if (s->depth == 0 || decode_top(s) != 0)

@@ -191,6 +191,10 @@ int search_peek_monitor(search *s, uint32_t pid, uint32_t ref);
 int search_peek_alias(search *s, uint32_t pid, uint32_t ref);
 /* The time of pending timer ref, or -1 when there is none. */
 int64_t search_peek_timer(search *s, uint32_t ref);
+/* The record of process pid in the state being expanded (NULL if dead),
+** and in *skip the index of the message the running step is receiving
+** (UINT32_MAX: none), which is no longer in that process's mailbox. */
+const proc *search_peek_proc(search *s, uint32_t pid, uint32_t *skip);
 /* The last unique integer handed out. */
 uint32_t search_peek_unique(search *s);
 /* The names registered on `node` (PART_TERM ids): fills up to max,

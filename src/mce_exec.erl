@@ -183,7 +183,7 @@ rt_bifs() ->
     [send, link, unlink, exit, register, unregister, whereis, registered, process_flag,
      is_process_alive, spawn, spawn_link, spawn_opt, make_ref, monitor, demonitor,
      spawn_monitor, nodes, monitor_node, alias, unalias, send_after, start_timer,
-     cancel_timer, read_timer, unique_integer].
+     cancel_timer, read_timer, unique_integer, process_info].
 
 %% Lambda-lifted receive and frame functions stand for the function whose
 %% code they hold.

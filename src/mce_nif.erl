@@ -6,7 +6,7 @@
 -module(mce_nif).
 
 -export([new/1, start/3, match/2, ran/5, fresh_pid/2, fresh_ref/2, node_status/3, ether/1,
-         alias_active/3, timer/2, unique/1,
+         alias_active/3, timer/2, unique/1, process/2,
          stats/1, trace/1,
          top_state/1, alive/2, whereis/3, registered/2, monitor_active/3]).
 
@@ -53,6 +53,9 @@ alias_active(_Search, _Pid, _Ref) -> erlang:nif_error(not_loaded).
 
 -spec timer(search(), non_neg_integer()) -> non_neg_integer() | false.
 timer(_Search, _Ref) -> erlang:nif_error(not_loaded).
+
+-spec process(search(), non_neg_integer()) -> undefined | tuple() | {error, term(), string()}.
+process(_Search, _Pid) -> erlang:nif_error(not_loaded).
 
 -spec unique(search()) -> non_neg_integer().
 unique(_Search) -> erlang:nif_error(not_loaded).

@@ -18,7 +18,7 @@
                             spawn_monitor/4, send/3, monitor/3, alias/0, alias/1, unalias/1,
                             send_after/3, send_after/4, start_timer/3, start_timer/4,
                             cancel_timer/1, cancel_timer/2, read_timer/1, read_timer/2,
-                            unique_integer/0, unique_integer/1]}).
+                            unique_integer/0, unique_integer/1, process_info/2, process_info/2]}).
 
 -export([self/0, node/0, send/2, send/3, spawn/1, spawn/3, spawn_link/1, spawn_link/3,
          suspend/4, apply/2, apply/3, output/1, output/2, output/3, unsupported/3,
@@ -32,7 +32,7 @@
          monitor/3, alias/0, alias/1, unalias/1, send_after/3, send_after/4, start_timer/3,
          start_timer/4, cancel_timer/1, cancel_timer/2, read_timer/1, read_timer/2,
          timer_send_after/2, timer_send_after/3, timer_cancel/1,
-         unique_integer/0, unique_integer/1,
+         unique_integer/0, unique_integer/1, process_info/2,
          put/2, get/0, get/1, erase/0, erase/1, get_keys/0, get_keys/1]).
 
 -type location() :: {module(), atom(), arity(), non_neg_integer()}.
@@ -646,6 +646,128 @@ unique_integer(Opts) when is_list(Opts) ->
     N;
 unique_integer(Opts) ->
     erlang:error(badarg, [Opts]).
+
+%%--------------------------------------------------------------------
+%% process_info/2: the items that describe the simulated process
+%%--------------------------------------------------------------------
+
+-define(INFO_ITEMS, [registered_name, status, message_queue_len, messages, links, monitors,
+                     monitored_by, trap_exit, dictionary]).
+
+%% @doc process_info/2 for the items registered_name, status,
+%% message_queue_len, messages, links, monitors, monitored_by, trap_exit
+%% and dictionary, as the process is at this point of the step.
+-spec process_info(pid(), atom() | [atom()]) -> term().
+process_info(Pid, Items) when is_pid(Pid), is_list(Items) ->
+    [check_info_item(I, [Pid, Items]) || I <- Items],
+    case info_record(Pid, [Pid, Items]) of
+        undefined -> undefined;
+        Rec -> [case {I, Rec} of
+                    {registered_name, #{name := undefined}} -> {registered_name, []};
+                    _ -> info_item(I, Rec)
+                end || I <- Items]
+    end;
+process_info(Pid, Item) when is_pid(Pid), is_atom(Item) ->
+    check_info_item(Item, [Pid, Item]),
+    case info_record(Pid, [Pid, Item]) of
+        undefined -> undefined;
+        #{name := undefined} when Item =:= registered_name -> [];
+        Rec -> info_item(Item, Rec)
+    end;
+process_info(Pid, Item) ->
+    erlang:error(badarg, [Pid, Item]).
+
+check_info_item(Item, Args) when is_atom(Item) ->
+    lists:member(Item, ?INFO_ITEMS) orelse
+        fatal({mcerlang, {unsupported_bif, {erlang, process_info, 2},
+                          {item, Item, "modelled items: " ++
+                               lists:flatten(io_lib:format("~p", [?INFO_ITEMS]))}}}),
+    Args;
+check_info_item(_Item, Args) ->
+    erlang:error(badarg, Args).
+
+info_record(Pid, Args) ->
+    N = sim_pid(Pid, Args),
+    is_local(N) orelse erlang:error(badarg, Args),
+    Me = erlang:get('$mce_pid'),
+    Stored = mce_nif:process(erlang:get('$mce_search'), N),
+    Base = case Stored of
+               {error, Where, Why} -> fatal({mcerlang_internal, Where, Why});
+               {St, Msgs, Links, Mons, MonBy, Name, Trap, Dict} ->
+                   #{status => St, messages => Msgs, links => Links,
+                     monitors => [{R, P, I} || {R, P, I} <- Mons],
+                     monitored_by => [{R, P} || {R, P, _} <- MonBy], name => Name,
+                     trap_exit => Trap, dictionary => Dict};
+               undefined ->
+                   #{status => init, messages => [], links => [], monitors => [],
+                     monitored_by => [], name => undefined, trap_exit => false,
+                     dictionary => []}
+           end,
+    Alive = N =:= Me orelse alive(N),
+    case Alive of
+        false -> undefined;
+        true when N =:= Me ->
+            Own = own_changes(Base, lists:reverse(erlang:get('$mce_effects')), Me),
+            Own#{status := running, trap_exit := erlang:get('$mce_trap_exit'),
+                 dictionary := lists:sort(maps:to_list(erlang:get('$mce_dict'))),
+                 name := own_name(Pid)};
+        true ->
+            Effects = lists:reverse(erlang:get('$mce_effects')),
+            Sent = [M || {send, To, M} <- Effects, To =:= N],
+            By = [{element(3, E), Me} || E <- Effects, element(1, E) =:= monitor,
+                                         element(2, E) =:= N],
+            Unby = [R || {demonitor, R, _} <- Effects],
+            Linked = [Me || {link, To} <- Effects, To =:= N] ++
+                [Me || {spawn, To, _, true} <- Effects, To =:= N],
+            Base#{messages := maps:get(messages, Base) ++ Sent,
+                  monitored_by := [RP || {R, _} = RP <- maps:get(monitored_by, Base) ++ By,
+                                         not lists:member(R, Unby)],
+                  links := lists:usort(maps:get(links, Base) ++ Linked),
+                  status := case maps:get(status, Base) of
+                                init -> runnable;
+                                S -> S
+                            end}
+    end.
+
+%% The running process's own record: the stored one changed by this step's
+%% effects so far.
+own_changes(Rec, [], _Me) -> Rec;
+own_changes(#{messages := Ms} = Rec, [{send, Me, M} | Es], Me) ->
+    own_changes(Rec#{messages := Ms ++ [M]}, Es, Me);
+own_changes(#{links := Ls} = Rec, [{link, N} | Es], Me) ->
+    own_changes(Rec#{links := lists:usort([N | Ls])}, Es, Me);
+own_changes(#{links := Ls} = Rec, [{spawn, N, _, true} | Es], Me) ->
+    own_changes(Rec#{links := lists:usort([N | Ls])}, Es, Me);
+own_changes(#{links := Ls} = Rec, [{unlink, N} | Es], Me) ->
+    own_changes(Rec#{links := Ls -- [N]}, Es, Me);
+own_changes(#{monitors := Ms} = Rec, [{monitor, N, R, Item} | Es], Me) ->
+    own_changes(Rec#{monitors := Ms ++ [{R, N, Item}]}, Es, Me);
+own_changes(#{monitors := Ms} = Rec, [{monitor, N, R, Item, _Name} | Es], Me) ->
+    own_changes(Rec#{monitors := Ms ++ [{R, N, Item}]}, Es, Me);
+own_changes(#{monitors := Ms} = Rec, [{demonitor, R, _} | Es], Me) ->
+    own_changes(Rec#{monitors := [M || {R1, _, _} = M <- Ms, R1 =/= R]}, Es, Me);
+own_changes(Rec, [_ | Es], Me) ->
+    own_changes(Rec, Es, Me).
+
+own_name(Pid) ->
+    case [Name || Name <- registered(), whereis(Name) =:= Pid] of
+        [Name] -> Name;
+        [] -> undefined
+    end.
+
+info_item(registered_name, #{name := Name}) -> {registered_name, Name};
+info_item(status, #{status := S}) -> {status, S};
+info_item(message_queue_len, #{messages := Ms}) -> {message_queue_len, length(Ms)};
+info_item(messages, #{messages := Ms}) -> {messages, Ms};
+info_item(links, #{links := Ls}) -> {links, [mce_pid:term(L) || L <- Ls]};
+info_item(monitors, #{monitors := Ms}) ->
+    {monitors, [{process, case I of
+                              none -> mce_pid:term(P);
+                              _ -> I
+                          end} || {_R, P, I} <- Ms]};
+info_item(monitored_by, #{monitored_by := Ps}) -> {monitored_by, [mce_pid:term(P) || {_, P} <- Ps]};
+info_item(trap_exit, #{trap_exit := T}) -> {trap_exit, T};
+info_item(dictionary, #{dictionary := D}) -> {dictionary, D}.
 
 %%--------------------------------------------------------------------
 %% Registry

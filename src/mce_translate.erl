@@ -331,7 +331,7 @@ classify_erlang(F, A) when {F, A} =:= {link, 1}; {F, A} =:= {unlink, 1}; {F, A} 
                            {F, A} =:= {start_timer, 4}; {F, A} =:= {cancel_timer, 1};
                            {F, A} =:= {cancel_timer, 2}; {F, A} =:= {read_timer, 1};
                            {F, A} =:= {read_timer, 2}; {F, A} =:= {unique_integer, 0};
-                           {F, A} =:= {unique_integer, 1} ->
+                           {F, A} =:= {unique_integer, 1}; {F, A} =:= {process_info, 2} ->
     {redirect, mce_rt, F};
 classify_erlang(F, A) ->
     case lists:member({F, A}, unsupported_bifs()) orelse
@@ -348,7 +348,7 @@ classify_erlang(F, A) ->
 %% inside the executor would silently give a wrong model.
 unsupported_bifs() ->
     [{process_flag, 3},
-     {nodes, 1}, {processes, 0}, {process_info, 1}, {process_info, 2},
+     {nodes, 1}, {processes, 0}, {process_info, 1},
      {monitor_node, 3}, {group_leader, 0}, {group_leader, 2},
      {halt, 0}, {halt, 1}, {halt, 2},
      {yield, 0}, {hibernate, 3},

@@ -52,7 +52,8 @@ differential_test_() ->
              {diff_monitor_alias_down, []}, {diff_send_after, []}, {diff_start_timer, []},
              {diff_cancel_timer, []}, {diff_cancel_timer_async, []}, {diff_timer_to_name, []},
              {diff_timer_to_dead_process, []}, {diff_timer_module, []},
-             {diff_unique_integer, []}],
+             {diff_unique_integer, []}, {diff_process_info_self, []},
+             {diff_process_info_other, []}],
     [{atom_to_list(F) ++ "/" ++ integer_to_list(length(A)), fun() -> same_result(F, A) end}
      || {F, A} <- Cases].
 

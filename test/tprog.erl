@@ -813,3 +813,35 @@ timer_race() ->
     Self = self(),
     spawn(fun() -> Self ! done end),
     receive First -> exit({result, First}) end.
+
+%%--------------------------------------------------------------------
+%% process_info/2
+%%--------------------------------------------------------------------
+
+diff_process_info_self() ->
+    register(me, self()),
+    put(k, v),
+    Child = spawn_link(fun() -> receive stop -> ok end end),
+    Other = spawn(fun() -> receive stop -> ok end end),
+    monitor(process, Other),
+    self() ! a,
+    self() ! b,
+    Info = process_info(self(), [registered_name, status, message_queue_len, messages,
+                                 trap_exit, dictionary]),
+    {links, Links} = process_info(self(), links),
+    {monitors, Mons} = process_info(self(), monitors),
+    Child ! stop,
+    Other ! stop,
+    exit({result, {Info, Links =:= [Child], Mons =:= [{process, Other}]}}).
+
+diff_process_info_other() ->
+    P = spawn(fun() -> receive stop -> ok end end),
+    P ! x,
+    P ! y,
+    monitor(process, P),
+    A = process_info(P, [messages, message_queue_len, registered_name]),
+    B = process_info(P, registered_name),
+    {monitored_by, By} = process_info(P, monitored_by),
+    P ! stop,
+    receive {'DOWN', _, process, P, normal} -> ok end,
+    exit({result, {A, B, By =:= [self()], process_info(P, messages)}}).
