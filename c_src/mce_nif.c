@@ -326,7 +326,7 @@ static int get_bool(ErlNifEnv *env, ERL_NIF_TERM t, int *out)
 /* Everything the effects list owns while it is being converted. */
 typedef struct effects_buf {
     effect *effects;
-    ErlNifBinary *bins, *bins2;
+    ErlNifBinary *bins, *bins2, *bins3;
     size_t n;
 } effects_buf;
 
@@ -336,24 +336,28 @@ static void effects_release(effects_buf *eb)
         enif_release_binary(&eb->bins[i]);
         if (eb->effects[i].term2.etf != NULL)
             enif_release_binary(&eb->bins2[i]);
+        if (eb->effects[i].term3.etf != NULL)
+            enif_release_binary(&eb->bins3[i]);
     }
     free(eb->effects);
     free(eb->bins);
     free(eb->bins2);
+    free(eb->bins3);
 }
 
 static int parse_effects(ErlNifEnv *env, ERL_NIF_TERM list, effects_buf *eb)
 {
     unsigned len;
     eb->effects = NULL;
-    eb->bins = eb->bins2 = NULL;
+    eb->bins = eb->bins2 = eb->bins3 = NULL;
     eb->n = 0;
     if (!enif_get_list_length(env, list, &len))
         return 0;
     eb->effects = calloc(len ? len : 1, sizeof *eb->effects);
     eb->bins = calloc(len ? len : 1, sizeof *eb->bins);
     eb->bins2 = calloc(len ? len : 1, sizeof *eb->bins2);
-    if (eb->effects == NULL || eb->bins == NULL || eb->bins2 == NULL)
+    eb->bins3 = calloc(len ? len : 1, sizeof *eb->bins3);
+    if (eb->effects == NULL || eb->bins == NULL || eb->bins2 == NULL || eb->bins3 == NULL)
         return 0;
     ERL_NIF_TERM head, tail = list;
     while (enif_get_list_cell(env, tail, &head, &tail)) {
@@ -361,8 +365,8 @@ static int parse_effects(ErlNifEnv *env, ERL_NIF_TERM list, effects_buf *eb)
         int arity;
         unsigned pid = 0;
         effect *ef = &eb->effects[eb->n];
-        ERL_NIF_TERM term = 0, term2 = 0;
-        int has_term = 1, has_term2 = 0;
+        ERL_NIF_TERM term = 0, term2 = 0, term3 = 0;
+        int has_term = 1, has_term2 = 0, has_term3 = 0;
         if (!enif_get_tuple(env, head, &arity, &el) || arity < 2)
             return 0;
         if (arity == 3 && enif_is_identical(el[0], atom(env, "send")) &&
@@ -442,6 +446,22 @@ static int parse_effects(ErlNifEnv *env, ERL_NIF_TERM list, effects_buf *eb)
                    enif_get_uint(env, el[1], &ef->ref)) {
             ef->kind = EFFECT_CANCEL_TIMER;
             has_term = 0;
+        } else if (arity == 7 && enif_is_identical(el[0], atom(env, "ets_put")) &&
+                   enif_get_uint(env, el[1], &ef->ref) && enif_get_uint(env, el[2], &pid) &&
+                   enif_get_int(env, el[3], &ef->link) && ef->link >= 0 &&
+                   enif_is_atom(env, el[4])) {
+            ef->kind = EFFECT_ETS_PUT;
+            term = el[5];
+            if (!enif_is_identical(el[4], atom(env, "none"))) {
+                term2 = el[4];
+                has_term2 = 1;
+            }
+            term3 = el[6];
+            has_term3 = 1;
+        } else if (arity == 2 && enif_is_identical(el[0], atom(env, "ets_delete")) &&
+                   enif_get_uint(env, el[1], &ef->ref)) {
+            ef->kind = EFFECT_ETS_DELETE;
+            has_term = 0;
         } else if (arity == 2 && enif_is_identical(el[0], atom(env, "unique")) &&
                    enif_get_uint(env, el[1], &ef->ref)) {
             ef->kind = EFFECT_UNIQUE;
@@ -470,6 +490,8 @@ static int parse_effects(ErlNifEnv *env, ERL_NIF_TERM list, effects_buf *eb)
         }
         eb->n++;
         if (has_term2 && !encode(env, term2, &eb->bins2[eb->n - 1], &ef->term2))
+            return 0;
+        if (has_term3 && !encode(env, term3, &eb->bins3[eb->n - 1], &ef->term3))
             return 0;
     }
     return 1;
@@ -674,6 +696,72 @@ static ERL_NIF_TERM nif_process(ErlNifEnv *env, int argc, const ERL_NIF_TERM arg
     }
     enif_mutex_unlock(r->lock);
     return t;
+}
+
+/* ets_table(Search, Tid) -> undefined | {Owner, Heir, HeirData, Name, Data}
+** (Heir 0: none; HeirData and Name: none when absent) */
+static ERL_NIF_TERM nif_ets_table(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
+{
+    (void)argc;
+    search_res *r;
+    unsigned tid;
+    if (!get_res(env, argv[0], &r) || !enif_get_uint(env, argv[1], &tid))
+        return enif_make_badarg(env);
+    enif_mutex_lock(r->lock);
+    const ets_table *t = search_peek_table(r->s, tid);
+    const part_store *ps = search_store(r->s);
+    ERL_NIF_TERM res = atom(env, "undefined");
+    if (t != NULL) {
+        ERL_NIF_TERM hd = atom(env, "none"), name = atom(env, "none"), data;
+        if ((t->heir_data != 0 && !part_term(env, ps, t->heir_data, &hd)) ||
+            (t->name != 0 && !part_term(env, ps, t->name, &name)) ||
+            !part_term(env, ps, t->data, &data))
+            res = ERROR(env, "stored term does not decode");
+        else
+            res = enif_make_tuple5(env, enif_make_uint(env, t->owner),
+                                   enif_make_uint(env, t->heir), hd, name, data);
+    }
+    enif_mutex_unlock(r->lock);
+    return res;
+}
+
+/* ets_named(Search, Node, Name) -> Tid | undefined */
+static ERL_NIF_TERM nif_ets_named(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
+{
+    (void)argc;
+    search_res *r;
+    unsigned node;
+    ErlNifBinary bin;
+    if (!get_res(env, argv[0], &r) || !enif_get_uint(env, argv[1], &node) ||
+        !enif_is_atom(env, argv[2]) || !enif_term_to_binary(env, argv[2], &bin))
+        return enif_make_badarg(env);
+    enif_mutex_lock(r->lock);
+    uint32_t tid = search_peek_table_named(r->s, node, bin.data, bin.size);
+    enif_mutex_unlock(r->lock);
+    enif_release_binary(&bin);
+    return tid ? enif_make_uint(env, tid) : atom(env, "undefined");
+}
+
+/* ets_tables(Search, Node) -> [Tid] */
+static ERL_NIF_TERM nif_ets_tables(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
+{
+    (void)argc;
+    search_res *r;
+    unsigned node;
+    if (!get_res(env, argv[0], &r) || !enif_get_uint(env, argv[1], &node))
+        return enif_make_badarg(env);
+    enif_mutex_lock(r->lock);
+    size_t n = search_peek_tables(r->s, node, NULL, 0);
+    uint32_t *tids = malloc((n ? n : 1) * sizeof *tids);
+    ERL_NIF_TERM list = enif_make_list(env, 0);
+    if (tids != NULL) {
+        n = search_peek_tables(r->s, node, tids, n);
+        for (size_t i = n; i-- > 0;)
+            list = enif_make_list_cell(env, enif_make_uint(env, tids[i]), list);
+        free(tids);
+    }
+    enif_mutex_unlock(r->lock);
+    return tids ? list : ERROR(env, "out of memory");
 }
 
 /* unique(Search) -> non_neg_integer(), the last unique integer given */
@@ -961,6 +1049,9 @@ static ErlNifFunc nif_funcs[] = {
     {"timer", 2, nif_timer, 0},
     {"unique", 1, nif_unique, 0},
     {"process", 2, nif_process, 0},
+    {"ets_table", 2, nif_ets_table, 0},
+    {"ets_named", 3, nif_ets_named, 0},
+    {"ets_tables", 2, nif_ets_tables, 0},
     {"ether", 1, nif_ether, 0},
     {"monitor_active", 3, nif_monitor_active, 0},
     {"stats", 1, nif_stats, 0},

@@ -824,6 +824,35 @@ static int process_dies(search *s, sys_state *st, uint32_t pid, part_id reason,
                     (st->nnodemons - k - 1) * sizeof *st->nodemons);
             st->nnodemons--;
         }
+    /* Its tables go to their heir ({'ETS-TRANSFER', Tab, Pid, HeirData})
+    ** or are deleted. */
+    for (uint32_t k = st->ntables; k-- > 0 && !err;) {
+        ets_table *t = &st->tables[k];
+        if (t->owner != pid)
+            continue;
+        int h = t->heir != 0 && t->heir != pid ? sys_state_find(st, t->heir) : -1;
+        if (h < 0) {
+            sys_state_remove_table(st, k);
+            continue;
+        }
+        ext_buf e = { NULL, 0, 0, 0 };
+        ext_u8(&e, 131);
+        ext_tuple(&e, 4);
+        ext_part(s, &e, s->atoms[ATOM_ETS_TRANSFER]);
+        if (t->name != 0)
+            ext_part(s, &e, t->name);
+        else
+            ext_ref(s, &e, t->tid);
+        ext_pid(s, &e, pid);
+        if (t->heir_data != 0)
+            ext_part(s, &e, t->heir_data);
+        else
+            ext_atom(&e, "undefined");
+        t->owner = t->heir;
+        t->heir = 0;
+        t->heir_data = 0;
+        err = deliver_built(s, st, h, &e);
+    }
     /* Timers aimed at a pid are cancelled when it dies. */
     for (uint32_t k = st->nchans; k-- > 0;)
         if ((st->chans[k].from & KEY_TIMER) && st->chans[k].to == pid)
@@ -933,10 +962,14 @@ static int apply_effects(search *s, sys_state *st, run_result *res,
             return -1;
         if (ef->term2.etf != NULL && (term2 = intern_term(s, &ef->term2)) == 0)
             return -1;
+        part_id term3 = 0;
+        if (ef->term3.etf != NULL && (term3 = intern_term(s, &ef->term3)) == 0)
+            return -1;
         uint32_t target = ef->pid, tnode = KEY_NODE(target);
         int q = sys_state_find(st, target);
         int reach = reachable(st, mynode, tnode);
         if ((ef->kind == EFFECT_SEND || ef->kind == EFFECT_SEND_NAME ||
+             ef->kind == EFFECT_ETS_PUT ||
              ef->kind == EFFECT_SPAWN || ef->kind == EFFECT_LINK ||
              ef->kind == EFFECT_UNLINK || ef->kind == EFFECT_EXIT ||
              ef->kind == EFFECT_REGISTER || ef->kind == EFFECT_MONITOR ||
@@ -1155,6 +1188,22 @@ static int apply_effects(search *s, sys_state *st, run_result *res,
             if (ef->ref > st->uniq)
                 st->uniq = ef->ref;
             break;
+        case EFFECT_ETS_PUT: {
+            if (term == 0 || KEY_NODE(ef->ref) != mynode || ef->link < 0)
+                return -1;
+            ets_table t = { ef->ref, target, (uint32_t)ef->link, term3, term2, term };
+            if (sys_state_find(st, target) < 0)
+                break;          /* the owner is gone: so is the table */
+            if (sys_state_put_table(st, &t) != 0)
+                return -1;
+            break;
+        }
+        case EFFECT_ETS_DELETE: {
+            int t = sys_state_find_table(st, ef->ref);
+            if (t >= 0)
+                sys_state_remove_table(st, (uint32_t)t);
+            break;
+        }
         case EFFECT_MONITOR_NODE:
             if (target >= s->nodes.n)
                 return -1;
@@ -1399,6 +1448,9 @@ static int apply_fault(search *s, sys_state *st, const fault *f, ext_buf *lb,
         for (uint32_t k = st->nchans; k-- > 0;)
             if (KEY_NODE(st->chans[k].from) == f->a || KEY_NODE(st->chans[k].to) == f->a)
                 sys_state_remove_channel(st, k);
+        for (uint32_t k = st->ntables; k-- > 0;)
+            if (KEY_NODE(st->tables[k].tid) == f->a)
+                sys_state_remove_table(st, k);
         for (uint32_t k = st->nprocs; k-- > 0;)
             if (KEY_NODE(st->procs[k].pid) == f->a)
                 sys_state_remove(st, k);
@@ -1701,6 +1753,15 @@ static void mark_state(search *s, key_marks *m)
     }
     for (uint32_t i = 0; i < s->cur.nnodemons; i++)
         mark(m, s->cur.nodemons[i].pid);
+    for (uint32_t i = 0; i < s->cur.ntables; i++) {
+        const ets_table *t = &s->cur.tables[i];
+        mark(m, t->tid | ETF_REF_TAG);
+        mark(m, t->owner);
+        if (t->heir != 0)
+            mark(m, t->heir);
+        mark_term(m, ps, t->heir_data);
+        mark_term(m, ps, t->data);
+    }
     for (size_t k = 0; k < s->nallocated; k++)
         mark(m, s->allocated[k]);
     for (size_t k = 0; k < s->nallocated_refs; k++)
@@ -1838,6 +1899,43 @@ const proc *search_peek_proc(search *s, uint32_t pid, uint32_t *skip)
     if (s->pending == REQ_RUN && s->run == RUN_RECEIVE && s->run_pid == pid)
         *skip = s->run_msg_index;
     return &s->cur.procs[i];
+}
+
+const ets_table *search_peek_table(search *s, uint32_t tid)
+{
+    if (s->depth == 0 || decode_top(s) != 0)
+        return NULL;
+    int i = sys_state_find_table(&s->cur, tid);
+    return i < 0 ? NULL : &s->cur.tables[i];
+}
+
+uint32_t search_peek_table_named(search *s, uint32_t node, const uint8_t *etf,
+                                 size_t len)
+{
+    if (s->depth == 0 || decode_top(s) != 0)
+        return 0;
+    for (uint32_t i = 0; i < s->cur.ntables; i++) {
+        const ets_table *t = &s->cur.tables[i];
+        const part *n = t->name ? part_store_get(s->ps, t->name) : NULL;
+        if (n != NULL && KEY_NODE(t->tid) == node && n->len == len &&
+            memcmp(n->data, etf, len) == 0)
+            return t->tid;
+    }
+    return 0;
+}
+
+size_t search_peek_tables(search *s, uint32_t node, uint32_t *out, size_t max)
+{
+    size_t n = 0;
+    if (s->depth == 0 || decode_top(s) != 0)
+        return 0;
+    for (uint32_t i = 0; i < s->cur.ntables; i++)
+        if (KEY_NODE(s->cur.tables[i].tid) == node) {
+            if (n < max)
+                out[n] = s->cur.tables[i].tid;
+            n++;
+        }
+    return n;
 }
 
 uint32_t search_peek_unique(search *s)

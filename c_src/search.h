@@ -54,16 +54,16 @@ typedef struct search_config {
     ** killed, kill and 'EXIT' as the VM encodes them, so that exit reasons
     ** and the 'EXIT' messages built here intern like the VM's own terms.
     ** NULL: a latin-1 ATOM_EXT encoding is assumed. */
-    const uint8_t *atom_etf[9];
-    size_t atom_etf_len[9];
+    const uint8_t *atom_etf[10];
+    size_t atom_etf_len[10];
 } search_config;
 
 enum search_atom {
     ATOM_NORMAL = 0, ATOM_KILLED, ATOM_KILL, ATOM_EXIT, ATOM_DOWN, ATOM_PROCESS,
-    ATOM_NOPROC, ATOM_NOCONNECTION, ATOM_NODEDOWN, N_ATOMS
+    ATOM_NOPROC, ATOM_NOCONNECTION, ATOM_NODEDOWN, ATOM_ETS_TRANSFER, N_ATOMS
 };
 #define SEARCH_ATOM_NAMES { "normal", "killed", "kill", "EXIT", "DOWN", "process", \
-                            "noproc", "noconnection", "nodedown" }
+                            "noproc", "noconnection", "nodedown", "ETS-TRANSFER" }
 
 /* An encoded Erlang term on its way into the store. */
 typedef struct term_in {
@@ -93,7 +93,11 @@ enum effect_kind {
                                term2 is the name), term: the message,
                                flag: the time */
     EFFECT_CANCEL_TIMER,    /* ref */
-    EFFECT_UNIQUE           /* ref: the unique integer handed out */
+    EFFECT_UNIQUE,          /* ref: the unique integer handed out */
+    EFFECT_ETS_PUT,         /* ref: table, pid: owner, flag: heir (0: none),
+                               term: data, term2: name (named tables),
+                               term3: heir data */
+    EFFECT_ETS_DELETE       /* ref: table */
 };
 
 typedef struct effect {
@@ -104,6 +108,7 @@ typedef struct effect {
                                   demonitor: flush */
     term_in term;              /* etf NULL when the effect has no term */
     term_in term2;
+    term_in term3;
 } effect;
 
 enum outcome_kind { OUTCOME_WAIT = 1, OUTCOME_EXIT = 2, OUTCOME_CHOICE = 3 };
@@ -195,6 +200,13 @@ int64_t search_peek_timer(search *s, uint32_t ref);
 ** and in *skip the index of the message the running step is receiving
 ** (UINT32_MAX: none), which is no longer in that process's mailbox. */
 const proc *search_peek_proc(search *s, uint32_t pid, uint32_t *skip);
+/* ETS: table tid in the state being expanded (NULL: none); the table
+** named `name` (atom external format) on `node` (0: none); all tables of
+** `node` (fills up to max, returns the count). */
+const ets_table *search_peek_table(search *s, uint32_t tid);
+uint32_t search_peek_table_named(search *s, uint32_t node, const uint8_t *etf,
+                                 size_t len);
+size_t search_peek_tables(search *s, uint32_t node, uint32_t *out, size_t max);
 /* The last unique integer handed out. */
 uint32_t search_peek_unique(search *s);
 /* The names registered on `node` (PART_TERM ids): fills up to max,

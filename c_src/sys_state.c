@@ -76,6 +76,7 @@ void sys_state_clear(sys_state *s)
     free(s->disc);
     free(s->nodemons);
     free(s->chans);
+    free(s->tables);
     memset(s, 0, sizeof *s);
 }
 
@@ -118,7 +119,10 @@ static int copy_world(sys_state *dst, const sys_state *src)
     dst->ndisc = src->ndisc;
     dst->nnodemons = src->nnodemons;
     dst->nchans = src->nchans;
-    return copy_vec((void **)&dst->disc, &dst->capdisc, src->disc, src->ndisc,
+    dst->ntables = src->ntables;
+    return copy_vec((void **)&dst->tables, &dst->captables, src->tables,
+                    src->ntables, sizeof *src->tables) |
+           copy_vec((void **)&dst->disc, &dst->capdisc, src->disc, src->ndisc,
                     sizeof *src->disc) |
            copy_vec((void **)&dst->nodemons, &dst->capnodemons, src->nodemons,
                     src->nnodemons, sizeof *src->nodemons) |
@@ -234,6 +238,21 @@ static int decode_world(const part_store *ps, part_id id, sys_state *out)
         out->chans[k].queue = word(w->data, at++);
     }
     out->nchans = n;
+    if (at >= total)
+        return -1;
+    n = word(w->data, at++);
+    if (n > (total - at) / 6 ||
+        grow((void **)&out->tables, &out->captables, n, sizeof *out->tables) != 0)
+        return -1;
+    for (uint32_t k = 0; k < n; k++) {
+        out->tables[k].tid = word(w->data, at++);
+        out->tables[k].owner = word(w->data, at++);
+        out->tables[k].heir = word(w->data, at++);
+        out->tables[k].heir_data = word(w->data, at++);
+        out->tables[k].name = word(w->data, at++);
+        out->tables[k].data = word(w->data, at++);
+    }
+    out->ntables = n;
     return at == total ? 0 : -1;
 }
 
@@ -306,9 +325,9 @@ static part_id encode_world(part_store *ps, const sys_state *s, int *err)
     *err = 0;
     if (s->down == 0 && s->crashes == 0 && s->disconnects == 0 &&
         s->kills == 0 && s->uniq == 0 && s->ndisc == 0 && s->nnodemons == 0 &&
-        s->nchans == 0)
+        s->nchans == 0 && s->ntables == 0)
         return 0;
-    uint32_t words = 9 + s->ndisc + 3 * s->nnodemons + 4 * s->nchans;
+    uint32_t words = 10 + s->ndisc + 3 * s->nnodemons + 4 * s->nchans + 6 * s->ntables;
     uint32_t *buf = malloc(words * sizeof *buf);
     if (buf == NULL) {
         *err = 1;
@@ -336,6 +355,15 @@ static part_id encode_world(part_store *ps, const sys_state *s, int *err)
         buf[at++] = s->chans[k].to;
         buf[at++] = s->chans[k].name;
         buf[at++] = s->chans[k].queue;
+    }
+    buf[at++] = s->ntables;
+    for (uint32_t k = 0; k < s->ntables; k++) {
+        buf[at++] = s->tables[k].tid;
+        buf[at++] = s->tables[k].owner;
+        buf[at++] = s->tables[k].heir;
+        buf[at++] = s->tables[k].heir_data;
+        buf[at++] = s->tables[k].name;
+        buf[at++] = s->tables[k].data;
     }
     int fresh;
     part_id id = part_store_intern(ps, PART_WORLD, buf, 4 * at, NULL, 0, &fresh);
@@ -508,6 +536,37 @@ int sys_state_dequeue(part_store *ps, sys_state *s, uint32_t i)
         return -1;
     s->chans[i].queue = q;
     return 0;
+}
+
+int sys_state_find_table(const sys_state *s, uint32_t tid)
+{
+    for (uint32_t i = 0; i < s->ntables; i++)
+        if (s->tables[i].tid == tid)
+            return (int)i;
+    return -1;
+}
+
+int sys_state_put_table(sys_state *s, const ets_table *t)
+{
+    uint32_t i = 0;
+    while (i < s->ntables && s->tables[i].tid < t->tid)
+        i++;
+    if (i < s->ntables && s->tables[i].tid == t->tid) {
+        s->tables[i] = *t;
+        return 0;
+    }
+    if (grow((void **)&s->tables, &s->captables, s->ntables + 1, sizeof *s->tables) != 0)
+        return -1;
+    memmove(&s->tables[i + 1], &s->tables[i], (s->ntables - i) * sizeof *s->tables);
+    s->tables[i] = *t;
+    s->ntables++;
+    return 0;
+}
+
+void sys_state_remove_table(sys_state *s, uint32_t i)
+{
+    memmove(&s->tables[i], &s->tables[i + 1], (s->ntables - i - 1) * sizeof *s->tables);
+    s->ntables--;
 }
 
 static uint32_t pair(uint32_t a, uint32_t b)

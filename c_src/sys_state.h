@@ -25,7 +25,8 @@
 ** The world (PART_WORLD, 0 when everything in it is empty or zero):
 **   down_lo, down_hi, crashes, disconnects, kills, uniq,
 **   ndisc, disc[ndisc], nnodemons, nodemons[nnodemons] (3 words each),
-**   nchans, chans[nchans] (4 words each)
+**   nchans, chans[nchans] (4 words each), ntables, tables[ntables] (6 words:
+**   tid, owner, heir, heir_data, name, data)
 ** down is the set of crashed nodes; crashes, disconnects and kills count
 ** the faults injected so far; disc the disconnected node pairs (a << 8 | b,
 ** a < b, sorted); uniq the last erlang:unique_integer handed out;
@@ -118,6 +119,17 @@ typedef struct channel {
     part_id queue;      /* vector of PART_SIGNAL ids, oldest first */
 } channel;
 
+/* An ETS table: its data (type, access, objects) is one Erlang term that
+** the runtime's Erlang side reads and rewrites; C keeps what owner death
+** needs. */
+typedef struct ets_table {
+    uint32_t tid;           /* its ref key */
+    uint32_t owner, heir;   /* pid keys; heir 0: none */
+    part_id heir_data;      /* term, 0: none */
+    part_id name;           /* atom term of a named table, 0: unnamed */
+    part_id data;           /* term */
+} ets_table;
+
 typedef struct node_monitor {
     uint32_t pid, node, count;
 } node_monitor;
@@ -133,6 +145,8 @@ typedef struct sys_state {
     uint32_t nnodemons, capnodemons;
     channel *chans;
     uint32_t nchans, capchans;
+    ets_table *tables;      /* sorted by tid */
+    uint32_t ntables, captables;
 } sys_state;
 
 void sys_state_clear(sys_state *s);          /* frees and empties */
@@ -160,6 +174,11 @@ part_id signal_intern(part_store *ps, uint32_t kind, uint32_t a, uint32_t b,
                       uint32_t c);
 /* Decodes a PART_SIGNAL; -1 if id is not one. */
 int signal_get(const part_store *ps, part_id id, uint32_t out[4]);
+
+/* Index of table tid, or -1; sets (replacing) and removes tables. */
+int sys_state_find_table(const sys_state *s, uint32_t tid);
+int sys_state_put_table(sys_state *s, const ets_table *t);
+void sys_state_remove_table(sys_state *s, uint32_t i);
 
 int sys_state_disconnected(const sys_state *s, uint32_t a, uint32_t b);
 int sys_state_set_disconnected(sys_state *s, uint32_t a, uint32_t b, int on);

@@ -172,7 +172,28 @@ label_outcome({exit, Reason}) -> {exit, Reason}.
 clean_stack(Stack) ->
     Own = lists:takewhile(fun({M, _, _, _}) -> not lists:member(M, [mce_exec, mce_search]) end,
                           Stack),
-    [original_frame(Frame) || Frame <- Own, keep_frame(Frame)].
+    [original_frame(Frame) || Frame <- ets_frames(Own), keep_frame(Frame)].
+
+%% The frames of the ETS model (mce_ets) stand for one call of the ets BIF:
+%% the outermost names the function, the innermost holds the arguments
+%% that erlang:error/2 reported.
+ets_frames([{mce_ets, _, _, _} | _] = Stack) ->
+    {Run, Rest} = lists:splitwith(fun({M, _, _, _}) -> M =:= mce_ets end, Stack),
+    {mce_ets, _, Args, _} = hd(Run),
+    {mce_ets, F, A, _} = lists:last(Run),
+    Arity = case A of
+                _ when is_list(A) -> length(A);
+                _ -> A
+            end,
+    ArgsOrArity = case is_list(Args) andalso length(Args) =:= Arity of
+                      true -> Args;
+                      false -> Arity
+                  end,
+    [{ets, F, ArgsOrArity, []} | ets_frames(Rest)];
+ets_frames([Frame | Rest]) ->
+    [Frame | ets_frames(Rest)];
+ets_frames([]) ->
+    [].
 
 %% A BIF implemented by mce_rt appears as the BIF itself, as on the VM;
 %% mce_rt's internal helpers do not appear.

@@ -170,6 +170,18 @@ classify_call(mcerlang, choice, 1) -> {redirect, mce_rt, choice};
 classify_call(net_adm, ping, 1) -> {redirect, mce_rt, ping};
 classify_call(timer, send_after, A) when A =:= 2; A =:= 3 -> {redirect, mce_rt, timer_send_after};
 classify_call(timer, cancel, 1) -> {redirect, mce_rt, timer_cancel};
+classify_call(ets, F, A) ->
+    case erlang:function_exported(mce_ets, F, A) orelse
+        (code:ensure_loaded(mce_ets) =:= {module, mce_ets} andalso
+         erlang:function_exported(mce_ets, F, A)) of
+        true -> {redirect, mce_ets, F};
+        false ->
+            case lists:member({F, A}, [{match_spec_compile, 1}, {match_spec_run, 2},
+                                       {test_ms, 2}, {fun2ms, 1}, {is_compiled_ms, 1}]) of
+                true -> pure;
+                false -> {unsupported, unsupported_call}
+            end
+    end;
 classify_call(io, F, A) when (F =:= format orelse F =:= fwrite), A >= 1, A =< 3 ->
     {redirect, mce_rt, output};
 classify_call(timer, F, _) when F =:= seconds; F =:= minutes; F =:= hours; F =:= hms ->
@@ -368,7 +380,7 @@ process_modules() ->
 
 is_checker_module(M) ->
     lists:member(M, [mcerlang, mce_anf, mce_closure, mce_exec, mce_format, mce_nif, mce_pid,
-                     mce_ref, mce_rt, mce_search, mce_translate, mce_watchdog])
+                     mce_ref, mce_rt, mce_search, mce_translate, mce_watchdog, mce_ets])
         orelse is_translation(M).
 
 is_translation(M) ->
@@ -474,7 +486,7 @@ analyse_forms(M, Forms0) ->
                                       "modules that load native code cannot be checked; "
                                       "model the NIF in Erlang"}})
     end,
-    Forms = model_calls(sleep_as_receive(resolve_imports(Forms0))),
+    Forms = clean_caught_stacks(model_calls(sleep_as_receive(resolve_imports(Forms0)))),
     Defs = sets:from_list([{F, A} || {function, _, F, A, _} <- Forms]),
     Calls = maps:from_list([{{F, A}, callees(Cs, Defs)} || {function, _, F, A, Cs} <- Forms]),
     Receives = sets:from_list([{F, A} || {function, _, F, A, Cs} <- Forms, has_receive(Cs)]),
@@ -496,6 +508,27 @@ model_calls(Forms) ->
          {function, L, N, A, Cs} -> {function, L, N, A, postwalk(Rewrite, Cs)};
          _ -> F
      end || F <- Forms].
+
+%% A stack trace caught by `Class:Reason:Stack' names the original modules
+%% and functions, as on the VM: the variable is bound to the cleaned stack
+%% (try bodies that suspend get theirs cleaned by their handler frames).
+clean_caught_stacks(Forms) ->
+    Rewrite = fun({'try', L, Body, Of, Catches, After}) ->
+                      {'try', L, Body, Of, [clean_catch(C) || C <- Catches], After};
+                 (Other) -> Other
+              end,
+    [case F of
+         {function, L, N, A, Cs} -> {function, L, N, A, postwalk(Rewrite, Cs)};
+         _ -> F
+     end || F <- Forms].
+
+clean_catch({clause, L, [{tuple, TL, [C, R, {var, VL, S}]}], G, B}) when S =/= '_' ->
+    Raw = {var, VL, list_to_atom("MCE@Raw" ++ atom_to_list(S))},
+    Clean = {match, VL, {var, VL, S},
+             {call, VL, {remote, VL, {atom, VL, mce_rt}, {atom, VL, clean_stack}}, [Raw]}},
+    {clause, L, [{tuple, TL, [C, R, Raw]}], G, [Clean | B]};
+clean_catch(Clause) ->
+    Clause.
 
 model_call(rpc, call, A) when A =:= 4; A =:= 5 -> {mce_rpc, rpc_call};
 model_call(rpc, cast, 4) -> {mce_rpc, rpc_cast};

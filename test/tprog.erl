@@ -845,3 +845,111 @@ diff_process_info_other() ->
     P ! stop,
     receive {'DOWN', _, process, P, normal} -> ok end,
     exit({result, {A, B, By =:= [self()], process_info(P, messages)}}).
+
+%%--------------------------------------------------------------------
+%% ETS
+%%--------------------------------------------------------------------
+
+diff_ets_set() ->
+    t = ets:new(t, [named_table, public]),
+    true = ets:insert(t, {a, 1}),
+    true = ets:insert(t, [{b, 2}, {c, 3}]),
+    true = ets:insert(t, {a, 10}),
+    A = ets:lookup(t, a),
+    B = {ets:member(t, b), ets:member(t, zz)},
+    C = {ets:insert_new(t, {a, 0}), ets:insert_new(t, {d, 4})},
+    true = ets:delete(t, c),
+    D = ets:update_counter(t, b, 5),
+    E = ets:update_counter(t, b, [{2, 1}, {2, 0}]),
+    F = ets:update_counter(t, new, 7, {new, 100}),
+    G = ets:update_element(t, d, {2, four}),
+    H = ets:update_element(t, nothere, {2, x}),
+    I = ets:lookup_element(t, d, 2),
+    J = lists:sort(ets:tab2list(t)),
+    K = [ets:info(t, X) || X <- [size, type, named_table, protection, keypos]],
+    L = ets:take(t, a),
+    true = ets:delete(t),
+    M = ets:info(t),
+    N = catch ets:lookup(t, a),
+    exit({result, {A, B, C, D, E, F, G, H, I, J, K, L, M, element(1, element(2, N))}}).
+
+diff_ets_bags() ->
+    B = ets:new(b, [bag]),
+    ets:insert(B, [{k, 1}, {k, 2}, {k, 1}, {j, 3}]),
+    D = ets:new(d, [duplicate_bag]),
+    ets:insert(D, [{k, 1}, {k, 2}, {k, 1}]),
+    R1 = {ets:lookup(B, k), ets:lookup(D, k), ets:lookup_element(D, k, 2)},
+    ets:delete_object(D, {k, 1}),
+    ets:delete_object(B, {k, 2}),
+    R2 = {ets:lookup(B, k), ets:lookup(D, k), is_reference(B)},
+    exit({result, {R1, R2}}).
+
+diff_ets_ordered_set() ->
+    T = ets:new(o, [ordered_set]),
+    ets:insert(T, [{3, c}, {1, a}, {2, b}, {5, e}]),
+    ets:insert(T, {1.0, a_float}),
+    Walk = walk(T, ets:first(T)),
+    Back = [ets:last(T), ets:prev(T, 3), ets:next(T, 4), ets:next(T, 5)],
+    exit({result, {Walk, Back, ets:tab2list(T), ets:lookup(T, 1)}}).
+
+walk(_T, '$end_of_table') -> [];
+walk(T, K) -> [K | walk(T, ets:next(T, K))].
+
+diff_ets_match_select() ->
+    T = ets:new(m, [set]),
+    ets:insert(T, [{alice, 30, x}, {bob, 25, y}, {carol, 35, x}]),
+    A = lists:sort(ets:match(T, {'$1', '_', x})),
+    B = lists:sort(ets:match_object(T, {'_', '_', y})),
+    C = lists:sort(ets:select(T, [{{'$1', '$2', '_'}, [{'>', '$2', 28}], ['$1']}])),
+    D = ets:select_count(T, [{{'_', '$1', '_'}, [{'<', '$1', 31}], [true]}]),
+    E = ets:select_delete(T, [{{'_', '_', x}, [], [true]}]),
+    exit({result, {A, B, C, D, E, ets:tab2list(T)}}).
+
+diff_ets_access() ->
+    Prot = ets:new(p, [protected]),
+    Priv = ets:new(q, [private]),
+    ets:insert(Prot, {k, v}),
+    ets:insert(Priv, {k, v}),
+    Self = self(),
+    spawn(fun() ->
+                  R = [catch ets:lookup(Prot, k), catch ets:insert(Prot, {k, w}),
+                       catch ets:lookup(Priv, k)],
+                  Self ! {r, [case X of {'EXIT', {E, _}} -> E; _ -> X end || X <- R]}
+          end),
+    receive {r, R} -> exit({result, R}) end.
+
+diff_ets_owner_death() ->
+    Self = self(),
+    {P, Ref} = spawn_monitor(fun() -> ets:new(gone, [named_table, public]), Self ! made end),
+    receive made -> ok end,
+    receive {'DOWN', Ref, process, P, normal} -> ok end,
+    exit({result, {ets:info(gone), ets:whereis(gone)}}).
+
+diff_ets_heir() ->
+    Self = self(),
+    P = spawn(fun() ->
+                      ets:new(inherited, [named_table, {heir, Self, my_data}]),
+                      ets:insert(inherited, {x, 1}),
+                      Self ! made
+              end),
+    receive made -> ok end,
+    R = receive {'ETS-TRANSFER', Tab, From, Data} -> {Tab, From =:= P, Data} end,
+    exit({result, {R, ets:info(inherited, owner) =:= self(), ets:lookup(inherited, x)}}).
+
+diff_ets_give_away() ->
+    Self = self(),
+    P = spawn(fun() ->
+                      receive {'ETS-TRANSFER', T, From, D} ->
+                              Self ! {got, From =:= Self, D, ets:lookup(T, k)}
+                      end
+              end),
+    T = ets:new(g, []),
+    ets:insert(T, {k, 1}),
+    true = ets:give_away(T, P, gift),
+    R = receive {got, A, B, C} -> {A, B, C} end,
+    E = try ets:insert(T, {k, 2})
+        catch error:Reason:Stack ->
+                [{M, F, Args, _} | _] = Stack,
+                {Reason, M, F, length(Args)}
+        end,
+    exit({result, {R, E}}).
