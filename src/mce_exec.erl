@@ -158,10 +158,12 @@ check_suspensions(_, [{Mod, Name} | _] = All) ->
 
 action(start, Cont) -> {start, Cont};
 action(timeout, _Cont) -> timeout;
+action({choice, _}, {{'$mce_choice', [{mce_rt, resume, _}]}, _}) -> resume;
 action({choice, I}, _Cont) -> {choice, I + 1};
 action({'receive', Msg}, _Cont) -> {'receive', Msg}.
 
 label_outcome({wait, _, Cont, _Dict}) -> {waiting, location(Cont)};
+label_outcome({choice, 1, {{'$mce_choice', [{mce_rt, resume, _}]}, _}, _Dict}) -> yielded;
 label_outcome({choice, N, _Cont, _Dict}) -> {choosing, N};
 label_outcome({exit, Reason}) -> {exit, Reason}.
 
@@ -208,6 +210,8 @@ rt_bifs() ->
 
 %% Lambda-lifted receive and frame functions stand for the function whose
 %% code they hold.
+original_frame({mce_rt, send, A, Info}) when A =:= 3; length(A) =:= 3 ->
+    {erlang, send, A, Info};
 original_frame({mce_rt, send, A, Info}) ->
     {erlang, '!', A, Info};
 original_frame({mce_rt, F, A, Info}) ->

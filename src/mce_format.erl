@@ -65,6 +65,7 @@ channel(#{from := From, to := To, signals := Signals}) ->
 
 action({start, Call}) -> ["starts ", call(Call)];
 action(timeout) -> "times out in receive";
+action(resume) -> "continues";
 action({choice, I}) -> io_lib:format("takes alternative ~b of mcerlang:choice/1", [I]);
 action({'receive', Msg}) -> ["receives ", term(Msg)].
 
@@ -93,6 +94,7 @@ effect({trap_exit, Flag}) -> io_lib:format("sets trap_exit to ~p", [Flag]);
 effect(Other) -> term(Other).
 
 outcome({waiting, Where}) -> ["waits in receive", where(Where)];
+outcome(yielded) -> "yields (granularity small)";
 outcome({choosing, N}) -> io_lib:format("reaches mcerlang:choice/1 with ~b alternatives", [N]);
 outcome({exit, normal}) -> "exits normally";
 outcome({exit, Reason}) -> ["exits with reason ", term(Reason)].

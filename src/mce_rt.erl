@@ -20,6 +20,7 @@
                             cancel_timer/1, cancel_timer/2, read_timer/1, read_timer/2,
                             unique_integer/0, unique_integer/1, process_info/2, process_info/2]}).
 
+-export([yield/1, resume/1]).
 -export([self/0, node/0, send/2, send/3, spawn/1, spawn/3, spawn_link/1, spawn_link/3,
          suspend/4, apply/2, apply/3, output/1, output/2, output/3, unsupported/3,
          fatal/1, clean_stack/1]).
@@ -99,9 +100,11 @@ send(To, Msg, Opts) when is_list(Opts) ->
                _ when is_pid(To) -> erlang:node(To);
                _ -> node()
            end,
-    case lists:member(noconnect, Opts) andalso ping(Node) =:= pang of
+    case lists:member(noconnect, Opts) andalso Node =/= node() andalso ping(Node) =:= pang of
         true -> noconnect;
-        false -> send(To, Msg), ok
+        false ->
+            try send(To, Msg) catch error:badarg -> erlang:error(badarg, [To, Msg, Opts]) end,
+            ok
     end;
 send(To, Msg, Opts) ->
     erlang:error(badarg, [To, Msg, Opts]).
@@ -269,6 +272,25 @@ choice(Alternatives) when is_list(Alternatives), Alternatives =/= [],
     {'$mce_suspend', {'$mce_choice', Alts}, []};
 choice(Other) ->
     erlang:error(badarg, [Other]).
+
+%% @doc A scheduling point after a side effect (see
+%% mce_translate:yield_points/1): with `granularity => small' the process
+%% suspends here and resumes with Value as a transition of its own; in the
+%% default big-step mode it just returns Value.
+-spec yield(T) -> T | {'$mce_suspend', tuple(), []}.
+yield(Value) ->
+    case erlang:get('$mce_granularity') of
+        small ->
+            erlang:put('$mce_suspensions', [{mce_rt, yield} | erlang:get('$mce_suspensions')]),
+            {'$mce_suspend', {'$mce_choice', [{mce_rt, resume, [Value]}]}, []};
+        _ ->
+            Value
+    end.
+
+%% @doc The continuation of a yield: the side effect's value.
+-spec resume(T) -> T.
+resume(Value) ->
+    Value.
 
 %%--------------------------------------------------------------------
 %% Refs and monitors

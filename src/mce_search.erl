@@ -22,6 +22,7 @@ run(InitCall, Opts) ->
                     end,
     Nodes = maps:get(nodes, Opts),
     mce_pid:set_nodes(Nodes),
+    put('$mce_granularity', maps:get(granularity, Opts)),
     Faults = maps:get(faults, Opts),
     Search = mce_nif:new(#{nodes => Nodes,
                            creation => mce_pid:creation(),

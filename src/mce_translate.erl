@@ -486,7 +486,7 @@ analyse_forms(M, Forms0) ->
                                       "modules that load native code cannot be checked; "
                                       "model the NIF in Erlang"}})
     end,
-    Forms = clean_caught_stacks(model_calls(sleep_as_receive(resolve_imports(Forms0)))),
+    Forms = yield_points(clean_caught_stacks(model_calls(sleep_as_receive(resolve_imports(Forms0))))),
     Defs = sets:from_list([{F, A} || {function, _, F, A, _} <- Forms]),
     Calls = maps:from_list([{{F, A}, callees(Cs, Defs)} || {function, _, F, A, Cs} <- Forms]),
     Receives = sets:from_list([{F, A} || {function, _, F, A, Cs} <- Forms, has_receive(Cs)]),
@@ -508,6 +508,56 @@ model_calls(Forms) ->
          {function, L, N, A, Cs} -> {function, L, N, A, postwalk(Rewrite, Cs)};
          _ -> F
      end || F <- Forms].
+
+%% Scheduling points for `granularity => small': every call with a side
+%% effect on other processes or shared state becomes
+%% `mce_rt:yield(Call)', which returns the call's value at once in the
+%% default big-step mode and suspends the process after the effect in small
+%% mode (a one-way choice, see mce_rt:yield/1).  The translation is the
+%% same in both modes, so one cached translation serves both.
+yield_points(Forms) ->
+    Defs = sets:from_list([{F, A} || {function, _, F, A, _} <- Forms]),
+    Rewrite = fun({op, L, '!', _, _} = Send) -> yield(L, Send);
+                 ({call, L, {atom, _, F}, As} = C) ->
+                      case not sets:is_element({F, length(As)}, Defs) andalso
+                          erl_internal:bif(F, length(As)) andalso
+                          side_effect(erlang, F, length(As)) of
+                          true -> yield(L, C);
+                          false -> C
+                      end;
+                 ({call, L, {remote, _, {atom, _, M}, {atom, _, F}}, As} = C) ->
+                      case side_effect(M, F, length(As)) of
+                          true -> yield(L, C);
+                          false -> C
+                      end;
+                 (Other) -> Other
+              end,
+    [case F of
+         {function, L, N, A, Cs} -> {function, L, N, A, postwalk(Rewrite, Cs)};
+         _ -> F
+     end || F <- Forms].
+
+yield(L, Call) ->
+    {call, L, {remote, L, {atom, L, mce_rt}, {atom, L, yield}}, [Call]}.
+
+side_effect(erlang, F, A) ->
+    lists:member({F, A}, [{send, 2}, {send, 3}, {spawn, 1}, {spawn, 2}, {spawn, 3}, {spawn, 4},
+                          {spawn_link, 1}, {spawn_link, 2}, {spawn_link, 3}, {spawn_link, 4},
+                          {spawn_monitor, 1}, {spawn_monitor, 2}, {spawn_monitor, 3},
+                          {spawn_monitor, 4}, {spawn_opt, 2}, {spawn_opt, 4}, {link, 1},
+                          {unlink, 1}, {exit, 2}, {register, 2}, {unregister, 1},
+                          {monitor, 2}, {monitor, 3}, {demonitor, 1}, {demonitor, 2},
+                          {process_flag, 2}, {monitor_node, 2}, {send_after, 3},
+                          {send_after, 4}, {start_timer, 3}, {start_timer, 4},
+                          {cancel_timer, 1}, {cancel_timer, 2},
+                          %% Reads of state other processes change: a race
+                          %% between a read and a later write shows up.
+                          {whereis, 1}, {registered, 0}, {is_process_alive, 1},
+                          {process_info, 2}, {read_timer, 1}, {read_timer, 2}]);
+side_effect(ets, F, _A) ->
+    not lists:member(F, [match_spec_compile, match_spec_run, test_ms, fun2ms, is_compiled_ms]);
+side_effect(_, _, _) ->
+    false.
 
 %% A stack trace caught by `Class:Reason:Stack' names the original modules
 %% and functions, as on the VM: the variable is bound to the cleaned stack
@@ -595,6 +645,7 @@ has_receive(T) ->
     fold_no_funs(fun({'receive', _, _}, _) -> true;
                     ({'receive', _, _, _, _}, _) -> true;
                     ({call, _, {remote, _, {atom, _, mcerlang}, {atom, _, choice}}, [_]}, _) -> true;
+                    ({call, _, {remote, _, {atom, _, mce_rt}, {atom, _, yield}}, [_]}, _) -> true;
                     (_, Acc) -> Acc
                  end, false, T).
 
@@ -1336,6 +1387,8 @@ must_block_call({call, _, {atom, _, F}, As}, #tr{mod = M, defs = Defs, blocking 
     (sets:is_element({F, A}, Defs) andalso sets:is_element({M, F, A}, B))
         orelse lists:member({F, A}, get(mce_tr_extra_blocking));
 must_block_call({call, _, {remote, _, {atom, _, mcerlang}, {atom, _, choice}}, [_]}, _St) ->
+    true;
+must_block_call({call, _, {remote, _, {atom, _, mce_rt}, {atom, _, yield}}, [_]}, _St) ->
     true;
 must_block_call({call, _, {remote, _, {atom, _, M}, {atom, _, F}}, As}, #tr{blocking = B}) ->
     sets:is_element({M, F, length(As)}, B);

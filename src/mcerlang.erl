@@ -23,6 +23,7 @@
                      table_size => pos_integer(),
                      nodes => [node(), ...],
                      delivery => instant | ether,
+                     granularity => big | small,
                      faults => #{crash_node => non_neg_integer(),
                                  disconnect => non_neg_integer(),
                                  kill => non_neg_integer()}}.
@@ -45,6 +46,7 @@
                     table_size => 0,      % 0: the NIF's default
                     nodes => ['nonode@nohost'],
                     delivery => instant,
+                    granularity => big,
                     faults => #{}}).
 
 %% @equiv check(Entry, #{})
@@ -213,6 +215,7 @@ option(table_size, N) when is_integer(N), N > 0, N =< 1 bsl 40 -> N;
 option(max_reductions, N) when is_integer(N), N > 0 -> N;
 option(timeouts, T) when T =:= any; T =:= when_idle -> T;
 option(delivery, D) when D =:= instant; D =:= ether -> D;
+option(granularity, G) when G =:= big; G =:= small -> G;
 option(nodes, Nodes) when is_list(Nodes), Nodes =/= [], length(Nodes) =< 64 ->
     lists:foreach(fun(N) when is_atom(N) ->
                           case string:split(atom_to_list(N), "@") of

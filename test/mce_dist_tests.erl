@@ -105,6 +105,11 @@ remote_link_carries_exit_reason_test() ->
     ?assertEqual({result, crashed}, real(remote_link, [node()])),
     ?assertEqual([{result, crashed}], results(remote_link, [?N2], ?NODES)).
 
+remote_exit_signals_test() ->
+    Real = real(remote_exit, [node()]),
+    ?assertEqual({result, {boom, {true, normal}, killed}}, Real),
+    ?assertEqual([Real], results(remote_exit, [?N2], ?NODES)).
+
 monitor_of_dead_remote_pid_is_noproc_test() ->
     ?assertEqual({result, noproc}, real(remote_monitor_dead, [node()])),
     ?assertEqual([{result, noproc}], results(remote_monitor_dead, [?N3], ?NODES)).
@@ -179,12 +184,45 @@ disconnect_loses_signals_in_transit_test() ->
                          (_) -> false
                       end, maps:get(trace, Cex))).
 
+%% A disconnect gives nodedown; a later reconnect step lets ping succeed.
+disconnect_then_reconnect_test() ->
+    ?assertMatch({error, #{violation := deadlock}},
+                 mcerlang:check({tprog_dist, reconnects, [?N2]}, ?NODES)),
+    {error, Cex} = mcerlang:check({tprog_dist, reconnects, [?N2]},
+                                  ?NODES#{faults => #{disconnect => 1}, property => abnormal_exit}),
+    ?assertMatch(#{violation := {abnormal_exit, _, reconnected}}, Cex),
+    Faults = [F || #{kind := fault, fault := F} <- maps:get(trace, Cex)],
+    ?assertMatch([{disconnect, ?N1, ?N2}, {reconnect, ?N1, ?N2}], Faults).
+
 kill_fault_test() ->
     ?assertMatch({ok, _}, mcerlang:check({tprog_dist, killable, []})),
     {error, Cex} = mcerlang:check({tprog_dist, killable, []}, #{faults => #{kill => 1}}),
     ?assert(lists:any(fun(#{kind := fault, fault := {kill, _}}) -> true;
                          (_) -> false
                       end, maps:get(trace, Cex))).
+
+%%--------------------------------------------------------------------
+%% Granularity
+%%--------------------------------------------------------------------
+
+%% A lost update between two read-then-write increments: impossible when a
+%% process runs until it blocks, found with a scheduling point at every
+%% side effect.
+granularity_small_finds_ets_race_test() ->
+    ?assertMatch({ok, _}, mcerlang:check({tprog, ets_counter_race, []})),
+    {error, Cex} = mcerlang:check({tprog, ets_counter_race, []}, #{granularity => small}),
+    ?assertMatch(#{violation := {abnormal_exit, _, {{badmatch, 1}, _}}}, Cex),
+    Text = lists:flatten(io_lib:format("~ts", [mcerlang:format(Cex)])),
+    ?assertMatch({match, _}, re:run(Text, "yields \\(granularity small\\)")).
+
+granularity_small_finds_register_race_test() ->
+    ?assertMatch({error, #{violation := deadlock}},
+                 mcerlang:check({tprog, register_race, []}, #{property => deadlock})),
+    ?assertMatch({error, #{violation := {abnormal_exit, _, {badarg, _}}}},
+                 mcerlang:check({tprog, register_race, []},
+                                #{granularity => small, property => abnormal_exit})),
+    ?assertMatch({ok, _}, mcerlang:check({tprog, register_race, []},
+                                         #{property => abnormal_exit})).
 
 %%--------------------------------------------------------------------
 %% Bad input
@@ -196,6 +234,8 @@ bad_options_test() ->
     ?assertError({mcerlang, {bad_option_value, nodes, _, _}}, mcerlang:check(E, #{nodes => [a@b, a@b]})),
     ?assertError({mcerlang, {bad_option_value, nodes, []}}, mcerlang:check(E, #{nodes => []})),
     ?assertError({mcerlang, {bad_option_value, delivery, fast}}, mcerlang:check(E, #{delivery => fast})),
+    ?assertError({mcerlang, {bad_option_value, granularity, tiny}},
+                 mcerlang:check(E, #{granularity => tiny})),
     ?assertError({mcerlang, {bad_option_value, faults, {crash, 1}, _}},
                  mcerlang:check(E, #{faults => #{crash => 1}})),
     ?assertError({mcerlang, {bad_option_value, faults, {kill, -1}, _}},

@@ -53,7 +53,7 @@ differential_test_() ->
              {diff_cancel_timer, []}, {diff_cancel_timer_async, []}, {diff_timer_to_name, []},
              {diff_timer_to_dead_process, []}, {diff_timer_module, []},
              {diff_unique_integer, []}, {diff_process_info_self, []},
-             {diff_process_info_other, []},
+             {diff_process_info_other, []}, {diff_send3, []},
              %% ETS
              {diff_ets_set, []}, {diff_ets_bags, []}, {diff_ets_ordered_set, []},
              {diff_ets_match_select, []}, {diff_ets_access, []}, {diff_ets_owner_death, []},

@@ -953,3 +953,47 @@ diff_ets_give_away() ->
                 {Reason, M, F, length(Args)}
         end,
     exit({result, {R, E}}).
+
+%%--------------------------------------------------------------------
+%% Granularity: races that only small steps show
+%%--------------------------------------------------------------------
+
+%% Two workers increment a shared ETS counter by read-then-write.  As one
+%% big step each increment is atomic; with a scheduling point at every
+%% ETS access an update can be lost.
+ets_counter_race() ->
+    T = ets:new(counter, [public]),
+    ets:insert(T, {n, 0}),
+    Self = self(),
+    Inc = fun() ->
+                  V = ets:lookup_element(T, n, 2),
+                  ets:insert(T, {n, V + 1}),
+                  Self ! done
+          end,
+    spawn(Inc),
+    spawn(Inc),
+    receive done -> ok end,
+    receive done -> ok end,
+    2 = ets:lookup_element(T, n, 2),
+    ok.
+
+%% Check-then-register: atomic in a big step, a race in small steps.
+register_race() ->
+    Claim = fun() ->
+                    case whereis(leader) of
+                        undefined -> register(leader, self()), receive stop -> ok end;
+                        _ -> ok
+                    end
+            end,
+    spawn(Claim),
+    spawn(Claim),
+    ok.
+
+diff_send3() ->
+    R = [erlang:send(self(), a, [noconnect]), erlang:send({foo, 'x@y'}, m, [noconnect]),
+         erlang:send({foo, 'x@y'}, m, []),
+         try erlang:send(nosuch, m, [])
+         catch error:E:St -> [{M, F, A, _} | _] = St, {E, M, F, A}
+         end],
+    receive a -> ok end,
+    exit({result, R}).

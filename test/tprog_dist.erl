@@ -9,7 +9,8 @@
          name_send/1, name_monitor/2, ping/1, crash_watch/1, disconnect_lost/1,
          killable/0, unknown_node/0, echo/0, echo_named/1, crash_after/1, waiter/0,
          nodedown_watch/1, remote_monitor_dead/1, spawn_on_down/1]).
--export([thrower/1, exiter/1, divider/1, run/2, fifo/1, remote_call/1]).
+-export([thrower/1, exiter/1, divider/1, run/2, fifo/1, remote_call/1, remote_exit/1,
+         reconnects/1]).
 
 %% node() in a process spawned on another node, and node/1 of its pid.
 where_am_i(Node) ->
@@ -174,4 +175,37 @@ remote_call(Node) ->
     receive
         {Mref, Reply} -> demonitor(Mref, [flush]), Reply;
         {'DOWN', Mref, process, Srv, Reason} -> {down, Reason}
+    end.
+
+%% exit/2 to a process on another node: a signal through the ether.
+remote_exit(Node) ->
+    {P1, R1} = spawn_monitor(Node, ?MODULE, echo, []),
+    exit(P1, boom),
+    A = receive {'DOWN', R1, process, P1, Reason1} -> Reason1 end,
+    Self = self(),
+    P2 = spawn(Node, fun() ->
+                             process_flag(trap_exit, true),
+                             Self ! ready,
+                             receive {'EXIT', From, Why} -> Self ! {trapped, From =:= Self, Why} end
+                     end),
+    receive ready -> ok end,
+    exit(P2, normal),
+    B = receive {trapped, FromMe, Why} -> {FromMe, Why} end,
+    {P3, R3} = spawn_monitor(Node, ?MODULE, echo, []),
+    exit(P3, normal),
+    exit(P3, kill),
+    C = receive {'DOWN', R3, process, P3, Reason3} -> Reason3 end,
+    {A, B, C}.
+
+%% After a disconnect, ping until the nodes are connected again.
+reconnects(Node) ->
+    monitor_node(Node, true),
+    receive {nodedown, Node} -> ok end,
+    wait_pong(Node),
+    exit(reconnected).
+
+wait_pong(Node) ->
+    case net_adm:ping(Node) of
+        pong -> ok;
+        pang -> receive after 10 -> wait_pong(Node) end
     end.
