@@ -13,7 +13,7 @@
 %% `nonode@nohost', as on a VM that is not distributed.
 -module(mce_pid).
 
--export([node_name/0, creation/0, term/1, term/2, number/1, set_nodes/1, nodes/0, node_of/1,
+-export([node_name/0, creation/0, cached_creation/0, node_bin/1, bin_index/1, term/1, term/2, number/1, set_nodes/1, nodes/0, node_of/1,
          node_index/1, key/2, by_name/1, is_by_name/1]).
 
 -compile({no_auto_import, [nodes/0]}).
@@ -30,7 +30,39 @@ node_name() -> element(1, nodes_tuple()).
 -spec set_nodes([node()]) -> ok.
 set_nodes(Nodes) ->
     put('$mce_nodes', list_to_tuple(Nodes)),
+    %% Pids and refs are encoded and decoded on every send: the node names'
+    %% bytes and the creation are looked up once per check.
+    put('$mce_node_bins', list_to_tuple([atom_to_binary(N, latin1) || N <- Nodes])),
+    put('$mce_node_index', maps:from_list(lists:zip([atom_to_binary(N, latin1) || N <- Nodes],
+                                                    lists:seq(0, length(Nodes) - 1)))),
+    put('$mce_creation', creation()),
     ok.
+
+-spec node_bin(non_neg_integer()) -> binary().
+node_bin(Index) ->
+    case get('$mce_node_bins') of
+        undefined -> atom_to_binary(element(Index + 1, nodes_tuple()), latin1);
+        Bins -> element(Index + 1, Bins)
+    end.
+
+%% @doc The index of the node named Bin, or error.
+-spec bin_index(binary()) -> {ok, non_neg_integer()} | error.
+bin_index(Bin) ->
+    case get('$mce_node_index') of
+        undefined -> node_index(binary_to_atom(Bin, utf8));
+        Map ->
+            case Map of
+                #{Bin := I} -> {ok, I};
+                #{} -> error
+            end
+    end.
+
+-spec cached_creation() -> pos_integer().
+cached_creation() ->
+    case get('$mce_creation') of
+        undefined -> creation();
+        Cr -> Cr
+    end.
 
 -spec nodes() -> [node()].
 nodes() -> tuple_to_list(nodes_tuple()).
@@ -72,9 +104,9 @@ creation() ->
 
 -spec term(non_neg_integer()) -> pid().
 term(Key) when is_integer(Key), Key >= 0 ->
-    Node = atom_to_binary(node_of(Key), latin1),
+    Node = node_bin(Key bsr ?SHIFT),
     binary_to_term(<<131, 88, 100, (byte_size(Node)):16, Node/binary,
-                     (Key band ?NUM_MASK):32, 0:32, (creation()):32>>).
+                     (Key band ?NUM_MASK):32, 0:32, (cached_creation()):32>>).
 
 %% @doc The pid of Key in a check whose nodes are Nodes (from another
 %% process than the check's).
@@ -87,11 +119,11 @@ term(Key, Nodes) ->
 %% @doc The key of a simulated pid, or `error' for anything else.
 -spec number(term()) -> {ok, non_neg_integer()} | error.
 number(Pid) when is_pid(Pid) ->
-    Cr = creation(),
+    Cr = cached_creation(),
     case term_to_binary(Pid) of
         <<131, 88, Tag, Size:16, Node:Size/binary, N:32, 0:32, Cr:32>>
           when Tag =:= 100; Tag =:= 118 ->
-            case node_index(binary_to_atom(Node, utf8)) of
+            case bin_index(Node) of
                 {ok, I} when N =< ?NUM_MASK -> {ok, key(I, N)};
                 _ -> error
             end;

@@ -11,18 +11,18 @@
 
 -spec term(non_neg_integer()) -> reference().
 term(Key) when is_integer(Key), Key >= 0 ->
-    Node = atom_to_binary(mce_pid:node_of(Key), latin1),
+    Node = mce_pid:node_bin(Key bsr 24),
     binary_to_term(<<131, 90, 3:16, 100, (byte_size(Node)):16, Node/binary,
-                     (mce_pid:creation()):32, (Key band 16#ffffff):32, 0:32, 0:32>>).
+                     (mce_pid:cached_creation()):32, (Key band 16#ffffff):32, 0:32, 0:32>>).
 
 %% @doc The key of a simulated ref, or `error' for any other term.
 -spec number(term()) -> {ok, non_neg_integer()} | error.
 number(Ref) when is_reference(Ref) ->
-    Cr = mce_pid:creation(),
+    Cr = mce_pid:cached_creation(),
     case term_to_binary(Ref) of
         <<131, 90, 3:16, Tag, Size:16, Node:Size/binary, Cr:32, N:32, 0:32, 0:32>>
           when Tag =:= 100; Tag =:= 118 ->
-            case mce_pid:node_index(binary_to_atom(Node, utf8)) of
+            case mce_pid:bin_index(Node) of
                 {ok, I} when N =< 16#ffffff -> {ok, mce_pid:key(I, N)};
                 _ -> error
             end;
