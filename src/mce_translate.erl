@@ -327,25 +327,22 @@ classify_erlang(spawn, A) when A >= 1, A =< 4 -> {redirect, mce_rt, spawn};
 classify_erlang(spawn_link, A) when A >= 1, A =< 4 -> {redirect, mce_rt, spawn_link};
 classify_erlang(spawn_opt, A) when A =:= 2; A =:= 4 -> {redirect, mce_rt, spawn_opt};
 classify_erlang(apply, A) when A =:= 2; A =:= 3 -> {redirect, mce_rt, apply};
-classify_erlang(F, A) when {F, A} =:= {link, 1}; {F, A} =:= {unlink, 1}; {F, A} =:= {exit, 2};
-                           {F, A} =:= {register, 2}; {F, A} =:= {unregister, 1};
-                           {F, A} =:= {whereis, 1}; {F, A} =:= {registered, 0};
-                           {F, A} =:= {process_flag, 2}; {F, A} =:= {is_process_alive, 1};
-                           {F, A} =:= {put, 2}; {F, A} =:= {get, 0}; {F, A} =:= {get, 1};
-                           {F, A} =:= {erase, 0}; {F, A} =:= {erase, 1};
-                           {F, A} =:= {get_keys, 0}; {F, A} =:= {get_keys, 1};
-                           {F, A} =:= {make_ref, 0}; {F, A} =:= {monitor, 2};
-                           {F, A} =:= {demonitor, 1}; {F, A} =:= {demonitor, 2};
-                           {F, A} =:= {nodes, 0}; {F, A} =:= {monitor_node, 2};
-                           {F, A} =:= {monitor, 3}; {F, A} =:= {alias, 0}; {F, A} =:= {alias, 1};
-                           {F, A} =:= {unalias, 1}; {F, A} =:= {send_after, 3};
-                           {F, A} =:= {send_after, 4}; {F, A} =:= {start_timer, 3};
-                           {F, A} =:= {start_timer, 4}; {F, A} =:= {cancel_timer, 1};
-                           {F, A} =:= {cancel_timer, 2}; {F, A} =:= {read_timer, 1};
-                           {F, A} =:= {read_timer, 2}; {F, A} =:= {unique_integer, 0};
-                           {F, A} =:= {unique_integer, 1}; {F, A} =:= {process_info, 2} ->
-    {redirect, mce_rt, F};
-classify_erlang(F, A) ->
+classify_erlang(F, A) when is_atom(F) ->
+    case lists:member({F, A}, rt_bifs()) of
+        true -> {redirect, mce_rt, F};
+        false -> classify_other_bif(F, A)
+    end.
+
+%% Process BIFs that mce_rt implements under the same name and arity.
+rt_bifs() ->
+    [{link, 1}, {unlink, 1}, {exit, 2}, {register, 2}, {unregister, 1}, {whereis, 1},
+     {registered, 0}, {process_flag, 2}, {is_process_alive, 1}, {put, 2}, {get, 0}, {get, 1},
+     {erase, 0}, {erase, 1}, {get_keys, 0}, {get_keys, 1}, {make_ref, 0}, {monitor, 2},
+     {monitor, 3}, {demonitor, 1}, {demonitor, 2}, {nodes, 0}, {monitor_node, 2}, {alias, 0},
+     {alias, 1}, {unalias, 1}, {send_after, 3}, {send_after, 4}, {start_timer, 3},
+     {start_timer, 4}, {cancel_timer, 1}, {cancel_timer, 2}, {read_timer, 1}, {read_timer, 2},
+     {unique_integer, 0}, {unique_integer, 1}, {process_info, 2}].
+classify_other_bif(F, A) ->
     case lists:member({F, A}, unsupported_bifs()) orelse
          lists:member(F, [spawn, spawn_link, spawn_monitor, spawn_opt, open_port,
                           port_command, port_control, port_call, port_connect,
