@@ -18,7 +18,8 @@
                             spawn_monitor/4, send/3, monitor/3, alias/0, alias/1, unalias/1,
                             send_after/3, send_after/4, start_timer/3, start_timer/4,
                             cancel_timer/1, cancel_timer/2, read_timer/1, read_timer/2,
-                            unique_integer/0, unique_integer/1, process_info/2, process_info/2]}).
+                            unique_integer/0, unique_integer/1, process_info/2,
+         monotonic_time/0, monotonic_time/1, system_time/0, system_time/1, timestamp/0, process_info/2]}).
 
 -export([yield/1, resume/1]).
 -export([self/0, node/0, send/2, send/3, spawn/1, spawn/3, spawn_link/1, spawn_link/3,
@@ -34,6 +35,7 @@
          start_timer/4, cancel_timer/1, cancel_timer/2, read_timer/1, read_timer/2,
          timer_send_after/2, timer_send_after/3, timer_cancel/1,
          unique_integer/0, unique_integer/1, process_info/2,
+         monotonic_time/0, monotonic_time/1, system_time/0, system_time/1, timestamp/0,
          put/2, get/0, get/1, erase/0, erase/1, get_keys/0, get_keys/1]).
 
 -type location() :: {module(), atom(), arity(), non_neg_integer()}.
@@ -645,6 +647,30 @@ timer_cancel(_) ->
     {error, badarg}.
 
 %%--------------------------------------------------------------------
+%% Clocks.  Time does not pass under the checker (untimed semantics, as
+%% for `after' and timers): every clock reads one fixed instant, so a
+%% deadline computed from them is never shortened, and states do not
+%% differ by the time they were reached in.
+%%--------------------------------------------------------------------
+
+-define(EPOCH_SECONDS, 1700000000).
+
+-spec monotonic_time() -> integer().
+monotonic_time() -> 0.
+
+-spec monotonic_time(erlang:time_unit()) -> integer().
+monotonic_time(Unit) -> erlang:convert_time_unit(0, native, Unit).
+
+-spec system_time() -> integer().
+system_time() -> erlang:convert_time_unit(?EPOCH_SECONDS, second, native).
+
+-spec system_time(erlang:time_unit()) -> integer().
+system_time(Unit) -> erlang:convert_time_unit(?EPOCH_SECONDS, second, Unit).
+
+-spec timestamp() -> erlang:timestamp().
+timestamp() -> {?EPOCH_SECONDS div 1000000, ?EPOCH_SECONDS rem 1000000, 0}.
+
+%%--------------------------------------------------------------------
 %% erlang:unique_integer/0,1: a counter kept in the state, so values are
 %% unique and increasing along every path.
 %%--------------------------------------------------------------------
@@ -674,7 +700,8 @@ unique_integer(Opts) ->
 %%--------------------------------------------------------------------
 
 -define(INFO_ITEMS, [registered_name, status, message_queue_len, messages, links, monitors,
-                     monitored_by, trap_exit, dictionary]).
+                     monitored_by, trap_exit, dictionary, current_stacktrace, current_function,
+                     initial_call, heap_size, stack_size, total_heap_size, reductions, memory]).
 
 %% @doc process_info/2 for the items registered_name, status,
 %% message_queue_len, messages, links, monitors, monitored_by, trap_exit
@@ -716,12 +743,12 @@ info_record(Pid, Args) ->
     Base = case Stored of
                {error, Where, Why} -> fatal({mcerlang_internal, Where, Why});
                {St, Msgs, Links, Mons, MonBy, Name, Trap, Dict} ->
-                   #{status => St, messages => Msgs, links => Links,
+                   #{status => St, messages => Msgs, links => Links, stack => [],
                      monitors => [{R, P, I} || {R, P, I} <- Mons],
                      monitored_by => [{R, P} || {R, P, _} <- MonBy], name => Name,
                      trap_exit => Trap, dictionary => Dict};
                undefined ->
-                   #{status => init, messages => [], links => [], monitors => [],
+                   #{status => init, messages => [], links => [], monitors => [], stack => [],
                      monitored_by => [], name => undefined, trap_exit => false,
                      dictionary => []}
            end,
@@ -730,7 +757,9 @@ info_record(Pid, Args) ->
         false -> undefined;
         true when N =:= Me ->
             Own = own_changes(Base, lists:reverse(erlang:get('$mce_effects')), Me),
+            {current_stacktrace, Raw} = erlang:process_info(erlang:self(), current_stacktrace),
             Own#{status := running, trap_exit := erlang:get('$mce_trap_exit'),
+                 stack => tl(mce_exec:clean_stack(Raw)),
                  dictionary := lists:sort(maps:to_list(erlang:get('$mce_dict'))),
                  name := own_name(Pid)};
         true ->
@@ -789,7 +818,14 @@ info_item(monitors, #{monitors := Ms}) ->
                           end} || {_R, P, I} <- Ms]};
 info_item(monitored_by, #{monitored_by := Ps}) -> {monitored_by, [mce_pid:term(P) || {_, P} <- Ps]};
 info_item(trap_exit, #{trap_exit := T}) -> {trap_exit, T};
-info_item(dictionary, #{dictionary := D}) -> {dictionary, D}.
+info_item(dictionary, #{dictionary := D}) -> {dictionary, D};
+info_item(current_stacktrace, #{stack := S}) -> {current_stacktrace, S};
+info_item(current_function, #{stack := [{M, F, A, _} | _]}) ->
+    {current_function, {M, F, if is_list(A) -> length(A); true -> A end}};
+info_item(current_function, #{}) -> {current_function, undefined};
+%% Informational items with no meaning in the model report fixed values.
+info_item(initial_call, #{}) -> {initial_call, {erlang, apply, 2}};
+info_item(Size, #{}) -> {Size, 0}.
 
 %%--------------------------------------------------------------------
 %% Registry

@@ -170,6 +170,12 @@ classify_call(mcerlang, choice, 1) -> {redirect, mce_rt, choice};
 classify_call(net_adm, ping, 1) -> {redirect, mce_rt, ping};
 classify_call(timer, send_after, A) when A =:= 2; A =:= 3 -> {redirect, mce_rt, timer_send_after};
 classify_call(timer, cancel, 1) -> {redirect, mce_rt, timer_cancel};
+classify_call(M, F, A) when M =:= logger; M =:= error_logger ->
+    _ = code:ensure_loaded(mce_logger),
+    case erlang:function_exported(mce_logger, F, A) of
+        true -> {redirect, mce_logger, F};
+        false -> {unsupported, unsupported_call}
+    end;
 classify_call(ets, F, A) ->
     case erlang:function_exported(mce_ets, F, A) orelse
         (code:ensure_loaded(mce_ets) =:= {module, mce_ets} andalso
@@ -303,6 +309,9 @@ translate_library(M) ->
 -spec translatable(module()) -> boolean().
 translatable(mce_rpc) ->
     true;
+translatable(M) when M =:= gen; M =:= gen_server; M =:= proc_lib; M =:= gen_statem;
+                     M =:= gen_event; M =:= supervisor; M =:= sys ->
+    true;
 translatable(M) when is_atom(M) ->
     case is_checker_module(M) of
         true -> false;
@@ -341,7 +350,8 @@ rt_bifs() ->
      {monitor, 3}, {demonitor, 1}, {demonitor, 2}, {nodes, 0}, {monitor_node, 2}, {alias, 0},
      {alias, 1}, {unalias, 1}, {send_after, 3}, {send_after, 4}, {start_timer, 3},
      {start_timer, 4}, {cancel_timer, 1}, {cancel_timer, 2}, {read_timer, 1}, {read_timer, 2},
-     {unique_integer, 0}, {unique_integer, 1}, {process_info, 2}].
+     {unique_integer, 0}, {unique_integer, 1}, {process_info, 2}, {monotonic_time, 0},
+     {monotonic_time, 1}, {system_time, 0}, {system_time, 1}, {timestamp, 0}].
 classify_other_bif(F, A) ->
     case lists:member({F, A}, unsupported_bifs()) orelse
          lists:member(F, [spawn, spawn_link, spawn_monitor, spawn_opt, open_port,
@@ -364,20 +374,19 @@ unsupported_bifs() ->
      {disconnect_node, 1}, {suspend_process, 1}, {resume_process, 1},
      {garbage_collect, 1}, {garbage_collect, 2}, {check_process_code, 2},
      {purge_module, 1}, {load_module, 2}, {delete_module, 1}, {set_cookie, 2},
-     {statistics, 1}, {now, 0}, {monotonic_time, 0}, {monotonic_time, 1},
-     {system_time, 0}, {system_time, 1}, {timestamp, 0}, {erase_persistent_term, 1}].
+     {statistics, 1}, {now, 0}, {erase_persistent_term, 1}].
 
 %% OTP modules whose functions talk to processes, I/O or global state.
 process_modules() ->
-    [gen_server, gen_statem, gen_event, gen_fsm, gen, supervisor, supervisor_bridge,
-     proc_lib, sys, rpc, erpc, global, global_group, pg, pg2, application, net_adm,
+    [gen_fsm, supervisor_bridge, rpc, erpc, global, global_group, pg, pg2, application, net_adm,
      net_kernel, code, file, filelib, gen_tcp, gen_udp, gen_sctp, ssl, inet, socket,
      os, io, ets, dets, mnesia, logger, error_logger, timer, persistent_term, counters,
      atomics, erl_ddll, init, heart, disk_log, slave, peer, httpc].
 
 is_checker_module(M) ->
     lists:member(M, [mcerlang, mce_anf, mce_closure, mce_exec, mce_format, mce_nif, mce_pid,
-                     mce_ref, mce_rt, mce_search, mce_translate, mce_watchdog, mce_ets])
+                     mce_ref, mce_rt, mce_search, mce_translate, mce_watchdog, mce_ets,
+                     mce_logger])
         orelse is_translation(M).
 
 is_translation(M) ->

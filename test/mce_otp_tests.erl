@@ -1,0 +1,52 @@
+%% OTP behaviours under the checker (issue 5): the installed OTP's own
+%% gen_server, gen and proc_lib run through the translator.  Each program
+%% runs on the real VM and under the checker (timeouts => when_idle); both
+%% must end with the same result.
+-module(mce_otp_tests).
+-include_lib("eunit/include/eunit.hrl").
+
+warm_up_test_() ->
+    {timeout, 120, fun() -> [mce_translate:ensure(M) || M <- [tprog_otp, gen_server, gen, proc_lib]] end}.
+
+differential_test_() ->
+    [{atom_to_list(F), fun() -> same_result(F) end}
+     || F <- [counter, call_dead, call_crash, init_returns, continue, named,
+              call_timeout_when_idle]].
+
+%% Untimed, a call's timeout may fire before the reply: the checker finds it.
+call_timeout_untimed_test() ->
+    ?assertMatch({error, #{violation := {abnormal_exit, _, {timeout, {gen_server, call, _}}}}},
+                 mcerlang:check({tprog_otp, call_timeout_when_idle, []},
+                                #{treat_as_normal => [normal, {result, 1}],
+                                  property => abnormal_exit})).
+
+%% A crashing server's error report is recorded in the trace, not printed.
+crash_report_is_recorded_test() ->
+    {error, Cex} = mcerlang:check({tprog_otp, call_crash, []},
+                                  #{timeouts => when_idle, treat_as_normal => [normal]}),
+    Output = lists:append([O || #{output := O} <- maps:get(trace, Cex)]),
+    ?assert(lists:any(fun(T) -> string:find(T, "terminating") =/= nomatch end, Output)).
+
+same_result(F) ->
+    Real = real(F),
+    ?assertEqual([Real], checked(F, [])).
+
+real(F) ->
+    {Pid, Ref} = spawn_monitor(tprog_otp, F, []),
+    receive {'DOWN', Ref, process, Pid, Reason} -> Reason end.
+
+%% Every result of the root process, over all interleavings (servers'
+%% own abnormal exits are set aside).
+checked(F, Seen) ->
+    checked(F, Seen, []).
+
+checked(F, Seen, Others) when length(Seen) + length(Others) < 8 ->
+    Root = mce_pid:term(1),
+    case mcerlang:check({tprog_otp, F, []},
+                        #{timeouts => when_idle,
+                          treat_as_normal => [normal, shutdown | Seen ++ Others]}) of
+        {ok, _} -> lists:reverse(Seen);
+        {error, #{violation := {abnormal_exit, Root, Reason}}} -> checked(F, [Reason | Seen], Others);
+        {error, #{violation := {abnormal_exit, _, Reason}}} -> checked(F, Seen, [Reason | Others]);
+        {error, #{violation := V}} -> {unexpected, V}
+    end.
