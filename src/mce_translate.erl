@@ -495,7 +495,11 @@ analyse_forms(M, Forms0) ->
     Forms = yield_points(clean_caught_stacks(model_calls(sleep_as_receive(resolve_imports(Forms0))))),
     Defs = sets:from_list([{F, A} || {function, _, F, A, _} <- Forms]),
     Calls = maps:from_list([{{F, A}, callees(Cs, Defs)} || {function, _, F, A, Cs} <- Forms]),
-    Receives = sets:from_list([{F, A} || {function, _, F, A, Cs} <- Forms, has_receive(Cs)]),
+    %% A function that calls a fun it was given (or apply) may block when
+    %% that fun does: its callers need frames too (supervisor's
+    %% children_map(Terminate, Children) with a Terminate that waits).
+    Receives = sets:from_list([{F, A} || {function, _, F, A, Cs} <- Forms,
+                                         has_receive(Cs) orelse calls_unknown_fun(Cs)]),
     #mod{name = M, forms = Forms, defs = Defs, calls = Calls,
          receives = Receives, md5 = <<>>}.
 
@@ -646,6 +650,15 @@ callees(T, Defs) ->
               [{remote, M, F, length(As)} | Acc];
          (_, Acc) -> Acc
       end, [], T).
+
+calls_unknown_fun(T) ->
+    fold_no_funs(fun({call, _, {var, _, _}, _}, _) -> true;
+                    ({call, _, {atom, _, apply}, _}, _) -> true;
+                    ({call, _, {remote, _, {atom, _, erlang}, {atom, _, apply}}, _}, _) -> true;
+                    ({call, _, {remote, _, {var, _, _}, _}, _}, _) -> true;
+                    ({call, _, {remote, _, _, {var, _, _}}, _}, _) -> true;
+                    (_, Acc) -> Acc
+                 end, false, T).
 
 has_receive(T) ->
     fold_no_funs(fun({'receive', _, _}, _) -> true;

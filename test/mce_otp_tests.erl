@@ -6,12 +6,16 @@
 -include_lib("eunit/include/eunit.hrl").
 
 warm_up_test_() ->
-    {timeout, 120, fun() -> [mce_translate:ensure(M) || M <- [tprog_otp, gen_server, gen, proc_lib]] end}.
+    {timeout, 120, fun() -> [mce_translate:ensure(M) || M <- [tprog_otp, tprog_sup, gen_server,
+                                                               gen, proc_lib, supervisor]] end}.
 
 differential_test_() ->
-    [{atom_to_list(F), fun() -> same_result(F) end}
-     || F <- [counter, call_dead, call_crash, init_returns, continue, named,
-              call_timeout_when_idle]].
+    [{atom_to_list(M) ++ ":" ++ atom_to_list(F), fun() -> same_result(M, F) end}
+     || {M, F} <- [{tprog_otp, counter}, {tprog_otp, call_dead}, {tprog_otp, call_crash},
+                   {tprog_otp, init_returns}, {tprog_otp, continue}, {tprog_otp, named},
+                   {tprog_otp, call_timeout_when_idle},
+                   {tprog_sup, restart}, {tprog_sup, gives_up}, {tprog_sup, child_api},
+                   {tprog_sup, simple}]].
 
 %% Untimed, a call's timeout may fire before the reply: the checker finds it.
 call_timeout_untimed_test() ->
@@ -27,26 +31,23 @@ crash_report_is_recorded_test() ->
     Output = lists:append([O || #{output := O} <- maps:get(trace, Cex)]),
     ?assert(lists:any(fun(T) -> string:find(T, "terminating") =/= nomatch end, Output)).
 
-same_result(F) ->
-    Real = real(F),
-    ?assertEqual([Real], checked(F, [])).
+same_result(M, F) ->
+    Real = real(M, F),
+    ?assertEqual([Real], checked(M, F, [], [])).
 
-real(F) ->
-    {Pid, Ref} = spawn_monitor(tprog_otp, F, []),
+real(M, F) ->
+    {Pid, Ref} = spawn_monitor(M, F, []),
     receive {'DOWN', Ref, process, Pid, Reason} -> Reason end.
 
 %% Every result of the root process, over all interleavings (servers'
 %% own abnormal exits are set aside).
-checked(F, Seen) ->
-    checked(F, Seen, []).
-
-checked(F, Seen, Others) when length(Seen) + length(Others) < 8 ->
+checked(M, F, Seen, Others) when length(Seen) + length(Others) < 8 ->
     Root = mce_pid:term(1),
-    case mcerlang:check({tprog_otp, F, []},
+    case mcerlang:check({M, F, []},
                         #{timeouts => when_idle,
                           treat_as_normal => [normal, shutdown | Seen ++ Others]}) of
         {ok, _} -> lists:reverse(Seen);
-        {error, #{violation := {abnormal_exit, Root, Reason}}} -> checked(F, [Reason | Seen], Others);
-        {error, #{violation := {abnormal_exit, _, Reason}}} -> checked(F, Seen, [Reason | Others]);
+        {error, #{violation := {abnormal_exit, Root, Reason}}} -> checked(M, F, [Reason | Seen], Others);
+        {error, #{violation := {abnormal_exit, _, Reason}}} -> checked(M, F, Seen, [Reason | Others]);
         {error, #{violation := V}} -> {unexpected, V}
     end.
