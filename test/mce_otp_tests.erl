@@ -6,8 +6,10 @@
 -include_lib("eunit/include/eunit.hrl").
 
 warm_up_test_() ->
-    {timeout, 120, fun() -> [mce_translate:ensure(M) || M <- [tprog_otp, tprog_sup, gen_server,
-                                                               gen, proc_lib, supervisor]] end}.
+    {timeout, 120, fun() -> [mce_translate:ensure(M) || M <- [tprog_otp, tprog_sup, tprog_door,
+                                                               tprog_event, gen_server, gen,
+                                                               proc_lib, supervisor, gen_statem,
+                                                               gen_event]] end}.
 
 differential_test_() ->
     [{atom_to_list(M) ++ ":" ++ atom_to_list(F), fun() -> same_result(M, F) end}
@@ -15,7 +17,16 @@ differential_test_() ->
                    {tprog_otp, init_returns}, {tprog_otp, continue}, {tprog_otp, named},
                    {tprog_otp, call_timeout_when_idle},
                    {tprog_sup, restart}, {tprog_sup, gives_up}, {tprog_sup, child_api},
-                   {tprog_sup, simple}]].
+                   {tprog_sup, simple}, {tprog_door, start}, {tprog_event, start}]].
+
+%% The door's state timeout may relock it before the caller asks, unless
+%% timeouts fire only when nothing else can happen.
+door_timeout_race_test() ->
+    Opts = #{property => abnormal_exit,
+             treat_as_normal => [normal, {result, {wrong, opened, open}}]},
+    ?assertMatch({ok, _}, mcerlang:check({tprog_door, start, []}, Opts#{timeouts => when_idle})),
+    ?assertMatch({error, #{violation := {abnormal_exit, _, {result, {wrong, opened, locked}}}}},
+                 mcerlang:check({tprog_door, start, []}, Opts)).
 
 %% Untimed, a call's timeout may fire before the reply: the checker finds it.
 call_timeout_untimed_test() ->
