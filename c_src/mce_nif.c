@@ -458,6 +458,9 @@ static int parse_effects(ErlNifEnv *env, ERL_NIF_TERM list, effects_buf *eb)
             }
             term3 = el[6];
             has_term3 = 1;
+        } else if (arity == 2 && enif_is_identical(el[0], atom(env, "app_env"))) {
+            ef->kind = EFFECT_APP_ENV;
+            term = el[1];
         } else if (arity == 2 && enif_is_identical(el[0], atom(env, "ets_delete")) &&
                    enif_get_uint(env, el[1], &ef->ref)) {
             ef->kind = EFFECT_ETS_DELETE;
@@ -764,6 +767,22 @@ static ERL_NIF_TERM nif_ets_tables(ErlNifEnv *env, int argc, const ERL_NIF_TERM 
     return tids ? list : ERROR(env, "out of memory");
 }
 
+/* app_env(Search) -> Term | undefined */
+static ERL_NIF_TERM nif_app_env(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
+{
+    (void)argc;
+    search_res *r;
+    if (!get_res(env, argv[0], &r))
+        return enif_make_badarg(env);
+    enif_mutex_lock(r->lock);
+    part_id id = search_peek_app_env(r->s);
+    ERL_NIF_TERM t = atom(env, "undefined");
+    if (id != 0 && !part_term(env, search_store(r->s), id, &t))
+        t = ERROR(env, "stored term does not decode");
+    enif_mutex_unlock(r->lock);
+    return t;
+}
+
 /* unique(Search) -> non_neg_integer(), the last unique integer given */
 static ERL_NIF_TERM nif_unique(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
 {
@@ -1049,6 +1068,7 @@ static ErlNifFunc nif_funcs[] = {
     {"timer", 2, nif_timer, 0},
     {"unique", 1, nif_unique, 0},
     {"process", 2, nif_process, 0},
+    {"app_env", 1, nif_app_env, 0},
     {"ets_table", 2, nif_ets_table, 0},
     {"ets_named", 3, nif_ets_named, 0},
     {"ets_tables", 2, nif_ets_tables, 0},

@@ -1198,6 +1198,11 @@ static int apply_effects(search *s, sys_state *st, run_result *res,
                 return -1;
             break;
         }
+        case EFFECT_APP_ENV:
+            if (term == 0)
+                return -1;
+            st->app_env = term;
+            break;
         case EFFECT_ETS_DELETE: {
             int t = sys_state_find_table(st, ef->ref);
             if (t >= 0)
@@ -1762,6 +1767,7 @@ static void mark_state(search *s, key_marks *m)
         mark_term(m, ps, t->heir_data);
         mark_term(m, ps, t->data);
     }
+    mark_term(m, ps, s->cur.app_env);
     for (size_t k = 0; k < s->nallocated; k++)
         mark(m, s->allocated[k]);
     for (size_t k = 0; k < s->nallocated_refs; k++)
@@ -1936,6 +1942,13 @@ size_t search_peek_tables(search *s, uint32_t node, uint32_t *out, size_t max)
             n++;
         }
     return n;
+}
+
+part_id search_peek_app_env(search *s)
+{
+    if (s->depth == 0 || decode_top(s) != 0)
+        return 0;
+    return s->cur.app_env;
 }
 
 uint32_t search_peek_unique(search *s)

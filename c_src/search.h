@@ -97,7 +97,8 @@ enum effect_kind {
     EFFECT_ETS_PUT,         /* ref: table, pid: owner, flag: heir (0: none),
                                term: data, term2: name (named tables),
                                term3: heir data */
-    EFFECT_ETS_DELETE       /* ref: table */
+    EFFECT_ETS_DELETE,      /* ref: table */
+    EFFECT_APP_ENV          /* term: all application environments */
 };
 
 typedef struct effect {
@@ -207,6 +208,8 @@ const ets_table *search_peek_table(search *s, uint32_t tid);
 uint32_t search_peek_table_named(search *s, uint32_t node, const uint8_t *etf,
                                  size_t len);
 size_t search_peek_tables(search *s, uint32_t node, uint32_t *out, size_t max);
+/* The application environments term (0: still the options'). */
+part_id search_peek_app_env(search *s);
 /* The last unique integer handed out. */
 uint32_t search_peek_unique(search *s);
 /* The names registered on `node` (PART_TERM ids): fills up to max,

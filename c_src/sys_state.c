@@ -116,6 +116,7 @@ static int copy_world(sys_state *dst, const sys_state *src)
     dst->disconnects = src->disconnects;
     dst->kills = src->kills;
     dst->uniq = src->uniq;
+    dst->app_env = src->app_env;
     dst->ndisc = src->ndisc;
     dst->nnodemons = src->nnodemons;
     dst->nchans = src->nchans;
@@ -199,14 +200,15 @@ static int decode_world(const part_store *ps, part_id id, sys_state *out)
     if (w == NULL || w->kind != PART_WORLD || w->len % 4 != 0)
         return -1;
     uint32_t total = w->len / 4, at = 0;
-    if (total < 7)
+    if (total < 8)
         return -1;
     out->down = (uint64_t)word(w->data, 0) | (uint64_t)word(w->data, 1) << 32;
     out->crashes = word(w->data, 2);
     out->disconnects = word(w->data, 3);
     out->kills = word(w->data, 4);
     out->uniq = word(w->data, 5);
-    at = 6;
+    out->app_env = word(w->data, 6);
+    at = 7;
     uint32_t n = word(w->data, at++);
     if (n > total - at || grow((void **)&out->disc, &out->capdisc, n, 4) != 0)
         return -1;
@@ -324,10 +326,10 @@ static part_id encode_world(part_store *ps, const sys_state *s, int *err)
 {
     *err = 0;
     if (s->down == 0 && s->crashes == 0 && s->disconnects == 0 &&
-        s->kills == 0 && s->uniq == 0 && s->ndisc == 0 && s->nnodemons == 0 &&
+        s->kills == 0 && s->uniq == 0 && s->app_env == 0 && s->ndisc == 0 && s->nnodemons == 0 &&
         s->nchans == 0 && s->ntables == 0)
         return 0;
-    uint32_t words = 10 + s->ndisc + 3 * s->nnodemons + 4 * s->nchans + 6 * s->ntables;
+    uint32_t words = 11 + s->ndisc + 3 * s->nnodemons + 4 * s->nchans + 6 * s->ntables;
     uint32_t *buf = malloc(words * sizeof *buf);
     if (buf == NULL) {
         *err = 1;
@@ -340,6 +342,7 @@ static part_id encode_world(part_store *ps, const sys_state *s, int *err)
     buf[at++] = s->disconnects;
     buf[at++] = s->kills;
     buf[at++] = s->uniq;
+    buf[at++] = s->app_env;
     buf[at++] = s->ndisc;
     for (uint32_t k = 0; k < s->ndisc; k++)
         buf[at++] = s->disc[k];

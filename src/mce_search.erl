@@ -23,6 +23,7 @@ run(InitCall, Opts) ->
     Nodes = maps:get(nodes, Opts),
     mce_pid:set_nodes(Nodes),
     put('$mce_granularity', maps:get(granularity, Opts)),
+    put('$mce_app_env', maps:get(env, Opts)),
     Faults = maps:get(faults, Opts),
     Search = mce_nif:new(#{nodes => Nodes,
                            creation => mce_pid:creation(),

@@ -24,6 +24,7 @@
                      nodes => [node(), ...],
                      delivery => instant | ether,
                      granularity => big | small,
+                     env => #{atom() => #{atom() => term()}} | [{atom(), [{atom(), term()}]}],
                      faults => #{crash_node => non_neg_integer(),
                                  disconnect => non_neg_integer(),
                                  kill => non_neg_integer()}}.
@@ -47,6 +48,7 @@
                     nodes => ['nonode@nohost'],
                     delivery => instant,
                     granularity => big,
+                    env => #{},
                     faults => #{}}).
 
 %% @equiv check(Entry, #{})
@@ -216,6 +218,23 @@ option(max_reductions, N) when is_integer(N), N > 0 -> N;
 option(timeouts, T) when T =:= any; T =:= when_idle -> T;
 option(delivery, D) when D =:= instant; D =:= ether -> D;
 option(granularity, G) when G =:= big; G =:= small -> G;
+option(env, Env) when is_map(Env); is_list(Env) ->
+    Pairs = case Env of
+                _ when is_map(Env) -> maps:to_list(Env);
+                _ -> Env
+            end,
+    maps:from_list(
+      [case P of
+           {App, Vars} when is_atom(App), is_map(Vars) -> {App, Vars};
+           {App, Vars} when is_atom(App), is_list(Vars) ->
+               lists:all(fun(V) -> is_tuple(V) andalso tuple_size(V) =:= 2 andalso
+                                       is_atom(element(1, V)) end, Vars)
+                   orelse erlang:error({mcerlang, {bad_option_value, env, P,
+                                                   "expected {App, [{Key, Value}]}"}}),
+               {App, maps:from_list(Vars)};
+           _ -> erlang:error({mcerlang, {bad_option_value, env, P,
+                                         "expected App => #{Key => Value}"}})
+       end || P <- Pairs]);
 option(nodes, Nodes) when is_list(Nodes), Nodes =/= [], length(Nodes) =< 64 ->
     lists:foreach(fun(N) when is_atom(N) ->
                           case string:split(atom_to_list(N), "@") of

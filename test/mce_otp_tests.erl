@@ -15,9 +15,23 @@ differential_test_() ->
     [{atom_to_list(M) ++ ":" ++ atom_to_list(F), fun() -> same_result(M, F) end}
      || {M, F} <- [{tprog_otp, counter}, {tprog_otp, call_dead}, {tprog_otp, call_crash},
                    {tprog_otp, init_returns}, {tprog_otp, continue}, {tprog_otp, named},
-                   {tprog_otp, call_timeout_when_idle},
+                   {tprog_otp, call_timeout_when_idle}, {tprog_otp, app_env},
                    {tprog_sup, restart}, {tprog_sup, gives_up}, {tprog_sup, child_api},
                    {tprog_sup, simple}, {tprog_door, start}, {tprog_event, start}]].
+
+%% The env option gives each node's initial application environments.
+env_option_test() ->
+    Opts = #{property => abnormal_exit},
+    ?assertMatch({error, #{violation := {abnormal_exit, _, {result, undefined}}}},
+                 mcerlang:check({tprog_otp, app_env_from_options, []}, Opts)),
+    ?assertMatch({error, #{violation := {abnormal_exit, _, {result, {ok, 5}}}}},
+                 mcerlang:check({tprog_otp, app_env_from_options, []},
+                                Opts#{env => #{mce_test_app => #{limit => 5}}})),
+    ?assertMatch({error, #{violation := {abnormal_exit, _, {result, {ok, 6}}}}},
+                 mcerlang:check({tprog_otp, app_env_from_options, []},
+                                Opts#{env => [{mce_test_app, [{limit, 6}]}]})),
+    ?assertError({mcerlang, {bad_option_value, env, _, _}},
+                 mcerlang:check({tprog_otp, app_env_from_options, []}, #{env => [bad]})).
 
 %% The door's state timeout may relock it before the caller asks, unless
 %% timeouts fire only when nothing else can happen.

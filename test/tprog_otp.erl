@@ -6,7 +6,7 @@
 -behaviour(gen_server).
 
 -export([counter/0, call_dead/0, call_crash/0, init_returns/0, continue/0, named/0,
-         call_timeout_when_idle/0]).
+         call_timeout_when_idle/0, app_env/0, app_env_from_options/0]).
 -export([init/1, handle_call/3, handle_cast/2, handle_info/2, handle_continue/2,
          terminate/2]).
 
@@ -87,3 +87,20 @@ handle_info({add, K}, N) -> {noreply, N + K}.
 handle_continue(N, _) -> {noreply, N}.
 
 terminate(_Reason, _State) -> ok.
+
+%% application environments: set, read from another process, unset.
+app_env() ->
+    ok = application:set_env(mce_test_app, k, 1),
+    Self = self(),
+    spawn(fun() -> Self ! {seen, application:get_env(mce_test_app, k)} end),
+    A = receive {seen, V} -> V end,
+    B = {application:get_env(mce_test_app, nokey), application:get_env(mce_test_app, nokey, def)},
+    ok = application:set_env([{mce_test_app, [{j, 2}]}]),
+    C = lists:sort(application:get_all_env(mce_test_app)),
+    ok = application:unset_env(mce_test_app, k),
+    ok = application:unset_env(mce_test_app, j),
+    D = {application:get_env(mce_test_app, k), application:get_env(k), application:get_application()},
+    exit({result, {A, B, C, D}}).
+
+app_env_from_options() ->
+    exit({result, application:get_env(mce_test_app, limit)}).
