@@ -46,7 +46,9 @@
 models() ->
     [{cs(N, K), {client_server, start, [N, K]}, #{}}
      || {N, K} <- [{3, 2}, {4, 2}, {5, 2}, {6, 2}, {4, 3}, {5, 3}, {5, 4}, {6, 3}]]
-    ++ [{"pingpong(10)", {pingpong, start, [10]}, #{property => deadlock}},
+    ++ [{"counter_server(3,2)", {counter_server, start, [3, 2]}, #{timeouts => when_idle}},
+        {"counter_server(3,3)", {counter_server, start, [3, 3]}, #{timeouts => when_idle}},
+        {"pingpong(10)", {pingpong, start, [10]}, #{property => deadlock}},
         {"dining(3)", {dining, start, [3]}, #{property => deadlock}}].
 
 cs(N, K) ->

@@ -19,6 +19,18 @@ differential_test_() ->
                    {tprog_sup, restart}, {tprog_sup, gives_up}, {tprog_sup, child_api},
                    {tprog_sup, simple}, {tprog_door, start}, {tprog_event, start}]].
 
+%% examples/counter_server.erl: increments through OTP's gen_server are
+%% never lost; the read-then-write variant loses one.
+counter_server_example_test_() ->
+    {timeout, 60,
+     fun() ->
+             ?assertMatch({ok, #{states := 4330}},
+                          mcerlang:check({counter_server, start, [3, 2]}, #{timeouts => when_idle})),
+             ?assertMatch({error, #{violation := {abnormal_exit, _, {{badmatch, 1}, _}}}},
+                          mcerlang:check({counter_server, start_racy, [2, 1]},
+                                         #{timeouts => when_idle}))
+     end}.
+
 %% The env option gives each node's initial application environments.
 env_option_test() ->
     Opts = #{property => abnormal_exit},
