@@ -9,6 +9,7 @@
 %% get_application/0 answer undefined.
 -module(mce_app).
 
+-export([shared/0, store_shared/1]).
 -export([get_env/1, get_env/2, get_env/3, get_all_env/0, get_all_env/1,
          set_env/1, set_env/2, set_env/3, set_env/4, unset_env/2, unset_env/3,
          get_application/0, get_application/1]).
@@ -76,18 +77,32 @@ get_application() -> undefined.
 -spec get_application(pid() | module()) -> undefined.
 get_application(_PidOrModule) -> undefined.
 
-%% The running process's node's environments: this step's own change, else
-%% the state's, else the option's.
-node_env() ->
-    Node = erlang:get('$mce_pid') bsr 24,
+%% @doc The shared term of the state (the C world's app_env): a map with
+%% each node's application environments (keyed by node index) and the
+%% global name registry (key `global'); this step's own change first.
+-spec shared() -> map().
+shared() ->
     case maps:get(app_env, erlang:get('$mce_overlay'), stored) of
         stored ->
             case mce_nif:app_env(erlang:get('$mce_search')) of
-                #{Node := E} -> E;
-                _ -> initial()
+                M when is_map(M) -> M;
+                _ -> #{}
             end;
-        All -> maps:get(Node, All, initial())
+        All -> All
     end.
+
+%% @doc Records a new shared term as an effect of the step.
+-spec store_shared(map()) -> ok.
+store_shared(New) ->
+    erlang:put('$mce_overlay', (erlang:get('$mce_overlay'))#{app_env => New}),
+    erlang:put('$mce_effects', [{app_env, New} | erlang:get('$mce_effects')]),
+    ok.
+
+%% The running process's node's environments: the state's, else the
+%% option's.
+node_env() ->
+    Node = erlang:get('$mce_pid') bsr 24,
+    maps:get(Node, shared(), initial()).
 
 initial() ->
     case erlang:get('$mce_app_env') of
@@ -97,16 +112,4 @@ initial() ->
 
 store(Env) ->
     Node = erlang:get('$mce_pid') bsr 24,
-    Overlay = erlang:get('$mce_overlay'),
-    All = case maps:get(app_env, Overlay, stored) of
-              stored ->
-                  case mce_nif:app_env(erlang:get('$mce_search')) of
-                      M when is_map(M) -> M;
-                      _ -> #{}
-                  end;
-              A -> A
-          end,
-    New = All#{Node => Env},
-    erlang:put('$mce_overlay', Overlay#{app_env => New}),
-    erlang:put('$mce_effects', [{app_env, New} | erlang:get('$mce_effects')]),
-    ok.
+    store_shared((shared())#{Node => Env}).

@@ -170,6 +170,12 @@ classify_call(mcerlang, choice, 1) -> {redirect, mce_rt, choice};
 classify_call(net_adm, ping, 1) -> {redirect, mce_rt, ping};
 classify_call(timer, send_after, A) when A =:= 2; A =:= 3 -> {redirect, mce_rt, timer_send_after};
 classify_call(timer, cancel, 1) -> {redirect, mce_rt, timer_cancel};
+classify_call(global, F, A) ->
+    _ = code:ensure_loaded(mce_global),
+    case erlang:function_exported(mce_global, F, A) of
+        true -> {redirect, mce_global, F};
+        false -> {unsupported, unsupported_call}
+    end;
 classify_call(application, F, A) ->
     _ = code:ensure_loaded(mce_app),
     case erlang:function_exported(mce_app, F, A) of
@@ -392,7 +398,7 @@ process_modules() ->
 is_checker_module(M) ->
     lists:member(M, [mcerlang, mce_anf, mce_closure, mce_exec, mce_format, mce_nif, mce_pid,
                      mce_ref, mce_rt, mce_search, mce_translate, mce_watchdog, mce_ets,
-                     mce_logger, mce_app])
+                     mce_logger, mce_app, mce_global])
         orelse is_translation(M).
 
 is_translation(M) ->

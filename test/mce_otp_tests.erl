@@ -15,7 +15,7 @@ differential_test_() ->
     [{atom_to_list(M) ++ ":" ++ atom_to_list(F), fun() -> same_result(M, F) end}
      || {M, F} <- [{tprog_otp, counter}, {tprog_otp, call_dead}, {tprog_otp, call_crash},
                    {tprog_otp, init_returns}, {tprog_otp, continue}, {tprog_otp, named},
-                   {tprog_otp, call_timeout_when_idle}, {tprog_otp, app_env},
+                   {tprog_otp, call_timeout_when_idle}, {tprog_otp, app_env}, {tprog_otp, global_names},
                    {tprog_sup, restart}, {tprog_sup, gives_up}, {tprog_sup, child_api},
                    {tprog_sup, simple}, {tprog_door, start}, {tprog_event, start}]].
 

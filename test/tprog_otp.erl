@@ -6,7 +6,7 @@
 -behaviour(gen_server).
 
 -export([counter/0, call_dead/0, call_crash/0, init_returns/0, continue/0, named/0,
-         call_timeout_when_idle/0, app_env/0, app_env_from_options/0]).
+         call_timeout_when_idle/0, app_env/0, app_env_from_options/0, global_names/0]).
 -export([init/1, handle_call/3, handle_cast/2, handle_info/2, handle_continue/2,
          terminate/2]).
 
@@ -104,3 +104,23 @@ app_env() ->
 
 app_env_from_options() ->
     exit({result, application:get_env(mce_test_app, limit)}).
+
+%% {global, Name}: start, call by name, the registry, release on exit.
+global_names() ->
+    {ok, Pid} = gen_server:start({global, mce_gcounter}, ?MODULE, 0, []),
+    A = gen_server:call({global, mce_gcounter}, inc),
+    B = global:whereis_name(mce_gcounter) =:= Pid,
+    C = global:register_name(mce_gcounter, self()),
+    D = case gen_server:start({global, mce_gcounter}, ?MODULE, 0, []) of
+            {error, {already_started, P}} -> P =:= Pid;
+            Other -> Other
+        end,
+    ok = gen_server:stop({global, mce_gcounter}),
+    E = global:whereis_name(mce_gcounter),
+    F = global:register_name(mce_gother, self()),
+    G = lists:member(mce_gother, global:registered_names()),
+    _ = global:unregister_name(mce_gother),
+    H = try gen_server:call({global, mce_gcounter}, get)
+        catch exit:{Reason, {gen_server, call, _}} -> Reason
+        end,
+    exit({result, {A, B, C, D, E, F, G, H}}).
