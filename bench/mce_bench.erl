@@ -48,6 +48,14 @@ models() ->
      || {N, K} <- [{3, 2}, {4, 2}, {5, 2}, {6, 2}, {4, 3}, {5, 3}, {5, 4}, {6, 3}]]
     ++ [{"counter_server(3,2)", {counter_server, start, [3, 2]}, #{timeouts => when_idle}},
         {"counter_server(3,3)", {counter_server, start, [3, 3]}, #{timeouts => when_idle}},
+        {"locker(aEaS,1)", {locker, start, [[{a, exclusive}, {a, shared}], 1]},
+         #{timeouts => when_idle, property => abnormal_exit}},
+        {"locker(aEaEaS,1)", {locker, start, [[{a, exclusive}, {a, exclusive}, {a, shared}], 1]},
+         #{timeouts => when_idle, property => abnormal_exit}},
+        {"locker_buggy(aEx4aS,1)", {locker, start_buggy,
+                                    [[{a, exclusive}, {a, exclusive}, {a, exclusive},
+                                      {a, exclusive}, {a, shared}], 1]},
+         #{timeouts => when_idle, property => abnormal_exit}},
         {"pingpong(10)", {pingpong, start, [10]}, #{property => deadlock}},
         {"dining(3)", {dining, start, [3]}, #{property => deadlock}}].
 

@@ -13,8 +13,11 @@
          warning_msg/1, warning_msg/2, warning_report/1, warning_report/2,
          info_msg/1, info_msg/2, info_report/1, info_report/2, limit_term/1]).
 
--spec allow(logger:level(), module()) -> true.
-allow(_Level, _Module) -> true.
+%% @doc Events below OTP's default primary level (notice) are dropped, as
+%% they are by default on the VM (supervisor progress reports are info).
+-spec allow(logger:level(), module()) -> boolean().
+allow(Level, _Module) ->
+    logger:compare_levels(Level, notice) =/= lt.
 
 -spec macro_log(map(), logger:level(), term()) -> ok.
 macro_log(_Location, Level, Report) -> record(Level, [Report]).
@@ -121,6 +124,12 @@ info_report(T, R) -> record(info, [#{type => T, report => R}]).
 %% The text of a log event: a format and its arguments, or a report (with
 %% its report_cb when the metadata gives one, as OTP's reports do).
 record(Level, Args) ->
+    case allow(Level, ?MODULE) of
+        true -> record_text(Level, Args);
+        false -> ok
+    end.
+
+record_text(Level, Args) ->
     Text = try text(Args)
            catch _:_ -> lists:flatten(io_lib:format("~tp", [Args]))
            end,

@@ -420,7 +420,16 @@ cached(M) ->
             stale
     end.
 
+%% The loaded code's MD5 (the same value beam_lib:md5/1 computes from the
+%% file): asked on every dynamic call into a translated module, so it must
+%% not read the .beam file.
 current_md5(M) ->
+    case erlang:module_loaded(M) of
+        true -> {ok, M:module_info(md5)};
+        false -> file_md5(M)
+    end.
+
+file_md5(M) ->
     case code:which(M) of
         Path when is_list(Path) ->
             case beam_lib:md5(Path) of

@@ -31,6 +31,21 @@ counter_server_example_test_() ->
                                          #{timeouts => when_idle}))
      end}.
 
+%% examples/locker.erl (paper 004, section 6.1): mutual exclusion holds
+%% with the correct locker; the planted bug (a shared lock granted beside
+%% an exclusive one) is found with five clients.
+locker_example_test_() ->
+    {timeout, 120,
+     fun() ->
+             Opts = #{timeouts => when_idle, property => abnormal_exit},
+             ?assertMatch({ok, #{states := 1373}},
+                          mcerlang:check({locker, start, [[{a, exclusive}, {a, shared}], 1]}, Opts)),
+             ?assertMatch({error, #{violation := {abnormal_exit, _, {mutex_violation, a, _, _}}}},
+                          mcerlang:check({locker, start_buggy,
+                                          [[{a, exclusive}, {a, exclusive}, {a, exclusive},
+                                            {a, exclusive}, {a, shared}], 1]}, Opts))
+     end}.
+
 %% The env option gives each node's initial application environments.
 env_option_test() ->
     Opts = #{property => abnormal_exit},

@@ -1,0 +1,123 @@
+%% @doc A resource locker after the AXD 301 locker of the McErlang paper
+%% (../shared/papers/004_2999ceb9aa2f1435.txt, section 6.1, Table 1),
+%% built on OTP's own gen_server and supervisor.
+%%
+%% Clients ask for exclusive or shared access to resources; the locker
+%% grants what is compatible and queues the rest, replying later with
+%% gen_server:reply/2; it monitors its clients and releases the locks of
+%% one that dies.  Each client, on being granted access, marks its use in
+%% a public ETS table and crashes with `{mutex_violation, ...}' if another
+%% client's use conflicts: mutual exclusion is an abnormal exit away.
+%%
+%% `start(Config, Rounds)' builds the paper's supervision tree: a top
+%% supervisor starting the locker and a client supervisor with one client
+%% per element of Config (`[{a, exclusive}, {a, shared}, ...]`, the paper's
+%% `aEaS...'), each doing Rounds acquire/release rounds.
+%% `start_buggy(Config, Rounds)' plants a bug: a shared request is granted
+%% even when an exclusive lock is held.
+-module(locker).
+-behaviour(gen_server).
+%% Also the supervisor callback module (init/1 dispatches on its argument).
+
+-export([start/2, start_buggy/2, start_client/3, client/3]).
+-export([init/1, handle_call/3, handle_cast/2, handle_info/2]).
+
+-spec start([{atom(), exclusive | shared}], pos_integer()) -> ok.
+start(Config, Rounds) -> run(Config, Rounds, false).
+
+-spec start_buggy([{atom(), exclusive | shared}], pos_integer()) -> ok.
+start_buggy(Config, Rounds) -> run(Config, Rounds, true).
+
+run(Config, Rounds, Bug) ->
+    ets:new(locker_usage, [named_table, public, bag]),
+    {ok, _Top} = supervisor:start_link(?MODULE, {top, Config, Rounds, Bug}),
+    %% The entry process owns the usage table, so it stays.
+    receive stop -> ok end.
+
+%%--------------------------------------------------------------------
+%% Supervisors
+%%--------------------------------------------------------------------
+
+init({top, Config, Rounds, Bug}) ->
+    {ok, {#{strategy => rest_for_one, intensity => 1, period => 5},
+          [#{id => locker, start => {gen_server, start_link, [{local, locker}, ?MODULE, {locker, Bug}, []]}},
+           #{id => clients, type => supervisor,
+             start => {supervisor, start_link, [?MODULE, {clients, Config, Rounds}]}}]}};
+init({clients, Config, Rounds}) ->
+    {ok, {#{strategy => one_for_one, intensity => 1, period => 5},
+          [#{id => {client, I}, start => {?MODULE, start_client, [Res, Kind, Rounds]},
+             restart => temporary}
+           || {I, {Res, Kind}} <- lists:zip(lists:seq(1, length(Config)), Config)]}};
+%%--------------------------------------------------------------------
+%% The locker: #{Resource => {Holders, Waiting}}
+%%--------------------------------------------------------------------
+init({locker, Bug}) ->
+    {ok, #{bug => Bug, locks => #{}}}.
+
+handle_call({request, Res, Kind}, {Pid, _} = From, #{locks := Locks} = S) ->
+    monitor(process, Pid),
+    {Holders, Waiting} = maps:get(Res, Locks, {[], []}),
+    case Waiting =:= [] andalso compatible(Kind, Holders, maps:get(bug, S)) of
+        true ->
+            {reply, granted, S#{locks := Locks#{Res => {[{Pid, Kind} | Holders], Waiting}}}};
+        false ->
+            {noreply, S#{locks := Locks#{Res => {Holders, Waiting ++ [{From, Kind}]}}}}
+    end;
+handle_call({release, Res}, {Pid, _}, S) ->
+    {reply, ok, release(Pid, Res, S)}.
+
+handle_cast(_, S) -> {noreply, S}.
+
+%% A client died: it holds and waits for nothing any more.
+handle_info({'DOWN', _, process, Pid, _}, #{locks := Locks} = S) ->
+    S1 = lists:foldl(fun(Res, Acc) -> release(Pid, Res, Acc) end, S, maps:keys(Locks)),
+    {noreply, S1#{locks := maps:map(fun(_, {H, W}) -> {H, [X || {{P, _}, _} = X <- W, P =/= Pid]} end,
+                                   maps:get(locks, S1))}}.
+
+release(Pid, Res, #{locks := Locks} = S) ->
+    {Holders, Waiting} = maps:get(Res, Locks, {[], []}),
+    grant(Res, [H || {P, _} = H <- Holders, P =/= Pid], Waiting, S).
+
+%% Grants the waiting requests at the head of the queue that fit.
+grant(Res, Holders, [{{Pid, _} = From, Kind} | Rest] = Waiting, #{locks := Locks} = S) ->
+    case compatible(Kind, Holders, maps:get(bug, S)) of
+        true ->
+            gen_server:reply(From, granted),
+            grant(Res, [{Pid, Kind} | Holders], Rest, S);
+        false ->
+            S#{locks := Locks#{Res => {Holders, Waiting}}}
+    end;
+grant(Res, Holders, [], #{locks := Locks} = S) ->
+    S#{locks := Locks#{Res => {Holders, []}}}.
+
+compatible(_, [], _Bug) -> true;
+compatible(shared, Holders, Bug) -> Bug orelse lists:all(fun({_, K}) -> K =:= shared end, Holders);
+compatible(exclusive, _Holders, _Bug) -> false.
+
+%%--------------------------------------------------------------------
+%% Clients
+%%--------------------------------------------------------------------
+
+-spec start_client(atom(), exclusive | shared, pos_integer()) -> {ok, pid()}.
+start_client(Res, Kind, Rounds) ->
+    {ok, spawn_link(?MODULE, client, [Res, Kind, Rounds])}.
+
+-spec client(atom(), exclusive | shared, non_neg_integer()) -> ok.
+client(_Res, _Kind, 0) ->
+    ok;
+client(Res, Kind, Rounds) ->
+    granted = gen_server:call(locker, {request, Res, Kind}, infinity),
+    in_use(Res, Kind),
+    %% Holding the lock is a state of its own: other processes may run
+    %% before the client lets go (a one-way choice is a scheduling point).
+    mcerlang:choice([fun() -> ok end]),
+    ets:delete_object(locker_usage, {Res, self(), Kind}),
+    ok = gen_server:call(locker, {release, Res}, infinity),
+    client(Res, Kind, Rounds - 1).
+
+%% The client thinks it has access: check nobody else's use conflicts.
+in_use(Res, Kind) ->
+    Others = ets:lookup(locker_usage, Res),
+    Conflict = [O || {_, _, K} = O <- Others, Kind =:= exclusive orelse K =:= exclusive],
+    Conflict =:= [] orelse exit({mutex_violation, Res, Kind, Conflict}),
+    ets:insert(locker_usage, {Res, self(), Kind}).
