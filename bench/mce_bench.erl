@@ -56,6 +56,7 @@ models() ->
                                     [[{a, exclusive}, {a, exclusive}, {a, exclusive},
                                       {a, exclusive}, {a, shared}], 1]},
          #{timeouts => when_idle, property => abnormal_exit}},
+        {"sup_worker(4,4)", {sup_worker, start, [4, 4]}, #{timeouts => when_idle}},
         {"pingpong(10)", {pingpong, start, [10]}, #{property => deadlock}},
         {"dining(3)", {dining, start, [3]}, #{property => deadlock}}].
 

@@ -46,6 +46,16 @@ locker_example_test_() ->
                                             {a, exclusive}, {a, shared}], 1]}, Opts))
      end}.
 
+%% examples/sup_worker.erl: a worker restarted after each crash; the
+%% supervisor gives up when crashes can exceed its intensity.
+sup_worker_example_test() ->
+    Opts = #{timeouts => when_idle},
+    ?assertMatch({ok, #{states := 104}}, mcerlang:check({sup_worker, start, [3, 3]}, Opts)),
+    {error, Cex} = mcerlang:check({sup_worker, start, [3, 2]}, Opts),
+    ?assertMatch(#{violation := {abnormal_exit, _, supervisor_gave_up}}, Cex),
+    Choices = [A || #{action := {choice, _} = A} <- maps:get(trace, Cex)],
+    ?assertEqual(3, length([A || {choice, 2} = A <- Choices])).
+
 %% The env option gives each node's initial application environments.
 env_option_test() ->
     Opts = #{property => abnormal_exit},
