@@ -206,9 +206,13 @@ int etf_scan_keys(uint8_t *buf, size_t len, const etf_nodes *nodes,
             size_t crlen = tag == NEWER_REFERENCE_EXT ? 4 : 1;
             skip = crlen + 4 * words;
             if (!need(&r, skip)) return -1;
-            if (tag == NEWER_REFERENCE_EXT && words >= 1 && be32(r.p) == creation) {
-                uint32_t id = be32(r.p + 4);
-                int ni = id < ETF_NUM_LIMIT ? node_index(nodes, text, n) : -1;
+            if (tag == NEWER_REFERENCE_EXT && words >= 2 && be32(r.p) == creation) {
+                uint32_t counter = be32(r.p + 4), creator = be32(r.p + 8);
+                uint32_t id = creator << ETF_REF_COUNTER_BITS | counter;
+                int ours = counter < ETF_REF_COUNTER_LIMIT && creator < ETF_REF_CREATOR_LIMIT;
+                for (size_t w = 2; ours && w < words; w++)
+                    ours = be32(r.p + 4 + 4 * w) == 0;
+                int ni = ours ? node_index(nodes, text, n) : -1;
                 if (ni >= 0 &&
                     sink_push(sink, ((uint32_t)ni << ETF_NODE_SHIFT | id) | ETF_REF_TAG) != 0)
                     return -1;

@@ -34,6 +34,17 @@ typedef struct etf_pid_sink {
 int etf_scan_pids(uint8_t *buf, size_t len, const char *node,
                   size_t nodelen, uint32_t creation, etf_pid_sink *sink);
 
+/* A simulated ref's number is (creator << ETF_REF_COUNTER_BITS) | counter:
+** refs are numbered least-fresh among those their creating process made, so
+** the interleaving of other processes' ref making does not rename them (the
+** states would differ only in those numbers).  In the term, ID word 0 holds
+** the counter and word 1 the creator, so it prints as #Ref<0.0.Creator.N>.
+** Creator 0 is the shared region (refs made outside a process, or by a
+** process whose own region is full). */
+#define ETF_REF_COUNTER_BITS 10
+#define ETF_REF_COUNTER_LIMIT (1u << ETF_REF_COUNTER_BITS)
+#define ETF_REF_CREATOR_LIMIT (1u << (24 - ETF_REF_COUNTER_BITS))
+
 /* Simulated nodes: a pid or ref of node i (0 <= i < ETF_MAX_NODES) is
 ** recorded as the key (i << ETF_NODE_SHIFT) | number; numbers of
 ** ETF_NUM_LIMIT or more are not recorded (the runtime never makes them). */

@@ -590,8 +590,8 @@ static void ext_ref(search *s, ext_buf *e, uint32_t ref)
     ext_u8(e, 3);
     ext_node(s, e, KEY_NODE(ref));
     ext_u32(e, s->cfg.creation);
-    ext_u32(e, KEY_NUM(ref));
-    ext_u32(e, 0);
+    ext_u32(e, KEY_NUM(ref) & (ETF_REF_COUNTER_LIMIT - 1));
+    ext_u32(e, KEY_NUM(ref) >> ETF_REF_COUNTER_BITS);
     ext_u32(e, 0);
 }
 
@@ -1652,6 +1652,7 @@ error:
 typedef struct key_marks {
     uint32_t node;
     int refs;             /* marking refs (tagged keys), not pids */
+    uint32_t region;      /* refs: the creator region marked */
     int counting;         /* first pass */
     size_t count, limit, cap;
     uint8_t *used;
@@ -1665,6 +1666,11 @@ static void mark(key_marks *m, uint32_t key)
     if (is_ref != m->refs || KEY_NODE(key) != m->node || m->err)
         return;
     uint32_t num = KEY_NUM(key);
+    if (m->refs) {
+        if (num >> ETF_REF_COUNTER_BITS != m->region)
+            return;
+        num &= ETF_REF_COUNTER_LIMIT - 1;
+    }
     if (m->counting) {
         m->count++;
         return;
@@ -1788,13 +1794,11 @@ static int push_allocated(uint32_t **list, size_t *n, size_t *cap, uint32_t id)
     return 0;
 }
 
-/* Smallest number (from 1) of `node` that is free; 0 on failure. */
-static uint32_t fresh_number(search *s, uint32_t node, int refs)
+/* Smallest number (from 1) of `node` that is free in `region` (refs only);
+** 0 if the region is full or on failure. */
+static uint32_t free_number(search *s, uint32_t node, int refs, uint32_t region)
 {
-    if (s->pending != REQ_RUN || s->depth == 0 || decode_top(s) != 0 ||
-        node >= s->nodes.n)
-        return 0;
-    key_marks m = { .node = node, .refs = refs, .counting = 1 };
+    key_marks m = { .node = node, .refs = refs, .region = region, .counting = 1 };
     mark_state(s, &m);
     m.counting = 0;
     m.limit = m.count + 2;
@@ -1803,7 +1807,31 @@ static uint32_t fresh_number(search *s, uint32_t node, int refs)
     while (!m.err && num < m.cap && m.used[num])
         num++;
     free(m.used);
-    if (m.err || num >= ETF_NUM_LIMIT)
+    uint32_t limit = refs ? ETF_REF_COUNTER_LIMIT : ETF_NUM_LIMIT;
+    return m.err || num >= limit ? 0 : num;
+}
+
+/* A fresh pid of `node`, or a fresh ref of `node` in the running process's
+** region (see ETF_REF_COUNTER_BITS), else in the shared one; 0 on failure. */
+static uint32_t fresh_number(search *s, uint32_t node, int refs)
+{
+    if (s->pending != REQ_RUN || s->depth == 0 || decode_top(s) != 0 ||
+        node >= s->nodes.n)
+        return 0;
+    uint32_t num;
+    if (refs) {
+        uint32_t region = KEY_NODE(s->run_pid) == node ? KEY_NUM(s->run_pid) : 0;
+        if (region >= ETF_REF_CREATOR_LIMIT)
+            region = 0;
+        num = free_number(s, node, 1, region);
+        if (num == 0 && region != 0)
+            num = free_number(s, node, 1, region = 0);
+        if (num != 0)
+            num |= region << ETF_REF_COUNTER_BITS;
+    } else {
+        num = free_number(s, node, 0, 0);
+    }
+    if (num == 0)
         return 0;
     uint32_t key = MAKE_KEY(node, num);
     if (refs ? push_allocated(&s->allocated_refs, &s->nallocated_refs,

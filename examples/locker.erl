@@ -4,15 +4,16 @@
 %%
 %% Clients ask for exclusive or shared access to resources; the locker
 %% grants what is compatible and queues the rest, replying later with
-%% gen_server:reply/2; it monitors its clients and releases the locks of
-%% one that dies.  Each client, on being granted access, marks its use in
+%% gen_server:reply/2; it monitors a client while it holds or waits for a
+%% lock and releases the locks of one that dies.  Each client, on being granted access, marks its use in
 %% a public ETS table and crashes with `{mutex_violation, ...}' if another
 %% client's use conflicts: mutual exclusion is an abnormal exit away.
 %%
 %% `start(Config, Rounds)' builds the paper's supervision tree: a top
 %% supervisor starting the locker and a client supervisor with one client
 %% per element of Config (`[{a, exclusive}, {a, shared}, ...]`, the paper's
-%% `aEaS...'), each doing Rounds acquire/release rounds.
+%% `aEaS...'), each doing Rounds acquire/release rounds (`forever' makes
+%% the clients loop, as in the paper).
 %% `start_buggy(Config, Rounds)' plants a bug: a shared request is granted
 %% even when an exclusive lock is held.
 -module(locker).
@@ -22,10 +23,10 @@
 -export([start/2, start_buggy/2, start_client/3, client/3]).
 -export([init/1, handle_call/3, handle_cast/2, handle_info/2]).
 
--spec start([{atom(), exclusive | shared}], pos_integer()) -> ok.
+-spec start([{atom(), exclusive | shared}], pos_integer() | forever) -> ok.
 start(Config, Rounds) -> run(Config, Rounds, false).
 
--spec start_buggy([{atom(), exclusive | shared}], pos_integer()) -> ok.
+-spec start_buggy([{atom(), exclusive | shared}], pos_integer() | forever) -> ok.
 start_buggy(Config, Rounds) -> run(Config, Rounds, true).
 
 run(Config, Rounds, Bug) ->
@@ -52,10 +53,10 @@ init({clients, Config, Rounds}) ->
 %% The locker: #{Resource => {Holders, Waiting}}
 %%--------------------------------------------------------------------
 init({locker, Bug}) ->
-    {ok, #{bug => Bug, locks => #{}}}.
+    {ok, #{bug => Bug, locks => #{}, monitors => #{}}}.
 
-handle_call({request, Res, Kind}, {Pid, _} = From, #{locks := Locks} = S) ->
-    monitor(process, Pid),
+handle_call({request, Res, Kind}, {Pid, _} = From, #{locks := Locks} = S0) ->
+    S = watch(Pid, S0),
     {Holders, Waiting} = maps:get(Res, Locks, {[], []}),
     case Waiting =:= [] andalso compatible(Kind, Holders, maps:get(bug, S)) of
         true ->
@@ -64,15 +65,36 @@ handle_call({request, Res, Kind}, {Pid, _} = From, #{locks := Locks} = S) ->
             {noreply, S#{locks := Locks#{Res => {Holders, Waiting ++ [{From, Kind}]}}}}
     end;
 handle_call({release, Res}, {Pid, _}, S) ->
-    {reply, ok, release(Pid, Res, S)}.
+    {reply, ok, unwatch_idle(Pid, release(Pid, Res, S))}.
 
 handle_cast(_, S) -> {noreply, S}.
 
 %% A client died: it holds and waits for nothing any more.
-handle_info({'DOWN', _, process, Pid, _}, #{locks := Locks} = S) ->
+handle_info({'DOWN', _, process, Pid, _}, #{locks := Locks, monitors := Mons} = S0) ->
+    S = S0#{monitors := maps:remove(Pid, Mons)},
     S1 = lists:foldl(fun(Res, Acc) -> release(Pid, Res, Acc) end, S, maps:keys(Locks)),
     {noreply, S1#{locks := maps:map(fun(_, {H, W}) -> {H, [X || {{P, _}, _} = X <- W, P =/= Pid]} end,
                                    maps:get(locks, S1))}}.
+
+%% A client is monitored while it holds or waits for a lock, so that a
+%% crash releases its locks; the monitor goes with its last lock, which
+%% keeps the locker's state finite for clients that loop forever.
+watch(Pid, #{monitors := Mons} = S) ->
+    case Mons of
+        #{Pid := _} -> S;
+        #{} -> S#{monitors := Mons#{Pid => monitor(process, Pid)}}
+    end.
+
+unwatch_idle(Pid, #{locks := Locks, monitors := Mons} = S) ->
+    Involved = [R || {R, {H, W}} <- maps:to_list(Locks),
+                     lists:keymember(Pid, 1, H) orelse [x || {{P, _}, _} <- W, P =:= Pid] =/= []],
+    case {Involved, Mons} of
+        {[], #{Pid := Ref}} ->
+            demonitor(Ref, [flush]),
+            S#{monitors := maps:remove(Pid, Mons)};
+        _ ->
+            S
+    end.
 
 release(Pid, Res, #{locks := Locks} = S) ->
     {Holders, Waiting} = maps:get(Res, Locks, {[], []}),
@@ -98,11 +120,11 @@ compatible(exclusive, _Holders, _Bug) -> false.
 %% Clients
 %%--------------------------------------------------------------------
 
--spec start_client(atom(), exclusive | shared, pos_integer()) -> {ok, pid()}.
+-spec start_client(atom(), exclusive | shared, pos_integer() | forever) -> {ok, pid()}.
 start_client(Res, Kind, Rounds) ->
     {ok, spawn_link(?MODULE, client, [Res, Kind, Rounds])}.
 
--spec client(atom(), exclusive | shared, non_neg_integer()) -> ok.
+-spec client(atom(), exclusive | shared, non_neg_integer() | forever) -> ok.
 client(_Res, _Kind, 0) ->
     ok;
 client(Res, Kind, Rounds) ->
@@ -113,7 +135,10 @@ client(Res, Kind, Rounds) ->
     mcerlang:choice([fun() -> ok end]),
     ets:delete_object(locker_usage, {Res, self(), Kind}),
     ok = gen_server:call(locker, {release, Res}, infinity),
-    client(Res, Kind, Rounds - 1).
+    client(Res, Kind, next_round(Rounds)).
+
+next_round(forever) -> forever;
+next_round(N) -> N - 1.
 
 %% The client thinks it has access: check nobody else's use conflicts.
 in_use(Res, Kind) ->

@@ -9,21 +9,32 @@
 
 -export([term/1, number/1]).
 
+%% A ref's number is Creator << COUNTER_BITS | Counter: refs are numbered
+%% least-fresh among those of the process that made them, so that other
+%% processes making refs in between does not rename them.  In the term the
+%% counter is ID word 0 and the creator word 1: #Ref<0.0.Creator.Counter>.
+%% Keep in step with ETF_REF_COUNTER_BITS in c_src/etf_scan.h.
+-define(COUNTER_BITS, 10).
+-define(COUNTER_MASK, 16#3ff).
+
 -spec term(non_neg_integer()) -> reference().
 term(Key) when is_integer(Key), Key >= 0 ->
     Node = mce_pid:node_bin(Key bsr 24),
+    N = Key band 16#ffffff,
     binary_to_term(<<131, 90, 3:16, 100, (byte_size(Node)):16, Node/binary,
-                     (mce_pid:cached_creation()):32, (Key band 16#ffffff):32, 0:32, 0:32>>).
+                     (mce_pid:cached_creation()):32, (N band ?COUNTER_MASK):32,
+                     (N bsr ?COUNTER_BITS):32, 0:32>>).
 
 %% @doc The key of a simulated ref, or `error' for any other term.
 -spec number(term()) -> {ok, non_neg_integer()} | error.
 number(Ref) when is_reference(Ref) ->
     Cr = mce_pid:cached_creation(),
     case term_to_binary(Ref) of
-        <<131, 90, 3:16, Tag, Size:16, Node:Size/binary, Cr:32, N:32, 0:32, 0:32>>
+        <<131, 90, 3:16, Tag, Size:16, Node:Size/binary, Cr:32, Counter:32, Creator:32, 0:32>>
           when Tag =:= 100; Tag =:= 118 ->
             case mce_pid:bin_index(Node) of
-                {ok, I} when N =< 16#ffffff -> {ok, mce_pid:key(I, N)};
+                {ok, I} when Counter =< ?COUNTER_MASK, Creator < 1 bsl (24 - ?COUNTER_BITS) ->
+                    {ok, mce_pid:key(I, Creator bsl ?COUNTER_BITS bor Counter)};
                 _ -> error
             end;
         _ -> error

@@ -432,7 +432,7 @@ static void test_etf_pids(void)
     ** binary, old float, export, references.  Pids inside are still found. */
     bstart(&e);
     b8(&e, 105);
-    b32(&e, 9);
+    b32(&e, 10);
     b8(&e, 108);                     /* [1 | Pid10] */
     b32(&e, 1);
     bint(&e, 1);
@@ -450,15 +450,19 @@ static void test_etf_pids(void)
     batom(&e, "lists"); batom(&e, "map"); bint(&e, 2);
     b8(&e, 90);                      /* NEWER_REFERENCE_EXT, 3 words */
     b16(&e, 3); batom(&e, NODE); b32(&e, CREATION);
+    b32(&e, 1); b32(&e, 2); b32(&e, 0);   /* counter 1 of creator 2 */
+    b8(&e, 90);                      /* not the runtime's: word 2 is set */
+    b16(&e, 3); batom(&e, NODE); b32(&e, CREATION);
     b32(&e, 1); b32(&e, 2); b32(&e, 3);
     b8(&e, 114);                     /* NEW_REFERENCE_EXT, 2 words */
     b16(&e, 2); bsatom_utf8(&e, NODE); b8(&e, 1); b32(&e, 1); b32(&e, 2);
     b8(&e, 115);                     /* SMALL_ATOM_EXT */
     b8(&e, 1); b8(&e, 'x');
     CHECK(scan(&e, &sink) == 0);
-    /* The pid, then the simulated ref (tagged); the 2-word old-style ref
-    ** and the other node's terms are not collected. */
-    CHECK(sink.n == 2 && sink.pids[0] == 10 && sink.pids[1] == (1u | ETF_REF_TAG));
+    /* The pid, then the simulated ref (tagged); the foreign ref, the
+    ** 2-word old-style ref and the other node's terms are not collected. */
+    CHECK(sink.n == 2 && sink.pids[0] == 10 &&
+          sink.pids[1] == ((2u << ETF_REF_COUNTER_BITS | 1u) | ETF_REF_TAG));
     sink.n = 0;
     CHECK(all_prefixes_fail(&e));
     free(sink.pids);
@@ -1633,6 +1637,8 @@ static void test_search_options(void)
     search_free(s);
 }
 
+#define REF_OF(creator, n) ((uint32_t)(creator) << ETF_REF_COUNTER_BITS | (n))
+
 /* Monitors: 'DOWN' on death, noproc for a dead target, demonitor with
 ** flush, and least-fresh refs. */
 static void test_search_monitors(void)
@@ -1641,30 +1647,32 @@ static void test_search_monitors(void)
     request q;
     CHECK(start(s, 1, &q) == 0 && q.kind == REQ_RUN);
     CHECK(search_fresh_pid(s, 0) == 2);
-    CHECK(search_fresh_ref(s, 0) == 1);
-    CHECK(search_fresh_ref(s, 0) == 2);
+    /* Pid 1's refs are numbered in its own region. */
+    CHECK(search_fresh_ref(s, 0) == REF_OF(1, 1));
+    CHECK(search_fresh_ref(s, 0) == REF_OF(1, 2));
     effs f = { .n = 0 };
     eff_spawn(&f, 2, 0, 2);
-    f.e[f.n++] = (effect){ .kind = EFFECT_MONITOR, .pid = 2, .ref = 1 };
-    f.e[f.n++] = (effect){ .kind = EFFECT_MONITOR, .pid = 9, .ref = 2 };  /* dead */
+    /* Refs of pid 2's region, to see below that held ones are skipped. */
+    f.e[f.n++] = (effect){ .kind = EFFECT_MONITOR, .pid = 2, .ref = REF_OF(2, 1) };
+    f.e[f.n++] = (effect){ .kind = EFFECT_MONITOR, .pid = 9, .ref = REF_OF(2, 2) };  /* dead */
     CHECK(run_wait(s, 10, 0, &f, 1, 0, &q) == 0);
     /* Pid 1 has the noproc 'DOWN' for ref 2: a match question first. */
     CHECK(q.kind == REQ_MATCH && q.pid == 1);
     const part *down = part_store_get(search_store(s), q.msg);
     CHECK(down != NULL && down->len > 3 && down->data[1] == 104 && down->data[2] == 5);
     CHECK(down != NULL && down->npids == 2 && down->pids[0] == 9 &&
-          down->pids[1] == (2u | ETF_REF_TAG));
+          down->pids[1] == (REF_OF(2, 2) | ETF_REF_TAG));
     const sys_state *top = search_top_state(s);
     CHECK(top != NULL && top->nprocs == 2);
     if (top != NULL && top->nprocs == 2) {
-        CHECK(top->procs[0].mons.n == 1 && top->procs[0].mons.m[0].ref == 1 &&
+        CHECK(top->procs[0].mons.n == 1 && top->procs[0].mons.m[0].ref == REF_OF(2, 1) &&
               top->procs[0].mons.m[0].pid == 2);
         CHECK(top->procs[1].monby.n == 1 && top->procs[1].monby.m[0].pid == 1);
     }
     /* Refuse the match: pid 2 runs and dies; pid 1 gets its 'DOWN'. */
     CHECK(search_answer_match(s, 0, &q) == 0 && q.kind == REQ_RUN && q.pid == 2);
-    /* Ref 1 is held by the monitor and ref 2 by the message. */
-    CHECK(search_fresh_ref(s, 0) == 3);
+    /* Its ref 1 is held by the monitor and ref 2 by the message. */
+    CHECK(search_fresh_ref(s, 0) == REF_OF(2, 3));
     CHECK(run_exit(s, 0, NULL, 2, 0, &q) == 0);
     top = search_top_state(s);
     CHECK(top != NULL && top->nprocs == 1);
