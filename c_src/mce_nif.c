@@ -465,6 +465,10 @@ static int parse_effects(ErlNifEnv *env, ERL_NIF_TERM list, effects_buf *eb)
                    enif_get_uint(env, el[1], &ef->ref)) {
             ef->kind = EFFECT_ETS_DELETE;
             has_term = 0;
+        } else if (arity == 2 && enif_is_identical(el[0], atom(env, "keep_message")) &&
+                   enif_is_identical(el[1], atom(env, "true"))) {
+            ef->kind = EFFECT_KEEP_MESSAGE;
+            has_term = 0;
         } else if (arity == 2 && enif_is_identical(el[0], atom(env, "unique")) &&
                    enif_get_uint(env, el[1], &ef->ref)) {
             ef->kind = EFFECT_UNIQUE;

@@ -1184,6 +1184,8 @@ static int apply_effects(search *s, sys_state *st, run_result *res,
                     break;
                 }
             break;
+        case EFFECT_KEEP_MESSAGE:
+            break;
         case EFFECT_UNIQUE:
             if (ef->ref > st->uniq)
                 st->uniq = ef->ref;
@@ -1556,7 +1558,10 @@ int search_answer_run(search *s, run_result *res, request *req)
         why = "running process vanished";
         goto error;
     }
-    if (s->run == RUN_RECEIVE) {
+    int keep = 0;
+    for (size_t k = 0; k < res->neffects; k++)
+        keep |= res->effects[k].kind == EFFECT_KEEP_MESSAGE;
+    if (s->run == RUN_RECEIVE && !keep) {
         part_id mb = mailbox_remove(s->ps, st.procs[self].mailbox,
                                     s->run_msg_index);
         if (mb == 0)

@@ -98,7 +98,9 @@ enum effect_kind {
                                term: data, term2: name (named tables),
                                term3: heir data */
     EFFECT_ETS_DELETE,      /* ref: table */
-    EFFECT_APP_ENV          /* term: all application environments */
+    EFFECT_APP_ENV,         /* term: all application environments */
+    EFFECT_KEEP_MESSAGE     /* the message received stays in the mailbox
+                               (erlang:hibernate/3 wakes on it) */
 };
 
 typedef struct effect {

@@ -82,6 +82,7 @@ matches({{Mod, Name, FreeVars, _Timeout}, _Frames}, Msg) ->
 %% @doc Source location of a translated receive or frame, if known.
 -spec location(term()) -> {module(), atom(), arity(), string(), non_neg_integer()} | undefined.
 location({{'$mce_choice', _}, _Frames}) -> undefined;
+location({{mce_rt, '$mce_hibernated', _, _}, _Frames}) -> {erlang, hibernate, 3, "", 0};
 location({{Mod, Name, _, _}, _Frames}) -> info(Mod, Name);
 location({Mod, F, Args}) when is_atom(Mod), is_list(Args) ->
     {original_module(Mod), F, length(Args), "", 0};
@@ -96,6 +97,9 @@ step(start, {M, F, Args}) ->
     finish(invoke(M, F, Args), []);
 step(start, Fun) when is_function(Fun, 0) ->
     finish(invoke(erlang, apply, [Fun, []]), []);
+step({'receive', Msg}, {{mce_rt, '$mce_hibernated', FreeVars, _}, _Frames}) ->
+    %% Waking from hibernation: the stack was discarded.
+    finish(invoke(mce_rt, '$mce_hibernated', [body, Msg | FreeVars]), []);
 step({'receive', Msg}, {{Mod, Name, FreeVars, _}, Frames}) ->
     finish(invoke(Mod, Name, [body, Msg | FreeVars]), Frames);
 step(timeout, {{Mod, Name, FreeVars, _}, Frames}) ->

@@ -36,6 +36,7 @@
          timer_send_after/2, timer_send_after/3, timer_cancel/1,
          unique_integer/0, unique_integer/1, process_info/2,
          monotonic_time/0, monotonic_time/1, system_time/0, system_time/1, timestamp/0,
+         hibernate/3, '$mce_hibernated'/5,
          put/2, get/0, get/1, erase/0, erase/1, get_keys/0, get_keys/1]).
 
 -type location() :: {module(), atom(), arity(), non_neg_integer()}.
@@ -976,6 +977,24 @@ suspend(Mod, Name, FreeVars, Timeout)
     {'$mce_suspend', {Mod, Name, FreeVars, Timeout}, []};
 suspend(_Mod, _Name, _FreeVars, _Timeout) ->
     erlang:error(timeout_value).
+
+%% @doc erlang:hibernate/3: the process sleeps, its stack discarded, until
+%% a message arrives; the message stays in the mailbox and the process goes
+%% on as M:F(A).  The suspension is a receive that matches anything; the
+%% executor drops the caller's frames when it wakes (mce_exec:step/2).
+-spec hibernate(module(), atom(), [term()]) -> {'$mce_suspend', tuple(), []}.
+hibernate(M, F, A) when is_atom(M), is_atom(F), is_list(A) ->
+    suspend(?MODULE, '$mce_hibernated', [M, F, A], infinity);
+hibernate(M, F, A) ->
+    erlang:error(badarg, [M, F, A]).
+
+%% @doc The receive of a hibernating process (see hibernate/3).
+-spec '$mce_hibernated'(match | body, term(), module(), atom(), [term()]) -> term().
+'$mce_hibernated'(match, _Msg, _M, _F, _A) ->
+    true;
+'$mce_hibernated'(body, _Msg, M, F, A) ->
+    effect({keep_message, true}),
+    apply(M, F, A).
 
 %% @doc `apply(Fun, Args)' and `Fun(Args...)' from translated code.
 -spec apply(function(), [term()]) -> term().

@@ -132,7 +132,8 @@ step({'$mce_timer', Ref, To, Signal}) ->
 step({'$mce_fault', Fault}) ->
     #{kind => fault, fault => Fault};
 step(#{pid := Pid, effects := Effects} = Label) ->
-    Label#{kind => run, pid => mce_pid:term(Pid), effects => [effect(E) || E <- Effects]}.
+    Label#{kind => run, pid => mce_pid:term(Pid),
+           effects => [effect(E) || E <- Effects, E =/= {keep_message, true}]}.
 
 effect({send, N, Msg}) -> {send, mce_pid:term(N), Msg};
 effect({send_name, N, Name, Msg}) -> {send, {Name, mce_pid:node_of(N)}, Msg};

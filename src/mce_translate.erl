@@ -363,7 +363,7 @@ rt_bifs() ->
      {alias, 1}, {unalias, 1}, {send_after, 3}, {send_after, 4}, {start_timer, 3},
      {start_timer, 4}, {cancel_timer, 1}, {cancel_timer, 2}, {read_timer, 1}, {read_timer, 2},
      {unique_integer, 0}, {unique_integer, 1}, {process_info, 2}, {monotonic_time, 0},
-     {monotonic_time, 1}, {system_time, 0}, {system_time, 1}, {timestamp, 0}].
+     {monotonic_time, 1}, {system_time, 0}, {system_time, 1}, {timestamp, 0}, {hibernate, 3}].
 classify_other_bif(F, A) ->
     case lists:member({F, A}, unsupported_bifs()) orelse
          lists:member(F, [spawn, spawn_link, spawn_monitor, spawn_opt, open_port,
@@ -382,7 +382,7 @@ unsupported_bifs() ->
      {nodes, 1}, {processes, 0}, {process_info, 1},
      {monitor_node, 3}, {group_leader, 0}, {group_leader, 2},
      {halt, 0}, {halt, 1}, {halt, 2},
-     {yield, 0}, {hibernate, 3},
+     {yield, 0},
      {disconnect_node, 1}, {suspend_process, 1}, {resume_process, 1},
      {garbage_collect, 1}, {garbage_collect, 2}, {check_process_code, 2},
      {purge_module, 1}, {load_module, 2}, {delete_module, 1}, {set_cookie, 2},
@@ -686,6 +686,7 @@ has_receive(T) ->
                     ({'receive', _, _, _, _}, _) -> true;
                     ({call, _, {remote, _, {atom, _, mcerlang}, {atom, _, choice}}, [_]}, _) -> true;
                     ({call, _, {remote, _, {atom, _, mce_rt}, {atom, _, yield}}, [_]}, _) -> true;
+                    ({call, _, {remote, _, {atom, _, erlang}, {atom, _, hibernate}}, [_, _, _]}, _) -> true;
                     (_, Acc) -> Acc
                  end, false, T).
 
@@ -1429,6 +1430,8 @@ must_block_call({call, _, {atom, _, F}, As}, #tr{mod = M, defs = Defs, blocking 
 must_block_call({call, _, {remote, _, {atom, _, mcerlang}, {atom, _, choice}}, [_]}, _St) ->
     true;
 must_block_call({call, _, {remote, _, {atom, _, mce_rt}, {atom, _, yield}}, [_]}, _St) ->
+    true;
+must_block_call({call, _, {remote, _, {atom, _, erlang}, {atom, _, hibernate}}, [_, _, _]}, _St) ->
     true;
 must_block_call({call, _, {remote, _, {atom, _, M}, {atom, _, F}}, As}, #tr{blocking = B}) ->
     sets:is_element({M, F, length(As)}, B);

@@ -228,6 +228,16 @@ granularity_small_finds_register_race_test() ->
 %% Bad input
 %%--------------------------------------------------------------------
 
+%% gen_server:call to a server on a node that crashes: OTP 25's gen turns
+%% the call monitor's noconnection into exit({nodedown, Node}); an rpc to
+%% the crashed node is {badrpc, nodedown}.  Both by name and by pid.
+call_across_crashed_node_test() ->
+    Opts = #{nodes => [a@h, b@h], faults => #{crash_node => 1}, timeouts => when_idle},
+    ?assertEqual([{result, {1, 2}}, {result, {1, {nodedown, b@h}}},
+                  {result, {badrpc, nodedown}},
+                  {result, {{nodedown, b@h}, {nodedown, b@h}}}],
+                 results(remote_gen_call, [b@h], Opts)).
+
 bad_options_test() ->
     E = {tprog_dist, killable, []},
     ?assertError({mcerlang, {bad_option_value, nodes, foo, _}}, mcerlang:check(E, #{nodes => [foo]})),

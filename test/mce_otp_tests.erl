@@ -7,7 +7,8 @@
 
 warm_up_test_() ->
     {timeout, 120, fun() -> [mce_translate:ensure(M) || M <- [tprog_otp, tprog_sup, tprog_door,
-                                                               tprog_event, gen_server, gen,
+                                                               tprog_event, tprog_gs_names,
+                                                               gen_server, gen,
                                                                proc_lib, supervisor, gen_statem,
                                                                gen_event]] end}.
 
@@ -17,7 +18,10 @@ differential_test_() ->
                    {tprog_otp, init_returns}, {tprog_otp, continue}, {tprog_otp, named},
                    {tprog_otp, call_timeout_when_idle}, {tprog_otp, app_env}, {tprog_otp, global_names},
                    {tprog_sup, restart}, {tprog_sup, gives_up}, {tprog_sup, child_api},
-                   {tprog_sup, simple}, {tprog_door, start}, {tprog_event, start}]].
+                   {tprog_sup, simple}, {tprog_door, start}, {tprog_event, start},
+                   {tprog_gs_names, via_global}, {tprog_gs_names, via_own}, {tprog_gs_names, hib},
+                   {tprog_gs_names, bare_hibernate}, {tprog_gs_names, enter},
+                   {tprog_gs_names, multi}, {tprog_gs_names, abcast}]].
 
 %% examples/counter_server.erl: increments through OTP's gen_server are
 %% never lost; the read-then-write variant loses one.

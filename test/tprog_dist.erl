@@ -10,7 +10,7 @@
          killable/0, unknown_node/0, echo/0, echo_named/1, crash_after/1, waiter/0,
          nodedown_watch/1, remote_monitor_dead/1, spawn_on_down/1]).
 -export([thrower/1, exiter/1, divider/1, run/2, fifo/1, remote_call/1, remote_exit/1,
-         reconnects/1]).
+         reconnects/1, remote_gen_call/1]).
 
 %% node() in a process spawned on another node, and node/1 of its pid.
 where_am_i(Node) ->
@@ -208,4 +208,17 @@ wait_pong(Node) ->
     case net_adm:ping(Node) of
         pong -> ok;
         pang -> receive after 10 -> wait_pong(Node) end
+    end.
+
+%% A gen_server (tprog_otp's counter) started on Node by rpc, then called by
+%% name and by pid from here.
+remote_gen_call(Node) ->
+    Call = fun(To) ->
+                   try gen_server:call(To, inc)
+                   catch exit:{Reason, {gen_server, call, [To, inc]}} -> Reason
+                   end
+           end,
+    case rpc:call(Node, gen_server, start, [{local, srv}, tprog_otp, 0, []]) of
+        {ok, Pid} -> {Call({srv, Node}), Call(Pid)};
+        Other -> Other
     end.

@@ -1,0 +1,810 @@
+%% @doc LTL formulas: parsing, printing, normal forms and translation to
+%% Büchi automata, in pure Erlang.
+%%
+%% This module owns the LTL side of the checker's LTL search (issue 6): the
+%% concrete syntax of properties (McErlang-compatible operators), the
+%% formula terms they parse to, negation normal form and simplification,
+%% the tableau translation to a Büchi automaton, and acceptance of an
+%% ultimately periodic word by such an automaton (the check that a lasso
+%% the search found really is a counterexample).  It knows nothing about
+%% programs: predicate names are atoms that the search maps to state
+%% predicates.
+%%
+%% Syntax, tightest first: the prefix operators `!'/`not', `[]'/`always',
+%% `<>'/`eventually' and `X'/`next'; `U'/`until' and `R'/`release' (right
+%% associative); `&&'/`and' and `||'/`or' (left associative); `->'/`implies'
+%% (right associative); `<->'/`equiv' (left associative).  Operands are
+%% `true', `false', parenthesised formulas and predicate names: lowercase
+%% Erlang-atom-like words, or single-quoted atoms (`\'' and `\\' escape),
+%% which is how a name that is a keyword is written, e.g. `'next''.
+%%
+%% Formulas are kept in a small core: `[]F' is `false R F', `<>F' is
+%% `true U F', `A -> B' is `!A || B' and `A <-> B' is
+%% `(A && B) || (!A && !B)'.
+%%
+%% Automata (see `to_buchi/1') are plain Büchi automata with guards on
+%% transitions and acceptance on states: a run on a word w0 w1 ... is
+%% q0 q1 ... with q0 initial and, for every i, a transition
+%% {qi, Guard, qi+1} whose Guard holds in wi (the letter is read while
+%% leaving qi); the run accepts if an accepting state occurs infinitely
+%% often.  This is the LBTT convention, and it is what a product with a
+%% program wants: the guard is evaluated on the program state being left.
+-module(mce_ltl).
+
+-export([parse/1, format/1, nnf/1, simplify/1, to_buchi/1, accepts/2]).
+
+-export_type([formula/0, name/0, literal/0, guard/0, state/0, automaton/0,
+              letter/0, lasso/0, parse_error/0]).
+
+-type name() :: atom().
+-type formula() :: true | false
+                 | {prop, name()}
+                 | {'not', formula()}
+                 | {'and', formula(), formula()}
+                 | {'or', formula(), formula()}
+                 | {next, formula()}
+                 | {until, formula(), formula()}
+                 | {release, formula(), formula()}.
+%% A literal {Name, true} holds where predicate Name holds, {Name, false}
+%% where it does not.
+-type literal() :: {name(), boolean()}.
+%% The conjunction of its literals, sorted without duplicates; [] is true.
+-type guard() :: [literal()].
+-type state() :: non_neg_integer().
+-type automaton() :: #{states := [state()],
+                       init := [state()],
+                       accepting := [state()],
+                       trans := [{state(), guard(), state()}]}.
+%% The predicate names that hold at one position of a word.
+-type letter() :: [name()].
+%% The word Prefix Cycle Cycle Cycle ...
+-type lasso() :: {[letter()], [letter(), ...]}.
+-type parse_error() :: {ltl_parse, pos_integer(), string()}.
+
+%%% ------------------------------------------------------------------------
+%%% Parsing
+
+-type token_kind() :: always | eventually | next | until | release | 'not'
+                    | 'and' | 'or' | implies | equiv | true | false
+                    | lparen | rparen | eof | {name, name()}.
+%% Kind, 1-based column, and how the token is described in messages.
+-type token() :: {token_kind(), pos_integer(), string()}.
+
+%% @doc Parses a formula in McErlang's LTL syntax into the core formula.
+%% The input is Unicode text (a string, or chardata as `format/1' returns).
+-spec parse(unicode:chardata()) -> {ok, formula()} | {error, parse_error()}.
+parse(Input) ->
+    case unicode:characters_to_list(Input) of
+        Chars when is_list(Chars) ->
+            try
+                Tokens = scan(Chars, 1, []),
+                {F, [{eof, _, _}]} = p_top(Tokens),
+                {ok, F}
+            catch
+                throw:{ltl_parse, _, _} = Error -> {error, Error}
+            end;
+        _ ->
+            {error, {ltl_parse, 1, "input is not valid Unicode text"}}
+    end.
+
+scan([], Col, Acc) ->
+    lists:reverse([{eof, Col, "end of input"} | Acc]);
+scan([C | Cs], Col, Acc) when C =:= $\s; C =:= $\t; C =:= $\n; C =:= $\r ->
+    scan(Cs, Col + 1, Acc);
+scan("[]" ++ Cs, Col, Acc) -> scan(Cs, Col + 2, [{always, Col, "'[]'"} | Acc]);
+scan("<->" ++ Cs, Col, Acc) -> scan(Cs, Col + 3, [{equiv, Col, "'<->'"} | Acc]);
+scan("<>" ++ Cs, Col, Acc) -> scan(Cs, Col + 2, [{eventually, Col, "'<>'"} | Acc]);
+scan("->" ++ Cs, Col, Acc) -> scan(Cs, Col + 2, [{implies, Col, "'->'"} | Acc]);
+scan("&&" ++ Cs, Col, Acc) -> scan(Cs, Col + 2, [{'and', Col, "'&&'"} | Acc]);
+scan("||" ++ Cs, Col, Acc) -> scan(Cs, Col + 2, [{'or', Col, "'||'"} | Acc]);
+scan("!" ++ Cs, Col, Acc) -> scan(Cs, Col + 1, [{'not', Col, "'!'"} | Acc]);
+scan("(" ++ Cs, Col, Acc) -> scan(Cs, Col + 1, [{lparen, Col, "'('"} | Acc]);
+scan(")" ++ Cs, Col, Acc) -> scan(Cs, Col + 1, [{rparen, Col, "')'"} | Acc]);
+scan([$' | Cs], Col, Acc) ->
+    {Name, Rest, Width} = scan_quoted(Cs, Col, [], 1),
+    Atom = list_to_atom(Name),
+    scan(Rest, Col + Width, [{{name, Atom}, Col, describe_name(Atom)} | Acc]);
+scan([C | _] = Cs, Col, Acc) when C >= $A, C =< $Z ->
+    {Word, Rest} = lists:splitwith(fun is_name_char/1, Cs),
+    Kind = case Word of
+               "X" -> next;
+               "U" -> until;
+               "R" -> release;
+               _ ->
+                   fail(Col, "expected a formula or an operator but found '~ts' (predicate "
+                        "names start with a lowercase letter or are quoted)", [Word])
+           end,
+    scan(Rest, Col + length(Word), [{Kind, Col, "'" ++ Word ++ "'"} | Acc]);
+scan([C | _] = Cs, Col, Acc) ->
+    case is_name_start(C) of
+        true ->
+            {Word, Rest} = lists:splitwith(fun is_name_char/1, Cs),
+            Token = case keyword(Word) of
+                        {ok, Kind} ->
+                            {Kind, Col, "'" ++ Word ++ "'"};
+                        error ->
+                            Atom = list_to_atom(Word),
+                            {{name, Atom}, Col, describe_name(Atom)}
+                    end,
+            scan(Rest, Col + length(Word), [Token | Acc]);
+        false ->
+            bad_char(C, Col)
+    end.
+
+%% Single characters of a two- or three-character operator get a message
+%% naming the operator the writer probably meant.
+bad_char($&, Col) -> fail(Col, "expected '&&' but found '&'", []);
+bad_char($|, Col) -> fail(Col, "expected '||' but found '|'", []);
+bad_char($<, Col) -> fail(Col, "expected '<>' or '<->' but found '<'", []);
+bad_char($-, Col) -> fail(Col, "expected '->' but found '-'", []);
+bad_char($[, Col) -> fail(Col, "expected '[]' but found '['", []);
+bad_char(C, Col) -> fail(Col, "unexpected character '~ts'", [[C]]).
+
+scan_quoted([], Col, _, _) ->
+    fail(Col, "expected a closing quote but found end of input", []);
+scan_quoted([$' | Rest], _, Acc, Width) ->
+    {lists:reverse(Acc), Rest, Width + 1};
+scan_quoted([$\\, C | Rest], Col, Acc, Width) when C =:= $'; C =:= $\\ ->
+    scan_quoted(Rest, Col, [C | Acc], Width + 2);
+scan_quoted([C | Rest], Col, Acc, Width) ->
+    scan_quoted(Rest, Col, [C | Acc], Width + 1).
+
+keyword("always") -> {ok, always};
+keyword("eventually") -> {ok, eventually};
+keyword("next") -> {ok, next};
+keyword("until") -> {ok, until};
+keyword("release") -> {ok, release};
+keyword("not") -> {ok, 'not'};
+keyword("and") -> {ok, 'and'};
+keyword("or") -> {ok, 'or'};
+keyword("implies") -> {ok, implies};
+keyword("equiv") -> {ok, equiv};
+keyword("true") -> {ok, true};
+keyword("false") -> {ok, false};
+keyword(_) -> error.
+
+%% Erlang's unquoted atoms: a lowercase (Latin-1) letter, then letters,
+%% digits, `_' and `@'.
+is_name_start(C) -> (C >= $a andalso C =< $z) orelse (C >= 223 andalso C =< 255 andalso C =/= 247).
+
+is_name_char(C) ->
+    (C >= $a andalso C =< $z) orelse (C >= $A andalso C =< $Z) orelse
+        (C >= $0 andalso C =< $9) orelse C =:= $_ orelse C =:= $@ orelse
+        (C >= 192 andalso C =< 255 andalso C =/= 215 andalso C =/= 247).
+
+describe_name(Atom) ->
+    "predicate " ++ unicode:characters_to_list(format_name(Atom)).
+
+-spec fail(pos_integer(), string(), [term()]) -> no_return().
+fail(Col, Format, Args) ->
+    throw({ltl_parse, Col, lists:flatten(io_lib:format(Format, Args))}).
+
+-spec expected(string(), token()) -> no_return().
+expected(What, {_, Col, Found}) ->
+    fail(Col, "expected ~ts but found ~ts", [What, Found]).
+
+p_top(Tokens) ->
+    case p_equiv(Tokens) of
+        {_, [{eof, _, _}]} = Done -> Done;
+        {_, [Token | _]} -> expected("an operator or end of input", Token)
+    end.
+
+p_equiv(Tokens) ->
+    {Left, Rest} = p_implies(Tokens),
+    p_equiv_rest(Left, Rest).
+
+p_equiv_rest(Left, [{equiv, _, _} | Tokens]) ->
+    {Right, Rest} = p_implies(Tokens),
+    Equiv = {'or', {'and', Left, Right}, {'and', {'not', Left}, {'not', Right}}},
+    p_equiv_rest(Equiv, Rest);
+p_equiv_rest(Left, Rest) ->
+    {Left, Rest}.
+
+p_implies(Tokens) ->
+    case p_or(Tokens) of
+        {Left, [{implies, _, _} | Tokens1]} ->
+            {Right, Rest} = p_implies(Tokens1),
+            {{'or', {'not', Left}, Right}, Rest};
+        Done ->
+            Done
+    end.
+
+p_or(Tokens) ->
+    {Left, Rest} = p_and(Tokens),
+    p_or_rest(Left, Rest).
+
+p_or_rest(Left, [{'or', _, _} | Tokens]) ->
+    {Right, Rest} = p_and(Tokens),
+    p_or_rest({'or', Left, Right}, Rest);
+p_or_rest(Left, Rest) ->
+    {Left, Rest}.
+
+p_and(Tokens) ->
+    {Left, Rest} = p_until(Tokens),
+    p_and_rest(Left, Rest).
+
+p_and_rest(Left, [{'and', _, _} | Tokens]) ->
+    {Right, Rest} = p_until(Tokens),
+    p_and_rest({'and', Left, Right}, Rest);
+p_and_rest(Left, Rest) ->
+    {Left, Rest}.
+
+p_until(Tokens) ->
+    case p_unary(Tokens) of
+        {Left, [{Op, _, _} | Tokens1]} when Op =:= until; Op =:= release ->
+            {Right, Rest} = p_until(Tokens1),
+            {{Op, Left, Right}, Rest};
+        Done ->
+            Done
+    end.
+
+p_unary([{'not', _, _} | Tokens]) ->
+    {F, Rest} = p_unary(Tokens),
+    {{'not', F}, Rest};
+p_unary([{always, _, _} | Tokens]) ->
+    {F, Rest} = p_unary(Tokens),
+    {{release, false, F}, Rest};
+p_unary([{eventually, _, _} | Tokens]) ->
+    {F, Rest} = p_unary(Tokens),
+    {{until, true, F}, Rest};
+p_unary([{next, _, _} | Tokens]) ->
+    {F, Rest} = p_unary(Tokens),
+    {{next, F}, Rest};
+p_unary(Tokens) ->
+    p_operand(Tokens).
+
+p_operand([{true, _, _} | Rest]) -> {true, Rest};
+p_operand([{false, _, _} | Rest]) -> {false, Rest};
+p_operand([{{name, Name}, _, _} | Rest]) -> {{prop, Name}, Rest};
+p_operand([{lparen, _, _} | Tokens]) ->
+    case p_equiv(Tokens) of
+        {F, [{rparen, _, _} | Rest]} -> {F, Rest};
+        {_, [Token | _]} -> expected("')'", Token)
+    end;
+p_operand([Token | _]) ->
+    expected("a formula", Token).
+
+%%% ------------------------------------------------------------------------
+%%% Printing
+
+%% Binding levels, tightest first; an operand printed at a level above
+%% what its position allows gets parentheses.
+-define(L_OPERAND, 0).
+-define(L_UNARY, 1).
+-define(L_UNTIL, 2).
+-define(L_AND, 3).
+-define(L_OR, 4).
+
+%% @doc Prints a formula in the syntax `parse/1' reads, so that
+%% `parse(format(F))' is `{ok, F}'.  `false R F' and `true U F' are printed
+%% as `[]F' and `<>F'.
+-spec format(formula()) -> iolist().
+format(F) ->
+    fmt(F, ?L_OR).
+
+fmt(F, Max) ->
+    case level(F) > Max of
+        true -> ["(", fmt1(F), ")"];
+        false -> fmt1(F)
+    end.
+
+level(true) -> ?L_OPERAND;
+level(false) -> ?L_OPERAND;
+level({prop, _}) -> ?L_OPERAND;
+level({'not', _}) -> ?L_UNARY;
+level({next, _}) -> ?L_UNARY;
+level({release, false, _}) -> ?L_UNARY;
+level({until, true, _}) -> ?L_UNARY;
+level({until, _, _}) -> ?L_UNTIL;
+level({release, _, _}) -> ?L_UNTIL;
+level({'and', _, _}) -> ?L_AND;
+level({'or', _, _}) -> ?L_OR.
+
+fmt1(true) -> "true";
+fmt1(false) -> "false";
+fmt1({prop, Name}) -> format_name(Name);
+fmt1({'not', F}) -> ["!", fmt(F, ?L_UNARY)];
+%% A space, because `Xp' would scan as one (uppercase) word.
+fmt1({next, F}) -> ["X ", fmt(F, ?L_UNARY)];
+fmt1({release, false, F}) -> ["[]", fmt(F, ?L_UNARY)];
+fmt1({until, true, F}) -> ["<>", fmt(F, ?L_UNARY)];
+fmt1({until, F, G}) -> [fmt(F, ?L_UNARY), " U ", fmt(G, ?L_UNTIL)];
+fmt1({release, F, G}) -> [fmt(F, ?L_UNARY), " R ", fmt(G, ?L_UNTIL)];
+fmt1({'and', F, G}) -> [fmt(F, ?L_AND), " && ", fmt(G, ?L_UNTIL)];
+fmt1({'or', F, G}) -> [fmt(F, ?L_OR), " || ", fmt(G, ?L_AND)].
+
+%% Names are written bare when the scanner reads them back as the same
+%% name, quoted otherwise; a quoted name is UTF-8 encoded, so the result
+%% stays an iolist whatever the name's characters.
+format_name(Name) ->
+    Chars = atom_to_list(Name),
+    Bare = case Chars of
+               [C | Cs] -> is_name_start(C) andalso lists:all(fun is_name_char/1, Cs)
+                               andalso keyword(Chars) =:= error;
+               [] -> false
+           end,
+    case Bare of
+        true -> Chars;
+        false -> unicode:characters_to_binary([$', escape(Chars), $'])
+    end.
+
+escape(Chars) ->
+    lists:flatmap(fun($') -> "\\'"; ($\\) -> "\\\\"; (C) -> [C] end, Chars).
+
+%%% ------------------------------------------------------------------------
+%%% Normal forms
+
+%% @doc Negation normal form: `not' only applied to predicates.
+-spec nnf(formula()) -> formula().
+nnf(true) -> true;
+nnf(false) -> false;
+nnf({prop, _} = P) -> P;
+nnf({'not', F}) -> negate(F);
+nnf({next, F}) -> {next, nnf(F)};
+nnf({Op, F, G}) -> {Op, nnf(F), nnf(G)}.
+
+%% The negation normal form of not F.
+negate(true) -> false;
+negate(false) -> true;
+negate({prop, _} = P) -> {'not', P};
+negate({'not', F}) -> nnf(F);
+negate({'and', F, G}) -> {'or', negate(F), negate(G)};
+negate({'or', F, G}) -> {'and', negate(F), negate(G)};
+negate({next, F}) -> {next, negate(F)};
+negate({until, F, G}) -> {release, negate(F), negate(G)};
+negate({release, F, G}) -> {until, negate(F), negate(G)}.
+
+%% @doc The negation normal form of a formula, simplified bottom-up by
+%% language-preserving rewrites: constants folded, idempotence,
+%% complementary literals, absorption, and the temporal identities
+%% `X true = true', `F U true = true', `false U G = G', `true R G = G',
+%% `F U (F U G) = F U G', `(F U G) U G = F U G' (and their duals),
+%% `X F op X G = X (F op G)', `<>[]<>F = []<>F', `[]<>[]F = <>[]F'.
+-spec simplify(formula()) -> formula().
+simplify(F) ->
+    simp(nnf(F)).
+
+simp({'and', F, G}) -> mk_and(simp(F), simp(G));
+simp({'or', F, G}) -> mk_or(simp(F), simp(G));
+simp({next, F}) -> mk_next(simp(F));
+simp({until, F, G}) -> mk_until(simp(F), simp(G));
+simp({release, F, G}) -> mk_release(simp(F), simp(G));
+simp(Literal) -> Literal.
+
+mk_and(false, _) -> false;
+mk_and(_, false) -> false;
+mk_and(true, G) -> G;
+mk_and(F, true) -> F;
+mk_and(F, F) -> F;
+mk_and({next, F}, {next, G}) -> mk_next(mk_and(F, G));
+mk_and({release, false, F}, {release, false, G}) -> mk_release(false, mk_and(F, G));
+mk_and({until, F1, G}, {until, F2, G}) -> mk_until(mk_and(F1, F2), G);
+mk_and({release, F, G1}, {release, F, G2}) -> mk_release(F, mk_and(G1, G2));
+mk_and(F, {'or', F, _}) -> F;
+mk_and(F, {'or', _, F}) -> F;
+mk_and({'or', G, _}, G) -> G;
+mk_and({'or', _, G}, G) -> G;
+mk_and(F, G) ->
+    case negate(F) =:= G of
+        true -> false;
+        false -> {'and', F, G}
+    end.
+
+mk_or(true, _) -> true;
+mk_or(_, true) -> true;
+mk_or(false, G) -> G;
+mk_or(F, false) -> F;
+mk_or(F, F) -> F;
+mk_or({next, F}, {next, G}) -> mk_next(mk_or(F, G));
+mk_or({until, true, F}, {until, true, G}) -> mk_until(true, mk_or(F, G));
+mk_or({until, F, G1}, {until, F, G2}) -> mk_until(F, mk_or(G1, G2));
+mk_or({release, F1, G}, {release, F2, G}) -> mk_release(mk_or(F1, F2), G);
+mk_or(F, {'and', F, _}) -> F;
+mk_or(F, {'and', _, F}) -> F;
+mk_or({'and', G, _}, G) -> G;
+mk_or({'and', _, G}, G) -> G;
+mk_or(F, G) ->
+    case negate(F) =:= G of
+        true -> true;
+        false -> {'or', F, G}
+    end.
+
+mk_next(true) -> true;
+mk_next(false) -> false;
+mk_next(F) -> {next, F}.
+
+mk_until(_, true) -> true;
+mk_until(_, false) -> false;
+mk_until(false, G) -> G;
+mk_until(F, F) -> F;
+mk_until(F, {until, F, _} = G) -> G;
+mk_until({until, _, G} = F, G) -> F;
+mk_until({next, F}, {next, G}) -> mk_next(mk_until(F, G));
+mk_until(true, {release, false, {until, true, _}} = G) -> G;
+mk_until(F, G) -> {until, F, G}.
+
+mk_release(_, true) -> true;
+mk_release(_, false) -> false;
+mk_release(true, G) -> G;
+mk_release(F, F) -> F;
+mk_release(F, {release, F, _} = G) -> G;
+mk_release({release, _, G} = F, G) -> F;
+mk_release({next, F}, {next, G}) -> mk_next(mk_release(F, G));
+mk_release(false, {until, true, {release, false, _}} = G) -> G;
+mk_release(F, G) -> {release, F, G}.
+
+%%% ------------------------------------------------------------------------
+%%% Translation
+%%
+%% The tableau of Gerth, Peled, Vardi and Wolper (PSTV 1995) on the
+%% simplified negation normal form builds a generalised Büchi automaton
+%% whose nodes are labelled with the literals that must hold at the
+%% position they stand for.  Moving the label of a node onto every edge
+%% into it, from a fresh initial node 0, gives the guards-on-transitions
+%% form.  One acceptance set per until subformula F U G (nodes where it is
+%% not promised, or G holds) is degeneralised with a counter of the next
+%% set awaited; the plain automaton is then reduced.
+
+-record(node, {incoming :: [gnode()],
+               old = [] :: [formula()],      % ordset: processed here
+               new = [] :: [formula()],      % still to process here
+               next = [] :: [formula()]}).   % ordset: promised from next position
+-record(tab, {next_id = 1 :: pos_integer(),
+              %% Nodes done, by {Old, Next}: their number and incoming nodes.
+              nodes = #{} :: #{{[formula()], [formula()]} => {gnode(), [gnode()]}}}).
+
+-type gnode() :: non_neg_integer().
+
+%% Working form of a plain Büchi automaton.
+-type ba() :: #{init := [term()],
+                acc := #{term() => boolean()},
+                out := #{term() => [{guard(), term()}]}}.
+
+%% @doc A Büchi automaton accepting exactly the words on which the formula
+%% holds.  Guards are on transitions, acceptance on states (see the module
+%% documentation).  States are numbered from 0 in breadth-first order from
+%% the initial states; a formula no word satisfies gives the automaton with
+%% no states.  Unreachable states and states from which no accepting cycle
+%% is reachable are removed, parallel guards merged (`[p]' and `[!p]' to the
+%% same state become `[]', and a guard implied by another is dropped), and
+%% bisimilar states merged.
+-spec to_buchi(formula()) -> automaton().
+to_buchi(Formula) ->
+    Nodes = tableau(simplify(Formula)),
+    output(reduce(degeneralise(Nodes))).
+
+%% Nodes of the tableau as {Number, Old, Incoming}; node 0 is the initial
+%% node, which has no node of its own.
+tableau(F) ->
+    #tab{nodes = Nodes} = expand(#node{incoming = [0], new = [F]}, #tab{}),
+    [{Id, Old, Incoming} || {{Old, _}, {Id, Incoming}} <- maps:to_list(Nodes)].
+
+expand(#node{new = [], old = Old, next = Next, incoming = Incoming},
+       #tab{next_id = Id, nodes = Nodes} = Tab) ->
+    Key = {Old, Next},
+    case Nodes of
+        #{Key := {Id0, Incoming0}} ->
+            Tab#tab{nodes = Nodes#{Key := {Id0, lists:umerge(Incoming, Incoming0)}}};
+        #{} ->
+            Tab1 = Tab#tab{next_id = Id + 1, nodes = Nodes#{Key => {Id, Incoming}}},
+            expand(#node{incoming = [Id], new = Next}, Tab1)
+    end;
+expand(#node{new = [F | New], old = Old} = Node, Tab) ->
+    case ordsets:is_element(F, Old) of
+        true -> expand(Node#node{new = New}, Tab);
+        false -> expand1(F, Node#node{new = New, old = ordsets:add_element(F, Old)}, Old, Tab)
+    end.
+
+%% F has just moved from New to Old; Old0 is Old before.  Where an
+%% alternative is already fulfilled by Old0 the node is not split: the
+%% other branch only adds obligations, so its words are a subset.
+expand1(false, _, _, Tab) ->
+    Tab;
+expand1(true, Node, _, Tab) ->
+    expand(Node, Tab);
+expand1({prop, _} = P, Node, Old0, Tab) ->
+    case ordsets:is_element({'not', P}, Old0) of
+        true -> Tab;
+        false -> expand(Node, Tab)
+    end;
+expand1({'not', P}, Node, Old0, Tab) ->
+    case ordsets:is_element(P, Old0) of
+        true -> Tab;
+        false -> expand(Node, Tab)
+    end;
+expand1({'and', F, G}, Node, _, Tab) ->
+    expand(add_new([F, G], Node), Tab);
+expand1({'or', F, G}, Node, Old0, Tab) ->
+    case ordsets:is_element(F, Old0) orelse ordsets:is_element(G, Old0) of
+        true -> expand(Node, Tab);
+        false -> expand(add_new([G], Node), expand(add_new([F], Node), Tab))
+    end;
+expand1({next, F}, Node, _, Tab) ->
+    expand(add_next(F, Node), Tab);
+expand1({until, F, G} = U, Node, Old0, Tab) ->
+    case ordsets:is_element(G, Old0) of
+        true -> expand(Node, Tab);
+        false -> expand(add_new([G], Node), expand(add_next(U, add_new([F], Node)), Tab))
+    end;
+expand1({release, F, G} = R, Node, Old0, Tab) ->
+    case ordsets:is_element(F, Old0) andalso ordsets:is_element(G, Old0) of
+        true -> expand(Node, Tab);
+        false -> expand(add_new([F, G], Node), expand(add_next(R, add_new([G], Node)), Tab))
+    end.
+
+add_new(Fs, #node{old = Old, new = New} = Node) ->
+    Node#node{new = [F || F <- Fs, not ordsets:is_element(F, Old)] ++ New}.
+
+add_next(F, #node{next = Next} = Node) ->
+    Node#node{next = ordsets:add_element(F, Next)}.
+
+%% The plain automaton of the tableau's nodes: states {Node, I}, where I
+%% is the acceptance set awaited; leaving a node of set I moves on to the
+%% next set the node is not in (wrapping to 0 after the last), and states
+%% {Node, 0} with Node in set 0 accept.
+-spec degeneralise([{gnode(), [formula()], [gnode()]}]) -> ba().
+degeneralise(Nodes) ->
+    Untils = lists:usort([U || {_, Old, _} <- Nodes, {until, _, _} = U <- Old]),
+    K = length(Untils),
+    %% For each node, the tuple of its memberships in the acceptance sets.
+    Member = maps:from_list(
+               [{0, list_to_tuple([true || _ <- Untils])} |
+                [{Id, list_to_tuple([not ordsets:is_element(U, Old) orelse ordsets:is_element(G, Old)
+                                     || {until, _, G} = U <- Untils])}
+                 || {Id, Old, _} <- Nodes]]),
+    Succ = lists:foldl(
+             fun({Id, Old, Incoming}, Acc) ->
+                     Edge = {label(Old), Id},
+                     lists:foldl(fun(From, Acc1) ->
+                                         maps:update_with(From, fun(Es) -> [Edge | Es] end,
+                                                          [Edge], Acc1)
+                                 end, Acc, Incoming)
+             end, #{}, Nodes),
+    InSet = fun(Id, I) -> K =:= 0 orelse element(I + 1, maps:get(Id, Member)) end,
+    Init = {0, 0},
+    explore([Init], Succ, InSet, K, #{init => [Init], acc => #{}, out => #{}}).
+
+explore([], _, _, _, BA) ->
+    BA;
+explore([{Id, I} = S | Todo], Succ, InSet, K, #{acc := Acc, out := Out} = BA) ->
+    case Acc of
+        #{S := _} ->
+            explore(Todo, Succ, InSet, K, BA);
+        #{} ->
+            J = case K > 0 andalso InSet(Id, I) of
+                    true -> skip_sets(Id, I + 1, K, InSet);
+                    false -> I
+                end,
+            Edges = [{G, {To, J}} || {G, To} <- maps:get(Id, Succ, [])],
+            BA1 = BA#{acc := Acc#{S => I =:= 0 andalso InSet(Id, 0)},
+                      out := Out#{S => Edges}},
+            explore([T || {_, T} <- Edges] ++ Todo, Succ, InSet, K, BA1)
+    end.
+
+skip_sets(_, K, K, _) -> 0;
+skip_sets(Id, J, K, InSet) ->
+    case InSet(Id, J) of
+        true -> skip_sets(Id, J + 1, K, InSet);
+        false -> J
+    end.
+
+label(Old) ->
+    lists:usort([{Name, true} || {prop, Name} <- Old] ++
+                    [{Name, false} || {'not', {prop, Name}} <- Old]).
+
+%% Reduces until nothing changes; no step adds states or transitions.
+-spec reduce(ba()) -> ba().
+reduce(BA0) ->
+    BA = quotient(normalise_transient(merge_guards(prune(BA0)))),
+    case size_of(BA) =:= size_of(BA0) of
+        true -> BA;
+        false -> reduce(BA)
+    end.
+
+size_of(#{out := Out}) ->
+    {map_size(Out), lists:sum([length(Es) || Es <- maps:values(Out)])}.
+
+%% Keeps the states reachable from an initial state from which an
+%% accepting cycle is reachable.
+prune(#{init := Init, acc := Acc, out := Out}) ->
+    Targets = fun(S) -> [T || {_, T} <- maps:get(S, Out)] end,
+    %% Strongly connected components come sinks first, so a component's
+    %% successors are classified before it.
+    Live = lists:foldl(
+             fun(Comp, Live0) ->
+                     Good = cyclic(Comp, Targets) andalso lists:any(fun(S) -> maps:get(S, Acc) end, Comp),
+                     case Good orelse lists:any(fun(S) -> lists:any(fun(T) -> is_map_key(T, Live0) end,
+                                                                    Targets(S)) end, Comp) of
+                         true -> maps:merge(Live0, maps:from_keys(Comp, true));
+                         false -> Live0
+                     end
+             end, #{}, sccs(Init, Targets)),
+    #{init => [S || S <- Init, is_map_key(S, Live)],
+      acc => maps:with(maps:keys(Live), Acc),
+      out => maps:map(fun(_, Es) -> [E || {_, T} = E <- Es, is_map_key(T, Live)] end,
+                      maps:with(maps:keys(Live), Out))}.
+
+%% Per state and target: guards implied by another guard are dropped, and
+%% two guards differing only in one literal's sign become one without it.
+merge_guards(#{out := Out} = BA) ->
+    BA#{out := maps:map(fun(_, Es) -> merge_edges(Es) end, Out)}.
+
+merge_edges(Es) ->
+    ByTarget = maps:groups_from_list(fun({_, T}) -> T end, fun({G, _}) -> G end, Es),
+    lists:sort([{G, T} || {T, Gs} <- maps:to_list(ByTarget),
+                          G <- merge_guard_list(lists:usort(Gs))]).
+
+merge_guard_list(Gs0) ->
+    Gs = [G || G <- Gs0,
+               not lists:any(fun(H) -> H =/= G andalso ordsets:is_subset(H, G) end, Gs0)],
+    case complementary(Gs, Gs) of
+        {G1, G2, Merged} -> merge_guard_list(lists:usort([Merged | (Gs -- [G1, G2])]));
+        none -> Gs
+    end.
+
+complementary([], _) ->
+    none;
+complementary([G | Rest], Gs) ->
+    Pairs = [{G, Other, Without}
+             || {Name, Value} = L <- G,
+                Without <- [ordsets:del_element(L, G)],
+                Other <- [ordsets:add_element({Name, not Value}, Without)],
+                lists:member(Other, Gs)],
+    case Pairs of
+        [Pair | _] -> Pair;
+        [] -> complementary(Rest, Gs)
+    end.
+
+%% A state on no cycle is passed at most once, so whether it accepts does
+%% not matter: it is made to accept when all its successors do, which lets
+%% an initial state merge with the state it behaves like.
+normalise_transient(#{init := Init, acc := Acc0, out := Out} = BA) ->
+    Targets = fun(S) -> [T || {_, T} <- maps:get(S, Out)] end,
+    Acc = lists:foldl(
+            fun(Comp, Acc1) ->
+                    case cyclic(Comp, Targets) of
+                        true ->
+                            Acc1;
+                        false ->
+                            [S] = Comp,
+                            Ts = Targets(S),
+                            Acc1#{S := Ts =/= [] andalso lists:all(fun(T) -> maps:get(T, Acc1) end, Ts)}
+                    end
+            end, Acc0, sccs(Init, Targets)),
+    BA#{acc := Acc}.
+
+%% Merges bisimilar states: the coarsest partition in which the states of
+%% a block agree on acceptance and have the same guards into the same
+%% blocks.  Bisimilar states accept the same words.
+quotient(#{init := Init, acc := Acc, out := Out}) ->
+    Block = refine(Acc, Out),
+    Reps = maps:fold(fun(S, B, Reps0) -> maps:put(B, S, Reps0) end, #{}, Block),
+    #{init => lists:usort([maps:get(S, Block) || S <- Init]),
+      acc => maps:map(fun(_, S) -> maps:get(S, Acc) end, Reps),
+      out => maps:map(fun(_, S) ->
+                              lists:usort([{G, maps:get(T, Block)} || {G, T} <- maps:get(S, Out)])
+                      end, Reps)}.
+
+refine(Block, Out) ->
+    Sigs = maps:map(fun(S, B) ->
+                            {B, lists:usort([{G, maps:get(T, Block)} || {G, T} <- maps:get(S, Out)])}
+                    end, Block),
+    Distinct = lists:usort(maps:values(Sigs)),
+    Numbers = maps:from_list(lists:zip(Distinct, lists:seq(0, length(Distinct) - 1))),
+    Block1 = maps:map(fun(_, Sig) -> maps:get(Sig, Numbers) end, Sigs),
+    case map_size(Numbers) =:= length(lists:usort(maps:values(Block))) of
+        true -> Block1;
+        false -> refine(Block1, Out)
+    end.
+
+%% Numbers states 0.. breadth-first from the initial states.
+-spec output(ba()) -> automaton().
+output(#{init := []}) ->
+    #{states => [], init => [], accepting => [], trans => []};
+output(#{init := Init, acc := Acc, out := Out}) ->
+    Order = bfs(Init, Out, #{}, []),
+    Number = maps:from_list(lists:zip(Order, lists:seq(0, length(Order) - 1))),
+    N = fun(S) -> maps:get(S, Number) end,
+    #{states => lists:seq(0, length(Order) - 1),
+      init => lists:sort([N(S) || S <- Init]),
+      accepting => lists:sort([N(S) || S <- Order, maps:get(S, Acc)]),
+      trans => lists:sort([{N(S), G, N(T)} || S <- Order, {G, T} <- maps:get(S, Out)])}.
+
+bfs([], _, _, Order) ->
+    lists:reverse(Order);
+bfs(Queue, Out, Seen0, Order0) ->
+    {Seen, Order, Next} =
+        lists:foldl(fun(S, {Seen1, Order1, Next1} = Acc) ->
+                            case Seen1 of
+                                #{S := _} -> Acc;
+                                #{} -> {Seen1#{S => true}, [S | Order1],
+                                        Next1 ++ [T || {_, T} <- maps:get(S, Out)]}
+                            end
+                    end, {Seen0, Order0, []}, Queue),
+    bfs(Next, Out, Seen, Order).
+
+%%% ------------------------------------------------------------------------
+%%% Acceptance of lassos
+
+%% @doc Whether the automaton accepts the word Prefix Cycle Cycle ...: some
+%% run through the product of the automaton with the lasso's positions
+%% reaches a cycle through an accepting state.
+-spec accepts(automaton(), lasso()) -> boolean().
+accepts(#{init := Init, accepting := Accepting, trans := Trans}, {Prefix, [_ | _] = Cycle}) ->
+    Letters = list_to_tuple(Prefix ++ Cycle),
+    Loop = length(Prefix),
+    Last = tuple_size(Letters) - 1,
+    Out = maps:groups_from_list(fun({S, _, _}) -> S end, fun({_, G, T}) -> {G, T} end, Trans),
+    Acc = maps:from_keys(Accepting, true),
+    Succ = fun({S, I}) ->
+                   J = case I of Last -> Loop; _ -> I + 1 end,
+                   Letter = element(I + 1, Letters),
+                   [{T, J} || {G, T} <- maps:get(S, Out, []), satisfies(G, Letter)]
+           end,
+    lists:any(fun(Comp) ->
+                      cyclic(Comp, Succ) andalso
+                          lists:any(fun({S, _}) -> is_map_key(S, Acc) end, Comp)
+              end, sccs([{S, 0} || S <- Init], Succ)).
+
+satisfies(Guard, Letter) ->
+    lists:all(fun({Name, Value}) -> lists:member(Name, Letter) =:= Value end, Guard).
+
+%%% ------------------------------------------------------------------------
+%%% Strongly connected components (Tarjan)
+
+-record(tarjan, {index = 0 :: non_neg_integer(),
+                 number = #{} :: #{term() => non_neg_integer()},
+                 low = #{} :: #{term() => non_neg_integer()},
+                 stack = [] :: [term()],
+                 on_stack = #{} :: #{term() => true},
+                 comps = [] :: [[term()]]}).
+
+%% Whether a component has a cycle: more than one state, or a self-loop.
+cyclic([S], Succ) -> lists:member(S, Succ(S));
+cyclic([_, _ | _], _) -> true.
+
+%% The strongly connected components reachable from Roots, each
+%% component after every component it reaches (sinks first).
+sccs(Roots, Succ) ->
+    T = lists:foldl(fun(V, T0) ->
+                            case is_map_key(V, T0#tarjan.number) of
+                                true -> T0;
+                                false -> strong(V, Succ, T0)
+                            end
+                    end, #tarjan{}, Roots),
+    lists:reverse(T#tarjan.comps).
+
+strong(V, Succ, #tarjan{index = I, number = Num, low = Low, stack = Stack, on_stack = On} = T0) ->
+    T1 = T0#tarjan{index = I + 1, number = Num#{V => I}, low = Low#{V => I},
+                   stack = [V | Stack], on_stack = On#{V => true}},
+    T2 = lists:foldl(
+           fun(W, T) ->
+                   case T#tarjan.number of
+                       #{W := WNum} ->
+                           case is_map_key(W, T#tarjan.on_stack) of
+                               true -> lower(V, WNum, T);
+                               false -> T
+                           end;
+                       #{} ->
+                           T3 = strong(W, Succ, T),
+                           lower(V, maps:get(W, T3#tarjan.low), T3)
+                   end
+           end, T1, Succ(V)),
+    case maps:get(V, T2#tarjan.low) =:= I of
+        true ->
+            {Comp, Rest} = pop_until(V, T2#tarjan.stack, []),
+            T2#tarjan{stack = Rest,
+                       on_stack = maps:without(Comp, T2#tarjan.on_stack),
+                       comps = [Comp | T2#tarjan.comps]};
+        false ->
+            T2
+    end.
+
+lower(V, N, #tarjan{low = Low} = T) ->
+    case N < maps:get(V, Low) of
+        true -> T#tarjan{low = Low#{V := N}};
+        false -> T
+    end.
+
+pop_until(V, [V | Rest], Comp) -> {[V | Comp], Rest};
+pop_until(V, [W | Rest], Comp) -> pop_until(V, Rest, [W | Comp]).
