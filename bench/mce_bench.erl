@@ -60,6 +60,7 @@ models() ->
                                     [[{a, exclusive}, {a, exclusive}, {a, exclusive},
                                       {a, exclusive}, {a, shared}], 1]},
          #{timeouts => when_idle, property => abnormal_exit}},
+        {"door(4)", {door, start, [4]}, #{treat_as_normal => [normal, pushed_locked_door]}},
         {"sup_worker(4,4)", {sup_worker, start, [4, 4]}, #{timeouts => when_idle}},
         {"pingpong(10)", {pingpong, start, [10]}, #{property => deadlock}},
         {"dining(3)", {dining, start, [3]}, #{property => deadlock}}].

@@ -98,6 +98,22 @@ door_timeout_race_test() ->
     ?assertMatch({error, #{violation := {abnormal_exit, _, {result, {wrong, opened, locked}}}}},
                  mcerlang:check({tprog_door, start, []}, Opts)).
 
+%% examples/door.erl: the relock timeout can beat one user's push only
+%% untimed; two users race for the door under any timing.
+door_example_test_() ->
+    {timeout, 60,
+     fun() ->
+             ?assertMatch({error, #{violation := {abnormal_exit, _, pushed_locked_door}}},
+                          mcerlang:check({door, start, [1]}, #{})),
+             ?assertMatch({ok, #{states := 15}},
+                          mcerlang:check({door, start, [1]}, #{timeouts => when_idle})),
+             ?assertMatch({error, #{violation := {abnormal_exit, _, pushed_locked_door}}},
+                          mcerlang:check({door, start, [2]}, #{timeouts => when_idle})),
+             ?assertMatch({ok, #{states := 16582}},
+                          mcerlang:check({door, start, [3]},
+                                         #{treat_as_normal => [normal, pushed_locked_door]}))
+     end}.
+
 %% Untimed, a call's timeout may fire before the reply: the checker finds it.
 call_timeout_untimed_test() ->
     ?assertMatch({error, #{violation := {abnormal_exit, _, {timeout, {gen_server, call, _}}}}},
