@@ -10,19 +10,22 @@
 ** run on normal schedulers.
 */
 #include <erl_nif.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "search.h"
 
+typedef struct nif_priv {
+    ErlNifResourceType *search_type;
+    atomic_long live;      /* searches not yet freed (live_searches/0) */
+} nif_priv;
+
 typedef struct search_res {
     ErlNifMutex *lock;
     search *s;
+    nif_priv *priv;        /* whose `live` counts this search */
 } search_res;
-
-typedef struct nif_priv {
-    ErlNifResourceType *search_type;
-} nif_priv;
 
 static ERL_NIF_TERM atom(ErlNifEnv *env, const char *name)
 {
@@ -45,6 +48,8 @@ static void search_res_dtor(ErlNifEnv *env, void *obj)
 {
     (void)env;
     search_res *r = obj;
+    if (r->s != NULL)
+        atomic_fetch_sub(&r->priv->live, 1);
     search_free(r->s);
     r->s = NULL;
     if (r->lock)
@@ -57,6 +62,7 @@ static int load(ErlNifEnv *env, void **priv, ERL_NIF_TERM info)
     nif_priv *p = enif_alloc(sizeof *p);
     if (p == NULL)
         return 1;
+    atomic_init(&p->live, 0);
     p->search_type = enif_open_resource_type(env, NULL, "mce_search",
                                              search_res_dtor,
                                              ERL_NIF_RT_CREATE, NULL);
@@ -78,6 +84,17 @@ static int upgrade(ErlNifEnv *env, void **priv, void **old, ERL_NIF_TERM info)
 {
     (void)old;
     return load(env, priv, info);
+}
+
+/* live_searches() -> non_neg_integer(): searches whose memory is not yet
+** freed (tests check that an interrupted check frees its search). */
+static ERL_NIF_TERM nif_live_searches(ErlNifEnv *env, int argc,
+                                      const ERL_NIF_TERM argv[])
+{
+    (void)argc;
+    (void)argv;
+    nif_priv *p = enif_priv_data(env);
+    return enif_make_long(env, atomic_load(&p->live));
 }
 
 static int get_res(ErlNifEnv *env, ERL_NIF_TERM t, search_res **r)
@@ -190,8 +207,11 @@ static ERL_NIF_TERM nif_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     search_res *r = natoms == N_ATOMS ? enif_alloc_resource(p->search_type, sizeof *r)
                                       : NULL;
     if (r != NULL) {
+        r->priv = p;
         r->lock = enif_mutex_create("mce_search");
         r->s = r->lock ? search_new(&cfg) : NULL;
+        if (r->s != NULL)
+            atomic_fetch_add(&p->live, 1);
     }
     for (int a = 0; a < natoms; a++)
         enif_release_binary(&atom_bins[a]);
@@ -1071,6 +1091,7 @@ static ErlNifFunc nif_funcs[] = {
     {"alias_active", 3, nif_alias_active, 0},
     {"timer", 2, nif_timer, 0},
     {"unique", 1, nif_unique, 0},
+    {"live_searches", 0, nif_live_searches, 0},
     {"process", 2, nif_process, 0},
     {"app_env", 1, nif_app_env, 0},
     {"ets_table", 2, nif_ets_table, 0},

@@ -6,7 +6,7 @@
 -module(mce_nif).
 
 -export([new/1, start/3, match/2, ran/5, fresh_pid/2, fresh_ref/2, node_status/3, ether/1,
-         alias_active/3, timer/2, unique/1, process/2, ets_table/2, app_env/1,
+         alias_active/3, timer/2, unique/1, live_searches/0, process/2, ets_table/2, app_env/1,
          ets_named/3, ets_tables/2,
          stats/1, trace/1,
          top_state/1, alive/2, whereis/3, registered/2, monitor_active/3]).
@@ -72,6 +72,10 @@ app_env(_Search) -> erlang:nif_error(not_loaded).
 
 -spec unique(search()) -> non_neg_integer().
 unique(_Search) -> erlang:nif_error(not_loaded).
+
+%% @doc How many searches in this VM are not yet freed.
+-spec live_searches() -> non_neg_integer().
+live_searches() -> erlang:nif_error(not_loaded).
 
 -spec node_status(search(), non_neg_integer(), non_neg_integer()) -> up | down | disconnected.
 node_status(_Search, _From, _Node) -> erlang:nif_error(not_loaded).

@@ -12,7 +12,15 @@
 -record(ctx, {search :: mce_nif:search(),
               opts :: map(),
               started :: integer(),
-              deadline :: integer() | infinity}).
+              deadline :: integer() | infinity,
+              memory :: pos_integer() | infinity,
+              progress :: boolean(),
+              steps = 0 :: non_neg_integer(),
+              last_report :: integer()}).
+
+%% Requests answered between two looks at the clock, the mailbox (for
+%% mcerlang:stop/1) and the memory in use: a few milliseconds of work.
+-define(TICK, 256).
 
 -spec run(term(), map()) -> mcerlang:result().
 run(InitCall, Opts) ->
@@ -48,7 +56,9 @@ run(InitCall, Opts) ->
                    infinity -> infinity;
                    Ms -> Now + Ms
                end,
-    Ctx = #ctx{search = Search, opts = Opts, started = Now, deadline = Deadline},
+    Ctx = #ctx{search = Search, opts = Opts, started = Now, deadline = Deadline,
+               memory = maps:get(memory, Opts), progress = maps:get(progress, Opts),
+               last_report = Now},
     loop(mce_nif:start(Search, InitCall, 1), Ctx).
 
 loop({match, Cont, Msg}, #ctx{search = S} = Ctx) ->
@@ -59,9 +69,9 @@ loop({run, Pid, How, Cont, Dict, TrapExit}, #ctx{search = S, opts = Opts} = Ctx)
     Next = mce_nif:ran(S, Outcome, Effects, Label, Violation =/= none),
     case Violation of
         none ->
-            case over_time(Ctx) of
-                true -> {inconclusive, max_time, stats(Ctx)};
-                false -> loop(Next, Ctx)
+            case tick(Ctx) of
+                {continue, Ctx1} -> loop(Next, Ctx1);
+                {stop, Why} -> {inconclusive, Why, stats(Ctx)}
             end;
         _ ->
             internal_error(Next),
@@ -103,8 +113,44 @@ normal_reason(Reason, Normal) ->
         (is_tuple(Reason) andalso tuple_size(Reason) =:= 2 andalso
          element(1, Reason) =:= shutdown andalso lists:member(shutdown, Normal)).
 
-over_time(#ctx{deadline = infinity}) -> false;
-over_time(#ctx{deadline = D}) -> erlang:monotonic_time(millisecond) >= D.
+%% Every ?TICK steps: the limits, a stop request, and a progress line a
+%% second.
+tick(#ctx{steps = N} = Ctx) when N < ?TICK ->
+    {continue, Ctx#ctx{steps = N + 1}};
+tick(#ctx{deadline = Deadline, memory = Cap} = Ctx) ->
+    Now = erlang:monotonic_time(millisecond),
+    receive
+        '$mce_stop' -> {stop, stopped}
+    after 0 ->
+            if
+                Deadline =/= infinity, Now >= Deadline -> {stop, max_time};
+                true ->
+                    Stats = maps:get(memory_used, mce_nif:stats(Ctx#ctx.search)),
+                    case Cap =/= infinity andalso Stats > Cap of
+                        true -> {stop, {memory, Cap}};
+                        false -> {continue, report(Ctx#ctx{steps = 0}, Now)}
+                    end
+            end
+    end.
+
+report(#ctx{progress = true, last_report = Last} = Ctx, Now) when Now - Last >= 1000 ->
+    #{states := States, max_depth := Depth, parts := Parts, memory_used := Mem,
+      time_ms := Ms} = stats(Ctx),
+    io:format(standard_error, "mcerlang: ~s states, ~s states/s, depth ~b, ~s parts, ~s~n",
+              [grouped(States), grouped(States * 1000 div max(Ms, 1)), Depth, grouped(Parts),
+               megabytes(Mem)]),
+    Ctx#ctx{last_report = Now};
+report(Ctx, _Now) ->
+    Ctx.
+
+grouped(N) ->
+    S = integer_to_list(N),
+    Head = length(S) rem 3,
+    Groups = [lists:sublist(S, I, 3) || I <- lists:seq(Head + 1, length(S), 3)],
+    string:join([lists:sublist(S, Head) || Head > 0] ++ Groups, ",").
+
+megabytes(Bytes) ->
+    io_lib:format("~.1f MB", [Bytes / 1048576]).
 
 counterexample(Violation, Ctx) ->
     {error, build_cex(Violation, Ctx)}.

@@ -9,7 +9,7 @@
 %% naming the culprit.
 -module(mcerlang).
 
--export([check/1, check/2, format/1, translate/1, choice/1]).
+-export([check/1, check/2, stop/1, format/1, translate/1, choice/1]).
 
 -type entry() :: {module(), atom(), [term()]} | fun(() -> term()).
 -type property() :: deadlock | abnormal_exit.
@@ -19,6 +19,8 @@
                      max_depth => pos_integer() | infinity,
                      max_time => pos_integer() | infinity,
                      max_reductions => pos_integer(),
+                     memory => pos_integer() | infinity,
+                     progress => boolean(),
                      timeouts => any | when_idle,
                      table_size => pos_integer(),
                      nodes => [node(), ...],
@@ -43,6 +45,8 @@
                     max_depth => 0,
                     max_time => infinity,
                     max_reductions => 20000000,
+                    memory => infinity,
+                    progress => auto,     % on, except under EUnit
                     timeouts => any,
                     table_size => 0,      % 0: the NIF's default
                     nodes => ['nonode@nohost'],
@@ -78,7 +82,13 @@ check(Entry, Options) ->
                            Caller ! {self(), Result}
                    end),
     Pid ! {Go, mce_watchdog:start(Caller, Pid, maps:get(max_reductions, Opts))},
+    await(Pid, Ref, Opts).
+
+await(Pid, Ref, Opts) ->
     receive
+        '$mce_stop' ->
+            Pid ! '$mce_stop',
+            await(Pid, Ref, Opts);
         {Pid, {ok, Result}} ->
             erlang:demonitor(Ref, [flush]),
             Result;
@@ -92,6 +102,16 @@ check(Entry, Options) ->
         {'DOWN', Ref, process, Pid, Reason} ->
             erlang:error({mcerlang, {checker_crashed, Reason}})
     end.
+
+%% @doc Stops the check that process `Checker' is running (in `check/2'):
+%% the check returns `{inconclusive, stopped, Stats}' within milliseconds
+%% and frees its state space.  A process that is not checking ignores it.
+-spec stop(pid()) -> ok.
+stop(Checker) when is_pid(Checker) ->
+    Checker ! '$mce_stop',
+    ok;
+stop(Other) ->
+    erlang:error({mcerlang, {bad_checker, Other, "expected the pid of a process running check/2"}}).
 
 %% @doc Nondeterminism in checked code: the checker explores every
 %% alternative (a fun of no arguments or `{M, F, Args}'); run normally it
@@ -198,7 +218,11 @@ options(List) when is_list(List) ->
         false -> erlang:error({mcerlang, {bad_options, List}})
     end;
 options(Map) when is_map(Map) ->
-    maps:fold(fun(K, V, Acc) -> Acc#{K => option(K, V)} end, ?DEFAULTS, Map);
+    Opts = maps:fold(fun(K, V, Acc) -> Acc#{K => option(K, V)} end, ?DEFAULTS, Map),
+    case Opts of
+        #{progress := auto} -> Opts#{progress => not under_eunit()};
+        _ -> Opts
+    end;
 options(Other) ->
     erlang:error({mcerlang, {bad_options, Other}}).
 
@@ -215,6 +239,9 @@ option(K, N) when (K =:= max_states orelse K =:= max_depth orelse K =:= max_time
                   is_integer(N), N > 0 -> N;
 option(table_size, N) when is_integer(N), N > 0, N =< 1 bsl 40 -> N;
 option(max_reductions, N) when is_integer(N), N > 0 -> N;
+option(memory, infinity) -> infinity;
+option(memory, N) when is_integer(N), N > 0 -> N;
+option(progress, P) when is_boolean(P) -> P;
 option(timeouts, T) when T =:= any; T =:= when_idle -> T;
 option(delivery, D) when D =:= instant; D =:= ether -> D;
 option(granularity, G) when G =:= big; G =:= small -> G;
@@ -260,6 +287,19 @@ option(K, V) ->
     case maps:is_key(K, ?DEFAULTS) of
         true -> erlang:error({mcerlang, {bad_option_value, K, V}});
         false -> erlang:error({mcerlang, {unknown_option, K}})
+    end.
+
+%% EUnit runs a test with a group leader of its own that captures output:
+%% progress lines would only clutter its report.
+under_eunit() ->
+    case erlang:process_info(group_leader(), [initial_call, dictionary]) of
+        [{initial_call, {eunit_proc, _, _}} | _] -> true;
+        [{initial_call, {proc_lib, init_p, 5}}, {dictionary, D}] ->
+            case lists:keyfind('$initial_call', 1, D) of
+                {_, {eunit_proc, _, _}} -> true;
+                _ -> false
+            end;
+        _ -> false
     end.
 
 %% The NIF takes 0 for "no limit"; max_time keeps `infinity'.

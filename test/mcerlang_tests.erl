@@ -269,6 +269,74 @@ abandoned_check_is_stopped_test() ->
     timer:sleep(500),
     ?assert(length(processes()) =< Before).
 
+%% mcerlang:stop/1 ends a running check with its statistics so far, and
+%% the search's memory is freed; so is that of a check whose caller is
+%% killed mid-search.
+stop_running_check_test_() ->
+    {timeout, 60,
+     fun() ->
+             Live = mce_nif:live_searches(),
+             Self = self(),
+             Checker = spawn(fun() -> Self ! {self(), mcerlang:check({client_server, start, [6, 3]})} end),
+             timer:sleep(500),
+             ok = mcerlang:stop(Checker),
+             Result = receive {Checker, R} -> R after 10000 -> timeout end,
+             ?assertMatch({inconclusive, stopped, #{states := N}} when N > 0, Result),
+             wait_until(fun() -> mce_nif:live_searches() =:= Live end),
+             Killed = spawn(fun() -> mcerlang:check({client_server, start, [6, 3]}) end),
+             timer:sleep(500),
+             ?assertEqual(Live + 1, mce_nif:live_searches()),
+             exit(Killed, kill),
+             wait_until(fun() -> mce_nif:live_searches() =:= Live end),
+             ?assertError({mcerlang, {bad_checker, _, _}}, mcerlang:stop(self))
+     end}.
+
+wait_until(Cond) ->
+    wait_until(Cond, 100).
+wait_until(Cond, 0) ->
+    ?assert(Cond());
+wait_until(Cond, N) ->
+    case Cond() of
+        true -> ok;
+        false -> erlang:garbage_collect(), timer:sleep(50), wait_until(Cond, N - 1)
+    end.
+
+%% memory => Bytes caps the state store: the search ends inconclusive.
+memory_cap_test() ->
+    ?assertMatch({inconclusive, {memory, 200000}, #{memory_used := M}} when M > 200000,
+                 mcerlang:check({client_server, start, [4, 2]}, #{memory => 200000})),
+    ?assertError({mcerlang, {bad_option_value, memory, -1}}, mcerlang:check({tprog, hello, []}, #{memory => -1})).
+
+%% Progress lines go to stderr once a second, unless progress => false
+%% (the default under EUnit).
+progress_lines_test_() ->
+    {timeout, 60,
+     fun() ->
+             Erl = filename:join([code:root_dir(), "bin", "erl"]),
+             Paths = lists:append([["-pa", D] || D <- code:get_path(),
+                                                 string:find(D, "_build") =/= nomatch]),
+             Run = fun(Progress) ->
+                           Expr = lists:flatten(io_lib:format(
+                                    "mcerlang:check({client_server, start, [5, 2]}, "
+                                    "#{max_time => 2500, progress => ~p}), halt().", [Progress])),
+                           Port = open_port({spawn_executable, Erl},
+                                            [{args, ["-noshell" | Paths] ++ ["-eval", Expr]},
+                                             stderr_to_stdout, exit_status, binary]),
+                           collect_port(Port, <<>>)
+                   end,
+             With = Run(true),
+             ?assertMatch({match, [_ | _]},
+                          re:run(With, "mcerlang: [0-9,]+ states, [0-9,]+ states/s, depth", [global])),
+             ?assertEqual(nomatch, re:run(Run(false), "mcerlang:"))
+     end}.
+
+collect_port(Port, Acc) ->
+    receive
+        {Port, {data, D}} -> collect_port(Port, <<Acc/binary, D/binary>>);
+        {Port, {exit_status, _}} -> Acc
+    after 30000 -> Acc
+    end.
+
 %% Refs are numbered least-fresh: a fresh ref per round does not make the
 %% state space grow with the number of rounds beyond the rounds themselves.
 refs_are_reused_when_free_test() ->
