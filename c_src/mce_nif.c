@@ -121,7 +121,7 @@ static int map_u64(ErlNifEnv *env, ERL_NIF_TERM map, const char *key,
 **       max_states => N, max_depth => N, table_size => Slots,
 **       check_deadlock => 0 | 1, timeouts_when_idle => 0 | 1,
 **       delivery_ether => 0 | 1, max_crashes => N, max_disconnects => N,
-**       max_kills => N})
+**       max_kills => N, breadth_first => 0 | 1})
 **   -> Resource */
 static ERL_NIF_TERM nif_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
 {
@@ -131,7 +131,7 @@ static ERL_NIF_TERM nif_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     ERL_NIF_TERM nodes, head;
     char (*namebuf)[256] = NULL;
     uint64_t creation = 0, max_states = 0, max_depth = 0, table_slots = 0;
-    uint64_t check_deadlock = 1, when_idle = 0, ether = 0;
+    uint64_t check_deadlock = 1, when_idle = 0, ether = 0, bfs = 0;
     uint64_t crashes = 0, disconnects = 0, kills = 0;
     unsigned nnodes = 0;
     if (enif_get_map_value(env, argv[0], atom(env, "nodes"), &nodes)) {
@@ -154,6 +154,7 @@ static ERL_NIF_TERM nif_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
         check_deadlock > 1 ||
         map_u64(env, argv[0], "timeouts_when_idle", &when_idle) < 0 || when_idle > 1 ||
         map_u64(env, argv[0], "delivery_ether", &ether) < 0 || ether > 1 ||
+        map_u64(env, argv[0], "breadth_first", &bfs) < 0 || bfs > 1 ||
         map_u64(env, argv[0], "max_crashes", &crashes) < 0 || crashes > UINT32_MAX ||
         map_u64(env, argv[0], "max_disconnects", &disconnects) < 0 ||
         disconnects > UINT32_MAX ||
@@ -163,6 +164,7 @@ static ERL_NIF_TERM nif_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
                           .max_states = max_states, .max_depth = max_depth,
                           .check_deadlock = (int)check_deadlock,
                           .timeouts_when_idle = (int)when_idle,
+                          .breadth_first = (int)bfs,
                           .table_slots = (size_t)table_slots,
                           .delivery_ether = (int)ether,
                           .max_crashes = (uint32_t)crashes,

@@ -22,6 +22,19 @@ typedef struct frame {
     size_t label_len;
 } frame;
 
+/* Breadth-first order (shortest counterexamples): every discovered state
+** is a node that remembers its parent and the label of the transition in.
+** The stack then holds one frame, the node being expanded; when the search
+** stops on a violation the path to it is rebuilt as the stack, so the
+** trace and the final state read the same way in both orders. */
+typedef struct bfs_node {
+    part_id state;
+    uint32_t parent;      /* node index; the root is its own parent */
+    uint32_t depth;
+    uint8_t *label;
+    size_t label_len;
+} bfs_node;
+
 /* Memo of "does message M match receive continuation C": parts are
 ** interned, so (C, M) ids name the question exactly. */
 typedef struct memo {
@@ -55,6 +68,10 @@ struct search {
     part_id atoms[N_ATOMS];
     uint32_t *allocated_refs;     /* refs handed out during the current run */
     size_t nallocated_refs, capallocated_refs;
+    /* breadth-first order only */
+    bfs_node *bfs;
+    size_t nbfs, capbfs;
+    size_t expanding;             /* node of the single stack frame */
 };
 
 static uint64_t mix64(uint64_t x)
@@ -225,6 +242,9 @@ void search_free(search *s)
     free(s->memo.vals);
     free(s->allocated);
     free(s->allocated_refs);
+    for (size_t i = 0; i < s->nbfs; i++)
+        free(s->bfs[i].label);
+    free(s->bfs);
     free(s->names);
     free(s);
 }
@@ -271,6 +291,81 @@ static void pop(search *s)
 {
     s->depth--;
     free(s->stack[s->depth].label);
+}
+
+/* Breadth-first: records a new state as a child of the node being
+** expanded (the label's ownership passes on success). */
+static int bfs_add(search *s, part_id state, uint8_t *label, size_t label_len)
+{
+    if (s->nbfs == s->capbfs) {
+        size_t cap = s->capbfs ? 2 * s->capbfs : 1024;
+        bfs_node *grown = realloc(s->bfs, cap * sizeof *grown);
+        if (grown == NULL)
+            return -1;
+        s->bfs = grown;
+        s->capbfs = cap;
+    }
+    uint32_t parent = s->nbfs == 0 ? 0 : (uint32_t)s->expanding;
+    uint32_t depth = s->nbfs == 0 ? 0 : s->bfs[parent].depth + 1;
+    s->bfs[s->nbfs++] = (bfs_node){ state, parent, depth, label, label_len };
+    if (depth > s->st.max_depth_seen)
+        s->st.max_depth_seen = depth;
+    return 0;
+}
+
+/* Breadth-first: the single frame becomes node i (fresh iteration). */
+static void bfs_expand(search *s, size_t i)
+{
+    s->expanding = i;
+    s->stack[0] = (frame){ .state = s->bfs[i].state, .expand = 1 };
+    if (s->cfg.max_depth != 0 && s->bfs[i].depth >= s->cfg.max_depth) {
+        s->stack[0].expand = 0;
+        s->st.truncated = 1;
+    }
+    s->depth = 1;
+}
+
+/* Breadth-first: makes the stack the path from the root to node i, so the
+** trace and final state of a counterexample read as in depth-first order.
+** The labels move from the nodes to the frames. */
+static int bfs_path_to_stack(search *s, size_t i)
+{
+    size_t len = 0;
+    for (size_t k = i;; k = s->bfs[k].parent) {
+        len++;
+        if (k == 0)
+            break;
+    }
+    if (len > s->cap) {
+        frame *grown = realloc(s->stack, len * sizeof *grown);
+        if (grown == NULL)
+            return -1;
+        s->stack = grown;
+        s->cap = len;
+    }
+    size_t d = len;
+    for (size_t k = i;; k = s->bfs[k].parent) {
+        bfs_node *n = &s->bfs[k];
+        s->stack[--d] = (frame){ .state = n->state, .label = n->label,
+                                 .label_len = n->label_len };
+        n->label = NULL;
+        if (k == 0)
+            break;
+    }
+    s->depth = len;
+    return 0;
+}
+
+/* A new successor of the state being expanded: pushed (depth-first) or
+** queued (breadth-first).  With `stop' the search ends at it, so
+** breadth-first rebuilds the path to it. */
+static int discover(search *s, part_id state, uint8_t *label, size_t label_len, int stop)
+{
+    if (!s->cfg.breadth_first)
+        return push(s, state, label, label_len);
+    if (bfs_add(s, state, label, label_len) != 0)
+        return -1;
+    return stop ? bfs_path_to_stack(s, s->nbfs - 1) : 0;
 }
 
 static int decode_top(search *s)
@@ -430,9 +525,19 @@ static int next_request(search *s, request *req)
         }
         if (s->cfg.check_deadlock && f->expand && f->enabled == 0 &&
             s->cur.nprocs > 0) {
+            if (s->cfg.breadth_first && bfs_path_to_stack(s, s->expanding) != 0)
+                return fail(req, "out of memory");
             s->finished = 1;
             s->pending = req->kind = REQ_DEADLOCK;
             return 0;
+        }
+        if (s->cfg.breadth_first) {
+            if (s->expanding + 1 < s->nbfs) {
+                bfs_expand(s, s->expanding + 1);
+                continue;
+            }
+            s->depth = 0;
+            break;
         }
         pop(s);
     }
@@ -459,6 +564,11 @@ int search_start(search *s, term_in *init, uint32_t pid, request *req)
     sys_state_clear(&st);
     if (root == 0 || push(s, root, NULL, 0) != 0)
         return fail(req, "out of memory");
+    if (s->cfg.breadth_first) {
+        if (bfs_add(s, root, NULL, 0) != 0)
+            return fail(req, "out of memory");
+        bfs_expand(s, 0);
+    }
     s->st.states = 1;
     /* The initial state counts: max_states = 1 stores nothing more. */
     if (s->cfg.max_states != 0 && s->st.states >= s->cfg.max_states) {
@@ -1528,7 +1638,7 @@ static int c_transition(search *s, uint32_t ci, const fault *f, request *req)
         return 0;
     }
     s->st.states++;
-    if (push(s, root, lb.b, lb.n) != 0) {
+    if (discover(s, root, lb.b, lb.n, 0) != 0) {
         free(lb.b);
         return fail(req, "out of memory");
     }
@@ -1623,7 +1733,7 @@ int search_answer_run(search *s, run_result *res, request *req)
     if (is_new)
         s->st.states++;
     if (res->stop || is_new) {
-        if (push(s, root, res->label, res->label_len) != 0) {
+        if (discover(s, root, res->label, res->label_len, res->stop) != 0) {
             free_result(res);
             return fail(req, "out of memory");
         }

@@ -47,6 +47,9 @@ typedef struct search_config {
     uint64_t max_states;       /* 0: unlimited */
     uint64_t max_depth;        /* 0: unlimited */
     int check_deadlock;        /* 0: a stuck state just ends its path */
+    int breadth_first;         /* 1: breadth-first order, so the first
+                                  violation found is one nearest the
+                                  initial state */
     int timeouts_when_idle;    /* 1: an `after` fires only when no other
                                   transition is enabled */
     size_t table_slots;        /* initial index size, 0: default */

@@ -46,6 +46,10 @@ run(InitCall, Opts) ->
                            max_depth => maps:get(max_depth, Opts),
                            table_size => maps:get(table_size, Opts),
                            check_deadlock => CheckDeadlock,
+                           breadth_first => case maps:get(shortest, Opts) of
+                                                true -> 1;
+                                                false -> 0
+                                            end,
                            timeouts_when_idle => case maps:get(timeouts, Opts) of
                                                      when_idle -> 1;
                                                      any -> 0

@@ -20,6 +20,7 @@
                      max_time => pos_integer() | infinity,
                      max_reductions => pos_integer(),
                      memory => pos_integer() | infinity,
+                     shortest => boolean(),
                      progress => boolean(),
                      timeouts => any | when_idle,
                      table_size => pos_integer(),
@@ -46,6 +47,7 @@
                     max_time => infinity,
                     max_reductions => 20000000,
                     memory => infinity,
+                    shortest => false,
                     progress => auto,     % on, except under EUnit
                     timeouts => any,
                     table_size => 0,      % 0: the NIF's default
@@ -242,6 +244,7 @@ option(max_reductions, N) when is_integer(N), N > 0 -> N;
 option(memory, infinity) -> infinity;
 option(memory, N) when is_integer(N), N > 0 -> N;
 option(progress, P) when is_boolean(P) -> P;
+option(shortest, B) when is_boolean(B) -> B;
 option(timeouts, T) when T =:= any; T =:= when_idle -> T;
 option(delivery, D) when D =:= instant; D =:= ether -> D;
 option(granularity, G) when G =:= big; G =:= small -> G;

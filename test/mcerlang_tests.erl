@@ -301,6 +301,25 @@ wait_until(Cond, N) ->
         false -> erlang:garbage_collect(), timer:sleep(50), wait_until(Cond, N - 1)
     end.
 
+%% shortest => true searches breadth-first: the violation found is one
+%% nearest the initial state, where depth-first finds the first in its order.
+shortest_counterexample_test() ->
+    {error, Deep} = mcerlang:check({tprog, far_or_near, []}),
+    ?assertMatch(#{violation := {abnormal_exit, _, far}}, Deep),
+    {error, Near} = mcerlang:check({tprog, far_or_near, []}, #{shortest => true}),
+    ?assertMatch(#{violation := {abnormal_exit, _, near}}, Near),
+    ?assertEqual(2, length(maps:get(trace, Near))),
+    ?assert(length(maps:get(trace, Deep)) > 2),
+    %% Same state spaces in both orders; deadlocks are found too.
+    ?assertMatch({ok, #{states := 484}},
+                 mcerlang:check({client_server, start, [3, 2]}, #{shortest => true})),
+    {error, D} = mcerlang:check({dining, start, [3]}, #{shortest => true}),
+    ?assertMatch(#{violation := deadlock, final_state := [_, _, _ | _]}, D),
+    {error, D2} = mcerlang:check({dining, start, [3]}),
+    ?assert(length(maps:get(trace, D)) =< length(maps:get(trace, D2))),
+    ?assertError({mcerlang, {bad_option_value, shortest, yes}},
+                 mcerlang:check({tprog, far_or_near, []}, #{shortest => yes})).
+
 %% memory => Bytes caps the state store: the search ends inconclusive.
 memory_cap_test() ->
     ?assertMatch({inconclusive, {memory, 200000}, #{memory_used := M}} when M > 200000,
@@ -318,7 +337,7 @@ progress_lines_test_() ->
              Run = fun(Progress) ->
                            Expr = lists:flatten(io_lib:format(
                                     "mcerlang:check({client_server, start, [5, 2]}, "
-                                    "#{max_time => 2500, progress => ~p}), halt().", [Progress])),
+                                    "#{max_time => 6000, progress => ~p}), halt().", [Progress])),
                            Port = open_port({spawn_executable, Erl},
                                             [{args, ["-noshell" | Paths] ++ ["-eval", Expr]},
                                              stderr_to_stdout, exit_status, binary]),

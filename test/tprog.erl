@@ -997,3 +997,13 @@ diff_send3() ->
          end],
     receive a -> ok end,
     exit({result, R}).
+
+%% Two ways to fail: far (after six receives) and near (at once).
+far_or_near() ->
+    case mcerlang:choice([fun() -> far end, fun() -> near end]) of
+        far -> tick(6), exit(far);
+        near -> exit(near)
+    end.
+
+tick(0) -> ok;
+tick(N) -> self() ! tick, receive tick -> tick(N - 1) end.
