@@ -121,7 +121,7 @@ static int map_u64(ErlNifEnv *env, ERL_NIF_TERM map, const char *key,
 **       max_states => N, max_depth => N, table_size => Slots,
 **       check_deadlock => 0 | 1, timeouts_when_idle => 0 | 1,
 **       delivery_ether => 0 | 1, max_crashes => N, max_disconnects => N,
-**       max_kills => N, breadth_first => 0 | 1})
+**       max_kills => N, breadth_first => 0 | 1, observe => 0 | 1})
 **   -> Resource */
 static ERL_NIF_TERM nif_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
 {
@@ -131,7 +131,7 @@ static ERL_NIF_TERM nif_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     ERL_NIF_TERM nodes, head;
     char (*namebuf)[256] = NULL;
     uint64_t creation = 0, max_states = 0, max_depth = 0, table_slots = 0;
-    uint64_t check_deadlock = 1, when_idle = 0, ether = 0, bfs = 0;
+    uint64_t check_deadlock = 1, when_idle = 0, ether = 0, bfs = 0, observe = 0;
     uint64_t crashes = 0, disconnects = 0, kills = 0;
     unsigned nnodes = 0;
     if (enif_get_map_value(env, argv[0], atom(env, "nodes"), &nodes)) {
@@ -155,6 +155,7 @@ static ERL_NIF_TERM nif_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
         map_u64(env, argv[0], "timeouts_when_idle", &when_idle) < 0 || when_idle > 1 ||
         map_u64(env, argv[0], "delivery_ether", &ether) < 0 || ether > 1 ||
         map_u64(env, argv[0], "breadth_first", &bfs) < 0 || bfs > 1 ||
+        map_u64(env, argv[0], "observe", &observe) < 0 || observe > 1 ||
         map_u64(env, argv[0], "max_crashes", &crashes) < 0 || crashes > UINT32_MAX ||
         map_u64(env, argv[0], "max_disconnects", &disconnects) < 0 ||
         disconnects > UINT32_MAX ||
@@ -165,6 +166,7 @@ static ERL_NIF_TERM nif_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
                           .check_deadlock = (int)check_deadlock,
                           .timeouts_when_idle = (int)when_idle,
                           .breadth_first = (int)bfs,
+                          .observe = (int)observe,
                           .table_slots = (size_t)table_slots,
                           .delivery_ether = (int)ether,
                           .max_crashes = (uint32_t)crashes,
@@ -273,6 +275,15 @@ static ERL_NIF_TERM request_term(ErlNifEnv *env, search *s, const request *q)
     case REQ_LIMIT_STATES: return atom(env, "max_states");
     case REQ_DEADLOCK: return atom(env, "deadlock");
     case REQ_STOPPED: return atom(env, "stopped");
+    case REQ_OBSERVE: {
+        ERL_NIF_TERM obs = atom(env, "none"), label = atom(env, "none");
+        size_t len = 0;
+        const uint8_t *lb = search_observed_label(s, &len);
+        if ((q->observer != 0 && !part_term(env, ps, q->observer, &obs)) ||
+            (lb != NULL && enif_binary_to_term(env, lb, len, &label, 0) != len))
+            return ERROR(env, "stored term does not decode");
+        return enif_make_tuple3(env, atom(env, "observe"), obs, label);
+    }
     case REQ_ERROR: return ERROR(env, q->error ? q->error : "search failed");
     }
     return ERROR(env, "unknown request");
@@ -331,6 +342,38 @@ static ERL_NIF_TERM nif_match(ErlNifEnv *env, int argc,
     search_answer_match(r->s, matches, &q);
     ERL_NIF_TERM t = request_term(env, r->s, &q);
     enif_mutex_unlock(r->lock);
+    return t;
+}
+
+/* observed(Search, ok, MonitorsState) | observed(Search, skip | violation, _)
+**   -> Request: the verdict on the successor of a REQ_OBSERVE. */
+static ERL_NIF_TERM nif_observed(ErlNifEnv *env, int argc,
+                                 const ERL_NIF_TERM argv[])
+{
+    (void)argc;
+    search_res *r;
+    int verdict;
+    if (!get_res(env, argv[0], &r))
+        return enif_make_badarg(env);
+    if (enif_is_identical(argv[1], atom(env, "ok")))
+        verdict = OBSERVE_OK;
+    else if (enif_is_identical(argv[1], atom(env, "skip")))
+        verdict = OBSERVE_SKIP;
+    else if (enif_is_identical(argv[1], atom(env, "violation")))
+        verdict = OBSERVE_VIOLATION;
+    else
+        return enif_make_badarg(env);
+    ErlNifBinary bin;
+    term_in obs = { NULL, 0 };
+    if (verdict == OBSERVE_OK && !encode(env, argv[2], &bin, &obs))
+        return enif_make_badarg(env);
+    enif_mutex_lock(r->lock);
+    request q;
+    search_answer_observe(r->s, verdict, verdict == OBSERVE_OK ? &obs : NULL, &q);
+    ERL_NIF_TERM t = request_term(env, r->s, &q);
+    enif_mutex_unlock(r->lock);
+    if (verdict == OBSERVE_OK)
+        enif_release_binary(&bin);
     return t;
 }
 
@@ -1094,6 +1137,7 @@ static ErlNifFunc nif_funcs[] = {
     {"timer", 2, nif_timer, 0},
     {"unique", 1, nif_unique, 0},
     {"live_searches", 0, nif_live_searches, 0},
+    {"observed", 3, nif_observed, 0},
     {"process", 2, nif_process, 0},
     {"app_env", 1, nif_app_env, 0},
     {"ets_table", 2, nif_ets_table, 0},

@@ -68,6 +68,14 @@ struct search {
     part_id atoms[N_ATOMS];
     uint32_t *allocated_refs;     /* refs handed out during the current run */
     size_t nallocated_refs, capallocated_refs;
+    /* A successor waiting for the safety monitors' verdict (REQ_OBSERVE):
+    ** the state (its observer still the parent's), the label and whether
+    ** the search stops at it. */
+    int obs_pending;
+    sys_state obs_st;
+    uint8_t *obs_label;
+    size_t obs_label_len;
+    int obs_stop;
     /* breadth-first order only */
     bfs_node *bfs;
     size_t nbfs, capbfs;
@@ -242,6 +250,8 @@ void search_free(search *s)
     free(s->memo.vals);
     free(s->allocated);
     free(s->allocated_refs);
+    sys_state_clear(&s->obs_st);
+    free(s->obs_label);
     for (size_t i = 0; i < s->nbfs; i++)
         free(s->bfs[i].label);
     free(s->bfs);
@@ -1606,6 +1616,99 @@ static int apply_fault(search *s, sys_state *st, const fault *f, ext_buf *lb,
     return -1;
 }
 
+/* Stores a successor of the state being expanded: counts the transition,
+** pushes or queues the state if new (or if the search stops at it), and
+** applies the limits.  Takes st (cleared) and the label (kept or freed).
+** 0: go on; 1: *req is final. */
+static int commit_successor(search *s, sys_state *st, uint8_t *label,
+                            size_t label_len, int stop, request *req)
+{
+    int is_new;
+    part_id root = sys_state_encode(s->ps, st, &is_new);
+    sys_state_clear(st);
+    if (root == 0) {
+        free(label);
+        return fail(req, "out of memory");
+    }
+    s->st.transitions++;
+    if (is_new)
+        s->st.states++;
+    if (is_new || stop) {
+        if (discover(s, root, label, label_len, stop) != 0) {
+            free(label);
+            return fail(req, "out of memory");
+        }
+    } else {
+        free(label);
+    }
+    memset(req, 0, sizeof *req);
+    if (stop) {
+        s->finished = 1;
+        s->pending = req->kind = REQ_STOPPED;
+        return 1;
+    }
+    if (s->cfg.max_states != 0 && s->st.states >= s->cfg.max_states) {
+        s->finished = 1;
+        s->pending = req->kind = REQ_LIMIT_STATES;
+        return 1;
+    }
+    return 0;
+}
+
+/* A successor: with safety monitors it waits for their verdict (the state
+** and label move into the search; *req becomes REQ_OBSERVE), else it is
+** committed at once.  0: go on; 1: *req is final or a request. */
+static int successor(search *s, sys_state *st, uint8_t *label, size_t label_len,
+                     int stop, request *req)
+{
+    if (!s->cfg.observe)
+        return commit_successor(s, st, label, label_len, stop, req);
+    sys_state_clear(&s->obs_st);
+    s->obs_st = *st;
+    memset(st, 0, sizeof *st);
+    s->obs_label = label;
+    s->obs_label_len = label_len;
+    s->obs_stop = stop;
+    s->obs_pending = 1;
+    memset(req, 0, sizeof *req);
+    req->kind = s->pending = REQ_OBSERVE;
+    req->observer = s->obs_st.observer;
+    return 1;
+}
+
+int search_answer_observe(search *s, int verdict, term_in *observer, request *req)
+{
+    if (s->pending != REQ_OBSERVE || !s->obs_pending || s->finished)
+        return fail(req, "no observation is outstanding");
+    s->obs_pending = 0;
+    s->pending = 0;
+    uint8_t *label = s->obs_label;
+    s->obs_label = NULL;
+    int r;
+    if (verdict == OBSERVE_SKIP) {
+        /* The monitor prunes the successor: the path ends before it. */
+        sys_state_clear(&s->obs_st);
+        free(label);
+        s->st.transitions++;
+        r = 0;
+    } else {
+        if (verdict == OBSERVE_OK) {
+            part_id obs = observer != NULL && observer->etf ? intern_term(s, observer) : 0;
+            if (obs == 0) {
+                sys_state_clear(&s->obs_st);
+                free(label);
+                return fail(req, "the monitors' state is not an encodable term");
+            }
+            s->obs_st.observer = obs;
+        }
+        r = commit_successor(s, &s->obs_st, label, s->obs_label_len,
+                             s->obs_stop || verdict == OBSERVE_VIOLATION, req);
+    }
+    if (r != 0)
+        return r < 0 ? -1 : 0;
+    return next_request(s, req);
+}
+
 /* Builds the successor of the top state by a delivery (f == NULL: channel
 ** ci) or a fault, and pushes it if new.  0: go on; 1: *req is final
 ** (a limit); -1: failure (*req says why). */
@@ -1625,30 +1728,7 @@ static int c_transition(search *s, uint32_t ci, const fault *f, request *req)
         free(lb.b);
         return fail(req, "out of memory, or a malformed ether");
     }
-    int is_new;
-    part_id root = sys_state_encode(s->ps, &st, &is_new);
-    sys_state_clear(&st);
-    if (root == 0) {
-        free(lb.b);
-        return fail(req, "out of memory");
-    }
-    s->st.transitions++;
-    if (!is_new) {
-        free(lb.b);
-        return 0;
-    }
-    s->st.states++;
-    if (discover(s, root, lb.b, lb.n, 0) != 0) {
-        free(lb.b);
-        return fail(req, "out of memory");
-    }
-    if (s->cfg.max_states != 0 && s->st.states >= s->cfg.max_states) {
-        memset(req, 0, sizeof *req);
-        s->finished = 1;
-        s->pending = req->kind = REQ_LIMIT_STATES;
-        return 1;
-    }
-    return 0;
+    return successor(s, &st, lb.b, lb.n, 0, req);
 }
 
 int search_answer_run(search *s, run_result *res, request *req)
@@ -1721,36 +1801,15 @@ int search_answer_run(search *s, run_result *res, request *req)
         }
     }
     free(sq.q);
-    int is_new;
-    part_id root = sys_state_encode(s->ps, &st, &is_new);
-    sys_state_clear(&st);
-    if (root == 0) {
-        free_result(res);
-        return fail(req, "out of memory");
-    }
-    s->st.transitions++;
     s->pending = 0;
-    if (is_new)
-        s->st.states++;
-    if (res->stop || is_new) {
-        if (discover(s, root, res->label, res->label_len, res->stop) != 0) {
-            free_result(res);
-            return fail(req, "out of memory");
-        }
-        res->label = NULL;
-    } else {
-        free_result(res);
-    }
-    if (res->stop) {
-        s->finished = 1;
-        s->pending = req->kind = REQ_STOPPED;
-        return 0;
-    }
-    if (s->cfg.max_states != 0 && s->st.states >= s->cfg.max_states) {
-        s->finished = 1;
-        s->pending = req->kind = REQ_LIMIT_STATES;
-        return 0;
-    }
+    uint8_t *label = res->label;
+    size_t label_len = res->label_len;
+    int stop = res->stop;
+    res->label = NULL;
+    free_result(res);
+    int r = successor(s, &st, label, label_len, stop, req);
+    if (r != 0)
+        return r < 0 ? -1 : 0;
     return next_request(s, req);
 error:
     sys_state_clear(&st);
@@ -1889,6 +1948,7 @@ static void mark_state(search *s, key_marks *m)
         mark_term(m, ps, t->data);
     }
     mark_term(m, ps, s->cur.app_env);
+    mark_term(m, ps, s->cur.observer);
     for (size_t k = 0; k < s->nallocated; k++)
         mark(m, s->allocated[k]);
     for (size_t k = 0; k < s->nallocated_refs; k++)
@@ -1986,6 +2046,8 @@ const part_store *search_store(const search *s)
 
 const sys_state *search_top_state(search *s)
 {
+    if (s->obs_pending)
+        return &s->obs_st;
     if (s->depth == 0 || decode_top(s) != 0)
         return NULL;
     return &s->cur;
@@ -2120,12 +2182,15 @@ int search_peek_whereis(search *s, uint32_t node, const uint8_t *etf,
 
 int search_peek_node(search *s, uint32_t a, uint32_t b)
 {
-    if (s->depth == 0 || decode_top(s) != 0 || a >= s->nodes.n ||
-        b >= s->nodes.n)
+    /* While the monitors judge a successor, they see its nodes. */
+    const sys_state *st = s->obs_pending ? &s->obs_st : &s->cur;
+    if (!s->obs_pending && (s->depth == 0 || decode_top(s) != 0))
         return 1;
-    if ((s->cur.down >> a & 1) || (s->cur.down >> b & 1))
+    if (a >= s->nodes.n || b >= s->nodes.n)
         return 1;
-    return a != b && sys_state_disconnected(&s->cur, a, b) ? 2 : 0;
+    if ((st->down >> a & 1) || (st->down >> b & 1))
+        return 1;
+    return a != b && sys_state_disconnected(st, a, b) ? 2 : 0;
 }
 
 size_t search_peek_names(search *s, uint32_t node, part_id *out, size_t max)
@@ -2155,4 +2220,12 @@ int search_label(const search *s, size_t i, const uint8_t **label,
     *label = s->stack[i].label;
     *len = s->stack[i].label_len;
     return 0;
+}
+
+const uint8_t *search_observed_label(const search *s, size_t *len)
+{
+    if (!s->obs_pending)
+        return NULL;
+    *len = s->obs_label_len;
+    return s->obs_label;
 }

@@ -47,6 +47,8 @@ typedef struct search_config {
     uint64_t max_states;       /* 0: unlimited */
     uint64_t max_depth;        /* 0: unlimited */
     int check_deadlock;        /* 0: a stuck state just ends its path */
+    int observe;               /* 1: every successor is judged by the
+                                  safety monitors (REQ_OBSERVE) */
     int breadth_first;         /* 1: breadth-first order, so the first
                                   violation found is one nearest the
                                   initial state */
@@ -142,6 +144,10 @@ enum request_kind {
     REQ_LIMIT_STATES,   /* stopped at max_states */
     REQ_DEADLOCK,       /* top of stack is a deadlock */
     REQ_STOPPED,        /* stopped on the caller's request */
+    REQ_OBSERVE,        /* safety monitors: judge the successor that
+                           search_top_state shows (observer: the monitors'
+                           state before it; search_observed_label: the
+                           step into it) */
     REQ_ERROR           /* out of memory or a malformed answer */
 };
 
@@ -155,6 +161,7 @@ typedef struct request {
     part_id dict;              /* RUN: the process dictionary, 0: [] */
     uint32_t choice;           /* RUN_CHOICE: the alternative, from 0 */
     uint32_t flags;            /* RUN: the process's flags */
+    part_id observer;          /* OBSERVE: the monitors' state, 0: initial */
     const char *error;
 } request;
 
@@ -167,6 +174,13 @@ int search_start(search *s, term_in *init, uint32_t pid, request *req);
 int search_answer_match(search *s, int matches, request *req);
 /* Answers a REQ_RUN.  Frees everything in `res` that it does not keep. */
 int search_answer_run(search *s, run_result *res, request *req);
+/* Answers a REQ_OBSERVE: OK with the monitors' new state (scanned and
+** interned; ownership stays with the caller), SKIP to prune the successor,
+** VIOLATION to stop the search at it. */
+enum observe_verdict { OBSERVE_OK = 0, OBSERVE_SKIP, OBSERVE_VIOLATION };
+int search_answer_observe(search *s, int verdict, term_in *observer, request *req);
+/* The label of the step into the successor being observed (NULL: none). */
+const uint8_t *search_observed_label(const search *s, size_t *len);
 
 /* Smallest pid key of `node` not used by the state being expanded nor
 ** allocated during the current run; records it as allocated.  0 on

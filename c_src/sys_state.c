@@ -117,6 +117,7 @@ static int copy_world(sys_state *dst, const sys_state *src)
     dst->kills = src->kills;
     dst->uniq = src->uniq;
     dst->app_env = src->app_env;
+    dst->observer = src->observer;
     dst->ndisc = src->ndisc;
     dst->nnodemons = src->nnodemons;
     dst->nchans = src->nchans;
@@ -200,7 +201,7 @@ static int decode_world(const part_store *ps, part_id id, sys_state *out)
     if (w == NULL || w->kind != PART_WORLD || w->len % 4 != 0)
         return -1;
     uint32_t total = w->len / 4, at = 0;
-    if (total < 8)
+    if (total < 9)
         return -1;
     out->down = (uint64_t)word(w->data, 0) | (uint64_t)word(w->data, 1) << 32;
     out->crashes = word(w->data, 2);
@@ -208,7 +209,8 @@ static int decode_world(const part_store *ps, part_id id, sys_state *out)
     out->kills = word(w->data, 4);
     out->uniq = word(w->data, 5);
     out->app_env = word(w->data, 6);
-    at = 7;
+    out->observer = word(w->data, 7);
+    at = 8;
     uint32_t n = word(w->data, at++);
     if (n > total - at || grow((void **)&out->disc, &out->capdisc, n, 4) != 0)
         return -1;
@@ -326,10 +328,11 @@ static part_id encode_world(part_store *ps, const sys_state *s, int *err)
 {
     *err = 0;
     if (s->down == 0 && s->crashes == 0 && s->disconnects == 0 &&
-        s->kills == 0 && s->uniq == 0 && s->app_env == 0 && s->ndisc == 0 && s->nnodemons == 0 &&
+        s->kills == 0 && s->uniq == 0 && s->app_env == 0 && s->observer == 0 &&
+        s->ndisc == 0 && s->nnodemons == 0 &&
         s->nchans == 0 && s->ntables == 0)
         return 0;
-    uint32_t words = 11 + s->ndisc + 3 * s->nnodemons + 4 * s->nchans + 6 * s->ntables;
+    uint32_t words = 12 + s->ndisc + 3 * s->nnodemons + 4 * s->nchans + 6 * s->ntables;
     uint32_t *buf = malloc(words * sizeof *buf);
     if (buf == NULL) {
         *err = 1;
@@ -343,6 +346,7 @@ static part_id encode_world(part_store *ps, const sys_state *s, int *err)
     buf[at++] = s->kills;
     buf[at++] = s->uniq;
     buf[at++] = s->app_env;
+    buf[at++] = s->observer;
     buf[at++] = s->ndisc;
     for (uint32_t k = 0; k < s->ndisc; k++)
         buf[at++] = s->disc[k];

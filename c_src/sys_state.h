@@ -23,7 +23,7 @@
 ** on that node", the target of {Name, Node} sends and monitors.
 **
 ** The world (PART_WORLD, 0 when everything in it is empty or zero):
-**   down_lo, down_hi, crashes, disconnects, kills, uniq, app_env,
+**   down_lo, down_hi, crashes, disconnects, kills, uniq, app_env, observer,
 **   ndisc, disc[ndisc], nnodemons, nodemons[nnodemons] (3 words each),
 **   nchans, chans[nchans] (4 words each), ntables, tables[ntables] (6 words:
 **   tid, owner, heir, heir_data, name, data)
@@ -140,6 +140,7 @@ typedef struct sys_state {
     uint64_t down;      /* bit i: node i has crashed */
     uint32_t crashes, disconnects, kills, uniq;
     part_id app_env;        /* term: application environments, 0: the options' */
+    part_id observer;       /* term: the safety monitors' states, 0: none */
     uint32_t *disc;
     uint32_t ndisc, capdisc;
     node_monitor *nodemons;

@@ -33,6 +33,7 @@ run(Search, Pid, How, Cont, Dict, TrapExit) ->
     put('$mce_dict', maps:from_list(Dict)),
     put('$mce_trap_exit', TrapExit),
     put('$mce_overlay', #{}),
+    put('$mce_probes', []),
     Watch = get('$mce_watch'),
     mce_watchdog:step_started(Watch, Pid),
     Result0 = step(How, Cont),
@@ -52,6 +53,7 @@ run(Search, Pid, How, Cont, Dict, TrapExit) ->
     Killed =:= undefined andalso check_suspensions(Result, Suspensions),
     Effects = lists:reverse(erase('$mce_effects')),
     Output = lists:reverse(erase('$mce_output')),
+    Probes = lists:reverse(erase('$mce_probes')),
     FinalDict = lists:sort(maps:to_list(get('$mce_dict'))),
     cleanup(),
     Outcome = case Result of
@@ -62,12 +64,16 @@ run(Search, Pid, How, Cont, Dict, TrapExit) ->
                   {done, _Value} -> {exit, normal};
                   {exit, _} = E -> E
               end,
-    Label = #{pid => Pid, action => action(How, Cont), effects => Effects,
-              output => Output, outcome => label_outcome(Outcome)},
+    Label0 = #{pid => Pid, action => action(How, Cont), effects => Effects,
+               output => Output, outcome => label_outcome(Outcome)},
+    Label = case Probes of
+                [] -> Label0;
+                _ -> Label0#{probes => Probes}
+            end,
     {Outcome, Effects, Label}.
 
 cleanup() ->
-    [erase(K) || K <- ['$mce_self', '$mce_search', '$mce_effects', '$mce_output',
+    [erase(K) || K <- ['$mce_self', '$mce_search', '$mce_effects', '$mce_output', '$mce_probes',
                        '$mce_suspensions', '$mce_fatal', '$mce_killed', '$mce_dict',
                        '$mce_trap_exit', '$mce_overlay', '$mce_pid']],
     ok.
@@ -163,11 +169,14 @@ check_suspensions(_, [{Mod, Name} | _] = All) ->
 action(start, Cont) -> {start, Cont};
 action(timeout, _Cont) -> timeout;
 action({choice, _}, {{'$mce_choice', [{mce_rt, resume, _}]}, _}) -> resume;
+action({choice, _}, {{'$mce_choice', [{mce_rt, prop_resume, [Prop]}]}, _}) -> {prop_passed, Prop};
 action({choice, I}, _Cont) -> {choice, I + 1};
 action({'receive', Msg}, _Cont) -> {'receive', Msg}.
 
 label_outcome({wait, _, Cont, _Dict}) -> {waiting, location(Cont)};
 label_outcome({choice, 1, {{'$mce_choice', [{mce_rt, resume, _}]}, _}, _Dict}) -> yielded;
+label_outcome({choice, 1, {{'$mce_choice', [{mce_rt, prop_resume, [Prop]}]}, _}, _Dict}) ->
+    {prop, Prop};
 label_outcome({choice, N, _Cont, _Dict}) -> {choosing, N};
 label_outcome({exit, Reason}) -> {exit, Reason}.
 

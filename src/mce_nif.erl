@@ -5,7 +5,7 @@
 %% docs/ARCHITECTURE.md for the request/answer protocol.
 -module(mce_nif).
 
--export([new/1, start/3, match/2, ran/5, fresh_pid/2, fresh_ref/2, node_status/3, ether/1,
+-export([new/1, start/3, match/2, ran/5, observed/3, fresh_pid/2, fresh_ref/2, node_status/3, ether/1,
          alias_active/3, timer/2, unique/1, live_searches/0, process/2, ets_table/2, app_env/1,
          ets_named/3, ets_tables/2,
          stats/1, trace/1,
@@ -17,6 +17,7 @@
 -type request() :: {match, term(), term()}
                  | {run, pos_integer(), start | timeout | {'receive', term()}, term(),
                     [{term(), term()}], boolean()}
+                 | {observe, term(), term()}
                  | done | max_states | deadlock | stopped
                  | {error, {string(), integer()}, string()}.
 -export_type([search/0, request/0]).
@@ -73,6 +74,11 @@ app_env(_Search) -> erlang:nif_error(not_loaded).
 -spec unique(search()) -> non_neg_integer().
 unique(_Search) -> erlang:nif_error(not_loaded).
 
+%% @doc The verdict of the safety monitors on the successor of an
+%% `{observe, MonitorStates, Label}' request.
+-spec observed(search(), ok | skip | violation, term()) -> request().
+observed(_Search, _Verdict, _MonitorStates) -> erlang:nif_error(not_loaded).
+
 %% @doc How many searches in this VM are not yet freed.
 -spec live_searches() -> non_neg_integer().
 live_searches() -> erlang:nif_error(not_loaded).
@@ -112,3 +118,4 @@ whereis(_Search, _Node, _Name) -> erlang:nif_error(not_loaded).
 %% @doc The registered names in the state being expanded.
 -spec registered(search(), non_neg_integer()) -> [atom()].
 registered(_Search, _Node) -> erlang:nif_error(not_loaded).
+

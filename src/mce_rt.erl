@@ -21,7 +21,7 @@
                             unique_integer/0, unique_integer/1, process_info/2,
          monotonic_time/0, monotonic_time/1, system_time/0, system_time/1, timestamp/0, process_info/2]}).
 
--export([yield/1, resume/1]).
+-export([yield/1, resume/1, prop/1, prop_resume/1, probe/2]).
 -export([self/0, node/0, send/2, send/3, spawn/1, spawn/3, spawn_link/1, spawn_link/3,
          suspend/4, apply/2, apply/3, output/1, output/2, output/3, unsupported/3,
          fatal/1, clean_stack/1]).
@@ -289,6 +289,27 @@ yield(Value) ->
         _ ->
             Value
     end.
+
+%% @doc mcerlang:prop(Term) in checked code (paper 003, section 4): the
+%% state in which the process is about to evaluate prop(Term) has Term as a
+%% proposition.  So the process stops there, a one-way choice like a small
+%% step, and the state view lists Term among its props; the next step
+%% returns Term.
+-spec prop(T) -> {'$mce_suspend', tuple(), []} | T.
+prop(Term) ->
+    {'$mce_suspend', {'$mce_choice', [{mce_rt, prop_resume, [Term]}]}, []}.
+
+%% @doc The continuation of a prop: its argument.
+-spec prop_resume(T) -> T.
+prop_resume(Term) ->
+    Term.
+
+%% @doc mcerlang:probe(Label, Term) in checked code: marks the step that
+%% runs it; monitors and invariants see it in the view's `probes'.
+-spec probe(term(), term()) -> ok.
+probe(Label, Term) ->
+    erlang:put('$mce_probes', [{Label, Term} | erlang:get('$mce_probes')]),
+    ok.
 
 %% @doc The continuation of a yield: the side effect's value.
 -spec resume(T) -> T.

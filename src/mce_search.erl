@@ -16,7 +16,10 @@
               memory :: pos_integer() | infinity,
               progress :: boolean(),
               steps = 0 :: non_neg_integer(),
-              last_report :: integer()}).
+              last_report :: integer(),
+              monitors = [] :: [{module(), term()}],
+              invariants = [] :: [fun((mcerlang:view()) -> term())],
+              initial_observer = [] :: [term()]}).
 
 %% Requests answered between two looks at the clock, the mailbox (for
 %% mcerlang:stop/1) and the memory in use: a few milliseconds of work.
@@ -33,6 +36,10 @@ run(InitCall, Opts) ->
     put('$mce_granularity', maps:get(granularity, Opts)),
     put('$mce_app_env', maps:get(env, Opts)),
     Faults = maps:get(faults, Opts),
+    Monitors = maps:get(monitor, Opts),
+    Invariants = maps:get(invariant, Opts),
+    Observe = Monitors =/= [] orelse Invariants =/= [],
+    Initial = [monitor_init(M, Arg) || {M, Arg} <- Monitors],
     Search = mce_nif:new(#{nodes => Nodes,
                            creation => mce_pid:creation(),
                            delivery_ether => case maps:get(delivery, Opts) of
@@ -46,6 +53,10 @@ run(InitCall, Opts) ->
                            max_depth => maps:get(max_depth, Opts),
                            table_size => maps:get(table_size, Opts),
                            check_deadlock => CheckDeadlock,
+                           observe => case Observe of
+                                          true -> 1;
+                                          false -> 0
+                                      end,
                            breadth_first => case maps:get(shortest, Opts) of
                                                 true -> 1;
                                                 false -> 0
@@ -62,7 +73,8 @@ run(InitCall, Opts) ->
                end,
     Ctx = #ctx{search = Search, opts = Opts, started = Now, deadline = Deadline,
                memory = maps:get(memory, Opts), progress = maps:get(progress, Opts),
-               last_report = Now},
+               last_report = Now, monitors = Monitors, invariants = Invariants,
+               initial_observer = Initial},
     loop(mce_nif:start(Search, InitCall, 1), Ctx).
 
 loop({match, Cont, Msg}, #ctx{search = S} = Ctx) ->
@@ -81,6 +93,24 @@ loop({run, Pid, How, Cont, Dict, TrapExit}, #ctx{search = S, opts = Opts} = Ctx)
             internal_error(Next),
             counterexample(Violation, Ctx)
     end;
+loop({observe, Observer, Label}, #ctx{search = S} = Ctx) ->
+    States = case Observer of
+                 none -> Ctx#ctx.initial_observer;
+                 _ -> Observer
+             end,
+    case judge(view(Ctx, Label), States, Ctx) of
+        {ok, New} ->
+            Next = mce_nif:observed(S, ok, New),
+            case tick(Ctx) of
+                {continue, Ctx1} -> loop(Next, Ctx1);
+                {stop, Why} -> {inconclusive, Why, stats(Ctx)}
+            end;
+        skip ->
+            loop(mce_nif:observed(S, skip, none), Ctx);
+        {violation, V} ->
+            internal_error(mce_nif:observed(S, violation, none)),
+            counterexample(V, Ctx)
+    end;
 loop(done, Ctx) ->
     Stats = stats(Ctx),
     case maps:get(truncated, Stats) of
@@ -93,6 +123,72 @@ loop(deadlock, Ctx) ->
     counterexample(deadlock, Ctx);
 loop(Other, _Ctx) ->
     internal_error(Other).
+
+%%--------------------------------------------------------------------
+%% Safety monitors and invariants (mcerlang_monitor)
+%%--------------------------------------------------------------------
+
+%% A property that raises is a bug in the property, not a violation by the
+%% program: the check stops with an error that names it.
+property_call(Which, Fun) ->
+    try Fun()
+    catch Class:Reason:Stack ->
+            erlang:error({mcerlang, {property_crashed, Which, {Class, Reason, Stack}}})
+    end.
+
+monitor_init(M, Arg) ->
+    case property_call({monitor, M}, fun() -> M:init(Arg) end) of
+        {ok, State} -> State;
+        Other -> erlang:error({mcerlang, {bad_monitor_init, M, Other, "init/1 returns {ok, State}"}})
+    end.
+
+%% Invariants first, then each monitor in turn; the first violation wins.
+judge(View, States, #ctx{monitors = Monitors, invariants = Invariants}) ->
+    case [{invariant, F} || F <- Invariants,
+                            property_call({invariant, F}, fun() -> F(View) end) =/= true] of
+        [V | _] -> {violation, V};
+        [] -> judge_monitors(Monitors, States, View, [])
+    end.
+
+judge_monitors([], [], _View, Acc) ->
+    {ok, lists:reverse(Acc)};
+judge_monitors([{M, _} | Ms], [S | Ss], View, Acc) ->
+    case property_call({monitor, M}, fun() -> M:state_change(View, S, maps:get(step, View)) end) of
+        {ok, S1} -> judge_monitors(Ms, Ss, View, [S1 | Acc]);
+        skip -> skip;
+        Other -> {violation, {monitor, M, Other}}
+    end.
+
+%% The read-only view of the state being judged (mcerlang:view()).
+view(#ctx{search = S, opts = Opts}, Label) ->
+    Procs = mce_nif:top_state(S),
+    internal_error(Procs),
+    Ether = mce_nif:ether(S),
+    internal_error(Ether),
+    Nodes = maps:get(nodes, Opts),
+    Step = case Label of
+               none -> none;
+               _ -> step(Label)
+           end,
+    #{processes => [#{pid => mce_pid:term(P), node => mce_pid:node_of(P), name => Name,
+                      status => Status, mailbox => Msgs, where => mce_exec:location(Cont),
+                      props => props(Cont)}
+                    || {P, Status, Cont, Msgs, _Links, Name} <- Procs],
+      ether => ether(Ether),
+      nodes => [#{name => N, up => mce_nif:node_status(S, I, I) =/= down}
+                || {I, N} <- lists:zip(lists:seq(0, length(Nodes) - 1), Nodes)],
+      step => Step,
+      probes => case Step of
+                    #{probes := Probes} -> Probes;
+                    _ -> []
+                end}.
+
+props({{'$mce_choice', [{mce_rt, prop_resume, [Prop]}]}, _Frames}) -> [Prop];
+props(_) -> [].
+
+ether(Channels) ->
+    [#{from => target(F, Name), to => target(T, Name), signals => [signal(Sig) || Sig <- Sigs]}
+     || {F, T, Name, Sigs} <- Channels].
 
 internal_error({error, Where, Why}) ->
     erlang:error({mcerlang_internal, Where, Why});
@@ -169,9 +265,7 @@ build_cex(Violation, #ctx{search = S} = Ctx) ->
     Ether = mce_nif:ether(S),
     internal_error(Ether),
     #{violation => Violation, trace => [step(L) || L <- Trace], final_state => Final,
-      ether => [#{from => target(F, Name), to => target(T, Name),
-                  signals => [signal(Sig) || Sig <- Sigs]}
-                || {F, T, Name, Sigs} <- Ether],
+      ether => ether(Ether),
       stats => stats(Ctx)}.
 
 %% Steps as users read them: pids as pid terms, refs as refs.

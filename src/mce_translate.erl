@@ -167,6 +167,8 @@ make_fun(M, F, A) ->
           | pure | translate | library_hof.
 classify_call(erlang, F, A) -> classify_erlang(F, A);
 classify_call(mcerlang, choice, 1) -> {redirect, mce_rt, choice};
+classify_call(mcerlang, prop, 1) -> {redirect, mce_rt, prop};
+classify_call(mcerlang, probe, 2) -> {redirect, mce_rt, probe};
 classify_call(net_adm, ping, 1) -> {redirect, mce_rt, ping};
 classify_call(timer, send_after, A) when A =:= 2; A =:= 3 -> {redirect, mce_rt, timer_send_after};
 classify_call(timer, cancel, 1) -> {redirect, mce_rt, timer_cancel};
@@ -686,6 +688,7 @@ has_receive(T) ->
                     ({'receive', _, _, _, _}, _) -> true;
                     ({call, _, {remote, _, {atom, _, mcerlang}, {atom, _, choice}}, [_]}, _) -> true;
                     ({call, _, {remote, _, {atom, _, mce_rt}, {atom, _, yield}}, [_]}, _) -> true;
+                    ({call, _, {remote, _, {atom, _, mcerlang}, {atom, _, prop}}, [_]}, _) -> true;
                     ({call, _, {remote, _, {atom, _, erlang}, {atom, _, hibernate}}, [_, _, _]}, _) -> true;
                     (_, Acc) -> Acc
                  end, false, T).
@@ -1432,6 +1435,8 @@ must_block_call({call, _, {remote, _, {atom, _, mcerlang}, {atom, _, choice}}, [
 must_block_call({call, _, {remote, _, {atom, _, mce_rt}, {atom, _, yield}}, [_]}, _St) ->
     true;
 must_block_call({call, _, {remote, _, {atom, _, erlang}, {atom, _, hibernate}}, [_, _, _]}, _St) ->
+    true;
+must_block_call({call, _, {remote, _, {atom, _, mcerlang}, {atom, _, prop}}, [_]}, _St) ->
     true;
 must_block_call({call, _, {remote, _, {atom, _, M}, {atom, _, F}}, As}, #tr{blocking = B}) ->
     sets:is_element({M, F, length(As)}, B);

@@ -9,7 +9,7 @@
 %% naming the culprit.
 -module(mcerlang).
 
--export([check/1, check/2, stop/1, format/1, translate/1, choice/1]).
+-export([check/1, check/2, stop/1, format/1, translate/1, choice/1, prop/1, probe/2]).
 
 -type entry() :: {module(), atom(), [term()]} | fun(() -> term()).
 -type property() :: deadlock | abnormal_exit.
@@ -21,6 +21,8 @@
                      max_reductions => pos_integer(),
                      memory => pos_integer() | infinity,
                      shortest => boolean(),
+                     monitor => {module(), term()} | [{module(), term()}],
+                     invariant => fun((view()) -> boolean()) | [fun((view()) -> boolean())],
                      progress => boolean(),
                      timeouts => any | when_idle,
                      table_size => pos_integer(),
@@ -31,6 +33,15 @@
                      faults => #{crash_node => non_neg_integer(),
                                  disconnect => non_neg_integer(),
                                  kill => non_neg_integer()}}.
+%% The read-only view of a state that monitors and invariants judge (see
+%% docs/USER_GUIDE.md): every process with its pid, node, registered name,
+%% status, mailbox, where it stands and the props it is at; the ether; the
+%% nodes; and the step into the state with its probes.
+-type view() :: #{processes := [#{pid := pid(), node := node(), name := atom(),
+                                  status := init | waiting | choosing,
+                                  mailbox := [term()], where := term(), props := [term()]}],
+                  ether := [map()], nodes := [#{name := node(), up := boolean()}],
+                  step := map() | none, probes := [{term(), term()}]}.
 -type stats() :: #{states := non_neg_integer(), transitions := non_neg_integer(),
                    max_depth := non_neg_integer(), time_ms := non_neg_integer(),
                    memory := non_neg_integer(), atom() => term()}.
@@ -38,7 +49,7 @@
                             final_state := [map()], stats := stats()}.
 -type result() :: {ok, stats()} | {error, counterexample()}
                 | {inconclusive, term(), stats()}.
--export_type([entry/0, options/0, stats/0, counterexample/0, result/0]).
+-export_type([entry/0, options/0, stats/0, counterexample/0, result/0, view/0]).
 
 -define(DEFAULTS, #{property => [deadlock, abnormal_exit],
                     treat_as_normal => [normal, shutdown],
@@ -48,6 +59,8 @@
                     max_reductions => 20000000,
                     memory => infinity,
                     shortest => false,
+                    monitor => [],
+                    invariant => [],
                     progress => auto,     % on, except under EUnit
                     timeouts => any,
                     table_size => 0,      % 0: the NIF's default
@@ -127,6 +140,20 @@ choice([First | _] = Alternatives) when is_list(Alternatives) ->
     end;
 choice(Other) ->
     erlang:error(badarg, [Other]).
+
+%% @doc A state proposition (paper 003, section 4): in checked code, the
+%% state where the process is about to evaluate `prop(Term)' has `Term' as a
+%% proposition (a step of its own); monitors and invariants see it in the
+%% process's `props'.  Returns `Term'; run normally it is the identity.
+-spec prop(T) -> T.
+prop(Term) ->
+    Term.
+
+%% @doc Marks the step that runs it with `{Label, Term}': monitors and
+%% invariants see it in the view's `probes'.  Run normally it does nothing.
+-spec probe(term(), term()) -> ok.
+probe(_Label, _Term) ->
+    ok.
 
 %% @doc A counterexample as readable text: one line per step.
 -spec format(counterexample()) -> unicode:chardata().
@@ -245,6 +272,24 @@ option(memory, infinity) -> infinity;
 option(memory, N) when is_integer(N), N > 0 -> N;
 option(progress, P) when is_boolean(P) -> P;
 option(shortest, B) when is_boolean(B) -> B;
+option(monitor, {M, _} = Mon) when is_atom(M) -> option(monitor, [Mon]);
+option(monitor, Mons) when is_list(Mons) ->
+    [case Mon of
+         {M, _} when is_atom(M) ->
+             code:ensure_loaded(M),
+             erlang:function_exported(M, init, 1) andalso erlang:function_exported(M, state_change, 3)
+                 orelse erlang:error({mcerlang, {bad_option_value, monitor, Mon,
+                                                 "a monitor module exports init/1 and state_change/3"}}),
+             Mon;
+         _ -> erlang:error({mcerlang, {bad_option_value, monitor, Mon,
+                                       "expected {Module, InitArg}"}})
+     end || Mon <- Mons];
+option(invariant, F) when is_function(F, 1) -> [F];
+option(invariant, Fs) when is_list(Fs) ->
+    [case F of
+         _ when is_function(F, 1) -> F;
+         _ -> erlang:error({mcerlang, {bad_option_value, invariant, F, "expected a fun of one argument"}})
+     end || F <- Fs];
 option(timeouts, T) when T =:= any; T =:= when_idle -> T;
 option(delivery, D) when D =:= instant; D =:= ether -> D;
 option(granularity, G) when G =:= big; G =:= small -> G;
