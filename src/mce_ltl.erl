@@ -133,6 +133,7 @@ scan([C | _] = Cs, Col, Acc) ->
 
 %% Single characters of a two- or three-character operator get a message
 %% naming the operator the writer probably meant.
+-spec bad_char(char(), pos_integer()) -> no_return().
 bad_char($&, Col) -> fail(Col, "expected '&&' but found '&'", []);
 bad_char($|, Col) -> fail(Col, "expected '||' but found '|'", []);
 bad_char($<, Col) -> fail(Col, "expected '<>' or '<->' but found '<'", []);
@@ -442,16 +443,24 @@ mk_release(F, G) -> {release, F, G}.
 %% position they stand for.  Moving the label of a node onto every edge
 %% into it, from a fresh initial node 0, gives the guards-on-transitions
 %% form.  One acceptance set per until subformula F U G (nodes where it is
-%% not promised, or G holds) is degeneralised with a counter of the next
-%% set awaited; the plain automaton is then reduced.
+%% not pending: not promised, or G holds) is degeneralised with a counter
+%% of the next set awaited; the plain automaton is then reduced.
+%%
+%% Unlike the paper, a finished node is identified by its label, its
+%% obligations for the next position and its pending untils, not by all
+%% the formulas it processed: nodes agreeing on these three have the same
+%% letters, successors and acceptance, so identifying them is a
+%% bisimulation quotient done on the fly.  It keeps the tableau of nested
+%% formulas from growing with every order of decomposition.
 
 -record(node, {incoming :: [gnode()],
                old = [] :: [formula()],      % ordset: processed here
                new = [] :: [formula()],      % still to process here
                next = [] :: [formula()]}).   % ordset: promised from next position
 -record(tab, {next_id = 1 :: pos_integer(),
-              %% Nodes done, by {Old, Next}: their number and incoming nodes.
-              nodes = #{} :: #{{[formula()], [formula()]} => {gnode(), [gnode()]}}}).
+              %% Nodes done, by label, next obligations and pending
+              %% untils: their number and incoming nodes.
+              nodes = #{} :: #{{guard(), [formula()], [formula()]} => {gnode(), [gnode()]}}}).
 
 -type gnode() :: non_neg_integer().
 
@@ -473,15 +482,16 @@ to_buchi(Formula) ->
     Nodes = tableau(simplify(Formula)),
     output(reduce(degeneralise(Nodes))).
 
-%% Nodes of the tableau as {Number, Old, Incoming}; node 0 is the initial
-%% node, which has no node of its own.
+%% Nodes of the tableau as {Number, Label, Pending, Incoming}; node 0 is
+%% the initial node, which has no entry of its own.
 tableau(F) ->
     #tab{nodes = Nodes} = expand(#node{incoming = [0], new = [F]}, #tab{}),
-    [{Id, Old, Incoming} || {{Old, _}, {Id, Incoming}} <- maps:to_list(Nodes)].
+    [{Id, Label, Pending, Incoming}
+     || {{Label, _, Pending}, {Id, Incoming}} <- maps:to_list(Nodes)].
 
 expand(#node{new = [], old = Old, next = Next, incoming = Incoming},
        #tab{next_id = Id, nodes = Nodes} = Tab) ->
-    Key = {Old, Next},
+    Key = {label(Old), Next, [U || {until, _, G} = U <- Old, not ordsets:is_element(G, Old)]},
     case Nodes of
         #{Key := {Id0, Incoming0}} ->
             Tab#tab{nodes = Nodes#{Key := {Id0, lists:umerge(Incoming, Incoming0)}}};
@@ -542,19 +552,19 @@ add_next(F, #node{next = Next} = Node) ->
 %% is the acceptance set awaited; leaving a node of set I moves on to the
 %% next set the node is not in (wrapping to 0 after the last), and states
 %% {Node, 0} with Node in set 0 accept.
--spec degeneralise([{gnode(), [formula()], [gnode()]}]) -> ba().
+-spec degeneralise([{gnode(), guard(), [formula()], [gnode()]}]) -> ba().
 degeneralise(Nodes) ->
-    Untils = lists:usort([U || {_, Old, _} <- Nodes, {until, _, _} = U <- Old]),
+    %% Untils never pending give sets of all nodes, which constrain nothing.
+    Untils = lists:usort(lists:append([Pending || {_, _, Pending, _} <- Nodes])),
     K = length(Untils),
     %% For each node, the tuple of its memberships in the acceptance sets.
     Member = maps:from_list(
                [{0, list_to_tuple([true || _ <- Untils])} |
-                [{Id, list_to_tuple([not ordsets:is_element(U, Old) orelse ordsets:is_element(G, Old)
-                                     || {until, _, G} = U <- Untils])}
-                 || {Id, Old, _} <- Nodes]]),
+                [{Id, list_to_tuple([not lists:member(U, Pending) || U <- Untils])}
+                 || {Id, _, Pending, _} <- Nodes]]),
     Succ = lists:foldl(
-             fun({Id, Old, Incoming}, Acc) ->
-                     Edge = {label(Old), Id},
+             fun({Id, Label, _, Incoming}, Acc) ->
+                     Edge = {Label, Id},
                      lists:foldl(fun(From, Acc1) ->
                                          maps:update_with(From, fun(Es) -> [Edge | Es] end,
                                                           [Edge], Acc1)
