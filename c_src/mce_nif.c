@@ -1125,6 +1125,209 @@ static ERL_NIF_TERM nif_registered(ErlNifEnv *env, int argc,
     return ids ? list : ERROR(env, "out of memory");
 }
 
+/* ------------------------------------------------------------------ */
+/* buchi_check/2: the Büchi emptiness checks of buchi.c over an explicit
+** graph given as a term, so that EUnit can compare them with an oracle
+** written in Erlang.  Kept apart from the search resource: it owns nothing
+** beyond the call (a buchi searcher and two answer buffers, freed on every
+** path).  It runs on a dirty CPU scheduler: the graph's size is the
+** caller's choice. */
+#include "buchi.h"
+
+typedef struct bc_buf {
+    uint32_t *en;
+    buchi_succ *succ;
+} bc_buf;
+
+static int bc_cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+static int bc_agent(ErlNifEnv *env, ERL_NIF_TERM t, uint32_t *out)
+{
+    ErlNifUInt64 u;
+    if (!enif_get_uint64(env, t, &u) || u >= BUCHI_NO_AGENT)
+        return 0;
+    *out = (uint32_t)u;
+    return 1;
+}
+
+/* Reads state `key`'s entry {Accepting, Enabled, Succs} into buf (enabled
+** sorted and deduplicated, as buchi.c wants them).  1: done; 0: malformed
+** (badarg); -1: no such state; -2: out of memory. */
+static int bc_state(ErlNifEnv *env, ERL_NIF_TERM states, uint64_t key,
+                    bc_buf *buf, int *acc, size_t *nen, size_t *nsucc)
+{
+    ERL_NIF_TERM v, head, tail;
+    const ERL_NIF_TERM *el;
+    int arity;
+    unsigned len;
+    if (!enif_get_map_value(env, states, enif_make_uint64(env, key), &v))
+        return -1;
+    if (!enif_get_tuple(env, v, &arity, &el) || arity != 3)
+        return 0;
+    if (enif_is_identical(el[0], atom(env, "true")))
+        *acc = 1;
+    else if (enif_is_identical(el[0], atom(env, "false")))
+        *acc = 0;
+    else
+        return 0;
+    free(buf->en);
+    free(buf->succ);
+    buf->en = NULL;
+    buf->succ = NULL;
+    if (!enif_get_list_length(env, el[1], &len))
+        return 0;
+    if (len > 0 && (buf->en = malloc(len * sizeof *buf->en)) == NULL)
+        return -2;
+    tail = el[1];
+    for (unsigned i = 0; i < len; i++)
+        if (!enif_get_list_cell(env, tail, &head, &tail) ||
+            !bc_agent(env, head, &buf->en[i]))
+            return 0;
+    if (len > 1)
+        qsort(buf->en, len, sizeof *buf->en, bc_cmp_u32);
+    size_t n = 0;
+    for (unsigned i = 0; i < len; i++)
+        if (n == 0 || buf->en[n - 1] != buf->en[i])
+            buf->en[n++] = buf->en[i];
+    *nen = n;
+    if (!enif_get_list_length(env, el[2], &len))
+        return 0;
+    if (len > 0 && (buf->succ = malloc(len * sizeof *buf->succ)) == NULL)
+        return -2;
+    tail = el[2];
+    for (unsigned i = 0; i < len; i++) {
+        const ERL_NIF_TERM *e;
+        ErlNifUInt64 to;
+        if (!enif_get_list_cell(env, tail, &head, &tail) ||
+            !enif_get_tuple(env, head, &arity, &e) || arity != 2 ||
+            !enif_get_uint64(env, e[0], &to))
+            return 0;
+        buf->succ[i].key = to;
+        if (enif_is_identical(e[1], atom(env, "none")))
+            buf->succ[i].agent = BUCHI_NO_AGENT;
+        else if (!bc_agent(env, e[1], &buf->succ[i].agent))
+            return 0;
+    }
+    *nsucc = len;
+    return 1;
+}
+
+static ERL_NIF_TERM bc_steps(ErlNifEnv *env, const buchi_step *s, size_t n)
+{
+    ERL_NIF_TERM list = enif_make_list(env, 0);
+    for (size_t i = n; i-- > 0;)
+        list = enif_make_list_cell(env,
+                                   enif_make_tuple2(env, enif_make_uint64(env, s[i].key),
+                                                    enif_make_uint(env, s[i].succ)),
+                                   list);
+    return list;
+}
+
+/* buchi_check(#{init := Key, states := #{Key => {Accepting, [Agent],
+**                                              [{Target, Agent | none}]}}},
+**             #{algorithm := ndfs | scc, fairness => none | weak,
+**               max_states => N})
+**   -> empty | incomplete | {lasso, Stem, Cycle} | {error, Reason}
+** Stem and Cycle are [{Key, SuccIndex}]: each state and the 0-based index,
+** in its successor list, of the transition taken to the next element; the
+** last of Stem leads to the head of Cycle, the last of Cycle back to it.
+** Reason: {unknown_state, Key} for a target missing from states, else a
+** string from buchi.c. */
+static ERL_NIF_TERM nif_buchi_check(ErlNifEnv *env, int argc,
+                                    const ERL_NIF_TERM argv[])
+{
+    (void)argc;
+    ERL_NIF_TERM it, states, alg, fair;
+    ErlNifUInt64 init;
+    uint64_t max_states = 0;
+    buchi_config cfg = { .fairness = BUCHI_FAIR_NONE };
+    if (!enif_is_map(env, argv[0]) || !enif_is_map(env, argv[1]) ||
+        !enif_get_map_value(env, argv[0], atom(env, "init"), &it) ||
+        !enif_get_uint64(env, it, &init) ||
+        !enif_get_map_value(env, argv[0], atom(env, "states"), &states) ||
+        !enif_is_map(env, states) ||
+        !enif_get_map_value(env, argv[1], atom(env, "algorithm"), &alg) ||
+        map_u64(env, argv[1], "max_states", &max_states) < 0)
+        return enif_make_badarg(env);
+    if (enif_is_identical(alg, atom(env, "ndfs")))
+        cfg.algorithm = BUCHI_NDFS;
+    else if (enif_is_identical(alg, atom(env, "scc")))
+        cfg.algorithm = BUCHI_SCC;
+    else
+        return enif_make_badarg(env);
+    if (enif_get_map_value(env, argv[1], atom(env, "fairness"), &fair)) {
+        if (enif_is_identical(fair, atom(env, "weak")))
+            cfg.fairness = BUCHI_FAIR_WEAK;
+        else if (!enif_is_identical(fair, atom(env, "none")))
+            return enif_make_badarg(env);
+    }
+    cfg.max_states = max_states;
+    const char *why = "out of memory";
+    buchi *b = buchi_new(&cfg, &why);
+    if (b == NULL)
+        return enif_make_tuple2(env, atom(env, "error"),
+                                enif_make_string(env, why, ERL_NIF_LATIN1));
+    bc_buf buf = { NULL, NULL };
+    buchi_request req;
+    ERL_NIF_TERM result;
+    int r = 1;
+    buchi_start(b, init, &req);
+    while (req.kind == BUCHI_NEED_SUCCESSORS) {
+        int acc = 0;
+        size_t nen = 0, nsucc = 0;
+        r = bc_state(env, states, req.key, &buf, &acc, &nen, &nsucc);
+        if (r <= 0)
+            break;
+        buchi_answer(b, acc, buf.en, nen, buf.succ, nsucc, &req);
+    }
+    switch (req.kind) {
+    case BUCHI_NEED_SUCCESSORS:
+        /* the state asked for was refused by bc_state */
+        if (r == 0)
+            result = enif_make_badarg(env);
+        else if (r == -1)
+            result = enif_make_tuple2(env, atom(env, "error"),
+                                      enif_make_tuple2(env, atom(env, "unknown_state"),
+                                                       enif_make_uint64(env, req.key)));
+        else
+            result = enif_make_tuple2(env, atom(env, "error"),
+                                      enif_make_string(env, "out of memory",
+                                                       ERL_NIF_LATIN1));
+        break;
+    case BUCHI_EMPTY:
+        result = atom(env, "empty");
+        break;
+    case BUCHI_INCOMPLETE:
+        result = atom(env, "incomplete");
+        break;
+    case BUCHI_FOUND: {
+        const buchi_step *stem, *cycle;
+        size_t nstem, ncycle;
+        if (buchi_lasso(b, &stem, &nstem, &cycle, &ncycle) != 0)
+            result = enif_make_tuple2(env, atom(env, "error"),
+                                      enif_make_string(env, "no lasso", ERL_NIF_LATIN1));
+        else
+            result = enif_make_tuple3(env, atom(env, "lasso"),
+                                      bc_steps(env, stem, nstem),
+                                      bc_steps(env, cycle, ncycle));
+        break;
+    }
+    default:
+        result = enif_make_tuple2(env, atom(env, "error"),
+                                  enif_make_string(env, req.error ? req.error : "failed",
+                                                   ERL_NIF_LATIN1));
+        break;
+    }
+    free(buf.en);
+    free(buf.succ);
+    buchi_free(b);
+    return result;
+}
+
 static ErlNifFunc nif_funcs[] = {
     {"new", 1, nif_new, 0},
     {"start", 3, nif_start, 0},
@@ -1151,6 +1354,7 @@ static ErlNifFunc nif_funcs[] = {
     {"alive", 2, nif_alive, 0},
     {"whereis", 3, nif_whereis, 0},
     {"registered", 2, nif_registered, 0},
+    {"buchi_check", 2, nif_buchi_check, ERL_NIF_DIRTY_JOB_CPU_BOUND},
 };
 
 ERL_NIF_INIT(mce_nif, nif_funcs, load, NULL, upgrade, unload)

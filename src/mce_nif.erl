@@ -9,7 +9,8 @@
          alias_active/3, timer/2, unique/1, live_searches/0, process/2, ets_table/2, app_env/1,
          ets_named/3, ets_tables/2,
          stats/1, trace/1,
-         top_state/1, alive/2, whereis/3, registered/2, monitor_active/3]).
+         top_state/1, alive/2, whereis/3, registered/2, monitor_active/3,
+         buchi_check/2]).
 
 -on_load(load/0).
 
@@ -119,3 +120,20 @@ whereis(_Search, _Node, _Name) -> erlang:nif_error(not_loaded).
 -spec registered(search(), non_neg_integer()) -> [atom()].
 registered(_Search, _Node) -> erlang:nif_error(not_loaded).
 
+%% @doc Büchi emptiness check (c_src/buchi.c) over an explicit graph, for
+%% the oracle tests.  `Stem' and `Cycle' are `{Key, SuccIndex}' steps: each
+%% state and the 0-based index, in its successor list, of the transition
+%% taken to the next step; the last step of `Stem' leads to the head of
+%% `Cycle', the last of `Cycle' back to its head.  Agents `none' are exempt
+%% from fairness.  `max_states' gives `incomplete' when reached.
+-spec buchi_check(#{init := non_neg_integer(),
+                    states := #{non_neg_integer() =>
+                                    {boolean(), [non_neg_integer()],
+                                     [{non_neg_integer(), non_neg_integer() | none}]}}},
+                  #{algorithm := ndfs | scc, fairness => none | weak,
+                    max_states => non_neg_integer()}) ->
+          empty | incomplete
+        | {lasso, [{non_neg_integer(), non_neg_integer()}],
+           [{non_neg_integer(), non_neg_integer()}]}
+        | {error, {unknown_state, non_neg_integer()} | string()}.
+buchi_check(_Graph, _Options) -> erlang:nif_error(not_loaded).
