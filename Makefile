@@ -16,7 +16,7 @@ compile:
 test: test-c test-erl test-asan dialyzer
 
 test-c:
-	$(MAKE) -C c_src test
+	$(MAKE) -C c_src test buchi-test
 
 test-erl:
 	$(REBAR) eunit
@@ -30,7 +30,7 @@ test-asan:
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 MCERLANG_NIF=asan \
 	erl -noshell -pa _build/test/lib/mcerlang/ebin -pa _build/test/lib/mcerlang/examples \
 	    -pa _build/test/lib/mcerlang/test \
-	    -eval 'case eunit:test([mcerlang_tests, mce_translate_tests, mce_nif_tests, mce_random_tests, mce_dist_tests, mce_otp_tests, mce_property_tests], []) of ok -> halt(0); _ -> halt(1) end'
+	    -eval 'case eunit:test([mcerlang_tests, mce_translate_tests, mce_nif_tests, mce_random_tests, mce_dist_tests, mce_otp_tests, mce_property_tests, mce_buchi_tests, mce_otp_diff_tests], []) of ok -> halt(0); _ -> halt(1) end'
 
 bench:
 	$(REBAR) as test compile
