@@ -9,7 +9,10 @@
 %% itself, which the search keeps on its stack for counterexamples.
 -module(mce_exec).
 
--export([run/6, matches/2, location/1, clean_stack/1]).
+-export([run/6, matches/2, location/1, clean_stack/1, caught_stack/1]).
+
+%% The VM's default depth of stack traces (erlang:system_flag(backtrace_depth, _)).
+-define(BACKTRACE_DEPTH, 8).
 
 -type how() :: start | timeout | {'receive', term()} | {choice, non_neg_integer()}.
 -type outcome() :: {wait, boolean(), term(), [{term(), term()}]}
@@ -74,6 +77,7 @@ run(Search, Pid, How, Cont, Dict, TrapExit) ->
 
 cleanup() ->
     [erase(K) || K <- ['$mce_self', '$mce_search', '$mce_effects', '$mce_output', '$mce_probes',
+                       '$mce_pending',
                        '$mce_suspensions', '$mce_fatal', '$mce_killed', '$mce_dict',
                        '$mce_trap_exit', '$mce_overlay', '$mce_pid']],
     ok.
@@ -100,30 +104,73 @@ info(Mod, Name) ->
     end.
 
 step(start, {M, F, Args}) ->
-    finish(invoke(M, F, Args), []);
+    finish(invoke(M, F, Args, []), []);
 step(start, Fun) when is_function(Fun, 0) ->
-    finish(invoke(erlang, apply, [Fun, []]), []);
+    finish(invoke(erlang, apply, [Fun, []], []), []);
 step({'receive', Msg}, {{mce_rt, '$mce_hibernated', FreeVars, _}, _Frames}) ->
     %% Waking from hibernation: the stack was discarded.
-    finish(invoke(mce_rt, '$mce_hibernated', [body, Msg | FreeVars]), []);
+    finish(invoke(mce_rt, '$mce_hibernated', [body, Msg | FreeVars], []), []);
 step({'receive', Msg}, {{Mod, Name, FreeVars, _}, Frames}) ->
-    finish(invoke(Mod, Name, [body, Msg | FreeVars]), Frames);
+    finish(invoke(Mod, Name, [body, Msg | FreeVars], Frames), Frames);
 step(timeout, {{Mod, Name, FreeVars, _}, Frames}) ->
-    finish(invoke(Mod, Name, [timeout, none | FreeVars]), Frames);
+    finish(invoke(Mod, Name, [timeout, none | FreeVars], Frames), Frames);
 step({choice, I}, {{'$mce_choice', Alts}, Frames}) ->
     case lists:nth(I + 1, Alts) of
-        {M, F, Args} -> finish(invoke(M, F, Args), Frames);
-        Fun -> finish(invoke(erlang, apply, [Fun, []]), Frames)
+        {M, F, Args} -> finish(invoke(M, F, Args, Frames), Frames);
+        Fun -> finish(invoke(erlang, apply, [Fun, []], Frames), Frames)
     end.
 
-%% Runs a piece of program code and classifies how it ended.
-invoke(M, F, Args) ->
+%% Runs a piece of program code and classifies how it ended.  An
+%% exception's stack trace goes on below the code that ran with the
+%% frames still pending from earlier steps (the calls that were waiting
+%% when the process suspended), as the VM's stack would, to its depth.
+invoke(M, F, Args, Frames) ->
+    %% For stacks caught by the program's own try/catch (caught_stack/1).
+    put('$mce_pending', Frames),
     try erlang:apply(M, F, Args) of
         {'$mce_suspend', Recv, Fs} -> {suspend, Recv, Fs};
         Value -> {value, Value}
     catch
-        Class:Reason:Stack -> {raise, Class, Reason, clean_stack(Stack)}
+        Class:Reason:Stack -> {raise, Class, Reason, with_pending(clean_stack(Stack), Frames)}
     end.
+
+%% @doc A stack trace caught by the program in the step running now (see
+%% mce_rt:clean_stack/1): cleaned, and going on with the pending frames.
+-spec caught_stack([tuple()]) -> [tuple()].
+caught_stack(Stack) ->
+    with_pending(clean_stack(Stack), case get('$mce_pending') of
+                                         undefined -> [];
+                                         Frames -> Frames
+                                     end).
+
+with_pending(Stack, Frames) ->
+    Pending = pending_frames(Frames),
+    Depth = ?BACKTRACE_DEPTH,
+    MFAs = fun(S) -> [{M, F, A} || {M, F, A, _} <- S] end,
+    case lists:suffix(MFAs(Pending), MFAs(Stack)) of
+        true -> Stack;                  % a rethrow of a stack that has them
+        false -> lists:sublist(Stack ++ Pending, Depth)
+    end.
+
+%% A function with a pending call is one frame of the stack, however many
+%% continuation and handler frames the translation gave it.
+pending_frames(Frames) ->
+    Locs = [Loc || Frame <- Frames, Loc <- [frame_location(Frame)], Loc =/= undefined],
+    dedup_frames(Locs).
+
+frame_location({'$mce_handler', Mod, H, _FreeVars}) -> info_frame(Mod, H);
+frame_location({Mod, K, _FreeVars}) when is_atom(Mod), is_atom(K) -> info_frame(Mod, K);
+frame_location(_) -> undefined.
+
+info_frame(Mod, Name) ->
+    case info(Mod, Name) of
+        {M, F, A, File, Line} -> {M, F, A, [{file, File}, {line, Line}]};
+        undefined -> undefined
+    end.
+
+dedup_frames([{M, F, A, _} = Frame, {M, F, A, _} | Rest]) -> dedup_frames([Frame | Rest]);
+dedup_frames([Frame | Rest]) -> [Frame | dedup_frames(Rest)];
+dedup_frames([]) -> [].
 
 %% Feeds the outcome of the code that ran to the pending frames, innermost
 %% first, until the process suspends again or has no frames left.  An
@@ -136,9 +183,9 @@ finish({value, Value}, []) ->
 finish({raise, Class, Reason, Stack}, []) ->
     {exit, exit_reason(Class, Reason, Stack)};
 finish(Outcome, [{'$mce_handler', Mod, H, FreeVars} | Frames]) ->
-    finish(invoke(Mod, H, [handler_arg(Outcome) | FreeVars]), Frames);
+    finish(invoke(Mod, H, [handler_arg(Outcome) | FreeVars], Frames), Frames);
 finish({value, Value}, [{Mod, K, FreeVars} | Frames]) ->
-    finish(invoke(Mod, K, [Value | FreeVars]), Frames);
+    finish(invoke(Mod, K, [Value | FreeVars], Frames), Frames);
 finish({raise, _, _, _} = Raise, [{_Mod, _K, _FreeVars} | Frames]) ->
     finish(Raise, Frames).
 

@@ -441,20 +441,26 @@ init_mfa(M, F, A, _Args) when is_atom(M), is_atom(F), is_list(A) ->
 init_mfa(_M, _F, _A, Args) ->
     erlang:error(badarg, Args).
 
-%% @doc spawn_opt/2,4 with the options link and monitor.
--spec spawn_opt(function(), [link | monitor]) -> pid() | {pid(), reference()}.
+%% @doc spawn_opt/2,4 with the options link and monitor; the options that
+%% tune memory and scheduling only (heap sizes, fullsweep_after,
+%% message_queue_data, priority) change nothing in the model, which
+%% explores every schedule anyway, and are accepted.
+-spec spawn_opt(function(), [term()]) -> pid() | {pid(), reference()}.
 spawn_opt(Fun, Opts) ->
     spawn_with_opts(fun() -> spawn(Fun) end, Opts, [Fun, Opts]).
 
--spec spawn_opt(module(), atom(), [term()], [link | monitor]) -> pid() | {pid(), reference()}.
+-spec spawn_opt(module(), atom(), [term()], [term()]) -> pid() | {pid(), reference()}.
 spawn_opt(M, F, A, Opts) ->
     spawn_with_opts(fun() -> spawn(M, F, A) end, Opts, [M, F, A, Opts]).
 
 spawn_with_opts(Spawn, Opts, Args) when is_list(Opts) ->
     lists:foreach(fun(link) -> ok;
                      (monitor) -> ok;
+                     ({K, _}) when K =:= fullsweep_after; K =:= min_heap_size;
+                                   K =:= min_bin_vheap_size; K =:= message_queue_data;
+                                   K =:= priority -> ok;
                      (Opt) -> fatal({mcerlang, {unsupported_bif, {erlang, spawn_opt, length(Args)},
-                                                {option, Opt, "only link and monitor are modelled"}}})
+                                                {option, Opt, "only link, monitor and the memory and priority options are modelled"}}})
                   end, Opts),
     Pid = Spawn(),
     lists:member(link, Opts) andalso link(Pid),
@@ -1074,7 +1080,7 @@ fatal(Reason) ->
 %% module and function names, without the checker's frames.
 -spec clean_stack([tuple()]) -> [tuple()].
 clean_stack(Stack) ->
-    mce_exec:clean_stack(Stack).
+    mce_exec:caught_stack(Stack).
 
 %% Errors of the checker itself (a module that cannot be translated, say)
 %% raised while running program code.

@@ -293,15 +293,21 @@ hof_fixpoint(Calls, Hofs) ->
 translate_library(M) ->
     Hofs = library_hofs(M),
     Mod = analyse(M, module_forms(M)),
-    IsHof = fun(F, A) -> sets:is_element({F, A}, Hofs) end,
+    %% The higher-order functions are translated; what they call locally
+    %% runs as the original when the original exports it, else (a private
+    %% helper, or a fun of one, like lists:concat/1's fun thing_to_list/1)
+    %% it is kept in the translation too.
+    Exported = sets:from_list(M:module_info(exports)),
+    Keep = kept_library_functions(Mod, Hofs, Exported),
+    IsKept = fun(F, A) -> sets:is_element({F, A}, Keep) end,
     ToOriginal = fun({call, L, {atom, AL, F}, As} = C) ->
-                         case IsHof(F, length(As)) orelse
+                         case IsKept(F, length(As)) orelse
                               not sets:is_element({F, length(As)}, Mod#mod.defs) of
                              true -> C;
                              false -> {call, L, {remote, AL, {atom, AL, M}, {atom, AL, F}}, As}
                          end;
                     ({'fun', L, {function, F, A}} = Fun) when is_atom(F) ->
-                         case IsHof(F, A) of
+                         case IsKept(F, A) of
                              true -> Fun;
                              false -> {'fun', L, {function, {atom, L, M}, {atom, L, F}, {integer, L, A}}}
                          end;
@@ -311,12 +317,30 @@ translate_library(M) ->
                  {function, L, N, A, Cs} -> {function, L, N, A, postwalk(ToOriginal, Cs)};
                  _ -> F
              end || F <- Mod#mod.forms,
-                    element(1, F) =/= function orelse IsHof(element(3, F), element(4, F))],
+                    element(1, F) =/= function orelse IsKept(element(3, F), element(4, F))],
     Kept = Mod#mod{forms = Forms,
-                   defs = sets:filter(fun({F, A}) -> IsHof(F, A) end, Mod#mod.defs)},
+                   defs = sets:filter(fun({F, A}) -> IsKept(F, A) end, Mod#mod.defs)},
     Blocking = sets:from_list([{M, F, A} || {F, A} <- sets:to_list(Hofs)]),
     compile_and_load(Kept, Blocking, #{}),
     persistent_term:put({?MODULE, M}, #{md5 => Mod#mod.md5, blocking => Blocking}).
+
+%% The higher-order functions and, transitively, the unexported local
+%% functions they call or make funs of.
+kept_library_functions(#mod{forms = Forms}, Hofs, Exported) ->
+    Bodies = maps:from_list([{{N, A}, Cs} || {function, _, N, A, Cs} <- Forms]),
+    kept_library_functions(sets:to_list(Hofs), Bodies, Exported, Hofs).
+
+kept_library_functions([], _Bodies, _Exported, Keep) ->
+    Keep;
+kept_library_functions([FA | Todo], Bodies, Exported, Keep) ->
+    Local = fold_all(fun({call, _, {atom, _, F}, As}, Acc) -> [{F, length(As)} | Acc];
+                        ({'fun', _, {function, F, A}}, Acc) when is_atom(F) -> [{F, A} | Acc];
+                        (_, Acc) -> Acc
+                     end, [], maps:get(FA, Bodies, [])),
+    New = [G || G <- lists:usort(Local), maps:is_key(G, Bodies),
+                not sets:is_element(G, Exported), not sets:is_element(G, Keep)],
+    kept_library_functions(New ++ Todo, Bodies, Exported,
+                           lists:foldl(fun sets:add_element/2, Keep, New)).
 
 %% @doc True for a user module that can and must be translated: loaded from
 %% a file outside OTP, and not part of the checker.

@@ -124,40 +124,20 @@ scenarios() ->
      {tprog_plib, sys_suspend_resume, "sys:suspend and sys:resume"},
      {tprog_plib, sys_change_code, "sys:change_code calls code_change/3"},
      {tprog_plib, sys_log, "sys:log of a server's events"},
-     {tprog_plib, sys_terminate, "sys:terminate/2"}].
+     {tprog_plib, sys_terminate, "sys:terminate/2"},
+     %% Gaps found by these tests and since fixed in the checker:
+     {tprog_event2, init_crash_stack, "a stack trace caught after a resumption goes on below it"},
+     {tprog_gs2, call_error_stack, "a crash in handle_call: the caller's stack is the server's"},
+     {tprog_plib, sys_get_status, "sys:get_status/1 (lists:concat/1's private helper in library translation)"},
+     {tprog_gs2, spawn_opt_gc, "the spawn_opt option fullsweep_after is accepted"}].
 
 %% Scenarios on which the checker and the real VM disagree today.  The
 %% real VM's result is deterministic for each (checked over repeated runs).
 known_failing() ->
-    [%% Stack traces stop at the process's resumption point: the bottom frame
-     %% proc_lib:init_p_do_apply/3 (below the first receive) is missing.  Real:
-     %% {function_clause, [{tprog_event2,init,[no_such_init_arg]},
-     %% {gen_event,server_add_handler,4}, {gen_event,handle_msg,6},
-     %% {proc_lib,init_p_do_apply,3}]}; checked: the same without the last frame.
-     {tprog_event2, init_crash_stack},
-     %% The same cause in a gen_server crashing in handle_call: the caller's
-     %% exit reason {{{badkey,no_such_key}, Stack}, {gen_server,call,_}} has a
-     %% stack ending in {gen_server,handle_msg,6} instead of
-     %% {proc_lib,init_p_do_apply,3}.
-     {tprog_gs2, call_error_stack},
-     %% sys:get_status/1 of a gen_server: the server crashes in
-     %% gen_server:format_status/2 and the caller exits with
-     %% {{undef, [{lists,thing_to_list,["Status for generic server"],[]},
-     %% {lists,flatmap_1,2,_}, {gen_server,format_status,2,_}, ...]},
-     %% {sys,get_status,[Pid]}}: in the translated copy of lists,
-     %% lists:concat/1's local fun thing_to_list/1 became the external fun
-     %% lists:thing_to_list/1, which lists does not export
-     %% (mce_translate:translate_library/1 rewrites `fun F/A` of non-HOFs so).
-     {tprog_plib, sys_get_status},
-     %% timer:send_interval/2 is not modelled: the check stops with
+    [%% timer:send_interval/2 is not modelled: the check stops with
      %% {mcerlang, {unsupported_call, {timer,send_interval,2},
      %% {tprog_gs2,handle_call,3,Line}}}.
-     {tprog_gs2, send_interval},
-     %% gen_server start option {spawn_opt, [{fullsweep_after, 10}]} (no effect
-     %% on behaviour) is refused: {mcerlang, {unsupported_bif,
-     %% {erlang,spawn_opt,4}, {option, {fullsweep_after,10},
-     %% "only link and monitor are modelled"}}}.
-     {tprog_gs2, spawn_opt_gc}].
+     {tprog_gs2, send_interval}].
 
 %% Prints the real and the checked results of each known failing scenario.
 report_known_failing() ->
