@@ -22,7 +22,7 @@ warm_up_test_() ->
 
 differential_test_() ->
     [{atom_to_list(M) ++ ":" ++ atom_to_list(F) ++ " - " ++ Desc,
-      {timeout, 60, fun() -> same_result(M, F) end}}
+      {timeout, 60, fun() -> mce_otp_harness:same_result(M, F) end}}
      || {M, F, Desc} <- scenarios()].
 
 scenarios() ->
@@ -142,35 +142,7 @@ known_failing() ->
 %% Prints the real and the checked results of each known failing scenario.
 report_known_failing() ->
     [io:format("~p:~p~n  real:    ~p~n  checked: ~p~n",
-               [M, F, real(M, F), catch checked(M, F, [], [])])
+               [M, F, mce_otp_harness:real(M, F), catch mce_otp_harness:checked(M, F)])
      || {M, F} <- known_failing()],
     ok.
 
-same_result(M, F) ->
-    Real = real(M, F),
-    ?assertEqual([Real], checked(M, F, [], [])).
-
-%% The root's exit reason on the real VM (crash reports of the scenario's
-%% servers are not printed meanwhile).
-real(M, F) ->
-    #{level := Level} = logger:get_primary_config(),
-    ok = logger:set_primary_config(level, none),
-    try
-        {Pid, Ref} = spawn_monitor(M, F, []),
-        receive {'DOWN', Ref, process, Pid, Reason} -> Reason end
-    after
-        logger:set_primary_config(level, Level)
-    end.
-
-%% Every result of the root process, over all interleavings (servers'
-%% own abnormal exits are set aside).
-checked(M, F, Seen, Others) when length(Seen) + length(Others) < 8 ->
-    Root = mce_pid:term(1),
-    case mcerlang:check({M, F, []},
-                        #{timeouts => when_idle,
-                          treat_as_normal => [normal, shutdown | Seen ++ Others]}) of
-        {ok, _} -> lists:reverse(Seen);
-        {error, #{violation := {abnormal_exit, Root, Reason}}} -> checked(M, F, [Reason | Seen], Others);
-        {error, #{violation := {abnormal_exit, _, Reason}}} -> checked(M, F, Seen, [Reason | Others]);
-        {error, #{violation := V}} -> {unexpected, V}
-    end.

@@ -13,7 +13,7 @@ warm_up_test_() ->
                                                                gen_event]] end}.
 
 differential_test_() ->
-    [{atom_to_list(M) ++ ":" ++ atom_to_list(F), fun() -> same_result(M, F) end}
+    [{atom_to_list(M) ++ ":" ++ atom_to_list(F), fun() -> mce_otp_harness:same_result(M, F) end}
      || {M, F} <- [{tprog_otp, counter}, {tprog_otp, call_dead}, {tprog_otp, call_crash},
                    {tprog_otp, init_returns}, {tprog_otp, continue}, {tprog_otp, named},
                    {tprog_otp, call_timeout_when_idle}, {tprog_otp, app_env}, {tprog_otp, global_names},
@@ -128,23 +128,3 @@ crash_report_is_recorded_test() ->
     Output = lists:append([O || #{output := O} <- maps:get(trace, Cex)]),
     ?assert(lists:any(fun(T) -> string:find(T, "terminating") =/= nomatch end, Output)).
 
-same_result(M, F) ->
-    Real = real(M, F),
-    ?assertEqual([Real], checked(M, F, [], [])).
-
-real(M, F) ->
-    {Pid, Ref} = spawn_monitor(M, F, []),
-    receive {'DOWN', Ref, process, Pid, Reason} -> Reason end.
-
-%% Every result of the root process, over all interleavings (servers'
-%% own abnormal exits are set aside).
-checked(M, F, Seen, Others) when length(Seen) + length(Others) < 8 ->
-    Root = mce_pid:term(1),
-    case mcerlang:check({M, F, []},
-                        #{timeouts => when_idle,
-                          treat_as_normal => [normal, shutdown | Seen ++ Others]}) of
-        {ok, _} -> lists:reverse(Seen);
-        {error, #{violation := {abnormal_exit, Root, Reason}}} -> checked(M, F, [Reason | Seen], Others);
-        {error, #{violation := {abnormal_exit, _, Reason}}} -> checked(M, F, Seen, [Reason | Others]);
-        {error, #{violation := V}} -> {unexpected, V}
-    end.
