@@ -96,7 +96,7 @@ run() ->
 
 -spec run_model({string(), mcerlang:entry(), map()}) -> row().
 run_model({Label, Entry, Opts}) ->
-    Result = try mcerlang:check(Entry, Opts#{max_time => ?MAX_TIME})
+    Result = try mcerlang:check(Entry, Opts#{max_time => ?MAX_TIME, progress => false})
              catch Class:Reason -> {raised, Class, Reason}
              end,
     VmMem = erlang:memory(total),
