@@ -13,7 +13,9 @@
 %% <li>bytes/state: `memory_used' (bytes in use in the C state store,
 %%     allocated with malloc and so not part of `erlang:memory/0') divided
 %%     by states; small models are dominated by the store's initial
-%%     tables;</li>
+%%     tables.  A row labelled `hc' runs with `table => hash_compact',
+%%     whose memory_used includes the fingerprint table and the root
+%%     vectors on the DFS stack;</li>
 %% <li>VM memory: `erlang:memory(total)' right after the check returned,
 %%     a rough indication of the Erlang side's footprint.</li>
 %% </ul>
@@ -46,6 +48,8 @@
 models() ->
     [{cs(N, K), {client_server, start, [N, K]}, #{}}
      || {N, K} <- [{3, 2}, {4, 2}, {5, 2}, {6, 2}, {4, 3}, {5, 3}, {5, 4}, {6, 3}]]
+    %% The largest of them again with hash compaction, beside the exact row.
+    ++ [{"client_server(6,3) hc", {client_server, start, [6, 3]}, #{table => hash_compact}}]
     ++ [{"counter_server(3,2)", {counter_server, start, [3, 2]}, #{timeouts => when_idle}},
         {"counter_server(3,3)", {counter_server, start, [3, 3]}, #{timeouts => when_idle}},
         {"locker(aEaS,1)", {locker, start, [[{a, exclusive}, {a, shared}], 1]},
@@ -63,7 +67,20 @@ models() ->
         {"door(4)", {door, start, [4]}, #{treat_as_normal => [normal, pushed_locked_door]}},
         {"sup_worker(4,4)", {sup_worker, start, [4, 4]}, #{timeouts => when_idle}},
         {"pingpong(10)", {pingpong, start, [10]}, #{property => deadlock}},
-        {"dining(3)", {dining, start, [3]}, #{property => deadlock}}].
+        {"dining(3)", {dining, start, [3]}, #{property => deadlock}},
+        %% LTL: every request is eventually granted, for every client, under
+        %% weak fairness (the product of program and Büchi automaton; the
+        %% row counts product states, the note the program's).
+        {"locker(aEaEaS,forever) ltl",
+         {locker, start, [[{a, exclusive}, {a, exclusive}, {a, shared}], forever]}, locker_ltl()},
+        {"locker(aEx3aS,forever) ltl",
+         {locker, start, [[{a, exclusive}, {a, exclusive}, {a, exclusive}, {a, shared}], forever]},
+         locker_ltl()}].
+
+locker_ltl() ->
+    #{ltl => "forall C: [](requested(C) -> <> holding(C))",
+      predicates => #{requested => fun(C) -> {probe, request, {C, '_', '_'}} end,
+                      holding => fun(C) -> {prop, {holding, C, '_', '_'}} end}}.
 
 cs(N, K) ->
     lists:flatten(io_lib:format("client_server(~b,~b)", [N, K])).
@@ -120,9 +137,14 @@ error_row(Label, Error, VmMem) ->
 inconclusive_reason({deadlock_not_checked, _Cex}) -> deadlock_not_checked;
 inconclusive_reason(Why) -> Why.
 
-row(Label, Verdict, Note, Stats, VmMem) ->
-    States = maps:get(states, Stats, 0),
-    Trans = maps:get(transitions, Stats, 0),
+row(Label, Verdict, Note0, Stats, VmMem) ->
+    {States, Trans, Note} =
+        case Stats of
+            #{product_states := PS, product_transitions := PT, states := Program} ->
+                {PS, PT, lists:flatten(io_lib:format("product; ~b program states ~s",
+                                                     [Program, Note0]))};
+            _ -> {maps:get(states, Stats, 0), maps:get(transitions, Stats, 0), Note0}
+        end,
     Ms = maps:get(time_ms, Stats, 0),
     Mem = maps:get(memory_used, Stats, maps:get(memory, Stats, 0)),
     #{model => Label, verdict => Verdict, note => Note,

@@ -14,11 +14,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buchi.h"
 #include "search.h"
+#include "visited.h"
 
 typedef struct nif_priv {
     ErlNifResourceType *search_type;
-    atomic_long live;      /* searches not yet freed (live_searches/0) */
+    ErlNifResourceType *buchi_type;
+    atomic_long live;      /* searches and Büchi searchers not yet freed
+                              (live_searches/0) */
 } nif_priv;
 
 typedef struct search_res {
@@ -56,6 +60,26 @@ static void search_res_dtor(ErlNifEnv *env, void *obj)
         enif_mutex_destroy(r->lock);
 }
 
+/* A Büchi product search (buchi.c) driven from Erlang, one request at a
+** time, like the program search. */
+typedef struct buchi_res {
+    ErlNifMutex *lock;
+    buchi *b;
+    nif_priv *priv;
+} buchi_res;
+
+static void buchi_res_dtor(ErlNifEnv *env, void *obj)
+{
+    (void)env;
+    buchi_res *r = obj;
+    if (r->b != NULL)
+        atomic_fetch_sub(&r->priv->live, 1);
+    buchi_free(r->b);
+    r->b = NULL;
+    if (r->lock)
+        enif_mutex_destroy(r->lock);
+}
+
 static int load(ErlNifEnv *env, void **priv, ERL_NIF_TERM info)
 {
     (void)info;
@@ -66,7 +90,10 @@ static int load(ErlNifEnv *env, void **priv, ERL_NIF_TERM info)
     p->search_type = enif_open_resource_type(env, NULL, "mce_search",
                                              search_res_dtor,
                                              ERL_NIF_RT_CREATE, NULL);
-    if (p->search_type == NULL) {
+    p->buchi_type = enif_open_resource_type(env, NULL, "mce_buchi",
+                                            buchi_res_dtor,
+                                            ERL_NIF_RT_CREATE, NULL);
+    if (p->search_type == NULL || p->buchi_type == NULL) {
         enif_free(p);
         return 1;
     }
@@ -121,8 +148,11 @@ static int map_u64(ErlNifEnv *env, ERL_NIF_TERM map, const char *key,
 **       max_states => N, max_depth => N, table_size => Slots,
 **       check_deadlock => 0 | 1, timeouts_when_idle => 0 | 1,
 **       delivery_ether => 0 | 1, max_crashes => N, max_disconnects => N,
-**       max_kills => N, breadth_first => 0 | 1, observe => 0 | 1})
-**   -> Resource */
+**       max_kills => N, breadth_first => 0 | 1, observe => 0 | 1,
+**       expand_only => 0 | 1, table_mode => 0 | 1 | 2 (exact,
+**       hash_compact, bitstate: visited.h), bitstate_bits => N})
+**   -> Resource
+** A lossy table_mode with breadth_first or expand_only is a badarg. */
 static ERL_NIF_TERM nif_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
 {
     (void)argc;
@@ -132,6 +162,7 @@ static ERL_NIF_TERM nif_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     char (*namebuf)[256] = NULL;
     uint64_t creation = 0, max_states = 0, max_depth = 0, table_slots = 0;
     uint64_t check_deadlock = 1, when_idle = 0, ether = 0, bfs = 0, observe = 0;
+    uint64_t expand_only = 0, table_mode = VISITED_EXACT, bitstate_bits = 0;
     uint64_t crashes = 0, disconnects = 0, kills = 0;
     unsigned nnodes = 0;
     if (enif_get_map_value(env, argv[0], atom(env, "nodes"), &nodes)) {
@@ -156,6 +187,12 @@ static ERL_NIF_TERM nif_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
         map_u64(env, argv[0], "delivery_ether", &ether) < 0 || ether > 1 ||
         map_u64(env, argv[0], "breadth_first", &bfs) < 0 || bfs > 1 ||
         map_u64(env, argv[0], "observe", &observe) < 0 || observe > 1 ||
+        map_u64(env, argv[0], "expand_only", &expand_only) < 0 || expand_only > 1 ||
+        map_u64(env, argv[0], "table_mode", &table_mode) < 0 ||
+        table_mode > VISITED_BITSTATE ||
+        (table_mode != VISITED_EXACT && (bfs || expand_only)) ||
+        map_u64(env, argv[0], "bitstate_bits", &bitstate_bits) < 0 ||
+        bitstate_bits > VISITED_MAX_BITS ||
         map_u64(env, argv[0], "max_crashes", &crashes) < 0 || crashes > UINT32_MAX ||
         map_u64(env, argv[0], "max_disconnects", &disconnects) < 0 ||
         disconnects > UINT32_MAX ||
@@ -167,7 +204,10 @@ static ERL_NIF_TERM nif_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
                           .timeouts_when_idle = (int)when_idle,
                           .breadth_first = (int)bfs,
                           .observe = (int)observe,
+                          .expand_only = (int)expand_only,
                           .table_slots = (size_t)table_slots,
+                          .table_mode = (int)table_mode,
+                          .bitstate_bits = bitstate_bits,
                           .delivery_ether = (int)ether,
                           .max_crashes = (uint32_t)crashes,
                           .max_disconnects = (uint32_t)disconnects,
@@ -239,6 +279,44 @@ static int part_term(ErlNifEnv *env, const part_store *ps, part_id id,
            enif_binary_to_term(env, p->data, p->len, out, 0) == p->len;
 }
 
+static ERL_NIF_TERM agent_term(ErlNifEnv *env, const agent *a)
+{
+    switch (a->kind) {
+    case AGENT_PROC:
+        return enif_make_uint(env, a->a);
+    case AGENT_CHAN:
+        return enif_make_tuple4(env, atom(env, "chan"), enif_make_uint(env, a->a),
+                                enif_make_uint(env, a->b), enif_make_uint(env, a->name));
+    case AGENT_NONE:
+        break;
+    }
+    return atom(env, "none");
+}
+
+/* {expanded, StateId, [{SuccId, Agent, Label, Stop}], Deadlock}
+** Agent: a pid key, {chan, FromKey, ToKey, NameId} or none (a fault). */
+static ERL_NIF_TERM expanded_term(ErlNifEnv *env, search *s)
+{
+    const expansion *e;
+    int deadlock;
+    size_t n = search_expansion(s, &e, &deadlock);
+    ERL_NIF_TERM list = enif_make_list(env, 0);
+    for (size_t i = n; i-- > 0;) {
+        ERL_NIF_TERM label = atom(env, "none");
+        if (e[i].label != NULL &&
+            enif_binary_to_term(env, e[i].label, e[i].label_len, &label, 0) != e[i].label_len)
+            return ERROR(env, "stored label does not decode");
+        list = enif_make_list_cell(
+            env,
+            enif_make_tuple4(env, enif_make_uint(env, e[i].state), agent_term(env, &e[i].who),
+                             label, atom(env, e[i].stop ? "true" : "false")),
+            list);
+    }
+    return enif_make_tuple4(env, atom(env, "expanded"),
+                            enif_make_uint(env, search_expanding(s)), list,
+                            atom(env, deadlock ? "true" : "false"));
+}
+
 static ERL_NIF_TERM request_term(ErlNifEnv *env, search *s, const request *q)
 {
     const part_store *ps = search_store(s);
@@ -284,6 +362,7 @@ static ERL_NIF_TERM request_term(ErlNifEnv *env, search *s, const request *q)
             return ERROR(env, "stored term does not decode");
         return enif_make_tuple3(env, atom(env, "observe"), obs, label);
     }
+    case REQ_EXPANDED: return expanded_term(env, s);
     case REQ_ERROR: return ERROR(env, q->error ? q->error : "search failed");
     }
     return ERROR(env, "unknown request");
@@ -320,6 +399,38 @@ static ERL_NIF_TERM nif_start(ErlNifEnv *env, int argc,
     enif_mutex_unlock(r->lock);
     enif_release_binary(&bin);
     return t;
+}
+
+/* expand(Search, StateId) -> Request: lists the successors of a state an
+** earlier expansion returned (expand_only searches). */
+static ERL_NIF_TERM nif_expand(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
+{
+    (void)argc;
+    search_res *r;
+    unsigned id;
+    if (!get_res(env, argv[0], &r) || !enif_get_uint(env, argv[1], &id))
+        return enif_make_badarg(env);
+    enif_mutex_lock(r->lock);
+    request q;
+    search_expand(r->s, id, &q);
+    ERL_NIF_TERM t = request_term(env, r->s, &q);
+    enif_mutex_unlock(r->lock);
+    return t;
+}
+
+/* focus(Search, StateId) -> ok: top_state/1, ether/1 and the other peeks
+** show that state (expand_only searches, between expansions). */
+static ERL_NIF_TERM nif_focus(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
+{
+    (void)argc;
+    search_res *r;
+    unsigned id;
+    if (!get_res(env, argv[0], &r) || !enif_get_uint(env, argv[1], &id))
+        return enif_make_badarg(env);
+    enif_mutex_lock(r->lock);
+    int rc = search_focus(r->s, id);
+    enif_mutex_unlock(r->lock);
+    return rc == 0 ? atom(env, "ok") : enif_make_badarg(env);
 }
 
 /* match(Search, boolean()) -> Request */
@@ -897,17 +1008,24 @@ static ERL_NIF_TERM nif_stats(ErlNifEnv *env, int argc,
         atom(env, "states"), atom(env, "transitions"), atom(env, "max_depth"),
         atom(env, "stack_depth"), atom(env, "parts"), atom(env, "memory"),
         atom(env, "match_memo"), atom(env, "truncated"),
-        atom(env, "memory_used") };
+        atom(env, "memory_used"), atom(env, "table"), atom(env, "table_bytes"),
+        atom(env, "omission_probability") };
     ERL_NIF_TERM vals[] = {
         enif_make_uint64(env, st.states), enif_make_uint64(env, st.transitions),
         enif_make_uint64(env, st.max_depth_seen),
         enif_make_uint64(env, st.depth), enif_make_uint64(env, st.parts),
         enif_make_uint64(env, st.bytes), enif_make_uint64(env, st.memo_entries),
         atom(env, st.truncated ? "true" : "false"),
-        enif_make_uint64(env, st.used_bytes) };
+        enif_make_uint64(env, st.used_bytes),
+        atom(env, st.table_mode == VISITED_HASH_COMPACT ? "hash_compact"
+                  : st.table_mode == VISITED_BITSTATE ? "bitstate" : "exact"),
+        enif_make_uint64(env, st.table_bytes),
+        enif_make_double(env, st.omission_probability) };
+    /* omission_probability only for the lossy tables (it is last). */
+    size_t nkeys = sizeof keys / sizeof *keys -
+                   (st.table_mode == VISITED_EXACT ? 1 : 0);
     ERL_NIF_TERM map;
-    if (!enif_make_map_from_arrays(env, keys, vals, sizeof keys / sizeof *keys,
-                                   &map))
+    if (!enif_make_map_from_arrays(env, keys, vals, nkeys, &map))
         return ERROR(env, "stats map");
     return map;
 }
@@ -1132,8 +1250,6 @@ static ERL_NIF_TERM nif_registered(ErlNifEnv *env, int argc,
 ** beyond the call (a buchi searcher and two answer buffers, freed on every
 ** path).  It runs on a dirty CPU scheduler: the graph's size is the
 ** caller's choice. */
-#include "buchi.h"
-
 typedef struct bc_buf {
     uint32_t *en;
     buchi_succ *succ;
@@ -1154,23 +1270,19 @@ static int bc_agent(ErlNifEnv *env, ERL_NIF_TERM t, uint32_t *out)
     return 1;
 }
 
-/* Reads state `key`'s entry {Accepting, Enabled, Succs} into buf (enabled
-** sorted and deduplicated, as buchi.c wants them).  1: done; 0: malformed
-** (badarg); -1: no such state; -2: out of memory. */
-static int bc_state(ErlNifEnv *env, ERL_NIF_TERM states, uint64_t key,
-                    bc_buf *buf, int *acc, size_t *nen, size_t *nsucc)
+/* Reads {Accepting, Enabled, Succs} into buf (enabled sorted and
+** deduplicated, as buchi.c wants them).  1: done; 0: malformed (badarg);
+** -2: out of memory. */
+static int bc_parse(ErlNifEnv *env, ERL_NIF_TERM acc_t, ERL_NIF_TERM en_t,
+                    ERL_NIF_TERM succ_t, bc_buf *buf, int *acc, size_t *nen,
+                    size_t *nsucc)
 {
-    ERL_NIF_TERM v, head, tail;
-    const ERL_NIF_TERM *el;
+    ERL_NIF_TERM head, tail;
     int arity;
     unsigned len;
-    if (!enif_get_map_value(env, states, enif_make_uint64(env, key), &v))
-        return -1;
-    if (!enif_get_tuple(env, v, &arity, &el) || arity != 3)
-        return 0;
-    if (enif_is_identical(el[0], atom(env, "true")))
+    if (enif_is_identical(acc_t, atom(env, "true")))
         *acc = 1;
-    else if (enif_is_identical(el[0], atom(env, "false")))
+    else if (enif_is_identical(acc_t, atom(env, "false")))
         *acc = 0;
     else
         return 0;
@@ -1178,11 +1290,11 @@ static int bc_state(ErlNifEnv *env, ERL_NIF_TERM states, uint64_t key,
     free(buf->succ);
     buf->en = NULL;
     buf->succ = NULL;
-    if (!enif_get_list_length(env, el[1], &len))
+    if (!enif_get_list_length(env, en_t, &len))
         return 0;
     if (len > 0 && (buf->en = malloc(len * sizeof *buf->en)) == NULL)
         return -2;
-    tail = el[1];
+    tail = en_t;
     for (unsigned i = 0; i < len; i++)
         if (!enif_get_list_cell(env, tail, &head, &tail) ||
             !bc_agent(env, head, &buf->en[i]))
@@ -1194,11 +1306,11 @@ static int bc_state(ErlNifEnv *env, ERL_NIF_TERM states, uint64_t key,
         if (n == 0 || buf->en[n - 1] != buf->en[i])
             buf->en[n++] = buf->en[i];
     *nen = n;
-    if (!enif_get_list_length(env, el[2], &len))
+    if (!enif_get_list_length(env, succ_t, &len))
         return 0;
     if (len > 0 && (buf->succ = malloc(len * sizeof *buf->succ)) == NULL)
         return -2;
-    tail = el[2];
+    tail = succ_t;
     for (unsigned i = 0; i < len; i++) {
         const ERL_NIF_TERM *e;
         ErlNifUInt64 to;
@@ -1216,6 +1328,21 @@ static int bc_state(ErlNifEnv *env, ERL_NIF_TERM states, uint64_t key,
     return 1;
 }
 
+/* Reads state `key`'s entry {Accepting, Enabled, Succs}: as bc_parse, and
+** -1 when there is no such state. */
+static int bc_state(ErlNifEnv *env, ERL_NIF_TERM states, uint64_t key,
+                    bc_buf *buf, int *acc, size_t *nen, size_t *nsucc)
+{
+    ERL_NIF_TERM v;
+    const ERL_NIF_TERM *el;
+    int arity;
+    if (!enif_get_map_value(env, states, enif_make_uint64(env, key), &v))
+        return -1;
+    if (!enif_get_tuple(env, v, &arity, &el) || arity != 3)
+        return 0;
+    return bc_parse(env, el[0], el[1], el[2], buf, acc, nen, nsucc);
+}
+
 static ERL_NIF_TERM bc_steps(ErlNifEnv *env, const buchi_step *s, size_t n)
 {
     ERL_NIF_TERM list = enif_make_list(env, 0);
@@ -1225,6 +1352,52 @@ static ERL_NIF_TERM bc_steps(ErlNifEnv *env, const buchi_step *s, size_t n)
                                                     enif_make_uint(env, s[i].succ)),
                                    list);
     return list;
+}
+
+static int bc_config(ErlNifEnv *env, ERL_NIF_TERM opts, buchi_config *cfg)
+{
+    ERL_NIF_TERM alg, fair;
+    uint64_t max_states = 0;
+    *cfg = (buchi_config){ .fairness = BUCHI_FAIR_NONE };
+    if (!enif_is_map(env, opts) ||
+        !enif_get_map_value(env, opts, atom(env, "algorithm"), &alg) ||
+        map_u64(env, opts, "max_states", &max_states) < 0)
+        return 0;
+    if (enif_is_identical(alg, atom(env, "ndfs")))
+        cfg->algorithm = BUCHI_NDFS;
+    else if (enif_is_identical(alg, atom(env, "scc")))
+        cfg->algorithm = BUCHI_SCC;
+    else
+        return 0;
+    if (enif_get_map_value(env, opts, atom(env, "fairness"), &fair)) {
+        if (enif_is_identical(fair, atom(env, "weak")))
+            cfg->fairness = BUCHI_FAIR_WEAK;
+        else if (!enif_is_identical(fair, atom(env, "none")))
+            return 0;
+    }
+    cfg->max_states = max_states;
+    return 1;
+}
+
+static int get_buchi(ErlNifEnv *env, ERL_NIF_TERM t, buchi_res **r)
+{
+    nif_priv *p = enif_priv_data(env);
+    return enif_get_resource(env, t, p->buchi_type, (void **)r) && (*r)->b != NULL;
+}
+
+static ERL_NIF_TERM buchi_request_term(ErlNifEnv *env, const buchi_request *q)
+{
+    switch (q->kind) {
+    case BUCHI_NEED_SUCCESSORS:
+        return enif_make_tuple2(env, atom(env, "need"), enif_make_uint64(env, q->key));
+    case BUCHI_EMPTY: return atom(env, "empty");
+    case BUCHI_FOUND: return atom(env, "found");
+    case BUCHI_INCOMPLETE: return atom(env, "incomplete");
+    case BUCHI_ERROR: break;
+    }
+    return enif_make_tuple2(env, atom(env, "error"),
+                            enif_make_string(env, q->error ? q->error : "failed",
+                                             ERL_NIF_LATIN1));
 }
 
 /* buchi_check(#{init := Key, states := #{Key => {Accepting, [Agent],
@@ -1241,31 +1414,15 @@ static ERL_NIF_TERM nif_buchi_check(ErlNifEnv *env, int argc,
                                     const ERL_NIF_TERM argv[])
 {
     (void)argc;
-    ERL_NIF_TERM it, states, alg, fair;
+    ERL_NIF_TERM it, states;
     ErlNifUInt64 init;
-    uint64_t max_states = 0;
-    buchi_config cfg = { .fairness = BUCHI_FAIR_NONE };
-    if (!enif_is_map(env, argv[0]) || !enif_is_map(env, argv[1]) ||
+    buchi_config cfg;
+    if (!enif_is_map(env, argv[0]) ||
         !enif_get_map_value(env, argv[0], atom(env, "init"), &it) ||
         !enif_get_uint64(env, it, &init) ||
         !enif_get_map_value(env, argv[0], atom(env, "states"), &states) ||
-        !enif_is_map(env, states) ||
-        !enif_get_map_value(env, argv[1], atom(env, "algorithm"), &alg) ||
-        map_u64(env, argv[1], "max_states", &max_states) < 0)
+        !enif_is_map(env, states) || !bc_config(env, argv[1], &cfg))
         return enif_make_badarg(env);
-    if (enif_is_identical(alg, atom(env, "ndfs")))
-        cfg.algorithm = BUCHI_NDFS;
-    else if (enif_is_identical(alg, atom(env, "scc")))
-        cfg.algorithm = BUCHI_SCC;
-    else
-        return enif_make_badarg(env);
-    if (enif_get_map_value(env, argv[1], atom(env, "fairness"), &fair)) {
-        if (enif_is_identical(fair, atom(env, "weak")))
-            cfg.fairness = BUCHI_FAIR_WEAK;
-        else if (!enif_is_identical(fair, atom(env, "none")))
-            return enif_make_badarg(env);
-    }
-    cfg.max_states = max_states;
     const char *why = "out of memory";
     buchi *b = buchi_new(&cfg, &why);
     if (b == NULL)
@@ -1328,6 +1485,120 @@ static ERL_NIF_TERM nif_buchi_check(ErlNifEnv *env, int argc,
     return result;
 }
 
+/* buchi_new(#{algorithm := ndfs | scc, fairness => none | weak,
+**             max_states => N}) -> Resource | {error, Reason} */
+static ERL_NIF_TERM nif_buchi_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
+{
+    (void)argc;
+    buchi_config cfg;
+    if (!bc_config(env, argv[0], &cfg))
+        return enif_make_badarg(env);
+    nif_priv *p = enif_priv_data(env);
+    buchi_res *r = enif_alloc_resource(p->buchi_type, sizeof *r);
+    if (r == NULL)
+        return ERROR(env, "out of memory");
+    r->priv = p;
+    r->b = NULL;
+    r->lock = enif_mutex_create("mce_buchi");
+    const char *why = "out of memory";
+    if (r->lock != NULL)
+        r->b = buchi_new(&cfg, &why);
+    if (r->b != NULL)
+        atomic_fetch_add(&p->live, 1);
+    ERL_NIF_TERM t = enif_make_resource(env, r);
+    enif_release_resource(r);
+    if (r->b == NULL)
+        return enif_make_tuple2(env, atom(env, "error"),
+                                enif_make_string(env, why, ERL_NIF_LATIN1));
+    return t;
+}
+
+/* buchi_start(B, InitKey) -> {need, Key} | empty | found | incomplete
+**                            | {error, Reason} */
+static ERL_NIF_TERM nif_buchi_start(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
+{
+    (void)argc;
+    buchi_res *r;
+    ErlNifUInt64 init;
+    if (!get_buchi(env, argv[0], &r) || !enif_get_uint64(env, argv[1], &init))
+        return enif_make_badarg(env);
+    enif_mutex_lock(r->lock);
+    buchi_request q;
+    buchi_start(r->b, init, &q);
+    enif_mutex_unlock(r->lock);
+    return buchi_request_term(env, &q);
+}
+
+/* buchi_answer(B, Accepting, [Agent], [{Key, Agent | none}]) -> as start */
+static ERL_NIF_TERM nif_buchi_answer(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
+{
+    (void)argc;
+    buchi_res *r;
+    if (!get_buchi(env, argv[0], &r))
+        return enif_make_badarg(env);
+    bc_buf buf = { NULL, NULL };
+    int acc = 0;
+    size_t nen = 0, nsucc = 0;
+    int ok = bc_parse(env, argv[1], argv[2], argv[3], &buf, &acc, &nen, &nsucc);
+    ERL_NIF_TERM t;
+    if (ok == 0) {
+        t = enif_make_badarg(env);
+    } else if (ok < 0) {
+        t = ERROR(env, "out of memory");
+    } else {
+        enif_mutex_lock(r->lock);
+        buchi_request q;
+        buchi_answer(r->b, acc, buf.en, nen, buf.succ, nsucc, &q);
+        enif_mutex_unlock(r->lock);
+        t = buchi_request_term(env, &q);
+    }
+    free(buf.en);
+    free(buf.succ);
+    return t;
+}
+
+/* buchi_lasso(B) -> {Stem, Cycle} | {error, Reason}: as buchi_check's */
+static ERL_NIF_TERM nif_buchi_lasso(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
+{
+    (void)argc;
+    buchi_res *r;
+    if (!get_buchi(env, argv[0], &r))
+        return enif_make_badarg(env);
+    const buchi_step *stem, *cycle;
+    size_t nstem, ncycle;
+    enif_mutex_lock(r->lock);
+    ERL_NIF_TERM t;
+    if (buchi_lasso(r->b, &stem, &nstem, &cycle, &ncycle) != 0)
+        t = enif_make_tuple2(env, atom(env, "error"),
+                             enif_make_string(env, "no lasso", ERL_NIF_LATIN1));
+    else
+        t = enif_make_tuple2(env, bc_steps(env, stem, nstem), bc_steps(env, cycle, ncycle));
+    enif_mutex_unlock(r->lock);
+    return t;
+}
+
+/* buchi_stats(B) -> #{states, transitions, requests, max_depth} */
+static ERL_NIF_TERM nif_buchi_stats(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
+{
+    (void)argc;
+    buchi_res *r;
+    if (!get_buchi(env, argv[0], &r))
+        return enif_make_badarg(env);
+    buchi_stats st;
+    enif_mutex_lock(r->lock);
+    buchi_get_stats(r->b, &st);
+    enif_mutex_unlock(r->lock);
+    ERL_NIF_TERM keys[] = { atom(env, "states"), atom(env, "transitions"),
+                            atom(env, "requests"), atom(env, "max_depth") };
+    ERL_NIF_TERM vals[] = { enif_make_uint64(env, st.states),
+                            enif_make_uint64(env, st.transitions),
+                            enif_make_uint64(env, st.requests),
+                            enif_make_uint64(env, st.max_depth) };
+    ERL_NIF_TERM m;
+    enif_make_map_from_arrays(env, keys, vals, 4, &m);
+    return m;
+}
+
 static ErlNifFunc nif_funcs[] = {
     {"new", 1, nif_new, 0},
     {"start", 3, nif_start, 0},
@@ -1355,6 +1626,13 @@ static ErlNifFunc nif_funcs[] = {
     {"whereis", 3, nif_whereis, 0},
     {"registered", 2, nif_registered, 0},
     {"buchi_check", 2, nif_buchi_check, ERL_NIF_DIRTY_JOB_CPU_BOUND},
+    {"expand", 2, nif_expand, 0},
+    {"focus", 2, nif_focus, 0},
+    {"buchi_new", 1, nif_buchi_new, 0},
+    {"buchi_start", 2, nif_buchi_start, 0},
+    {"buchi_answer", 4, nif_buchi_answer, 0},
+    {"buchi_lasso", 1, nif_buchi_lasso, 0},
+    {"buchi_stats", 1, nif_buchi_stats, 0},
 };
 
 ERL_NIF_INIT(mce_nif, nif_funcs, load, NULL, upgrade, unload)

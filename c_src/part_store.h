@@ -6,7 +6,8 @@
 ** and named by a small integer id, so a state costs one short vector plus
 ** whatever parts it does not share with states seen before (SPIN's COLLAPSE,
 ** LTSmin's tree compression).  Interning a root vector doubles as the exact
-** visited-set test.
+** visited-set test (with the lossy tables of visited.h, roots are not
+** interned: the store then holds only the sub-parts).
 **
 ** Ids are dense, start at 1 (0 means "none"), and are assigned in interning
 ** order, which is deterministic for a deterministic search.

@@ -1,6 +1,7 @@
 /*
 ** search.c: owns the DFS stack, the match memo and the state being
-** expanded; applies run results to build successors.
+** expanded; applies run results to build successors.  With a lossy
+** visited table (visited.h) each stack frame owns its state's root vector.
 */
 #include "search.h"
 
@@ -8,6 +9,7 @@
 #include <string.h>
 
 #include "etf_scan.h"
+#include "visited.h"
 
 typedef struct frame {
     part_id state;
@@ -20,6 +22,11 @@ typedef struct frame {
     uint8_t saw_timeout;  /* phase 0 passed over a timeout */
     uint8_t *label;       /* ETF of the transition into this state */
     size_t label_len;
+    /* Lossy tables (state is 0): the state's root vector, malloc'd, and a
+    ** number naming this push, so decode_top knows what `cur` holds. */
+    uint8_t *root;
+    uint32_t root_len;
+    uint64_t serial;
 } frame;
 
 /* Breadth-first order (shortest counterexamples): every discovered state
@@ -54,6 +61,12 @@ struct search {
     size_t depth, cap;
     sys_state cur;        /* decoded stack top */
     part_id cur_id;
+    /* Lossy visited tables (NULL: exact, the store's interning is the
+    ** visited test): the table, the last push serial, the serial of the
+    ** frame `cur` decodes (0: none), the root bytes held by frames. */
+    visited *vis;
+    uint64_t serial, cur_serial;
+    size_t root_bytes;
     memo memo;
     /* the outstanding request */
     enum request_kind pending;
@@ -80,6 +93,12 @@ struct search {
     bfs_node *bfs;
     size_t nbfs, capbfs;
     size_t expanding;             /* node of the single stack frame */
+    /* expand_only: the successors of the state being expanded, and who
+    ** moves in the transition being built */
+    expansion *exp;
+    size_t nexp, capexp;
+    int exp_deadlock;
+    agent mover;
 };
 
 static uint64_t mix64(uint64_t x)
@@ -165,14 +184,23 @@ search *search_new(const search_config *cfg)
         }
         total += s->cfg.node_lens[i] + 1;
     }
+    if (cfg->table_mode != VISITED_EXACT &&
+        (cfg->breadth_first || cfg->expand_only)) {
+        free(s);
+        return NULL;
+    }
     s->names = malloc(total);
     s->ps = cfg->table_slots ? part_store_new_sized(cfg->table_slots)
                              : part_store_new();
+    if (cfg->table_mode != VISITED_EXACT)
+        s->vis = visited_new((enum visited_mode)cfg->table_mode,
+                             cfg->table_mode == VISITED_BITSTATE
+                                 ? cfg->bitstate_bits : cfg->table_slots);
     s->memo.nslots = 1024;
     s->memo.keys = calloc(s->memo.nslots, sizeof *s->memo.keys);
     s->memo.vals = calloc(s->memo.nslots, 1);
     if (s->names == NULL || s->ps == NULL || s->memo.keys == NULL ||
-        s->memo.vals == NULL) {
+        s->memo.vals == NULL || (cfg->table_mode != VISITED_EXACT && s->vis == NULL)) {
         search_free(s);
         return NULL;
     }
@@ -241,11 +269,14 @@ void search_free(search *s)
 {
     if (s == NULL)
         return;
-    for (size_t i = 0; i < s->depth; i++)
+    for (size_t i = 0; i < s->depth; i++) {
         free(s->stack[i].label);
+        free(s->stack[i].root);
+    }
     free(s->stack);
     sys_state_clear(&s->cur);
     part_store_free(s->ps);
+    visited_free(s->vis);
     free(s->memo.keys);
     free(s->memo.vals);
     free(s->allocated);
@@ -255,6 +286,9 @@ void search_free(search *s)
     for (size_t i = 0; i < s->nbfs; i++)
         free(s->bfs[i].label);
     free(s->bfs);
+    for (size_t i = 0; i < s->nexp; i++)
+        free(s->exp[i].label);
+    free(s->exp);
     free(s->names);
     free(s);
 }
@@ -301,6 +335,23 @@ static void pop(search *s)
 {
     s->depth--;
     free(s->stack[s->depth].label);
+    free(s->stack[s->depth].root);
+    s->root_bytes -= s->stack[s->depth].root_len;
+}
+
+/* Lossy tables: pushes the state whose root vector is root[0..len)
+** (taking it and the label on success). */
+static int push_root(search *s, uint8_t *root, uint32_t len, uint8_t *label,
+                     size_t label_len)
+{
+    if (push(s, 0, label, label_len) != 0)
+        return -1;
+    frame *f = &s->stack[s->depth - 1];
+    f->root = root;
+    f->root_len = len;
+    f->serial = ++s->serial;
+    s->root_bytes += len;
+    return 0;
 }
 
 /* Breadth-first: records a new state as a child of the node being
@@ -381,6 +432,16 @@ static int discover(search *s, part_id state, uint8_t *label, size_t label_len, 
 static int decode_top(search *s)
 {
     frame *f = &s->stack[s->depth - 1];
+    if (f->root != NULL) {
+        if (s->cur_serial == f->serial)
+            return 0;
+        sys_state_clear(&s->cur);
+        s->cur_serial = 0;
+        if (sys_state_decode_bytes(s->ps, f->root, f->root_len, &s->cur) != 0)
+            return -1;
+        s->cur_serial = f->serial;
+        return 0;
+    }
     if (s->cur_id == f->state)
         return 0;
     sys_state_clear(&s->cur);
@@ -533,6 +594,11 @@ static int next_request(search *s, request *req)
             f->msg_idx = 0;
             continue;
         }
+        if (s->cfg.expand_only) {
+            s->exp_deadlock = f->enabled == 0 && s->cur.nprocs > 0;
+            s->pending = req->kind = REQ_EXPANDED;
+            return 0;
+        }
         if (s->cfg.check_deadlock && f->expand && f->enabled == 0 &&
             s->cur.nprocs > 0) {
             if (s->cfg.breadth_first && bfs_path_to_stack(s, s->expanding) != 0)
@@ -569,19 +635,31 @@ int search_start(search *s, term_in *init, uint32_t pid, request *req)
                .mailbox = s->empty_mailbox };
     if (sys_state_insert(&st, &p) < 0)
         return fail(req, "out of memory");
-    int fresh;
-    part_id root = sys_state_encode(s->ps, &st, &fresh);
-    sys_state_clear(&st);
-    if (root == 0 || push(s, root, NULL, 0) != 0)
-        return fail(req, "out of memory");
+    if (s->vis != NULL) {
+        uint32_t len;
+        uint8_t *bytes = sys_state_encode_root(s->ps, &st, &len);
+        sys_state_clear(&st);
+        if (bytes == NULL || visited_insert(s->vis, bytes, len) < 0 ||
+            push_root(s, bytes, len, NULL, 0) != 0) {
+            free(bytes);
+            return fail(req, "out of memory");
+        }
+    } else {
+        int fresh;
+        part_id root = sys_state_encode(s->ps, &st, &fresh);
+        sys_state_clear(&st);
+        if (root == 0 || push(s, root, NULL, 0) != 0)
+            return fail(req, "out of memory");
+    }
     if (s->cfg.breadth_first) {
-        if (bfs_add(s, root, NULL, 0) != 0)
+        if (bfs_add(s, s->stack[0].state, NULL, 0) != 0)
             return fail(req, "out of memory");
         bfs_expand(s, 0);
     }
     s->st.states = 1;
     /* The initial state counts: max_states = 1 stores nothing more. */
-    if (s->cfg.max_states != 0 && s->st.states >= s->cfg.max_states) {
+    if (!s->cfg.expand_only && s->cfg.max_states != 0 &&
+        s->st.states >= s->cfg.max_states) {
         memset(req, 0, sizeof *req);
         s->finished = 1;
         s->pending = req->kind = REQ_LIMIT_STATES;
@@ -1616,6 +1694,11 @@ static int apply_fault(search *s, sys_state *st, const fault *f, ext_buf *lb,
     return -1;
 }
 
+static int record_successor(search *s, part_id state, uint8_t *label,
+                            size_t label_len, int stop, request *req);
+static int commit_lossy(search *s, sys_state *st, uint8_t *label,
+                        size_t label_len, int stop, request *req);
+
 /* Stores a successor of the state being expanded: counts the transition,
 ** pushes or queues the state if new (or if the search stops at it), and
 ** applies the limits.  Takes st (cleared) and the label (kept or freed).
@@ -1623,6 +1706,8 @@ static int apply_fault(search *s, sys_state *st, const fault *f, ext_buf *lb,
 static int commit_successor(search *s, sys_state *st, uint8_t *label,
                             size_t label_len, int stop, request *req)
 {
+    if (s->vis != NULL)
+        return commit_lossy(s, st, label, label_len, stop, req);
     int is_new;
     part_id root = sys_state_encode(s->ps, st, &is_new);
     sys_state_clear(st);
@@ -1633,6 +1718,8 @@ static int commit_successor(search *s, sys_state *st, uint8_t *label,
     s->st.transitions++;
     if (is_new)
         s->st.states++;
+    if (s->cfg.expand_only)
+        return record_successor(s, root, label, label_len, stop, req);
     if (is_new || stop) {
         if (discover(s, root, label, label_len, stop) != 0) {
             free(label);
@@ -1653,6 +1740,72 @@ static int commit_successor(search *s, sys_state *st, uint8_t *label,
         return 1;
     }
     return 0;
+}
+
+/* commit_successor with a lossy table: the root vector is not interned,
+** only recorded in the table; a new state's frame keeps it.  Depth-first
+** only (search_new refuses the other orders). */
+static int commit_lossy(search *s, sys_state *st, uint8_t *label,
+                        size_t label_len, int stop, request *req)
+{
+    uint32_t len;
+    uint8_t *root = sys_state_encode_root(s->ps, st, &len);
+    sys_state_clear(st);
+    int is_new = root != NULL ? visited_insert(s->vis, root, len) : -1;
+    if (is_new < 0) {
+        free(root);
+        free(label);
+        return fail(req, "out of memory");
+    }
+    s->st.transitions++;
+    if (is_new)
+        s->st.states++;
+    if (is_new || stop) {
+        if (push_root(s, root, len, label, label_len) != 0) {
+            free(root);
+            free(label);
+            return fail(req, "out of memory");
+        }
+    } else {
+        free(root);
+        free(label);
+    }
+    memset(req, 0, sizeof *req);
+    if (stop) {
+        s->finished = 1;
+        s->pending = req->kind = REQ_STOPPED;
+        return 1;
+    }
+    if (s->cfg.max_states != 0 && s->st.states >= s->cfg.max_states) {
+        s->finished = 1;
+        s->pending = req->kind = REQ_LIMIT_STATES;
+        return 1;
+    }
+    return 0;
+}
+
+/* expand_only: lists a successor (taking the label).  A stop ends the
+** expansion at it.  0: go on; 1: *req is final. */
+static int record_successor(search *s, part_id state, uint8_t *label,
+                            size_t label_len, int stop, request *req)
+{
+    if (s->nexp == s->capexp) {
+        size_t cap = s->capexp ? 2 * s->capexp : 16;
+        expansion *grown = realloc(s->exp, cap * sizeof *grown);
+        if (grown == NULL) {
+            free(label);
+            return fail(req, "out of memory");
+        }
+        s->exp = grown;
+        s->capexp = cap;
+    }
+    s->exp[s->nexp++] = (expansion){ state, s->mover, label, label_len, stop };
+    if (!stop)
+        return 0;
+    memset(req, 0, sizeof *req);
+    s->exp_deadlock = 0;
+    s->pending = req->kind = REQ_EXPANDED;
+    return 1;
 }
 
 /* A successor: with safety monitors it waits for their verdict (the state
@@ -1714,6 +1867,12 @@ int search_answer_observe(search *s, int verdict, term_in *observer, request *re
 ** (a limit); -1: failure (*req says why). */
 static int c_transition(search *s, uint32_t ci, const fault *f, request *req)
 {
+    if (f == NULL) {
+        const channel *c = &s->cur.chans[ci];
+        s->mover = (agent){ AGENT_CHAN, c->from, c->to, c->name };
+    } else {
+        s->mover = (agent){ AGENT_NONE, 0, 0, 0 };
+    }
     sys_state st;
     if (sys_state_copy(&st, &s->cur) != 0)
         return fail(req, "out of memory");
@@ -1807,6 +1966,7 @@ int search_answer_run(search *s, run_result *res, request *req)
     int stop = res->stop;
     res->label = NULL;
     free_result(res);
+    s->mover = (agent){ AGENT_PROC, s->run_pid, 0, 0 };
     int r = successor(s, &st, label, label_len, stop, req);
     if (r != 0)
         return r < 0 ? -1 : 0;
@@ -2037,6 +2197,19 @@ void search_get_stats(const search *s, search_stats *st)
                    s->memo.nslots * (sizeof *s->memo.keys + 1);
     st->bytes = part_store_bytes(s->ps) + fixed;
     st->used_bytes = part_store_used_bytes(s->ps) + fixed;
+    st->table_mode = s->cfg.table_mode;
+    if (s->vis != NULL) {
+        /* The table and the root vectors kept in the frames count too, so
+        ** the `memory` cap sees them. */
+        size_t lossy = visited_bytes(s->vis) + s->root_bytes;
+        st->table_bytes = visited_bytes(s->vis);
+        st->omission_probability = visited_omission_probability(s->vis);
+        st->bytes += lossy;
+        st->used_bytes += lossy;
+    } else {
+        st->table_bytes = part_store_used_bytes(s->ps);
+        st->omission_probability = 0.0;
+    }
 }
 
 const part_store *search_store(const search *s)
@@ -2205,6 +2378,50 @@ size_t search_peek_names(search *s, uint32_t node, part_id *out, size_t max)
             n++;
         }
     return n;
+}
+
+/* Makes the stack the single frame of `state`, freeing what was there. */
+static int reset_to(search *s, part_id state)
+{
+    const part *p = part_store_get(s->ps, state);
+    if (p == NULL || p->kind != PART_STATE)
+        return -1;
+    while (s->depth > 0)
+        pop(s);
+    return push(s, state, NULL, 0);
+}
+
+int search_expand(search *s, part_id state, request *req)
+{
+    if (!s->cfg.expand_only || s->pending != REQ_EXPANDED || s->finished)
+        return fail(req, "no expansion can start now");
+    for (size_t i = 0; i < s->nexp; i++)
+        free(s->exp[i].label);
+    s->nexp = 0;
+    s->exp_deadlock = 0;
+    if (reset_to(s, state) != 0)
+        return fail(req, "not a state id, or out of memory");
+    s->pending = 0;
+    return next_request(s, req);
+}
+
+int search_focus(search *s, part_id state)
+{
+    if (!s->cfg.expand_only || s->pending != REQ_EXPANDED || s->finished)
+        return -1;
+    return reset_to(s, state);
+}
+
+part_id search_expanding(const search *s)
+{
+    return s->depth > 0 ? s->stack[0].state : 0;
+}
+
+size_t search_expansion(const search *s, const expansion **out, int *deadlock)
+{
+    *out = s->exp;
+    *deadlock = s->exp_deadlock;
+    return s->nexp;
 }
 
 size_t search_stack_depth(const search *s)

@@ -54,7 +54,22 @@ typedef struct search_config {
                                   initial state */
     int timeouts_when_idle;    /* 1: an `after` fires only when no other
                                   transition is enabled */
+    int expand_only;           /* 1: no search order of its own: each
+                                  expansion lists the successors of one
+                                  state (REQ_EXPANDED) and the caller picks
+                                  the next with search_expand.  The LTL
+                                  product search (buchi.c) drives it.
+                                  Ignores max_states, max_depth,
+                                  check_deadlock, observe, breadth_first. */
     size_t table_slots;        /* initial index size, 0: default */
+    int table_mode;            /* visited set, an enum visited_mode:
+                                  VISITED_EXACT (the part store),
+                                  VISITED_HASH_COMPACT or VISITED_BITSTATE
+                                  (visited.h; root vectors then live only in
+                                  stack frames, so neither breadth_first nor
+                                  expand_only, which name states by part id,
+                                  is allowed: search_new refuses them) */
+    uint64_t bitstate_bits;    /* VISITED_BITSTATE: the bit array's size */
     /* External format (with the 131 version byte) of the atoms normal,
     ** killed, kill and 'EXIT' as the VM encodes them, so that exit reasons
     ** and the 'EXIT' messages built here intern like the VM's own terms.
@@ -148,6 +163,8 @@ enum request_kind {
                            search_top_state shows (observer: the monitors'
                            state before it; search_observed_label: the
                            step into it) */
+    REQ_EXPANDED,       /* expand_only: the state search_expanding names
+                           is expanded; search_expansion lists them */
     REQ_ERROR           /* out of memory or a malformed answer */
 };
 
@@ -182,6 +199,41 @@ int search_answer_observe(search *s, int verdict, term_in *observer, request *re
 /* The label of the step into the successor being observed (NULL: none). */
 const uint8_t *search_observed_label(const search *s, size_t *len);
 
+/* expand_only.  Who moves in a transition, for weak fairness: a process,
+** an ether channel (its oldest signal is delivered), or nobody (a fault). */
+enum agent_kind { AGENT_NONE = 0, AGENT_PROC, AGENT_CHAN };
+typedef struct agent {
+    enum agent_kind kind;
+    uint32_t a;                /* PROC: pid; CHAN: from key */
+    uint32_t b;                /* CHAN: to key */
+    part_id name;              /* CHAN: the name of a by-name channel */
+} agent;
+
+/* One successor of an expanded state: the state (a PART_STATE id, the
+** same id for the same state), who moved, the label of the step, and
+** whether the step was a violation the caller asked to stop at (then it
+** is the last of the list). */
+typedef struct expansion {
+    part_id state;
+    agent who;
+    uint8_t *label;            /* ETF, owned by the search */
+    size_t label_len;
+    int stop;
+} expansion;
+
+/* expand_only, between expansions (after REQ_EXPANDED): expands `state`
+** (an id an expansion returned).  The previous expansion is freed. */
+int search_expand(search *s, part_id state, request *req);
+/* The state expanded last, its successors (valid until the next
+** search_expand) and whether it is a deadlock: live processes and no
+** transition but faults. */
+part_id search_expanding(const search *s);
+size_t search_expansion(const search *s, const expansion **out, int *deadlock);
+/* expand_only, between expansions: makes `state` the one that
+** search_top_state and the peeks show, without expanding it.  0, or -1
+** when the id is not a state or an expansion is under way. */
+int search_focus(search *s, part_id state);
+
 /* Smallest pid key of `node` not used by the state being expanded nor
 ** allocated during the current run; records it as allocated.  0 on
 ** allocation failure. */
@@ -193,6 +245,12 @@ typedef struct search_stats {
     uint64_t states, transitions, max_depth_seen, depth;
     uint64_t parts, bytes, used_bytes, memo_entries;
     int truncated;             /* some state was not expanded (max_depth) */
+    int table_mode;            /* the config's */
+    uint64_t table_bytes;      /* the visited set: the lossy table, or with
+                                  the exact table the store's used bytes
+                                  (the store is the visited set) */
+    double omission_probability;   /* lossy tables: some state was wrongly
+                                      taken as visited (an estimate) */
 } search_stats;
 void search_get_stats(const search *s, search_stats *st);
 

@@ -262,17 +262,27 @@ static int decode_world(const part_store *ps, part_id id, sys_state *out)
 
 int sys_state_decode(const part_store *ps, part_id root, sys_state *out)
 {
-    memset(out, 0, sizeof *out);
     const part *r = part_store_get(ps, root);
-    if (r == NULL || r->kind != PART_STATE || r->len < 4)
+    if (r == NULL || r->kind != PART_STATE) {
+        memset(out, 0, sizeof *out);
         return -1;
-    if (decode_world(ps, word(r->data, 0), out) != 0)
+    }
+    return sys_state_decode_bytes(ps, r->data, r->len, out);
+}
+
+int sys_state_decode_bytes(const part_store *ps, const uint8_t *root,
+                           size_t len, sys_state *out)
+{
+    memset(out, 0, sizeof *out);
+    if (len < 4 || len % 4 != 0 || len / 4 > UINT32_MAX)
+        return -1;
+    if (decode_world(ps, word(root, 0), out) != 0)
         goto fail;
-    uint32_t n = r->len / 4 - 1;
+    uint32_t n = (uint32_t)(len / 4) - 1;
     if (reserve(out, n) != 0)
         goto fail;
     for (uint32_t i = 0; i < n; i++) {
-        const part *pp = part_store_get(ps, word(r->data, i + 1));
+        const part *pp = part_store_get(ps, word(root, i + 1));
         if (pp == NULL || pp->kind != PART_PROC || pp->len < 4 * PROC_FIXED_WORDS)
             goto fail;
         proc *p = &out->procs[i];
@@ -380,18 +390,19 @@ static part_id encode_world(part_store *ps, const sys_state *s, int *err)
     return id;
 }
 
-part_id sys_state_encode(part_store *ps, const sys_state *s, int *is_new)
+/* Interns the world and the processes; returns the root vector (malloc'd,
+** nprocs + 1 words), NULL on allocation failure. */
+static uint32_t *encode_root(part_store *ps, const sys_state *s)
 {
     uint32_t *ids = malloc((s->nprocs + 1) * sizeof *ids);
     if (ids == NULL)
-        return 0;
+        return NULL;
     uint32_t *buf = NULL;
     uint32_t bufcap = 0;
-    part_id root = 0;
     int err;
     ids[0] = encode_world(ps, s, &err);
     if (err)
-        goto out;
+        goto fail;
     for (uint32_t i = 0; i < s->nprocs; i++) {
         const proc *p = &s->procs[i];
         uint32_t words = PROC_FIXED_WORDS + p->nlinks + 3 +
@@ -399,7 +410,7 @@ part_id sys_state_encode(part_store *ps, const sys_state *s, int *is_new)
         if (words > bufcap) {
             uint32_t *grown = realloc(buf, words * sizeof *grown);
             if (grown == NULL)
-                goto out;
+                goto fail;
             buf = grown;
             bufcap = words;
         }
@@ -427,14 +438,35 @@ part_id sys_state_encode(part_store *ps, const sys_state *s, int *is_new)
         ids[i + 1] = part_store_intern(ps, PART_PROC, buf, 4 * words, NULL, 0,
                                        &fresh);
         if (ids[i + 1] == 0)
-            goto out;
+            goto fail;
     }
-    root = part_store_intern(ps, PART_STATE, ids, 4 * (s->nprocs + 1), NULL, 0,
-                             is_new);
-out:
+    free(buf);
+    return ids;
+fail:
     free(buf);
     free(ids);
+    return NULL;
+}
+
+part_id sys_state_encode(part_store *ps, const sys_state *s, int *is_new)
+{
+    uint32_t *ids = encode_root(ps, s);
+    if (ids == NULL)
+        return 0;
+    part_id root = part_store_intern(ps, PART_STATE, ids, 4 * (s->nprocs + 1),
+                                     NULL, 0, is_new);
+    free(ids);
     return root;
+}
+
+uint8_t *sys_state_encode_root(part_store *ps, const sys_state *s,
+                               uint32_t *len)
+{
+    uint32_t *ids = encode_root(ps, s);
+    if (ids == NULL)
+        return NULL;
+    *len = 4 * (s->nprocs + 1);
+    return (uint8_t *)ids;
 }
 
 int sys_state_find(const sys_state *s, uint32_t pid)

@@ -156,6 +156,14 @@ int sys_state_copy(sys_state *dst, const sys_state *src);
 int sys_state_decode(const part_store *ps, part_id root, sys_state *out);
 /* Interns the state's parts; returns the root id (0: out of memory). */
 part_id sys_state_encode(part_store *ps, const sys_state *s, int *is_new);
+/* The lossy visited tables (visited.h) keep root vectors out of the store:
+** interns the state's sub-parts (world, processes) and returns its root
+** vector, the bytes a PART_STATE part would hold (malloc'd, *len bytes;
+** NULL: out of memory), and decodes a state from such bytes. */
+uint8_t *sys_state_encode_root(part_store *ps, const sys_state *s,
+                               uint32_t *len);
+int sys_state_decode_bytes(const part_store *ps, const uint8_t *root,
+                           size_t len, sys_state *out);
 
 /* Index of the process with `pid`, or -1. */
 int sys_state_find(const sys_state *s, uint32_t pid);

@@ -128,11 +128,15 @@ start_client(Res, Kind, Rounds) ->
 client(_Res, _Kind, 0) ->
     ok;
 client(Res, Kind, Rounds) ->
+    %% The probe marks the step that sends the request, and the prop the
+    %% states where the client holds the lock: an LTL property can say
+    %% "every request is eventually granted" (see test/mce_ltl_check_tests).
+    mcerlang:probe(request, {self(), Res, Kind}),
     granted = gen_server:call(locker, {request, Res, Kind}, infinity),
     in_use(Res, Kind),
     %% Holding the lock is a state of its own: other processes may run
-    %% before the client lets go (a one-way choice is a scheduling point).
-    mcerlang:choice([fun() -> ok end]),
+    %% before the client lets go (mcerlang:prop/1 is a scheduling point).
+    mcerlang:prop({holding, self(), Res, Kind}),
     ets:delete_object(locker_usage, {Res, self(), Kind}),
     ok = gen_server:call(locker, {release, Res}, infinity),
     client(Res, Kind, next_round(Rounds)).

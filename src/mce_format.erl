@@ -10,10 +10,25 @@
 counterexample(#{violation := Violation, trace := Trace, final_state := Final} = Cex) ->
     Steps = lists:zip(lists:seq(1, length(Trace)), Trace),
     Nodes = lists:usort([Node || #{node := Node} <- Final]),
-    [io_lib:format("Counterexample (~b steps):~n", [length(Trace)]),
+    Cycle = maps:get(cycle, Cex, none),
+    [io_lib:format("Counterexample (~b steps~ts):~n",
+                   [length(Trace), case Cycle of
+                                       none -> "";
+                                       _ -> io_lib:format(", then a cycle of ~b", [length(Cycle)])
+                                   end]),
      [step(N, L) || {N, L} <- Steps],
+     case Cycle of
+         none -> "";
+         _ -> ["Cycle (repeats forever):\n",
+               [step(N, L) || {N, L} <- lists:zip(lists:seq(length(Trace) + 1,
+                                                             length(Trace) + length(Cycle)),
+                                                  Cycle)]]
+     end,
      violation(Violation),
-     "Final state:\n",
+     case Cycle of
+         none -> "Final state:\n";
+         _ -> "State where the cycle starts:\n"
+     end,
      case Final of
          [] -> "  (no processes)\n";
          _ -> [process(P, length(Nodes) > 1) || P <- Final]
@@ -29,12 +44,16 @@ step(N, #{kind := deliver, from := From, to := To, signal := Signal}) ->
 step(N, #{kind := timer, ref := Ref, to := To, signal := Signal}) ->
     io_lib:format("~4b. timer ~ts fires: delivers ~ts to ~ts~n",
                   [N, term(Ref), signal(Signal), pid(To)]);
+step(N, #{kind := stutter}) ->
+    io_lib:format("~4b. (no process or channel can move: the run stays here)~n", [N]);
 step(N, #{kind := fault, fault := Fault}) ->
     io_lib:format("~4b. FAULT: ~ts~n", [N, fault(Fault)]);
 step(N, #{pid := Pid, action := Action, effects := Effects, output := Output,
-          outcome := Outcome}) ->
+          outcome := Outcome} = Label) ->
     Parts = [action(Action)] ++ [effect(E) || E <- Effects] ++
-        [io_lib:format("prints ~tp", [O]) || O <- Output] ++ [outcome(Outcome)],
+        [io_lib:format("prints ~tp", [O]) || O <- Output] ++
+        [["probe ", term(L), ": ", term(T)] || {L, T} <- maps:get(probes, Label, [])] ++
+        [outcome(Outcome)],
     io_lib:format("~4b. ~ts ~ts~n", [N, pid(Pid), lists:join("; ", Parts)]).
 
 pid(Pid) when is_pid(Pid) ->
@@ -67,6 +86,7 @@ action({start, Call}) -> ["starts ", call(Call)];
 action(timeout) -> "times out in receive";
 action(resume) -> "continues";
 action({choice, I}) -> io_lib:format("takes alternative ~b of mcerlang:choice/1", [I]);
+action({prop_passed, T}) -> ["passes mcerlang:prop(", term(T), ")"];
 action({'receive', Msg}) -> ["receives ", term(Msg)].
 
 effect({send, To, Msg}) ->
@@ -96,13 +116,23 @@ effect(Other) -> term(Other).
 outcome({waiting, Where}) -> ["waits in receive", where(Where)];
 outcome(yielded) -> "yields (granularity small)";
 outcome({choosing, N}) -> io_lib:format("reaches mcerlang:choice/1 with ~b alternatives", [N]);
+outcome({prop, T}) -> ["stands at mcerlang:prop(", term(T), ")"];
 outcome({exit, normal}) -> "exits normally";
 outcome({exit, Reason}) -> ["exits with reason ", term(Reason)].
 
 violation(deadlock) ->
     "Violation: deadlock (processes are alive but none can move)\n";
 violation({abnormal_exit, Pid, Reason}) ->
-    io_lib:format("Violation: process ~p exited abnormally: ~ts~n", [Pid, term(Reason)]).
+    io_lib:format("Violation: process ~p exited abnormally: ~ts~n", [Pid, term(Reason)]);
+violation({ltl, Formula}) ->
+    io_lib:format("Violation: the LTL property ~ts fails on this run (the cycle repeats "
+                  "forever)~n", [Formula]);
+violation({invariant, F}) ->
+    io_lib:format("Violation: invariant ~ts does not hold~n", [term(F)]);
+violation({monitor, M, Verdict}) ->
+    io_lib:format("Violation: monitor ~p says ~ts~n", [M, term(Verdict)]);
+violation(Other) ->
+    io_lib:format("Violation: ~ts~n", [term(Other)]).
 
 process(#{pid := Pid, status := Status, where := Where, mailbox := Mailbox}, ShowNode) ->
     What = case Status of

@@ -8,7 +8,7 @@
 %% ultimately periodic word by such an automaton (the check that a lasso
 %% the search found really is a counterexample).  It knows nothing about
 %% programs: predicate names are atoms that the search maps to state
-%% predicates.
+%% predicates, or, for parameterised predicates, `{Name, Arguments}'.
 %%
 %% Syntax, tightest first: the prefix operators `!'/`not', `[]'/`always',
 %% `<>'/`eventually' and `X'/`next'; `U'/`until' and `R'/`release' (right
@@ -18,9 +18,21 @@
 %% Erlang-atom-like words, or single-quoted atoms (`\'' and `\\' escape),
 %% which is how a name that is a keyword is written, e.g. `'next''.
 %%
+%% Quantification over a domain of values (the search uses the pids of
+%% the run): `forall P, Q: F' binds the variables P and Q in F, and
+%% extends as far right as possible (it binds loosest of all, and may
+%% start any operand: `a && forall P: b(P) || c' is
+%% `a && (forall P: (b(P) || c))').  Variables are Erlang-variable-like
+%% words (an uppercase letter, then letters, digits, `_' and `@') other
+%% than the operators `X', `U' and `R'; each is bound once, and is only
+%% used inside its forall, as an argument of a parameterised predicate,
+%% `name(P, Q)' (quoted names too: `'next'(P)'), or in a comparison
+%% operand, `P == Q' or `P != Q' (also `=:=' and `=/=').  A quantified
+%% formula (`quantified()') is made a core formula by `instantiate/2'.
+%%
 %% Formulas are kept in a small core: `[]F' is `false R F', `<>F' is
-%% `true U F', `A -> B' is `!A || B' and `A <-> B' is
-%% `(A && B) || (!A && !B)'.
+%% `true U F', `A -> B' is `!A || B', `A <-> B' is
+%% `(A && B) || (!A && !B)' and `P != Q' is `!(P == Q)'.
 %%
 %% Automata (see `to_buchi/1') are plain Büchi automata with guards on
 %% transitions and acceptance on states: a run on a word w0 w1 ... is
@@ -31,12 +43,17 @@
 %% program wants: the guard is evaluated on the program state being left.
 -module(mce_ltl).
 
--export([parse/1, format/1, nnf/1, simplify/1, to_buchi/1, accepts/2]).
+-export([parse/1, format/1, instantiate/2, predicates/1, nnf/1, simplify/1, to_buchi/1,
+         accepts/2]).
 
--export_type([formula/0, name/0, literal/0, guard/0, state/0, automaton/0,
-              letter/0, lasso/0, parse_error/0]).
+-export_type([formula/0, quantified/0, variable/0, name/0, literal/0, guard/0, state/0,
+              automaton/0, letter/0, lasso/0, parse_error/0]).
 
--type name() :: atom().
+%% A predicate: an atom, or a parameterised predicate applied to its
+%% arguments, `{Name, [Argument]}' with a non-empty argument list.  In a
+%% quantified formula the arguments are `{var, Variable}'; `instantiate/2'
+%% replaces them with values of the domain.
+-type name() :: atom() | {atom(), [term()]}.
 -type formula() :: true | false
                  | {prop, name()}
                  | {'not', formula()}
@@ -45,6 +62,19 @@
                  | {next, formula()}
                  | {until, formula(), formula()}
                  | {release, formula(), formula()}.
+-type variable() :: atom().
+%% What `parse/1' returns: a formula that may also have quantifiers over
+%% variables and comparisons of variables.  Every formula() is one.
+-type quantified() :: true | false
+                    | {prop, name()}
+                    | {eq, variable(), variable()}
+                    | {forall, [variable(), ...], quantified()}
+                    | {'not', quantified()}
+                    | {'and', quantified(), quantified()}
+                    | {'or', quantified(), quantified()}
+                    | {next, quantified()}
+                    | {until, quantified(), quantified()}
+                    | {release, quantified(), quantified()}.
 %% A literal {Name, true} holds where predicate Name holds, {Name, false}
 %% where it does not.
 -type literal() :: {name(), boolean()}.
@@ -66,13 +96,19 @@
 
 -type token_kind() :: always | eventually | next | until | release | 'not'
                     | 'and' | 'or' | implies | equiv | true | false
-                    | lparen | rparen | eof | {name, name()}.
+                    | lparen | rparen | eof | {name, atom()}
+                    | forall | comma | colon | eq | neq | {var, variable()}.
 %% Kind, 1-based column, and how the token is described in messages.
 -type token() :: {token_kind(), pos_integer(), string()}.
 
-%% @doc Parses a formula in McErlang's LTL syntax into the core formula.
-%% The input is Unicode text (a string, or chardata as `format/1' returns).
--spec parse(unicode:chardata()) -> {ok, formula()} | {error, parse_error()}.
+%% The operators that look like variables.
+-define(IS_OPERATOR_WORD(Text), (Text =:= "'X'" orelse Text =:= "'U'" orelse Text =:= "'R'")).
+
+%% @doc Parses a formula in McErlang's LTL syntax, with quantifiers over
+%% pids (see the module documentation).  The input is Unicode text (a
+%% string, or chardata as `format/1' returns).  Every variable of the
+%% result is bound by an enclosing forall.
+-spec parse(unicode:chardata()) -> {ok, quantified()} | {error, parse_error()}.
 parse(Input) ->
     case unicode:characters_to_list(Input) of
         Chars when is_list(Chars) ->
@@ -97,24 +133,28 @@ scan("<>" ++ Cs, Col, Acc) -> scan(Cs, Col + 2, [{eventually, Col, "'<>'"} | Acc
 scan("->" ++ Cs, Col, Acc) -> scan(Cs, Col + 2, [{implies, Col, "'->'"} | Acc]);
 scan("&&" ++ Cs, Col, Acc) -> scan(Cs, Col + 2, [{'and', Col, "'&&'"} | Acc]);
 scan("||" ++ Cs, Col, Acc) -> scan(Cs, Col + 2, [{'or', Col, "'||'"} | Acc]);
+scan("=:=" ++ Cs, Col, Acc) -> scan(Cs, Col + 3, [{eq, Col, "'=:='"} | Acc]);
+scan("=/=" ++ Cs, Col, Acc) -> scan(Cs, Col + 3, [{neq, Col, "'=/='"} | Acc]);
+scan("==" ++ Cs, Col, Acc) -> scan(Cs, Col + 2, [{eq, Col, "'=='"} | Acc]);
+scan("!=" ++ Cs, Col, Acc) -> scan(Cs, Col + 2, [{neq, Col, "'!='"} | Acc]);
 scan("!" ++ Cs, Col, Acc) -> scan(Cs, Col + 1, [{'not', Col, "'!'"} | Acc]);
 scan("(" ++ Cs, Col, Acc) -> scan(Cs, Col + 1, [{lparen, Col, "'('"} | Acc]);
 scan(")" ++ Cs, Col, Acc) -> scan(Cs, Col + 1, [{rparen, Col, "')'"} | Acc]);
+scan("," ++ Cs, Col, Acc) -> scan(Cs, Col + 1, [{comma, Col, "','"} | Acc]);
+scan(":" ++ Cs, Col, Acc) -> scan(Cs, Col + 1, [{colon, Col, "':'"} | Acc]);
 scan([$' | Cs], Col, Acc) ->
     {Name, Rest, Width} = scan_quoted(Cs, Col, [], 1),
     Atom = list_to_atom(Name),
     scan(Rest, Col + Width, [{{name, Atom}, Col, describe_name(Atom)} | Acc]);
 scan([C | _] = Cs, Col, Acc) when C >= $A, C =< $Z ->
     {Word, Rest} = lists:splitwith(fun is_name_char/1, Cs),
-    Kind = case Word of
-               "X" -> next;
-               "U" -> until;
-               "R" -> release;
-               _ ->
-                   fail(Col, "expected a formula or an operator but found '~ts' (predicate "
-                        "names start with a lowercase letter or are quoted)", [Word])
-           end,
-    scan(Rest, Col + length(Word), [{Kind, Col, "'" ++ Word ++ "'"} | Acc]);
+    Token = case Word of
+                "X" -> {next, Col, "'X'"};
+                "U" -> {until, Col, "'U'"};
+                "R" -> {release, Col, "'R'"};
+                _ -> {{var, list_to_atom(Word)}, Col, "variable " ++ Word}
+            end,
+    scan(Rest, Col + length(Word), [Token | Acc]);
 scan([C | _] = Cs, Col, Acc) ->
     case is_name_start(C) of
         true ->
@@ -139,6 +179,7 @@ bad_char($|, Col) -> fail(Col, "expected '||' but found '|'", []);
 bad_char($<, Col) -> fail(Col, "expected '<>' or '<->' but found '<'", []);
 bad_char($-, Col) -> fail(Col, "expected '->' but found '-'", []);
 bad_char($[, Col) -> fail(Col, "expected '[]' but found '['", []);
+bad_char($=, Col) -> fail(Col, "expected '==', '=:=' or '=/=' but found '='", []);
 bad_char(C, Col) -> fail(Col, "unexpected character '~ts'", [[C]]).
 
 scan_quoted([], Col, _, _) ->
@@ -162,6 +203,7 @@ keyword("implies") -> {ok, implies};
 keyword("equiv") -> {ok, equiv};
 keyword("true") -> {ok, true};
 keyword("false") -> {ok, false};
+keyword("forall") -> {ok, forall};
 keyword(_) -> error.
 
 %% Erlang's unquoted atoms: a lowercase (Latin-1) letter, then letters,
@@ -184,86 +226,171 @@ fail(Col, Format, Args) ->
 expected(What, {_, Col, Found}) ->
     fail(Col, "expected ~ts but found ~ts", [What, Found]).
 
+%% The parsing functions take the variables bound by the enclosing
+%% foralls (Env).
 p_top(Tokens) ->
-    case p_equiv(Tokens) of
+    case p_equiv(Tokens, []) of
         {_, [{eof, _, _}]} = Done -> Done;
         {_, [Token | _]} -> expected("an operator or end of input", Token)
     end.
 
-p_equiv(Tokens) ->
-    {Left, Rest} = p_implies(Tokens),
-    p_equiv_rest(Left, Rest).
+p_equiv(Tokens, Env) ->
+    {Left, Rest} = p_implies(Tokens, Env),
+    p_equiv_rest(Left, Rest, Env).
 
-p_equiv_rest(Left, [{equiv, _, _} | Tokens]) ->
-    {Right, Rest} = p_implies(Tokens),
+p_equiv_rest(Left, [{equiv, _, _} | Tokens], Env) ->
+    {Right, Rest} = p_implies(Tokens, Env),
     Equiv = {'or', {'and', Left, Right}, {'and', {'not', Left}, {'not', Right}}},
-    p_equiv_rest(Equiv, Rest);
-p_equiv_rest(Left, Rest) ->
+    p_equiv_rest(Equiv, Rest, Env);
+p_equiv_rest(Left, Rest, _) ->
     {Left, Rest}.
 
-p_implies(Tokens) ->
-    case p_or(Tokens) of
+p_implies(Tokens, Env) ->
+    case p_or(Tokens, Env) of
         {Left, [{implies, _, _} | Tokens1]} ->
-            {Right, Rest} = p_implies(Tokens1),
+            {Right, Rest} = p_implies(Tokens1, Env),
             {{'or', {'not', Left}, Right}, Rest};
         Done ->
             Done
     end.
 
-p_or(Tokens) ->
-    {Left, Rest} = p_and(Tokens),
-    p_or_rest(Left, Rest).
+p_or(Tokens, Env) ->
+    {Left, Rest} = p_and(Tokens, Env),
+    p_or_rest(Left, Rest, Env).
 
-p_or_rest(Left, [{'or', _, _} | Tokens]) ->
-    {Right, Rest} = p_and(Tokens),
-    p_or_rest({'or', Left, Right}, Rest);
-p_or_rest(Left, Rest) ->
+p_or_rest(Left, [{'or', _, _} | Tokens], Env) ->
+    {Right, Rest} = p_and(Tokens, Env),
+    p_or_rest({'or', Left, Right}, Rest, Env);
+p_or_rest(Left, Rest, _) ->
     {Left, Rest}.
 
-p_and(Tokens) ->
-    {Left, Rest} = p_until(Tokens),
-    p_and_rest(Left, Rest).
+p_and(Tokens, Env) ->
+    {Left, Rest} = p_until(Tokens, Env),
+    p_and_rest(Left, Rest, Env).
 
-p_and_rest(Left, [{'and', _, _} | Tokens]) ->
-    {Right, Rest} = p_until(Tokens),
-    p_and_rest({'and', Left, Right}, Rest);
-p_and_rest(Left, Rest) ->
+p_and_rest(Left, [{'and', _, _} | Tokens], Env) ->
+    {Right, Rest} = p_until(Tokens, Env),
+    p_and_rest({'and', Left, Right}, Rest, Env);
+p_and_rest(Left, Rest, _) ->
     {Left, Rest}.
 
-p_until(Tokens) ->
-    case p_unary(Tokens) of
+p_until(Tokens, Env) ->
+    case p_unary(Tokens, Env) of
         {Left, [{Op, _, _} | Tokens1]} when Op =:= until; Op =:= release ->
-            {Right, Rest} = p_until(Tokens1),
+            {Right, Rest} = p_until(Tokens1, Env),
             {{Op, Left, Right}, Rest};
         Done ->
             Done
     end.
 
-p_unary([{'not', _, _} | Tokens]) ->
-    {F, Rest} = p_unary(Tokens),
+%% `X == P': X, U or R compared, meant as a variable.
+p_unary([{_, _, Text} = Token, {Cmp, _, _} | _], _)
+  when ?IS_OPERATOR_WORD(Text), (Cmp =:= eq orelse Cmp =:= neq) ->
+    operator_as_variable(Token);
+p_unary([{'not', _, _} | Tokens], Env) ->
+    {F, Rest} = p_unary(Tokens, Env),
     {{'not', F}, Rest};
-p_unary([{always, _, _} | Tokens]) ->
-    {F, Rest} = p_unary(Tokens),
+p_unary([{always, _, _} | Tokens], Env) ->
+    {F, Rest} = p_unary(Tokens, Env),
     {{release, false, F}, Rest};
-p_unary([{eventually, _, _} | Tokens]) ->
-    {F, Rest} = p_unary(Tokens),
+p_unary([{eventually, _, _} | Tokens], Env) ->
+    {F, Rest} = p_unary(Tokens, Env),
     {{until, true, F}, Rest};
-p_unary([{next, _, _} | Tokens]) ->
-    {F, Rest} = p_unary(Tokens),
+p_unary([{next, _, _} | Tokens], Env) ->
+    {F, Rest} = p_unary(Tokens, Env),
     {{next, F}, Rest};
-p_unary(Tokens) ->
-    p_operand(Tokens).
+p_unary(Tokens, Env) ->
+    p_operand(Tokens, Env).
 
-p_operand([{true, _, _} | Rest]) -> {true, Rest};
-p_operand([{false, _, _} | Rest]) -> {false, Rest};
-p_operand([{{name, Name}, _, _} | Rest]) -> {{prop, Name}, Rest};
-p_operand([{lparen, _, _} | Tokens]) ->
-    case p_equiv(Tokens) of
+p_operand([{true, _, _} | Rest], _) -> {true, Rest};
+p_operand([{false, _, _} | Rest], _) -> {false, Rest};
+p_operand([{forall, _, _} | Tokens], Env) ->
+    p_forall(Tokens, Env, []);
+p_operand([{{name, Name}, _, _}, {lparen, _, _} | Tokens], Env) ->
+    {Args, Rest} = p_args(Tokens, Env, []),
+    {{prop, {Name, Args}}, Rest};
+p_operand([{{name, Name}, _, _} | Rest], _) -> {{prop, Name}, Rest};
+p_operand([{{var, _}, _, _} = Var, {Cmp, _, _} | Tokens], Env) when Cmp =:= eq; Cmp =:= neq ->
+    {Left, _} = p_use_var([Var], Env),
+    {Right, Rest} = p_use_var(Tokens, Env),
+    Eq = {eq, Left, Right},
+    case Cmp of
+        eq -> {Eq, Rest};
+        neq -> {{'not', Eq}, Rest}
+    end;
+p_operand([{{var, Var}, Col, _} | _], Env) ->
+    Word = atom_to_list(Var),
+    case lists:member(Var, Env) of
+        true ->
+            fail(Col, "variable ~ts is not a formula (a variable is an argument of a "
+                 "predicate, as in p(~ts), or compared with '==' or '!=')", [Word, Word]);
+        false ->
+            fail(Col, "expected a formula or an operator but found '~ts' (predicate "
+                 "names start with a lowercase letter or are quoted, and variables are "
+                 "bound by a forall)", [Word])
+    end;
+p_operand([{lparen, _, _} | Tokens], Env) ->
+    case p_equiv(Tokens, Env) of
         {F, [{rparen, _, _} | Rest]} -> {F, Rest};
         {_, [Token | _]} -> expected("')'", Token)
     end;
-p_operand([Token | _]) ->
+p_operand([Token | _], _) ->
     expected("a formula", Token).
+
+%% `forall V1, V2, ...: F', after the keyword; Bound are the variables of
+%% this forall so far, last first.
+p_forall([{{var, Var}, Col, _} | Tokens], Env, Bound) ->
+    case {lists:member(Var, Bound), lists:member(Var, Env)} of
+        {true, _} ->
+            fail(Col, "variable ~ts is bound twice by this forall", [Var]);
+        {_, true} ->
+            fail(Col, "variable ~ts is already bound by an enclosing forall", [Var]);
+        {false, false} ->
+            ok
+    end,
+    case Tokens of
+        [{comma, _, _} | Rest] ->
+            p_forall(Rest, Env, [Var | Bound]);
+        [{colon, _, _} | Rest] ->
+            Vars = lists:reverse(Bound, [Var]),
+            {F, Rest1} = p_equiv(Rest, Vars ++ Env),
+            {{forall, Vars, F}, Rest1};
+        [Token | _] ->
+            expected("',' or ':'", Token)
+    end;
+p_forall(Tokens, _, _) ->
+    not_a_variable(Tokens).
+
+%% The arguments of a parameterised predicate, after `('.
+p_args([{rparen, Col, _} | _], _, []) ->
+    fail(Col, "expected a variable but found ')' (a predicate without arguments is "
+         "written without parentheses)", []);
+p_args(Tokens, Env, Args) ->
+    {Var, Rest} = p_use_var(Tokens, Env),
+    case Rest of
+        [{comma, _, _} | Rest1] -> p_args(Rest1, Env, [{var, Var} | Args]);
+        [{rparen, _, _} | Rest1] -> {lists:reverse(Args, [{var, Var}]), Rest1};
+        [Token | _] -> expected("',' or ')'", Token)
+    end.
+
+%% A use of a variable, which must be bound.
+p_use_var([{{var, Var}, Col, _} | Rest], Env) ->
+    case lists:member(Var, Env) of
+        true -> {Var, Rest};
+        false -> fail(Col, "variable ~ts is not bound by a forall", [Var])
+    end;
+p_use_var(Tokens, _) ->
+    not_a_variable(Tokens).
+
+-spec not_a_variable([token()]) -> no_return().
+not_a_variable([{_, _, Text} = Token | _]) when ?IS_OPERATOR_WORD(Text) ->
+    operator_as_variable(Token);
+not_a_variable([Token | _]) ->
+    expected("a variable", Token).
+
+-spec operator_as_variable(token()) -> no_return().
+operator_as_variable({Kind, Col, [$', Letter, $']}) ->
+    fail(Col, "~c is the ~s operator; variables cannot be named ~c", [Letter, Kind, Letter]).
 
 %%% ------------------------------------------------------------------------
 %%% Printing
@@ -275,13 +402,17 @@ p_operand([Token | _]) ->
 -define(L_UNTIL, 2).
 -define(L_AND, 3).
 -define(L_OR, 4).
+-define(L_FORALL, 5).
 
 %% @doc Prints a formula in the syntax `parse/1' reads, so that
-%% `parse(format(F))' is `{ok, F}'.  `false R F' and `true U F' are printed
-%% as `[]F' and `<>F'.
--spec format(formula()) -> iolist().
+%% `parse(format(F))' is `{ok, F}' (for a quantified formula, as long as
+%% its predicates' arguments are variables).  `false R F' and `true U F'
+%% are printed as `[]F' and `<>F', `!(P == Q)' as `P != Q'.  Instantiated
+%% predicates are printed with their values as Erlang terms, e.g.
+%% `value(<0.3.0>)', which is for reading, not parsing.
+-spec format(quantified()) -> iolist().
 format(F) ->
-    fmt(F, ?L_OR).
+    fmt(F, ?L_FORALL).
 
 fmt(F, Max) ->
     case level(F) > Max of
@@ -292,6 +423,8 @@ fmt(F, Max) ->
 level(true) -> ?L_OPERAND;
 level(false) -> ?L_OPERAND;
 level({prop, _}) -> ?L_OPERAND;
+level({eq, _, _}) -> ?L_OPERAND;
+level({'not', {eq, _, _}}) -> ?L_OPERAND;
 level({'not', _}) -> ?L_UNARY;
 level({next, _}) -> ?L_UNARY;
 level({release, false, _}) -> ?L_UNARY;
@@ -299,11 +432,16 @@ level({until, true, _}) -> ?L_UNARY;
 level({until, _, _}) -> ?L_UNTIL;
 level({release, _, _}) -> ?L_UNTIL;
 level({'and', _, _}) -> ?L_AND;
-level({'or', _, _}) -> ?L_OR.
+level({'or', _, _}) -> ?L_OR;
+%% A forall extends as far right as possible: parenthesised unless it is
+%% the whole formula or a forall's body.
+level({forall, _, _}) -> ?L_FORALL.
 
 fmt1(true) -> "true";
 fmt1(false) -> "false";
 fmt1({prop, Name}) -> format_name(Name);
+fmt1({eq, P, Q}) -> [format_var(P), " == ", format_var(Q)];
+fmt1({'not', {eq, P, Q}}) -> [format_var(P), " != ", format_var(Q)];
 fmt1({'not', F}) -> ["!", fmt(F, ?L_UNARY)];
 %% A space, because `Xp' would scan as one (uppercase) word.
 fmt1({next, F}) -> ["X ", fmt(F, ?L_UNARY)];
@@ -312,11 +450,17 @@ fmt1({until, true, F}) -> ["<>", fmt(F, ?L_UNARY)];
 fmt1({until, F, G}) -> [fmt(F, ?L_UNARY), " U ", fmt(G, ?L_UNTIL)];
 fmt1({release, F, G}) -> [fmt(F, ?L_UNARY), " R ", fmt(G, ?L_UNTIL)];
 fmt1({'and', F, G}) -> [fmt(F, ?L_AND), " && ", fmt(G, ?L_UNTIL)];
-fmt1({'or', F, G}) -> [fmt(F, ?L_OR), " || ", fmt(G, ?L_AND)].
+fmt1({'or', F, G}) -> [fmt(F, ?L_OR), " || ", fmt(G, ?L_AND)];
+fmt1({forall, Vars, F}) ->
+    ["forall ", lists:join(", ", [format_var(V) || V <- Vars]), ": ", fmt(F, ?L_FORALL)].
 
 %% Names are written bare when the scanner reads them back as the same
 %% name, quoted otherwise; a quoted name is UTF-8 encoded, so the result
-%% stays an iolist whatever the name's characters.
+%% stays an iolist whatever the name's characters.  A parameterised
+%% predicate's arguments are its variables, or the values it was
+%% instantiated with as Erlang terms.
+format_name({Name, Args}) ->
+    [format_name(Name), "(", lists:join(", ", [format_arg(A) || A <- Args]), ")"];
 format_name(Name) ->
     Chars = atom_to_list(Name),
     Bare = case Chars of
@@ -329,8 +473,72 @@ format_name(Name) ->
         false -> unicode:characters_to_binary([$', escape(Chars), $'])
     end.
 
+format_arg({var, Var}) when is_atom(Var) -> format_var(Var);
+format_arg(Value) -> unicode:characters_to_binary(io_lib:format("~0p", [Value])).
+
+format_var(Var) -> unicode:characters_to_binary(atom_to_list(Var)).
+
 escape(Chars) ->
     lists:flatmap(fun($') -> "\\'"; ($\\) -> "\\\\"; (C) -> [C] end, Chars).
+
+%%% ------------------------------------------------------------------------
+%%% Quantifiers
+
+%% @doc The core formula of a quantified one over a domain: every
+%% `forall Vs: F' becomes the conjunction of F under every assignment of
+%% values of Domain to the variables Vs (all combinations, in the order of
+%% Domain, equal values included; `true' for an empty domain), a
+%% comparison `P == Q' becomes `true' or `false', and a parameterised
+%% predicate `{Name, [{var, P}, ...]}' becomes `{Name, [Value, ...]}'.  A
+%% formula without quantifiers comes back unchanged.  A comparison of a
+%% variable that no forall binds raises `{unbound_variable, Var}'.
+-spec instantiate(quantified(), [term()]) -> formula().
+instantiate(F, Domain) when is_list(Domain) ->
+    inst(F, #{}, Domain).
+
+inst(true, _, _) -> true;
+inst(false, _, _) -> false;
+inst({prop, {Name, Args}}, Sub, _) when is_atom(Name), is_list(Args) ->
+    {prop, {Name, [case A of
+                       {var, V} when is_map_key(V, Sub) -> map_get(V, Sub);
+                       _ -> A
+                   end || A <- Args]}};
+inst({prop, _} = P, _, _) -> P;
+inst({eq, P, Q}, Sub, _) -> value(P, Sub) =:= value(Q, Sub);
+inst({forall, Vars, F}, Sub, Domain) ->
+    case [inst(F, S, Domain) || S <- assignments(Vars, Domain, Sub)] of
+        [] -> true;
+        [G | Gs] -> lists:foldl(fun(H, Acc) -> {'and', Acc, H} end, G, Gs)
+    end;
+inst({'not', F}, Sub, Domain) -> {'not', inst(F, Sub, Domain)};
+inst({next, F}, Sub, Domain) -> {next, inst(F, Sub, Domain)};
+inst({Op, F, G}, Sub, Domain) -> {Op, inst(F, Sub, Domain), inst(G, Sub, Domain)}.
+
+value(Var, Sub) ->
+    case Sub of
+        #{Var := Value} -> Value;
+        #{} -> erlang:error({unbound_variable, Var})
+    end.
+
+assignments([], _, Sub) -> [Sub];
+assignments([Var | Vars], Domain, Sub) ->
+    [S || Value <- Domain, S <- assignments(Vars, Domain, Sub#{Var => Value})].
+
+%% @doc The predicates a formula uses, with the number of arguments they
+%% take (0 for a plain name), sorted without duplicates.  A predicate used
+%% with two arities is listed twice.
+-spec predicates(quantified()) -> [{atom(), non_neg_integer()}].
+predicates(F) ->
+    lists:usort(preds(F, [])).
+
+preds({prop, {Name, Args}}, Acc) when is_atom(Name), is_list(Args) -> [{Name, length(Args)} | Acc];
+preds({prop, Name}, Acc) when is_atom(Name) -> [{Name, 0} | Acc];
+preds({eq, _, _}, Acc) -> Acc;
+preds({forall, _, F}, Acc) -> preds(F, Acc);
+preds({'not', F}, Acc) -> preds(F, Acc);
+preds({next, F}, Acc) -> preds(F, Acc);
+preds({_, F, G}, Acc) -> preds(G, preds(F, Acc));
+preds(Constant, Acc) when is_boolean(Constant) -> Acc.
 
 %%% ------------------------------------------------------------------------
 %%% Normal forms

@@ -10,18 +10,28 @@
          ets_named/3, ets_tables/2,
          stats/1, trace/1,
          top_state/1, alive/2, whereis/3, registered/2, monitor_active/3,
-         buchi_check/2]).
+         buchi_check/2, expand/2, focus/2,
+         buchi_new/1, buchi_start/2, buchi_answer/4, buchi_lasso/1, buchi_stats/1]).
 
 -on_load(load/0).
 
 -type search() :: reference().
+-type buchi() :: reference().
+%% Who moves in a transition (expand-only searches): a process (its pid
+%% key), an ether channel, or none (a fault).
+-type agent() :: non_neg_integer() | {chan, non_neg_integer(), non_neg_integer(), non_neg_integer()}
+               | none.
+-type buchi_request() :: {need, non_neg_integer()} | empty | found | incomplete
+                       | {error, string()}.
 -type request() :: {match, term(), term()}
                  | {run, pos_integer(), start | timeout | {'receive', term()}, term(),
                     [{term(), term()}], boolean()}
                  | {observe, term(), term()}
+                 | {expanded, pos_integer(), [{pos_integer(), agent(), term(), boolean()}],
+                    boolean()}
                  | done | max_states | deadlock | stopped
                  | {error, {string(), integer()}, string()}.
--export_type([search/0, request/0]).
+-export_type([search/0, request/0, buchi/0, agent/0, buchi_request/0]).
 
 load() ->
     Dir = case code:priv_dir(mcerlang) of
@@ -137,3 +147,38 @@ registered(_Search, _Node) -> erlang:nif_error(not_loaded).
            [{non_neg_integer(), non_neg_integer()}]}
         | {error, {unknown_state, non_neg_integer()} | string()}.
 buchi_check(_Graph, _Options) -> erlang:nif_error(not_loaded).
+
+%% @doc Expand-only searches: lists the successors of state `Id' (an id an
+%% earlier `{expanded, ...}' named); answers `match'/`run' requests first.
+-spec expand(search(), pos_integer()) -> request().
+expand(_Search, _Id) -> erlang:nif_error(not_loaded).
+
+%% @doc Expand-only searches, between expansions: `top_state/1',
+%% `ether/1' and the other peeks show state `Id'.
+-spec focus(search(), pos_integer()) -> ok.
+focus(_Search, _Id) -> erlang:nif_error(not_loaded).
+
+%% @doc A Büchi product search (c_src/buchi.c) answered one state at a
+%% time: `buchi_start/2' with the initial key, then `buchi_answer/4' with
+%% the data of every `{need, Key}'.
+-spec buchi_new(#{algorithm := ndfs | scc, fairness => none | weak,
+                  max_states => non_neg_integer()}) -> buchi() | {error, string()}.
+buchi_new(_Options) -> erlang:nif_error(not_loaded).
+
+-spec buchi_start(buchi(), non_neg_integer()) -> buchi_request().
+buchi_start(_B, _Init) -> erlang:nif_error(not_loaded).
+
+%% @doc The data of the state last asked for: whether it accepts, the
+%% agents enabled in it, and its successors with who moves.
+-spec buchi_answer(buchi(), boolean(), [non_neg_integer()],
+                   [{non_neg_integer(), non_neg_integer() | none}]) -> buchi_request().
+buchi_answer(_B, _Accepting, _Enabled, _Succs) -> erlang:nif_error(not_loaded).
+
+%% @doc After `found': the lasso as `buchi_check/2' gives it.
+-spec buchi_lasso(buchi()) -> {[{non_neg_integer(), non_neg_integer()}],
+                               [{non_neg_integer(), non_neg_integer()}]} | {error, string()}.
+buchi_lasso(_B) -> erlang:nif_error(not_loaded).
+
+-spec buchi_stats(buchi()) -> #{states := non_neg_integer(), transitions := non_neg_integer(),
+                                requests := non_neg_integer(), max_depth := non_neg_integer()}.
+buchi_stats(_B) -> erlang:nif_error(not_loaded).

@@ -8,6 +8,10 @@
 -module(mce_search).
 
 -export([run/2]).
+%% For the LTL product search (mce_ltl_search), which drives the same C
+%% search in expand-only mode and shares the limits, views and reports.
+-export([search/1, options/1, tick/1, view/2, step/1, stats/1, violation/3,
+         internal_error/1, final_state/1, ether/1, property_call/2]).
 
 -record(ctx, {search :: mce_nif:search(),
               opts :: map(),
@@ -39,6 +43,7 @@ run(InitCall, Opts) ->
     Monitors = maps:get(monitor, Opts),
     Invariants = maps:get(invariant, Opts),
     Observe = Monitors =/= [] orelse Invariants =/= [],
+    Ltl = maps:get(ltl, Opts) =/= none,
     Initial = [monitor_init(M, Arg) || {M, Arg} <- Monitors],
     Search = mce_nif:new(#{nodes => Nodes,
                            creation => mce_pid:creation(),
@@ -52,6 +57,15 @@ run(InitCall, Opts) ->
                            max_states => maps:get(max_states, Opts),
                            max_depth => maps:get(max_depth, Opts),
                            table_size => maps:get(table_size, Opts),
+                           table_mode => case maps:get(table, Opts) of
+                                             exact -> 0;
+                                             hash_compact -> 1;
+                                             {bitstate, _} -> 2
+                                         end,
+                           bitstate_bits => case maps:get(table, Opts) of
+                                                {bitstate, Bits} -> Bits;
+                                                _ -> 0
+                                            end,
                            check_deadlock => CheckDeadlock,
                            observe => case Observe of
                                           true -> 1;
@@ -64,7 +78,11 @@ run(InitCall, Opts) ->
                            timeouts_when_idle => case maps:get(timeouts, Opts) of
                                                      when_idle -> 1;
                                                      any -> 0
-                                                 end}),
+                                                 end,
+                           expand_only => case Ltl of
+                                              true -> 1;
+                                              false -> 0
+                                          end}),
     internal_error(Search),
     Now = erlang:monotonic_time(millisecond),
     Deadline = case maps:get(max_time, Opts) of
@@ -75,7 +93,16 @@ run(InitCall, Opts) ->
                memory = maps:get(memory, Opts), progress = maps:get(progress, Opts),
                last_report = Now, monitors = Monitors, invariants = Invariants,
                initial_observer = Initial},
-    loop(mce_nif:start(Search, InitCall, 1), Ctx).
+    case Ltl of
+        true -> mce_ltl_search:run(InitCall, Ctx);
+        false -> loop(mce_nif:start(Search, InitCall, 1), Ctx)
+    end.
+
+-spec search(#ctx{}) -> mce_nif:search().
+search(#ctx{search = S}) -> S.
+
+-spec options(#ctx{}) -> map().
+options(#ctx{opts = Opts}) -> Opts.
 
 loop({match, Cont, Msg}, #ctx{search = S} = Ctx) ->
     loop(mce_nif:match(S, mce_exec:matches(Cont, Msg)), Ctx);
@@ -130,6 +157,7 @@ loop(Other, _Ctx) ->
 
 %% A property that raises is a bug in the property, not a violation by the
 %% program: the check stops with an error that names it.
+-spec property_call(term(), fun(() -> T)) -> T.
 property_call(Which, Fun) ->
     try Fun()
     catch Class:Reason:Stack ->
@@ -160,11 +188,10 @@ judge_monitors([{M, _} | Ms], [S | Ss], View, Acc) ->
     end.
 
 %% The read-only view of the state being judged (mcerlang:view()).
+-spec view(#ctx{}, none | term()) -> mcerlang:view().
 view(#ctx{search = S, opts = Opts}, Label) ->
     Procs = mce_nif:top_state(S),
     internal_error(Procs),
-    Ether = mce_nif:ether(S),
-    internal_error(Ether),
     Nodes = maps:get(nodes, Opts),
     Step = case Label of
                none -> none;
@@ -174,7 +201,7 @@ view(#ctx{search = S, opts = Opts}, Label) ->
                       status => Status, mailbox => Msgs, where => mce_exec:location(Cont),
                       props => props(Cont)}
                     || {P, Status, Cont, Msgs, _Links, Name} <- Procs],
-      ether => ether(Ether),
+      ether => ether(S),
       nodes => [#{name => N, up => mce_nif:node_status(S, I, I) =/= down}
                 || {I, N} <- lists:zip(lists:seq(0, length(Nodes) - 1), Nodes)],
       step => Step,
@@ -186,15 +213,17 @@ view(#ctx{search = S, opts = Opts}, Label) ->
 props({{'$mce_choice', [{mce_rt, prop_resume, [Prop]}]}, _Frames}) -> [Prop];
 props(_) -> [].
 
-ether(Channels) ->
+ether_channels(Channels) ->
     [#{from => target(F, Name), to => target(T, Name), signals => [signal(Sig) || Sig <- Sigs]}
      || {F, T, Name, Sigs} <- Channels].
 
+-spec internal_error(term()) -> ok.
 internal_error({error, Where, Why}) ->
     erlang:error({mcerlang_internal, Where, Why});
 internal_error(_) ->
     ok.
 
+-spec violation(term(), pos_integer(), map()) -> none | {abnormal_exit, pid(), term()}.
 violation({exit, Reason}, Pid, Opts) ->
     case lists:member(abnormal_exit, maps:get(property, Opts)) andalso
          not normal_reason(Reason, maps:get(treat_as_normal, Opts)) of
@@ -215,6 +244,7 @@ normal_reason(Reason, Normal) ->
 
 %% Every ?TICK steps: the limits, a stop request, and a progress line a
 %% second.
+-spec tick(#ctx{}) -> {continue, #ctx{}} | {stop, term()}.
 tick(#ctx{steps = N} = Ctx) when N < ?TICK ->
     {continue, Ctx#ctx{steps = N + 1}};
 tick(#ctx{deadline = Deadline, memory = Cap} = Ctx) ->
@@ -258,17 +288,30 @@ counterexample(Violation, Ctx) ->
 build_cex(Violation, #ctx{search = S} = Ctx) ->
     Trace = mce_nif:trace(S),
     internal_error(Trace),
-    Final = [#{pid => mce_pid:term(P), node => mce_pid:node_of(P), status => Status,
-               where => mce_exec:location(Cont), mailbox => Msgs,
-               links => [mce_pid:term(L) || L <- Links], name => Name}
-             || {P, Status, Cont, Msgs, Links, Name} <- mce_nif:top_state(S)],
-    Ether = mce_nif:ether(S),
-    internal_error(Ether),
-    #{violation => Violation, trace => [step(L) || L <- Trace], final_state => Final,
-      ether => ether(Ether),
+    #{violation => Violation, trace => [step(L) || L <- Trace], final_state => final_state(S),
+      ether => ether(S),
       stats => stats(Ctx)}.
 
+%% The processes of the state on top of the search (a counterexample's
+%% last state).
+-spec final_state(mce_nif:search()) -> [map()].
+final_state(S) ->
+    Procs = mce_nif:top_state(S),
+    internal_error(Procs),
+    [#{pid => mce_pid:term(P), node => mce_pid:node_of(P), status => Status,
+       where => mce_exec:location(Cont), mailbox => Msgs,
+       links => [mce_pid:term(L) || L <- Links], name => Name}
+     || {P, Status, Cont, Msgs, Links, Name} <- Procs].
+
+%% The ether of the state on top of the search, as users read it.
+-spec ether(mce_nif:search()) -> [map()].
+ether(S) ->
+    Ether = mce_nif:ether(S),
+    internal_error(Ether),
+    ether_channels(Ether).
+
 %% Steps as users read them: pids as pid terms, refs as refs.
+-spec step(term()) -> map().
 step({'$mce_deliver', From, To, Signal}) ->
     #{kind => deliver, from => From, to => To, signal => Signal};
 step({'$mce_timer', Ref, To, Signal}) ->
@@ -314,11 +357,11 @@ signal({demonitor, R}) -> {demonitor, mce_ref:term(R)};
 signal({down, R, Reason}) -> {down, mce_ref:term(R), Reason};
 signal(Other) -> Other.
 
+-spec stats(#ctx{}) -> map().
 stats(#ctx{search = S, started = T0}) ->
     St = mce_nif:stats(S),
     Ms = max(erlang:monotonic_time(millisecond) - T0, 0),
     States = maps:get(states, St),
     St#{time_ms => Ms,
         states_per_second => States * 1000 div max(Ms, 1),
-        bytes_per_state => maps:get(memory_used, St) div max(States, 1),
-        table => exact}.
+        bytes_per_state => maps:get(memory_used, St) div max(States, 1)}.

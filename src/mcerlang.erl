@@ -23,9 +23,13 @@
                      shortest => boolean(),
                      monitor => {module(), term()} | [{module(), term()}],
                      invariant => fun((view()) -> boolean()) | [fun((view()) -> boolean())],
+                     ltl => string() | binary(),
+                     predicates => #{atom() => predicate() | fun((...) -> predicate())},
+                     fairness => weak | none,
                      progress => boolean(),
                      timeouts => any | when_idle,
                      table_size => pos_integer(),
+                     table => exact | hash_compact | {bitstate, pos_integer()},
                      nodes => [node(), ...],
                      delivery => instant | ether,
                      granularity => big | small,
@@ -42,6 +46,13 @@
                                   mailbox := [term()], where := term(), props := [term()]}],
                   ether := [map()], nodes := [#{name := node(), up := boolean()}],
                   step := map() | none, probes := [{term(), term()}]}.
+%% A predicate of an LTL formula: a fun over the view of a state; the
+%% props (mcerlang:prop/1) some process of the state stands at; the
+%% probes (mcerlang:probe/2) of the step into the state.  Patterns: '_'
+%% matches anything, a fun of one argument decides, tuples and lists match
+%% element by element, other terms match themselves.
+-type predicate() :: fun((view()) -> boolean()) | {prop, term()} | {probe, term()}
+                   | {probe, term(), term()}.
 -type stats() :: #{states := non_neg_integer(), transitions := non_neg_integer(),
                    max_depth := non_neg_integer(), time_ms := non_neg_integer(),
                    memory := non_neg_integer(), atom() => term()}.
@@ -49,7 +60,7 @@
                             final_state := [map()], stats := stats()}.
 -type result() :: {ok, stats()} | {error, counterexample()}
                 | {inconclusive, term(), stats()}.
--export_type([entry/0, options/0, stats/0, counterexample/0, result/0, view/0]).
+-export_type([entry/0, options/0, stats/0, counterexample/0, result/0, view/0, predicate/0]).
 
 -define(DEFAULTS, #{property => [deadlock, abnormal_exit],
                     treat_as_normal => [normal, shutdown],
@@ -61,9 +72,13 @@
                     shortest => false,
                     monitor => [],
                     invariant => [],
+                    ltl => none,
+                    predicates => #{},
+                    fairness => weak,
                     progress => auto,     % on, except under EUnit
                     timeouts => any,
                     table_size => 0,      % 0: the NIF's default
+                    table => exact,
                     nodes => ['nonode@nohost'],
                     delivery => instant,
                     granularity => big,
@@ -247,7 +262,9 @@ options(List) when is_list(List) ->
         false -> erlang:error({mcerlang, {bad_options, List}})
     end;
 options(Map) when is_map(Map) ->
-    Opts = maps:fold(fun(K, V, Acc) -> Acc#{K => option(K, V)} end, ?DEFAULTS, Map),
+    Opts0 = maps:fold(fun(K, V, Acc) -> Acc#{K => option(K, V)} end, ?DEFAULTS, Map),
+    table_options(Opts0),
+    Opts = ltl_options(Opts0, Map),
     case Opts of
         #{progress := auto} -> Opts#{progress => not under_eunit()};
         _ -> Opts
@@ -267,6 +284,8 @@ option(K, infinity) when K =:= max_states; K =:= max_depth; K =:= max_time -> in
 option(K, N) when (K =:= max_states orelse K =:= max_depth orelse K =:= max_time),
                   is_integer(N), N > 0 -> N;
 option(table_size, N) when is_integer(N), N > 0, N =< 1 bsl 40 -> N;
+option(table, T) when T =:= exact; T =:= hash_compact -> T;
+option(table, {bitstate, Bits} = T) when is_integer(Bits), Bits > 0, Bits =< 1 bsl 40 -> T;
 option(max_reductions, N) when is_integer(N), N > 0 -> N;
 option(memory, infinity) -> infinity;
 option(memory, N) when is_integer(N), N > 0 -> N;
@@ -290,6 +309,20 @@ option(invariant, Fs) when is_list(Fs) ->
          _ when is_function(F, 1) -> F;
          _ -> erlang:error({mcerlang, {bad_option_value, invariant, F, "expected a fun of one argument"}})
      end || F <- Fs];
+option(ltl, F) when is_list(F); is_binary(F) ->
+    case mce_ltl:parse(F) of
+        {ok, Formula} -> {unicode:characters_to_list(F), Formula};
+        {error, {ltl_parse, Col, Msg}} ->
+            erlang:error({mcerlang, {bad_ltl, F, {column, Col}, Msg}})
+    end;
+option(predicates, Ps) when is_map(Ps) ->
+    maps:foreach(fun(Name, _) when not is_atom(Name) ->
+                         erlang:error({mcerlang, {bad_option_value, predicates, Name,
+                                                  "predicate names are atoms"}});
+                    (_, _) -> ok
+                 end, Ps),
+    Ps;
+option(fairness, F) when F =:= weak; F =:= none -> F;
 option(timeouts, T) when T =:= any; T =:= when_idle -> T;
 option(delivery, D) when D =:= instant; D =:= ether -> D;
 option(granularity, G) when G =:= big; G =:= small -> G;
@@ -336,6 +369,46 @@ option(K, V) ->
         true -> erlang:error({mcerlang, {bad_option_value, K, V}});
         false -> erlang:error({mcerlang, {unknown_option, K}})
     end.
+
+%% An LTL check: every predicate of the formula defined with its arity;
+%% deadlocks and abnormal exits are not violations unless asked for (a run
+%% that ends stays in its last state; the formula is the property), and
+%% options of safety searches that have no meaning
+%% for a cycle search are refused.
+ltl_options(#{ltl := none} = Opts, _Given) ->
+    Opts;
+ltl_options(#{ltl := {_, Formula}, predicates := Preds} = Opts, Given) ->
+    [erlang:error({mcerlang, {incompatible_options, ltl, K}})
+     || K <- [shortest, monitor, invariant, max_depth], maps:is_key(K, Given)],
+    lists:foreach(
+      fun({Name, Arity}) ->
+              case maps:find(Name, Preds) of
+                  {ok, F} when Arity > 0, is_function(F, Arity) -> ok;
+                  {ok, F} when Arity =:= 0, not is_function(F) orelse is_function(F, 1) -> ok;
+                  {ok, F} -> erlang:error({mcerlang, {bad_predicate, Name, F,
+                                                      case Arity of
+                                                          0 -> "expected a fun of the view or a spec";
+                                                          _ -> io_lib:format("used with ~b arguments: expected a fun of arity ~b", [Arity, Arity])
+                                                      end}});
+                  error -> erlang:error({mcerlang, {undefined_predicate, Name, Arity}})
+              end
+      end, mce_ltl:predicates(Formula)),
+    case maps:is_key(property, Given) of
+        true -> Opts;
+        false -> Opts#{property => []}
+    end.
+
+%% The lossy visited tables keep a state's root vector only in its DFS
+%% stack frame: breadth-first order and the LTL product search name states
+%% by their interned root, so they need the exact table.
+table_options(#{table := exact}) ->
+    ok;
+table_options(#{shortest := true}) ->
+    erlang:error({mcerlang, {incompatible_options, table, shortest}});
+table_options(#{ltl := Ltl}) when Ltl =/= none ->
+    erlang:error({mcerlang, {incompatible_options, table, ltl}});
+table_options(_) ->
+    ok.
 
 %% EUnit runs a test with a group leader of its own that captures output:
 %% progress lines would only clutter its report.

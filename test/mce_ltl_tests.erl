@@ -148,6 +148,264 @@ surface_syntax_test() ->
     ?assertEqual([], lists:sublist(Bad, 5)).
 
 %%% ------------------------------------------------------------------------
+%%% Quantifiers and parameterised predicates
+
+parse_quantified_test_() ->
+    A = fun(V) -> {prop, {a, [{var, V}]}} end,
+    B = fun(V, W) -> {prop, {b, [{var, V}, {var, W}]}} end,
+    Impl = fun(X, Y) -> {'or', {'not', X}, Y} end,
+    Neq = fun(V, W) -> {'not', {eq, V, W}} end,
+    Equiv = fun(X, Y) -> {'or', {'and', X, Y}, {'and', {'not', X}, {'not', Y}}} end,
+    Cases =
+        [{"forall P: a(P)", {forall, ['P'], A('P')}},
+         {"forall P, Q: b(P, Q)", {forall, ['P', 'Q'], B('P', 'Q')}},
+         {"forall P,Q:b(Q,P)", {forall, ['P', 'Q'], B('Q', 'P')}},
+         {"forall P: a (P)", {forall, ['P'], A('P')}},
+         {"forall P, Q: P == Q", {forall, ['P', 'Q'], {eq, 'P', 'Q'}}},
+         {"forall P, Q: P =:= Q", {forall, ['P', 'Q'], {eq, 'P', 'Q'}}},
+         {"forall P, Q: P != Q", {forall, ['P', 'Q'], Neq('P', 'Q')}},
+         {"forall P, Q: P =/= Q", {forall, ['P', 'Q'], Neq('P', 'Q')}},
+         {"forall P: P == P", {forall, ['P'], {eq, 'P', 'P'}}},
+         %% Comparisons bind like operands, tighter than every operator.
+         {"forall P, Q: P != Q -> []a(P)",
+          {forall, ['P', 'Q'], Impl(Neq('P', 'Q'), {release, false, A('P')})}},
+         {"forall P, Q: !P == Q", {forall, ['P', 'Q'], {'not', {eq, 'P', 'Q'}}}},
+         {"forall P, Q: P == Q U a(P)", {forall, ['P', 'Q'], {until, {eq, 'P', 'Q'}, A('P')}}},
+         {"forall P, Q: X P != Q", {forall, ['P', 'Q'], {next, Neq('P', 'Q')}}},
+         %% forall extends as far right as possible.
+         {"forall P: a(P) && c || d <-> e",
+          {forall, ['P'], Equiv({'or', {'and', A('P'), {prop, c}}, {prop, d}}, {prop, e})}},
+         {"a && forall P: a(P) || c",
+          {'and', {prop, a}, {forall, ['P'], {'or', A('P'), {prop, c}}}}},
+         {"(forall P: a(P)) && c", {'and', {forall, ['P'], A('P')}, {prop, c}}},
+         {"!forall P: a(P)", {'not', {forall, ['P'], A('P')}}},
+         {"[] forall P: <>a(P)", {release, false, {forall, ['P'], {until, true, A('P')}}}},
+         {"c U forall P: a(P) U c", {until, {prop, c}, {forall, ['P'], {until, A('P'), {prop, c}}}}},
+         {"forall P: a(P) -> forall Q: b(P, Q)",
+          {forall, ['P'], Impl(A('P'), {forall, ['Q'], B('P', 'Q')})}},
+         {"forall P: forall Q: b(P, Q)", {forall, ['P'], {forall, ['Q'], B('P', 'Q')}}},
+         %% Names and variables of every shape.
+         {"forall P: 'next'(P)", {forall, ['P'], {prop, {next, [{var, 'P'}]}}}},
+         {"forall P: 'two words'(P, P) && 'two words'",
+          {forall, ['P'], {'and', {prop, {'two words', [{var, 'P'}, {var, 'P'}]}},
+                           {prop, 'two words'}}}},
+         {"forall Pid_1@x, Up, Xa: b(Pid_1@x, Up) || a(Xa)",
+          {forall, ['Pid_1@x', 'Up', 'Xa'], {'or', B('Pid_1@x', 'Up'), A('Xa')}}},
+         {"'forall'", {prop, forall}},
+         {"forall P: a(P) U 'forall'", {forall, ['P'], {until, A('P'), {prop, forall}}}}],
+    [{S, ?_assertEqual({ok, F}, mce_ltl:parse(S))} || {S, F} <- Cases].
+
+paper_formula_test() ->
+    S = "forall P, Q: P != Q -> [](allocate(P) -> (!value(Q) U (value(P) || allocated)))",
+    V = fun(Name, Var) -> {prop, {Name, [{var, Var}]}} end,
+    Expected = {forall, ['P', 'Q'],
+                {'or', {'not', {'not', {eq, 'P', 'Q'}}},
+                 {release, false,
+                  {'or', {'not', V(allocate, 'P')},
+                   {until, {'not', V(value, 'Q')}, {'or', V(value, 'P'), {prop, allocated}}}}}}},
+    ?assertEqual({ok, Expected}, mce_ltl:parse(S)),
+    ?assertEqual([{allocate, 1}, {allocated, 0}, {value, 1}], mce_ltl:predicates(Expected)),
+    ?assertEqual({ok, Expected}, mce_ltl:parse(mce_ltl:format(Expected))),
+    %% Over three pids: nine instances, of which the three with P = Q hold
+    %% trivially.  The automaton of the negation, which is what a search
+    %% for counterexamples builds, agrees with the direct semantics; so
+    %% does the automaton of the formula over two pids.  (That of the
+    %% formula over three pids is a product of six independent
+    %% obligations, too slow to build here.)
+    Pids = [c:pid(0, N, 0) || N <- [3, 4, 5]],
+    F = mce_ltl:instantiate(Expected, Pids),
+    ?assertEqual([{allocate, 1}, {allocated, 0}, {value, 1}], mce_ltl:predicates(F)),
+    Text = format(F),
+    ?assertNotEqual(0, string:str(Text, "value(<0.3.0>)")),
+    ?assertNotEqual(0, string:str(Text, "allocate(<0.5.0>)")),
+    Names = fun(Ps) -> [allocated | [{N, [P]} || N <- [allocate, value], P <- Ps]] end,
+    rand:seed(exsss, 71),
+    agree(mce_ltl:to_buchi({'not', F}), [{{'not', Expected}, Pids}, {{'not', F}, []}],
+          Names(Pids), 300),
+    Two = lists:sublist(Pids, 2),
+    F2 = mce_ltl:instantiate(Expected, Two),
+    agree(mce_ltl:to_buchi(F2), [{Expected, Two}, {F2, []}], Names(Two), 300).
+
+instantiate_examples_test_() ->
+    P = fun(S) -> {ok, F} = mce_ltl:parse(S), F end,
+    A = fun(V) -> {prop, {a, [V]}} end,
+    B = fun(V, W) -> {prop, {b, [V, W]}} end,
+    Cases =
+        [{"forall P: a(P)", [1, 2], {'and', A(1), A(2)}},
+         {"forall P: a(P)", [x], A(x)},
+         {"forall P: a(P)", [], true},
+         {"forall P: a(P)", [1, 2, 3], {'and', {'and', A(1), A(2)}, A(3)}},
+         {"forall P, Q: P == Q", [1, 2], {'and', {'and', {'and', true, false}, false}, true}},
+         {"forall P, Q: P != Q", [1, 2],
+          {'and', {'and', {'and', {'not', true}, {'not', false}}, {'not', false}}, {'not', true}}},
+         {"forall P, Q: b(P, Q)", [1, 2],
+          {'and', {'and', {'and', B(1, 1), B(1, 2)}, B(2, 1)}, B(2, 2)}},
+         {"forall P: a(P) && forall Q: b(Q, P)", [1, 2],
+          {'and', {'and', A(1), {'and', B(1, 1), B(2, 1)}},
+           {'and', A(2), {'and', B(1, 2), B(2, 2)}}}},
+         {"c && forall P: X a(P)", [{p, 1}], {'and', {prop, c}, {next, A({p, 1})}}},
+         {"forall P, Q: a(P)", [1, 2], {'and', {'and', {'and', A(1), A(1)}, A(2)}, A(2)}},
+         {"forall P, Q: P != Q -> [](a(P) -> !b(Q, Q))", [1],
+          {'or', {'not', {'not', true}},
+           {release, false, {'or', {'not', A(1)}, {'not', B(1, 1)}}}}},
+         {"[](p -> <>q) && 'next'", [1, 2], P("[](p -> <>q) && 'next'")}],
+    [{S, ?_assertEqual(F, mce_ltl:instantiate(P(S), D))} || {S, D, F} <- Cases].
+
+%% A formula without quantifiers comes back unchanged.
+instantiate_unquantified_test() ->
+    rand:seed(exsss, 72),
+    Formulas = [gen_formula(4, [a, b, {c, [1]}, {c, [{var, 'P'}]}]) || _ <- lists:seq(1, 500)],
+    ?assertEqual([], [F || F <- Formulas, mce_ltl:instantiate(F, [1, 2]) =/= F]).
+
+predicates_test_() ->
+    P = fun(S) -> {ok, F} = mce_ltl:parse(S), F end,
+    Cases = [{"true", []},
+             {"[]p U (q || !p)", [{p, 0}, {q, 0}]},
+             {"forall P, Q: P == Q", []},
+             {"a && forall P: a(P) || b(P, P) || X a(P)", [{a, 0}, {a, 1}, {b, 2}]},
+             {"forall P: 'next'(P) && next 'next'", [{next, 0}, {next, 1}]}],
+    [{S, ?_assertEqual(Expected, mce_ltl:predicates(P(S)))} || {S, Expected} <- Cases] ++
+        [?_assertEqual([{a, 1}, {b, 0}],
+                       mce_ltl:predicates(mce_ltl:instantiate(P("forall P: a(P) U b"), [x, y])))].
+
+parse_quantified_errors_test_() ->
+    Cases =
+        [{"p(X)", 3, "X is the next operator; variables cannot be named X"},
+         {"forall P: p(P, U)", 16, "U is the until operator; variables cannot be named U"},
+         {"forall R: a", 8, "R is the release operator; variables cannot be named R"},
+         {"forall P, X: a", 11, "X is the next operator; variables cannot be named X"},
+         {"forall P: X == P", 11, "X is the next operator; variables cannot be named X"},
+         {"forall P: P != X", 16, "X is the next operator; variables cannot be named X"},
+         {"p(P)", 3, "variable P is not bound by a forall"},
+         {"forall P: q(Q)", 13, "variable Q is not bound by a forall"},
+         {"forall P: q(P, Q)", 16, "variable Q is not bound by a forall"},
+         {"(forall P: a(P)) && b(P)", 23, "variable P is not bound by a forall"},
+         {"forall P: P == Q", 16, "variable Q is not bound by a forall"},
+         {"P == Q", 1, "variable P is not bound by a forall"},
+         {"forall P, P: a(P)", 11, "variable P is bound twice"},
+         {"forall P: forall Q, P: a(P)", 21, "variable P is already bound by an enclosing forall"},
+         {"forall P: P", 11, "variable P is not a formula"},
+         {"forall P: a(P) && !P", 20, "variable P is not a formula"},
+         {"Foo", 1, "expected a formula or an operator but found 'Foo'"},
+         {"a && Foo", 6, "expected a formula or an operator but found 'Foo'"},
+         {"forall P a(P)", 10, "expected ',' or ':' but found predicate a"},
+         {"forall P, Q a(P)", 13, "expected ',' or ':' but found predicate a"},
+         {"forall P; a", 9, "unexpected character ';'"},
+         {"forall: a", 7, "expected a variable but found ':'"},
+         {"forall a: a", 8, "expected a variable but found predicate a"},
+         {"forall P,: a", 10, "expected a variable but found ':'"},
+         {"forall", 7, "expected a variable but found end of input"},
+         {"forall P:", 10, "expected a formula but found end of input"},
+         {"forall P: p()", 13, "expected a variable but found ')'"},
+         {"p()", 3, "expected a variable but found ')'"},
+         {"forall P: p(P", 14, "expected ',' or ')' but found end of input"},
+         {"forall P: p(P,)", 15, "expected a variable but found ')'"},
+         {"forall P: p(a)", 13, "expected a variable but found predicate a"},
+         {"forall P: p(P Q)", 15, "expected ',' or ')' but found variable Q"},
+         {"forall P: P = P", 13, "expected '==', '=:=' or '=/=' but found '='"},
+         {"forall P: P == a", 16, "expected a variable but found predicate a"},
+         {"forall P, Q: P == Q == P", 21, "expected an operator or end of input but found '=='"},
+         {"forall P: a(P) b", 16, "expected an operator or end of input but found predicate b"},
+         {"a forall P: a(P)", 3, "expected an operator or end of input but found 'forall'"},
+         {"a Up b", 3, "expected an operator or end of input but found variable Up"},
+         {"forall P: (a(P)", 16, "expected ')' but found end of input"},
+         {"true(P)", 5, "expected an operator or end of input but found '('"}],
+    [{S, fun() ->
+                 case mce_ltl:parse(S) of
+                     {error, {ltl_parse, Col, Message}} ->
+                         ?assertEqual({S, Column}, {S, Col}),
+                         ?assertEqual({S, Expected}, {S, lists:sublist(Message, length(Expected))});
+                     Other ->
+                         ?assertEqual({S, error}, {S, Other})
+                 end
+         end}
+     || {S, Column, Expected} <- Cases].
+
+format_quantified_examples_test_() ->
+    A = fun(V) -> {prop, {a, [{var, V}]}} end,
+    Cases = [{"forall P, Q: P != Q", {forall, ['P', 'Q'], {'not', {eq, 'P', 'Q'}}}},
+             {"forall P: P == P", {forall, ['P'], {eq, 'P', 'P'}}},
+             {"forall P, Q: !P != Q || a(P)",
+              {forall, ['P', 'Q'], {'or', {'not', {'not', {eq, 'P', 'Q'}}}, A('P')}}},
+             {"forall P: forall Q: b(P, Q)",
+              {forall, ['P'], {forall, ['Q'], {prop, {b, [{var, 'P'}, {var, 'Q'}]}}}}},
+             {"(forall P: a(P)) && b", {'and', {forall, ['P'], A('P')}, {prop, b}}},
+             {"b || (forall P: a(P))", {'or', {prop, b}, {forall, ['P'], A('P')}}},
+             {"!(forall P: a(P))", {'not', {forall, ['P'], A('P')}}},
+             {"forall P: 'next'(P)", {forall, ['P'], {prop, {next, [{var, 'P'}]}}}},
+             %% Instantiated predicates, for reading.
+             {"value(<0.3.0>)", {prop, {value, [c:pid(0, 3, 0)]}}},
+             {"'next'(1, foo, \"s\", {x,[]}) U b",
+              {until, {prop, {next, [1, foo, "s", {x, []}]}}, {prop, b}}},
+             {"[]b(x, 'X')", {release, false, {prop, {b, [x, 'X']}}}}],
+    [{S, ?_assertEqual(S, format(F))} || {S, F} <- Cases].
+
+%% format/1 prints quantified formulas back exactly too.
+format_quantified_round_trip_test() ->
+    rand:seed(exsss, 73),
+    Bad = [F || _ <- lists:seq(1, 2000),
+                F <- [gen_quantified(4, [], 3)],
+                mce_ltl:parse(mce_ltl:format(F)) =/= {ok, F}],
+    ?assertEqual([], lists:sublist(Bad, 5)).
+
+%% The paper's example over two values is the conjunction of its two
+%% instances with P and Q different.
+instantiate_conjunction_test() ->
+    {ok, Q} = mce_ltl:parse("forall P, Q: P != Q -> [](a(P) -> !b(Q))"),
+    {ok, Expected} = mce_ltl:parse("[](a1 -> !b2) && [](a2 -> !b1)"),
+    Rename = #{a1 => {a, [1]}, a2 => {a, [2]}, b1 => {b, [1]}, b2 => {b, [2]}},
+    Conj = rename(Expected, Rename),
+    F = mce_ltl:instantiate(Q, [1, 2]),
+    ?assertEqual([{a, 1}, {b, 1}], mce_ltl:predicates(F)),
+    rand:seed(exsss, 74),
+    agree(mce_ltl:to_buchi(F), [{Conj, []}, {Q, [1, 2]}, {F, []}], maps:values(Rename), 500).
+
+%% On random quantified formulas over domains of two and three values,
+%% the automaton of the instantiated formula accepts exactly the words on
+%% which the quantified formula holds, evaluated directly.
+instantiate_oracle_test_() ->
+    {timeout, 60,
+     fun() ->
+             rand:seed(exsss, 75),
+             Bad = lists:append(
+                     [instantiate_check(gen_quantified(3, [], MaxVars), Domain)
+                      || {Domain, MaxVars, Count} <- [{[1, 2], 2, 150}, {[x, y, z], 1, 100},
+                                                      {[x, y, z], 2, 25}],
+                         _ <- lists:seq(1, Count)]),
+             ?assertEqual([], lists:sublist(Bad, 5))
+     end}.
+
+instantiate_check(Q, Domain) ->
+    F = mce_ltl:instantiate(Q, Domain),
+    A = mce_ltl:to_buchi(F),
+    Names = [c | [{a, [V]} || V <- Domain] ++ [{b, [V, W]} || V <- Domain, W <- Domain]],
+    well_formed(F, A) ++
+        [{format(Q), Domain, W, {automaton, Acc}, {semantics, Holds}}
+         || W <- [gen_lasso(Names) || _ <- lists:seq(1, 20)],
+            Acc <- [mce_ltl:accepts(A, W)],
+            Holds <- [holds(Q, Domain, W)],
+            Acc =/= Holds].
+
+%% The automaton agrees with every formula (with its domain) on N random
+%% lassos over Names.
+agree(Automaton, Formulas, Names, N) ->
+    Bad = [{W, Acc, Holds}
+           || W <- [gen_lasso(Names) || _ <- lists:seq(1, N)],
+              Acc <- [mce_ltl:accepts(Automaton, W)],
+              Holds <- [[holds(F, D, W) || {F, D} <- Formulas]],
+              lists:usort([Acc | Holds]) =/= [Acc]],
+    ?assertEqual([], lists:sublist(Bad, 5)),
+    %% Both outcomes occur, so the comparison means something.
+    ?assertEqual([false, true],
+                 lists:usort([mce_ltl:accepts(Automaton, gen_lasso(Names))
+                              || _ <- lists:seq(1, N)])).
+
+rename({prop, Name}, Map) -> {prop, maps:get(Name, Map, Name)};
+rename(T, Map) when is_tuple(T) ->
+    list_to_tuple([rename(E, Map) || E <- tuple_to_list(T)]);
+rename(X, _) -> X.
+
+%%% ------------------------------------------------------------------------
 %%% Normal forms
 
 %% nnf/1 and simplify/1 give negation normal forms with the same meaning.
@@ -302,35 +560,54 @@ lbt_check(Lbt, F) ->
 %% Whether F holds on the word Prefix Cycle Cycle ...  Position I of the
 %% lasso stands for every position of the word with the same suffix; the
 %% last position's successor is the first of the cycle.
-holds(F, {Prefix, Cycle}) ->
+holds(F, Lasso) ->
+    holds(F, [], Lasso).
+
+%% The same for a quantified formula, its variables ranging over Domain:
+%% a forall is evaluated directly, as the conjunction over the values,
+%% independently of mce_ltl:instantiate/2.
+holds(F, Domain, {Prefix, Cycle}) ->
     Word = list_to_tuple(Prefix ++ Cycle),
     N = tuple_size(Word),
     Loop = length(Prefix),
     Succ = list_to_tuple(lists:seq(1, N - 1) ++ [Loop]),
-    element(1, eval(F, Word, Succ)).
+    element(1, eval(F, {#{}, Domain}, Word, Succ)).
 
-%% The tuple of F's truth values at each position.
-eval(true, Word, _) -> erlang:make_tuple(tuple_size(Word), true);
-eval(false, Word, _) -> erlang:make_tuple(tuple_size(Word), false);
-eval({prop, Name}, Word, _) -> map(fun(L) -> lists:member(Name, L) end, Word);
-eval({'not', F}, Word, Succ) -> map(fun(V) -> not V end, eval(F, Word, Succ));
-eval({'and', F, G}, Word, Succ) ->
-    zip(fun(X, Y) -> X andalso Y end, eval(F, Word, Succ), eval(G, Word, Succ));
-eval({'or', F, G}, Word, Succ) ->
-    zip(fun(X, Y) -> X orelse Y end, eval(F, Word, Succ), eval(G, Word, Succ));
-eval({next, F}, Word, Succ) ->
-    V = eval(F, Word, Succ),
+%% The tuple of F's truth values at each position, under the assignment
+%% Sub of values of Domain to the variables bound so far.
+eval(true, _, Word, _) -> erlang:make_tuple(tuple_size(Word), true);
+eval(false, _, Word, _) -> erlang:make_tuple(tuple_size(Word), false);
+eval({prop, {Name, Args}}, {Sub, _}, Word, _) ->
+    Instance = {Name, [case A of {var, V} -> maps:get(V, Sub); _ -> A end || A <- Args]},
+    map(fun(L) -> lists:member(Instance, L) end, Word);
+eval({prop, Name}, _, Word, _) -> map(fun(L) -> lists:member(Name, L) end, Word);
+eval({eq, P, Q}, {Sub, _}, Word, _) ->
+    erlang:make_tuple(tuple_size(Word), maps:get(P, Sub) =:= maps:get(Q, Sub));
+eval({forall, [], F}, Ctx, Word, Succ) ->
+    eval(F, Ctx, Word, Succ);
+eval({forall, [V | Vs], F}, {Sub, Domain}, Word, Succ) ->
+    lists:foldl(fun(Value, Acc) ->
+                        zip(fun(X, Y) -> X andalso Y end, Acc,
+                            eval({forall, Vs, F}, {Sub#{V => Value}, Domain}, Word, Succ))
+                end, erlang:make_tuple(tuple_size(Word), true), Domain);
+eval({'not', F}, Ctx, Word, Succ) -> map(fun(V) -> not V end, eval(F, Ctx, Word, Succ));
+eval({'and', F, G}, Ctx, Word, Succ) ->
+    zip(fun(X, Y) -> X andalso Y end, eval(F, Ctx, Word, Succ), eval(G, Ctx, Word, Succ));
+eval({'or', F, G}, Ctx, Word, Succ) ->
+    zip(fun(X, Y) -> X orelse Y end, eval(F, Ctx, Word, Succ), eval(G, Ctx, Word, Succ));
+eval({next, F}, Ctx, Word, Succ) ->
+    V = eval(F, Ctx, Word, Succ),
     map(fun(J) -> element(J + 1, V) end, Succ);
-eval({until, F, G}, Word, Succ) ->
-    VF = eval(F, Word, Succ),
-    VG = eval(G, Word, Succ),
+eval({until, F, G}, Ctx, Word, Succ) ->
+    VF = eval(F, Ctx, Word, Succ),
+    VG = eval(G, Ctx, Word, Succ),
     fixpoint(fun(V) -> step(fun(I) -> element(I, VG) orelse
                                            (element(I, VF) andalso element(element(I, Succ) + 1, V))
                             end, tuple_size(V))
              end, erlang:make_tuple(tuple_size(Word), false));
-eval({release, F, G}, Word, Succ) ->
-    VF = eval(F, Word, Succ),
-    VG = eval(G, Word, Succ),
+eval({release, F, G}, Ctx, Word, Succ) ->
+    VF = eval(F, Ctx, Word, Succ),
+    VG = eval(G, Ctx, Word, Succ),
     fixpoint(fun(V) -> step(fun(I) -> element(I, VG) andalso
                                            (element(I, VF) orelse element(element(I, Succ) + 1, V))
                             end, tuple_size(V))
@@ -481,6 +758,40 @@ gen_formula(Depth, Names) ->
         7 -> {'or', Sub(), Sub()};
         N when N =< 9 -> {until, Sub(), Sub()};
         _ -> {release, Sub(), Sub()}
+    end.
+
+%% A random quantified formula of depth at most Depth whose variables are
+%% all bound (Env are those bound around it, MaxVars how many there may
+%% be): predicates c, a/1 and b/2, comparisons, and foralls.
+gen_quantified(0, Env, _) ->
+    case {rand:uniform(10), Env} of
+        {1, _} -> true;
+        {2, _} -> false;
+        {N, _} when N =< 4; Env =:= [] -> {prop, c};
+        {N, _} when N =< 6 -> {prop, {a, [{var, pick(Env)}]}};
+        {N, _} when N =< 8 -> {prop, {b, [{var, pick(Env)}, {var, pick(Env)}]}};
+        {9, _} -> {eq, pick(Env), pick(Env)};
+        {10, _} -> {'not', {eq, pick(Env), pick(Env)}}
+    end;
+gen_quantified(Depth, Env, MaxVars) ->
+    Sub = fun() -> gen_quantified(Depth - 1, Env, MaxVars) end,
+    Free = [V || V <- ['P', 'Q', 'Pid', 'V_2', 'W@x'], not lists:member(V, Env)],
+    case rand:uniform(14) of
+        %% More often where nothing is bound yet.
+        N when N =< 2 orelse (Env =:= [] andalso N =< 6), length(Env) < MaxVars ->
+            K = min(rand:uniform(2), MaxVars - length(Env)),
+            Vars = lists:sublist([V || {_, V} <- lists:sort([{rand:uniform(), V} || V <- Free])], K),
+            {forall, Vars, gen_quantified(Depth - 1, Vars ++ Env, MaxVars)};
+        N when N =< 3 -> gen_quantified(0, Env, MaxVars);
+        4 -> {'not', Sub()};
+        5 -> {next, Sub()};
+        6 -> {release, false, Sub()};
+        7 -> {until, true, Sub()};
+        8 -> {'and', Sub(), Sub()};
+        9 -> {'or', Sub(), Sub()};
+        N when N =< 11 -> {until, Sub(), Sub()};
+        N when N =< 13 -> {release, Sub(), Sub()};
+        _ -> gen_quantified(0, Env, MaxVars)
     end.
 
 gen_lasso(Names) ->

@@ -99,3 +99,47 @@ garbage_collected_search_is_freed_test() ->
      end || _ <- lists:seq(1, 200)],
     erlang:garbage_collect(),
     ok.
+
+%% Expand-only searches (LTL) and the stepwise Büchi search: out-of-turn
+%% calls and bad ids are errors, never crashes.
+expand_and_buchi_calls_are_checked_test() ->
+    Plain = mce_nif:new(config()),
+    ?assertMatch({error, {_, _}, _}, mce_nif:expand(Plain, 1)),
+    ?assertError(badarg, mce_nif:focus(Plain, 1)),
+    ?assertError(badarg, mce_nif:expand(make_ref(), 1)),
+    ?assertError(badarg, mce_nif:expand(Plain, -1)),
+    S = mce_nif:new((config())#{expand_only => 1}),
+    ?assertError(badarg, mce_nif:new((config())#{expand_only => 2})),
+    {run, 1, start, _, [], false} = mce_nif:start(S, {m, f, []}, 1),
+    %% a run is outstanding: no expansion or focus now
+    ?assertMatch({error, {_, _}, _}, mce_nif:expand(S, 1)),
+    ?assertError(badarg, mce_nif:focus(S, 1)),
+    {expanded, Root, [{Succ, 1, _Label, false}], false} =
+        mce_nif:ran(S, {exit, normal}, [], #{pid => 1}, false),
+    ok = mce_nif:focus(S, Succ),
+    ?assertEqual([], mce_nif:top_state(S)),
+    ok = mce_nif:focus(S, Root),
+    ?assertMatch([{1, init, _, [], [], undefined}], mce_nif:top_state(S)),
+    %% every process ended: nothing moves, not a deadlock
+    ?assertMatch({expanded, Succ, [], false}, mce_nif:expand(S, Succ)),
+    %% ids of parts that are not states, and unknown ids
+    ?assertMatch({error, {_, _}, _}, mce_nif:expand(S, 1 bsl 31)),
+    ?assertMatch({error, {_, _}, _}, mce_nif:expand(S, 1)),
+    ?assertError(badarg, mce_nif:buchi_new(#{algorithm => dfs})),
+    ?assertError(badarg, mce_nif:buchi_new(#{algorithm => scc, fairness => strong})),
+    ?assertMatch({error, _}, mce_nif:buchi_new(#{algorithm => ndfs, fairness => weak})),
+    B = mce_nif:buchi_new(#{algorithm => scc, fairness => weak}),
+    ?assertMatch({error, _}, mce_nif:buchi_answer(B, true, [], [])),
+    ?assertEqual({need, 7}, mce_nif:buchi_start(B, 7)),
+    ?assertError(badarg, mce_nif:buchi_answer(B, maybe, [], [])),
+    ?assertError(badarg, mce_nif:buchi_answer(B, true, [-1], [])),
+    ?assertError(badarg, mce_nif:buchi_answer(B, true, [], [{7}])),
+    ?assertError(badarg, mce_nif:buchi_start(make_ref(), 1)),
+    %% a self-loop of agent 0, which is enabled: accepting and fair
+    %% (the lasso is built by asking for the cycle's states again)
+    ?assertEqual(found, answer_until_done(B, mce_nif:buchi_answer(B, true, [0], [{7, 0}]))),
+    ?assertEqual({[], [{7, 0}]}, mce_nif:buchi_lasso(B)),
+    ?assertMatch(#{states := 1}, mce_nif:buchi_stats(B)).
+
+answer_until_done(B, {need, 7}) -> answer_until_done(B, mce_nif:buchi_answer(B, true, [0], [{7, 0}]));
+answer_until_done(_B, Other) -> Other.

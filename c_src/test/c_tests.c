@@ -4,8 +4,10 @@
 ** Covers part_store (hash-consing, index growth, pid lists), etf_scan
 ** (hand-built external term format: pids collected by node and creation,
 ** fun creators zeroed in place, malformed and truncated input refused),
-** sys_state (ordering, links, encode/decode, mailboxes) and search (the
-** resumable DFS driven with synthetic Erlang answers).  Terms are tiny
+** sys_state (ordering, links, encode/decode, mailboxes), visited (the
+** lossy tables: hash compaction's fingerprints, growth, the zero
+** fingerprint, bitstate saturation) and search (the resumable DFS driven
+** with synthetic Erlang answers, with each visited table).  Terms are tiny
 ** hand-built ETF: `131, 97, N` is the small integer N.
 **
 ** Built by `make -C c_src test` with ASan and UBSan (leak checking on).
@@ -20,6 +22,7 @@
 #include "part_store.h"
 #include "search.h"
 #include "sys_state.h"
+#include "visited.h"
 
 static unsigned long g_passed, g_failed;
 
@@ -1693,6 +1696,232 @@ static void test_search_monitors(void)
     search_free(s);
 }
 
+/* ------------------------------------------------------------------ */
+/* visited: the lossy tables                                          */
+
+static void test_visited_hash_compact(void)
+{
+    CHECK(visited_new(VISITED_EXACT, 0) == NULL);
+    CHECK(visited_new((enum visited_mode)7, 0) == NULL);
+    visited *v = visited_new(VISITED_HASH_COMPACT, 0);
+    CHECK(v != NULL);
+    if (v == NULL)
+        return;
+    CHECK(visited_get_mode(v) == VISITED_HASH_COMPACT);
+    CHECK(visited_capacity(v) == 2048 && visited_count(v) == 0);
+    CHECK(visited_omission_probability(v) == 0.0);
+    /* Insert and look up. */
+    CHECK(visited_contains_fingerprint(v, 5) == 0);
+    CHECK(visited_insert_fingerprint(v, 5) == 1);
+    CHECK(visited_insert_fingerprint(v, 5) == 0);
+    CHECK(visited_contains_fingerprint(v, 5) == 1);
+    CHECK(visited_contains_fingerprint(v, 6) == 0);
+    /* Same slot (5 + 2048), different fingerprint: both kept. */
+    CHECK(visited_insert_fingerprint(v, 5 + 2048) == 1);
+    CHECK(visited_contains_fingerprint(v, 5) == 1 &&
+          visited_contains_fingerprint(v, 5 + 2048) == 1);
+    /* The zero fingerprint is stored as 1 (0 marks empty slots). */
+    CHECK(visited_contains_fingerprint(v, 0) == 0);
+    CHECK(visited_insert_fingerprint(v, 0) == 1);
+    CHECK(visited_contains_fingerprint(v, 0) == 1);
+    CHECK(visited_contains_fingerprint(v, 1) == 1);
+    CHECK(visited_insert_fingerprint(v, 1) == 0);
+    CHECK(visited_insert_fingerprint(v, 0) == 0);
+    CHECK(visited_count(v) == 3);
+    /* The bitstate calls are refused. */
+    CHECK(visited_insert_hashes(v, 1, 2) == -1);
+    CHECK(visited_contains_hashes(v, 1, 2) == -1);
+    /* Whole root vectors: equal bytes are one state. */
+    uint32_t a[3] = { 0, 7, 9 }, b[3] = { 0, 7, 10 };
+    CHECK(visited_contains(v, a, sizeof a) == 0);
+    CHECK(visited_insert(v, a, sizeof a) == 1);
+    CHECK(visited_insert(v, b, sizeof b) == 1);
+    CHECK(visited_insert(v, a, sizeof a) == 0);
+    CHECK(visited_contains(v, b, sizeof b) == 1);
+    CHECK(visited_count(v) == 5);
+    double p5 = visited_omission_probability(v);
+    CHECK(p5 > 0.0 && p5 < 1e-15);
+    visited_free(v);
+    visited_free(NULL);
+
+    /* Growth: from 16 slots, by doubling, at load 1/2; every fingerprint
+    ** stays found (many share their home slot: multiples of 16). */
+    v = visited_new(VISITED_HASH_COMPACT, 1);
+    CHECK(v != NULL && visited_capacity(v) == 16);
+    if (v == NULL)
+        return;
+    size_t bytes0 = visited_bytes(v);
+    int ok = 1, load_ok = 1;
+    uint64_t cap = visited_capacity(v);
+    for (uint64_t k = 1; k <= 5000; k++) {
+        ok &= visited_insert_fingerprint(v, k * 16) == 1;
+        load_ok &= visited_count(v) * 2 <= visited_capacity(v);
+        uint64_t c = visited_capacity(v);
+        load_ok &= c == cap || c == 2 * cap;
+        cap = c;
+    }
+    CHECK(ok && load_ok);
+    CHECK(visited_count(v) == 5000 && visited_capacity(v) == 16384);
+    CHECK(visited_bytes(v) > bytes0);
+    ok = 1;
+    for (uint64_t k = 1; k <= 5000; k++) {
+        ok &= visited_contains_fingerprint(v, k * 16) == 1;
+        ok &= visited_insert_fingerprint(v, k * 16) == 0;
+        ok &= visited_contains_fingerprint(v, k * 16 + 1) == 0;
+    }
+    CHECK(ok);
+    CHECK(visited_count(v) == 5000);
+    /* n^2 / 2^65, capped at 1. */
+    double p = visited_omission_probability(v);
+    CHECK(p > 6.7e-13 && p < 6.8e-13);
+    visited_free(v);
+}
+
+static void test_visited_bitstate(void)
+{
+    /* Sizes: rounded up to a power of two, at least 2^10. */
+    visited *v = visited_new(VISITED_BITSTATE, 1);
+    CHECK(v != NULL && visited_capacity(v) == 1024);
+    visited_free(v);
+    v = visited_new(VISITED_BITSTATE, 3000);
+    CHECK(v != NULL && visited_capacity(v) == 4096);
+    CHECK(v != NULL && visited_bytes(v) >= 4096 / 8);
+    visited_free(v);
+
+    v = visited_new(VISITED_BITSTATE, 1024);
+    CHECK(v != NULL);
+    if (v == NULL)
+        return;
+    CHECK(visited_get_mode(v) == VISITED_BITSTATE);
+    CHECK(visited_insert_fingerprint(v, 1) == -1);
+    CHECK(visited_contains_fingerprint(v, 1) == -1);
+    size_t bytes = visited_bytes(v);
+    /* (0, 2): h2 is made odd, so bits 0, 3, 6. */
+    CHECK(visited_contains_hashes(v, 0, 2) == 0);
+    CHECK(visited_insert_hashes(v, 0, 2) == 1);
+    CHECK(visited_insert_hashes(v, 0, 2) == 0);
+    CHECK(visited_contains_hashes(v, 0, 2) == 1);
+    CHECK(visited_contains_hashes(v, 0, 3) == 1);       /* same bits */
+    CHECK(visited_contains_hashes(v, 100, 2) == 0);     /* 100, 103, 106 */
+    /* A state whose bits are all set by others is wrongly seen: 3 and 6
+    ** are set, and 0 + 3 + 3 = 6. (3, 3): 3, 6, 9; (9, 0): 9, 10, 11. */
+    CHECK(visited_insert_hashes(v, 3, 3) == 1);
+    CHECK(visited_contains_hashes(v, 6, 0) == 0);       /* 6, 7, 8 */
+    CHECK(visited_insert_hashes(v, 7, 0) == 1);         /* 7, 8, 9 */
+    CHECK(visited_insert_hashes(v, 6, 0) == 0);         /* an omission */
+    CHECK(visited_count(v) == 3);
+    double p_early = visited_omission_probability(v);
+    CHECK(p_early > 1e-6 && p_early < 1e-5);     /* 1 - e^{-3 (1 - e^{-9/1024})^3} */
+    /* Saturation: fill every bit; then every state is taken as seen and
+    ** the table does not grow. */
+    for (uint64_t h = 0; h < 1024; h++)
+        CHECK(visited_insert_hashes(v, h, 0) >= 0);
+    uint64_t n = visited_count(v);
+    CHECK(n < 1024 + 3);
+    int all_seen = 1;
+    for (uint64_t h = 0; h < 5000; h++) {
+        all_seen &= visited_contains_hashes(v, h * 0x9e3779b97f4a7c15ULL, h) == 1;
+        all_seen &= visited_insert_hashes(v, h * 0x9e3779b97f4a7c15ULL, h) == 0;
+    }
+    uint32_t root[2] = { 0, 42 };
+    CHECK(visited_insert(v, root, sizeof root) == 0);
+    CHECK(all_seen);
+    CHECK(visited_count(v) == n);
+    CHECK(visited_bytes(v) == bytes && visited_capacity(v) == 1024);
+    double p_full = visited_omission_probability(v);
+    CHECK(p_full > 0.99 && p_full <= 1.0);
+    visited_free(v);
+
+    /* Root vectors through the 128-bit hash: a large table keeps 1000
+    ** distinct states apart (a false match among them would be a 1e-10
+    ** event for this fixed seed: deterministic either way). */
+    v = visited_new(VISITED_BITSTATE, (uint64_t)1 << 20);
+    CHECK(v != NULL);
+    if (v == NULL)
+        return;
+    int ok = 1;
+    for (uint32_t k = 0; k < 1000; k++) {
+        uint32_t r[2] = { 0, k };
+        ok &= visited_insert(v, r, sizeof r) == 1;
+    }
+    for (uint32_t k = 0; k < 1000; k++) {
+        uint32_t r[2] = { 0, k };
+        ok &= visited_contains(v, r, sizeof r) == 1;
+        ok &= visited_insert(v, r, sizeof r) == 0;
+    }
+    CHECK(ok && visited_count(v) == 1000);
+    visited_free(v);
+}
+
+/* The search with each lossy table: the same counts on a small model,
+** roots kept in frames (the deadlock path decodes from them), and the
+** orders that need state ids refused. */
+static search *new_search_table(int mode, uint64_t bits, int bfs, int expand_only)
+{
+    search_config cfg = { .node = NODE, .nodelen = strlen(NODE),
+                          .creation = CREATION, .check_deadlock = 1,
+                          .table_mode = mode, .bitstate_bits = bits,
+                          .breadth_first = bfs, .expand_only = expand_only };
+    return search_new(&cfg);
+}
+
+static void test_search_lossy(void)
+{
+    CHECK(new_search_table(VISITED_HASH_COMPACT, 0, 1, 0) == NULL);
+    CHECK(new_search_table(VISITED_HASH_COMPACT, 0, 0, 1) == NULL);
+    CHECK(new_search_table(VISITED_BITSTATE, 1 << 12, 1, 0) == NULL);
+    CHECK(new_search_table(VISITED_BITSTATE, 1 << 12, 0, 1) == NULL);
+    CHECK(new_search_table(3, 0, 0, 0) == NULL);
+    int modes[] = { VISITED_EXACT, VISITED_HASH_COMPACT, VISITED_BITSTATE };
+    search_stats exact = { 0 };
+    for (int i = 0; i < 3; i++) {
+        search *s = new_search_table(modes[i], 1 << 16, 0, 0);
+        CHECK(s != NULL);
+        if (s == NULL)
+            continue;
+        request q;
+        drive_counts dc = { 0, 0, 0, 0, 0 };
+        CHECK(start(s, 1, &q) == 0);
+        CHECK(drive(s, &q, &dc) == REQ_DONE && dc.errors == 0);
+        search_stats st = stats(s);
+        CHECK(st.states == 8 && st.transitions == 10 && st.max_depth_seen == 4);
+        CHECK(st.table_mode == modes[i] && st.table_bytes > 0);
+        CHECK(st.used_bytes > st.table_bytes && st.used_bytes <= st.bytes);
+        if (i == 0) {
+            exact = st;
+            CHECK(st.omission_probability == 0.0);
+        } else {
+            /* Fewer parts: the roots are not interned. */
+            CHECK(st.parts == exact.parts - 8);
+            CHECK(st.omission_probability > 0.0 && st.omission_probability < 1e-6);
+        }
+        search_free(s);
+
+        /* A deadlock: the stack is the trace, the top state decodes. */
+        s = new_search_table(modes[i], 1 << 16, 0, 0);
+        CHECK(s != NULL);
+        if (s == NULL)
+            continue;
+        CHECK(start(s, 1, &q) == 0 && q.kind == REQ_RUN && q.pid == 1);
+        CHECK(search_fresh_pid(s, 0) == 2);
+        effs f = { .n = 0 };
+        eff_spawn(&f, 2, 0, 2);
+        CHECK(run_wait(s, 10, 0, &f, 60, 0, &q) == 0);
+        CHECK(q.kind == REQ_RUN && q.run == RUN_START && q.pid == 2);
+        const sys_state *mid = search_top_state(s);
+        CHECK(mid != NULL && mid->nprocs == 2);
+        CHECK(run_exit(s, 1, NULL, 61, 0, &q) == 0);
+        CHECK(q.kind == REQ_DEADLOCK);
+        CHECK(search_stack_depth(s) == 3);
+        CHECK(label_int(s, 1) == 60 && label_int(s, 2) == 61);
+        const sys_state *top = search_top_state(s);
+        CHECK(top != NULL && top->nprocs == 1);
+        if (top != NULL && top->nprocs == 1)
+            CHECK(top->procs[0].pid == 1 && top->procs[0].status == PROC_WAITING);
+        search_free(s);
+    }
+}
+
 int main(void)
 {
     test_part_store();
@@ -1712,6 +1941,9 @@ int main(void)
     test_search_growth();
     test_search_options();
     test_search_monitors();
+    test_visited_hash_compact();
+    test_visited_bitstate();
+    test_search_lossy();
     printf("%lu passed, %lu failed\n", g_passed, g_failed);
     return g_failed != 0;
 }

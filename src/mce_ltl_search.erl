@@ -1,0 +1,426 @@
+%% @doc The LTL check: searches the product of the program's state graph
+%% and a Büchi automaton of the negated property for an accepting (and,
+%% under weak fairness, fair) cycle.
+%%
+%% The emptiness check itself is C (c_src/buchi.c: nested DFS, or
+%% Couvreur's SCC algorithm where weak fairness is exact).  The program's
+%% states come from the same C search as safety checks, run in expand-only
+%% mode: asked for a state, it runs each enabled transition (answering
+%% match/run requests here, as mce_search does) and lists the successors
+%% with who moved.  This module owns the product in between: the automaton
+%% (mce_ltl), the predicates, the cache of expansions, and turning a lasso
+%% back into a readable counterexample.
+%%
+%% The product reads letters on entering a state: from product state
+%% (S, Q), a program step S -l-> S' and an automaton transition
+%% Q -G-> Q' whose guard G holds in the letter of S' and l give
+%% (S', Q').  The letter of a position is the state predicates true in S'
+%% (funs over the view, props the state's processes stand at) and the probe
+%% predicates of the step l into it, so `mcerlang:probe/2' marks the step
+%% and `mcerlang:prop/1' the state, as in
+%% ../shared/papers/003_7dd3bcd1accd73d3.txt.  A pseudo-initial state
+%% (S0, pre) reads the initial letter.  A state with no step of any process
+%% or channel (everything ended, a deadlock, or only faults left) also
+%% stutters: a run may stay there forever.
+%%
+%% Weak fairness (the `fairness' option): the agents are processes and
+%% ether channels; faults and stutter steps belong to nobody.  Product keys
+%% are `StateId bsl 32 bor AutomatonState'.
+-module(mce_ltl_search).
+
+-export([run/2]).
+
+-define(PRE, 16#FFFFFFFF).
+
+-record(st, {ctx :: term(),
+             search :: mce_nif:search(),
+             opts :: map(),
+             text :: string(),
+             %% the automaton of the negated property
+             init = [] :: [non_neg_integer()],
+             trans = #{} :: #{non_neg_integer() => [{mce_ltl:guard(), non_neg_integer()}]},
+             accepting = #{} :: #{non_neg_integer() => true},
+             %% W -> {[{W', Agent, RawProbes}], Enabled, Stutter}
+             cache :: ets:tid(),
+             %% W -> state predicates true in W
+             letters :: ets:tid(),
+             %% W -> {Parent, Index} | root: how the search first reached W
+             parents :: ets:tid(),
+             %% agent term -> small integer (buchi.c's agents)
+             agents :: ets:tid(),
+             state_preds = [] :: [{term(), fun((mcerlang:view()) -> term()) | {prop, term()}}],
+             probe_preds = [] :: [{term(), term(), term()}],
+             root = 0 :: non_neg_integer(),
+             buchi :: mce_nif:buchi() | undefined}).
+
+-spec run(term(), term()) -> mcerlang:result().
+run(InitCall, Ctx) ->
+    S = mce_search:search(Ctx),
+    Opts = mce_search:options(Ctx),
+    {Text, Formula} = maps:get(ltl, Opts),
+    St0 = #st{ctx = Ctx, search = S, opts = Opts, text = Text,
+              cache = ets:new(mce_ltl_cache, [set, private]),
+              letters = ets:new(mce_ltl_letters, [set, private]),
+              parents = ets:new(mce_ltl_parents, [set, private]),
+              agents = ets:new(mce_ltl_agents, [set, private])},
+    try
+        {expanded, Root, Succs, Deadlock, St1} = expand_loop(mce_nif:start(S, InitCall, 1), St0),
+        ets:insert(St1#st.parents, {Root, root}),
+        St2 = record(Root, Succs, Deadlock, St1#st{root = Root}),
+        %% Safety properties asked for hold in every reachable state, not
+        %% only in those the product visits (the automaton prunes).
+        St2a = case maps:get(property, Opts) of
+                   [] -> St2;
+                   _ -> explore([Root], St2)
+               end,
+        {F, St3} = instantiate(Formula, St2a),
+        St4 = automaton(F, St3),
+        B = mce_nif:buchi_new(#{algorithm => case maps:get(fairness, Opts) of
+                                                  weak -> scc;
+                                                  none -> ndfs
+                                              end,
+                                fairness => maps:get(fairness, Opts),
+                                max_states => maps:get(max_states, Opts)}),
+        case B of
+            {error, Reason} -> erlang:error({mcerlang_internal, buchi_new, Reason});
+            _ -> ok
+        end,
+        St5 = St4#st{buchi = B},
+        search(mce_nif:buchi_start(B, key(Root, ?PRE)), St5)
+    catch
+        throw:{mce_ltl_stop, Why, StS} -> {inconclusive, Why, stats(StS)};
+        throw:{mce_ltl_result, Result} -> Result
+    after
+        [ets:delete(T) || T <- [St0#st.cache, St0#st.letters, St0#st.parents, St0#st.agents]]
+    end.
+
+key(W, Q) -> (W bsl 32) bor Q.
+
+%%--------------------------------------------------------------------
+%% The emptiness check's loop
+%%--------------------------------------------------------------------
+
+search({need, Key}, #st{buchi = B} = St) ->
+    St1 = tick(St),
+    W = Key bsr 32,
+    Q = Key band ?PRE,
+    {Edges, St2} = product_edges(W, Q, St1),
+    {_, Enabled, _} = cached(W, St2),
+    Accepting = Q =/= ?PRE andalso maps:is_key(Q, St2#st.accepting),
+    search(mce_nif:buchi_answer(B, Accepting, case Q of ?PRE -> []; _ -> Enabled end,
+                                [{K, A} || {K, A, _} <- Edges]), St2);
+search(empty, St) ->
+    {ok, stats(St)};
+search(incomplete, St) ->
+    {inconclusive, max_states, stats(St)};
+search(found, #st{buchi = B} = St) ->
+    case mce_nif:buchi_lasso(B) of
+        {error, Why} -> erlang:error({mcerlang_internal, buchi_lasso, Why});
+        {Stem, Cycle} -> {error, lasso_counterexample(Stem, Cycle, St)}
+    end;
+search({error, Why}, _St) ->
+    erlang:error({mcerlang_internal, buchi, Why}).
+
+%% The successors of product state (W, Q), each with who moves and the
+%% index of the program step (in W's expansion; the stutter step comes
+%% last) it follows.
+product_edges(W, ?PRE, St) ->
+    {Letter, St1} = letter(W, [], St),
+    Edges = dedup([{key(W, To), none, init}
+                   || I <- St1#st.init, {G, To} <- maps:get(I, St1#st.trans, []),
+                      holds(G, Letter)]),
+    {Edges, St1};
+product_edges(W, Q, St) ->
+    {Succs, _Enabled, Stutter} = cached(W, St),
+    Steps = lists:zip(lists:seq(0, length(Succs) - 1), Succs)
+        ++ [{length(Succs), {W, none, []}} || Stutter],
+    Trans = maps:get(Q, St#st.trans, []),
+    {Lists, St1} = lists:mapfoldl(
+                     fun({J, {W2, Agent, Probes}}, StA) ->
+                             {Letter, StB} = letter(W2, Probes, StA),
+                             {[{key(W2, To), Agent, J} || {G, To} <- Trans, holds(G, Letter)], StB}
+                     end, St, Steps),
+    {lists:append(Lists), St1}.
+
+dedup(List) -> dedup(List, #{}).
+dedup([], _) -> [];
+dedup([{K, _, _} = E | Rest], Seen) ->
+    case maps:is_key(K, Seen) of
+        true -> dedup(Rest, Seen);
+        false -> [E | dedup(Rest, Seen#{K => true})]
+    end.
+
+holds(Guard, Letter) ->
+    lists:all(fun({Name, Bool}) -> lists:member(Name, Letter) =:= Bool end, Guard).
+
+%%--------------------------------------------------------------------
+%% Expanding program states
+%%--------------------------------------------------------------------
+
+%% W's expansion, from the cache or by running its transitions.
+cached(W, St) ->
+    case ets:lookup(St#st.cache, W) of
+        [{W, Succs, Enabled, Stutter}] -> {Succs, Enabled, Stutter};
+        [] ->
+            {expanded, W, Succs, Deadlock, St1} =
+                expand_loop(mce_nif:expand(St#st.search, W), St),
+            St2 = record(W, Succs, Deadlock, St1),
+            cached(W, St2)
+    end.
+
+%% Answers the match and run requests of one expansion.  A step that is a
+%% safety violation (an abnormal exit, when that is a property) ends the
+%% expansion at it: `record/4' then reports it.
+expand_loop({match, Cont, Msg}, #st{search = S} = St) ->
+    expand_loop(mce_nif:match(S, mce_exec:matches(Cont, Msg)), St);
+expand_loop({run, Pid, How, Cont, Dict, TrapExit}, #st{search = S, opts = Opts} = St) ->
+    {Outcome, Effects, Label} = mce_exec:run(S, Pid, How, Cont, Dict, TrapExit),
+    Violation = mce_search:violation(Outcome, Pid, Opts),
+    put('$mce_ltl_violation', Violation),
+    Next = mce_nif:ran(S, Outcome, Effects, Label, Violation =/= none),
+    expand_loop(Next, tick(St));
+expand_loop({expanded, W, Succs, Deadlock}, St) ->
+    {expanded, W, Succs, Deadlock, St};
+expand_loop(Other, _St) ->
+    mce_search:internal_error(Other),
+    erlang:error({mcerlang_internal, expand, Other}).
+
+record(W, Succs, Deadlock, #st{parents = Parents} = St) ->
+    Numbered = lists:zip(lists:seq(0, length(Succs) - 1), Succs),
+    case [{J, Label} || {J, {_, _, Label, true}} <- Numbered] of
+        [{J, _Label} | _] ->
+            {W2, _, _, _} = lists:nth(J + 1, Succs),
+            ets:insert_new(Parents, {W2, {W, J}}),
+            throw({mce_ltl_result, {error, safety_counterexample(erase('$mce_ltl_violation'),
+                                                                   W2, St)}});
+        [] ->
+            ok
+    end,
+    case Deadlock andalso lists:member(deadlock, maps:get(property, St#st.opts)) of
+        true -> throw({mce_ltl_result, {error, safety_counterexample(deadlock, W, St)}});
+        false -> ok
+    end,
+    Entries = [begin
+                   ets:insert_new(Parents, {W2, {W, J}}),
+                   {W2, agent(Agent, St), raw_probes(Label)}
+               end || {J, {W2, Agent, Label, false}} <- Numbered],
+    Enabled = lists:usort([A || {_, A, _} <- Entries, A =/= none]),
+    ets:insert(St#st.cache, {W, Entries, Enabled, Enabled =:= []}),
+    St.
+
+%% Agents as buchi.c's numbers, the same number for the same process or
+%% channel throughout the search.
+agent(none, _St) ->
+    none;
+agent(Agent, #st{agents = Agents}) ->
+    case ets:lookup(Agents, Agent) of
+        [{_, N}] -> N;
+        [] ->
+            N = ets:info(Agents, size),
+            ets:insert(Agents, {Agent, N}),
+            N
+    end.
+
+%% The probes of a step, kept raw: the expansion may come before the
+%% predicates are known (a quantified formula explores first).
+raw_probes(#{probes := Probes}) -> Probes;
+raw_probes(_) -> [].
+
+%% The probe predicates that a step with these probes makes true.
+probe_names([], _St) ->
+    [];
+probe_names(Probes, #st{probe_preds = Preds}) ->
+    [Name || {Name, L, Pattern} <- Preds,
+             lists:any(fun({L1, T}) -> L1 =:= L andalso matches(Pattern, T) end, Probes)].
+
+%% The letter of a position: the state predicates true in W and the
+%% probe predicates of the step into it (its probes as recorded).
+letter(W, RawProbes, St) ->
+    {True, St1} = state_letter(W, St),
+    {probe_names(RawProbes, St1) ++ True, St1}.
+
+state_letter(_W, #st{state_preds = []} = St) ->
+    {[], St};
+state_letter(W, #st{letters = Letters} = St) ->
+    case ets:lookup(Letters, W) of
+        [{W, True}] -> {True, St};
+        [] ->
+            ok = mce_nif:focus(St#st.search, W),
+            View = mce_search:view(St#st.ctx, none),
+            True = [Name || {Name, Pred} <- St#st.state_preds, state_pred(Name, Pred, View)],
+            ets:insert(Letters, {W, True}),
+            {True, St}
+    end.
+
+state_pred(_Name, {prop, Pattern}, #{processes := Procs}) ->
+    lists:any(fun(#{props := Props}) -> lists:any(fun(T) -> matches(Pattern, T) end, Props) end,
+              Procs);
+state_pred(Name, Fun, View) ->
+    case mce_search:property_call({predicate, Name}, fun() -> Fun(View) end) of
+        true -> true;
+        false -> false;
+        Other -> erlang:error({mcerlang, {bad_predicate_value, Name, Other,
+                                          "a state predicate returns true or false"}})
+    end.
+
+%% Patterns of prop and probe predicates: '_' matches anything, a fun of
+%% one argument decides, tuples and lists match element by element, any
+%% other term only itself.
+matches('_', _) -> true;
+matches(F, T) when is_function(F, 1) -> F(T) =:= true;
+matches(P, T) when is_tuple(P), is_tuple(T), tuple_size(P) =:= tuple_size(T) ->
+    matches(tuple_to_list(P), tuple_to_list(T));
+matches([P | Ps], [T | Ts]) -> matches(P, T) andalso matches(Ps, Ts);
+matches(P, T) -> P =:= T.
+
+tick(#st{ctx = Ctx} = St) ->
+    case mce_search:tick(Ctx) of
+        {continue, Ctx1} -> St#st{ctx = Ctx1};
+        {stop, Why} -> throw({mce_ltl_stop, Why, St})
+    end.
+
+%%--------------------------------------------------------------------
+%% The formula: quantifiers, predicates, automaton
+%%--------------------------------------------------------------------
+
+%% `forall' ranges over the pids of the run, so a quantified formula needs
+%% the whole program graph first (every process takes a first step, so
+%% its pid is among the agents).
+instantiate(Formula, St) ->
+    case quantified(Formula) of
+        false -> {Formula, St};
+        true ->
+            St1 = case ets:info(St#st.cache, size) of
+                      1 -> explore([St#st.root], St);
+                      _ -> St     % explored already
+                  end,
+            Pids = lists:sort([mce_pid:term(P) || [P] <- ets:match(St1#st.agents, {'$1', '_'}),
+                                                  is_integer(P)]),
+            {mce_ltl:instantiate(Formula, Pids), St1}
+    end.
+
+quantified({forall, _, _}) -> true;
+quantified(T) when is_tuple(T) -> lists:any(fun quantified/1, tuple_to_list(T));
+quantified(_) -> false.
+
+explore(Roots, St) ->
+    explore(queue:from_list(Roots), maps:from_keys(Roots, true), St).
+
+%% Breadth-first over the program graph; `Seen': the states queued so far.
+explore(Queue, Seen, St) ->
+    case queue:out(Queue) of
+        {empty, _} -> St;
+        {{value, W}, Rest} ->
+            {Succs, _, _} = cached(W, St),
+            Max = maps:get(max_states, St#st.opts),
+            case Max =/= 0 andalso ets:info(St#st.cache, size) >= Max of
+                true -> throw({mce_ltl_stop, max_states, St});
+                false -> ok
+            end,
+            {Queue1, Seen1} = lists:foldl(fun({W2, _, _}, {Q, S}) when is_map_key(W2, S) -> {Q, S};
+                                             ({W2, _, _}, {Q, S}) -> {queue:in(W2, Q), S#{W2 => true}}
+                                          end, {Rest, Seen}, Succs),
+            explore(Queue1, Seen1, St)
+    end.
+
+automaton(F, #st{opts = Opts} = St) ->
+    #{init := Init, accepting := Acc, trans := Trans} = mce_ltl:to_buchi({'not', F}),
+    Names = lists:usort([N || {_, G, _} <- Trans, {N, _} <- G]),
+    Preds = maps:get(predicates, Opts),
+    Specs = [{N, predicate_spec(N, Preds)} || N <- Names],
+    TransMap = lists:foldr(fun({From, G, To}, M) ->
+                                   maps:update_with(From, fun(L) -> [{G, To} | L] end, [{G, To}], M)
+                           end, #{}, Trans),
+    St#st{init = Init, trans = TransMap, accepting = maps:from_keys(Acc, true),
+          state_preds = [{N, P} || {N, P} <- Specs, not is_tuple(P) orelse element(1, P) =:= prop],
+          probe_preds = [{N, L, Pat} || {N, {probe, L, Pat}} <- Specs]}.
+
+predicate_spec({Name, Args} = N, Preds) ->
+    Fun = maps:get(Name, Preds),
+    check_spec(N, mce_search:property_call({predicate, Name}, fun() -> apply(Fun, Args) end));
+predicate_spec(Name, Preds) ->
+    check_spec(Name, maps:get(Name, Preds)).
+
+check_spec(_, F) when is_function(F, 1) -> F;
+check_spec(_, {prop, _} = P) -> P;
+check_spec(_, {probe, L}) -> {probe, L, '_'};
+check_spec(_, {probe, _, _} = P) -> P;
+check_spec(Name, Other) ->
+    erlang:error({mcerlang, {bad_predicate, Name, Other,
+                             "expected fun((View) -> boolean()), {prop, Pattern}, {probe, Label} "
+                             "or {probe, Label, Pattern}"}}).
+
+%%--------------------------------------------------------------------
+%% Counterexamples
+%%--------------------------------------------------------------------
+
+%% A safety violation met while expanding: the path the search first took
+%% to W, then W's state as the final state.
+safety_counterexample(Violation, W, St) ->
+    Path = path_to(W, St, []),
+    Steps = labels(Path, St),
+    ok = mce_nif:focus(St#st.search, W),
+    base(Violation, [mce_search:step(L) || L <- Steps], St).
+
+path_to(W, St, Acc) ->
+    case ets:lookup(St#st.parents, W) of
+        [{W, root}] -> Acc;
+        [{W, {Parent, J}}] -> path_to(Parent, St, [{Parent, J} | Acc])
+    end.
+
+%% The labels of program steps {W, J} (J: index in W's expansion), by
+%% expanding the states again: expansions are deterministic, and labels
+%% are not kept in the cache.
+labels(Steps, St) ->
+    {Labels, _} = lists:mapfoldl(
+                    fun({W, J}, Memo) ->
+                            Succs = case Memo of
+                                        #{W := Ss} -> Ss;
+                                        _ -> reexpand(W, St)
+                                    end,
+                            Label = case J < length(Succs) of
+                                        true -> element(3, lists:nth(J + 1, Succs));
+                                        false -> stutter
+                                    end,
+                            {Label, Memo#{W => Succs}}
+                    end, #{}, Steps),
+    Labels.
+
+reexpand(W, St) ->
+    {expanded, W, Succs, _, _} = expand_loop(mce_nif:expand(St#st.search, W), St),
+    Succs.
+
+lasso_counterexample(Stem, Cycle, St) ->
+    ProgramSteps = fun(Steps) ->
+                           [{Key bsr 32, J} || {Key, I} <- Steps, Key band ?PRE =/= ?PRE,
+                                               J <- [edge_index(Key, I, St)]]
+                   end,
+    StemSteps = ProgramSteps(Stem),
+    CycleSteps = ProgramSteps(Cycle),
+    {EntryKey, _} = hd(Cycle),
+    Labels = labels(StemSteps ++ CycleSteps, St),
+    {StemLabels, CycleLabels} = lists:split(length(StemSteps), Labels),
+    ok = mce_nif:focus(St#st.search, EntryKey bsr 32),
+    Cex = base({ltl, St#st.text}, [show(L) || L <- StemLabels], St),
+    Cex#{cycle => [show(L) || L <- CycleLabels]}.
+
+edge_index(Key, I, St) ->
+    {Edges, _} = product_edges(Key bsr 32, Key band ?PRE, St),
+    {_, _, J} = lists:nth(I + 1, Edges),
+    J.
+
+show(stutter) -> #{kind => stutter};
+show(Label) -> mce_search:step(Label).
+
+base(Violation, Trace, #st{search = S} = St) ->
+    #{violation => Violation, trace => Trace, final_state => mce_search:final_state(S),
+      ether => mce_search:ether(S), stats => stats(St)}.
+
+stats(#st{ctx = Ctx, buchi = B, cache = Cache}) ->
+    Base = mce_search:stats(Ctx),
+    Product = case B of
+                  undefined -> #{};
+                  _ -> maps:fold(fun(K, V, M) -> M#{list_to_atom("product_" ++ atom_to_list(K)) => V} end,
+                                 #{}, mce_nif:buchi_stats(B))
+              end,
+    maps:merge(Base#{expanded_states => ets:info(Cache, size)}, Product).

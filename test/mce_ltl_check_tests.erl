@@ -1,0 +1,229 @@
+%% @doc LTL checks of programs through mcerlang:check/2: liveness under
+%% weak fairness and without, probes and props as predicates, lassos as
+%% counterexamples, quantification over pids, and the database of
+%% ../shared/papers/003_7dd3bcd1accd73d3.txt (Section 9).
+-module(mce_ltl_check_tests).
+-include_lib("eunit/include/eunit.hrl").
+
+check(Entry, Opts) ->
+    mcerlang:check(Entry, Opts#{progress => false}).
+
+spin() -> {tprog_ltl, spin_and_work, []}.
+done_prop() -> #{done => {prop, done}}.
+
+%% The worker is always enabled, so a weakly fair run lets it finish.
+spinner_weak_fairness_test() ->
+    ?assertMatch({ok, #{states := _}},
+                 check(spin(), #{ltl => "<> done", predicates => done_prop()})).
+
+%% Without fairness the spinner may run forever: a lasso whose cycle is
+%% the spinner's step, and the worker never moves.
+spinner_no_fairness_test() ->
+    {error, Cex} = check(spin(), #{ltl => "<> done", predicates => done_prop(),
+                                   fairness => none}),
+    #{violation := {ltl, "<> done"}, trace := Stem, cycle := Cycle} = Cex,
+    ?assert(Cycle =/= []),
+    [Spinner] = [P || #{effects := Es} <- Stem, {spawn, P, {_, spinner, []}, _} <- Es],
+    ?assert(lists:all(fun(#{kind := run, pid := P}) -> P =:= Spinner;
+                         (_) -> false
+                      end, Cycle)),
+    %% the worker never ran: no step of the stem or cycle is at prop(done)
+    ?assertNot(lists:any(fun(#{action := {prop_passed, done}}) -> true;
+                            (_) -> false end, Stem ++ Cycle)).
+
+%% Nested DFS and the SCC search agree when fairness is off.
+no_fairness_both_algorithms_test() ->
+    {error, #{cycle := _}} = check(spin(), #{ltl => "[] !done", predicates => done_prop(),
+                                             fairness => none}),
+    {error, #{cycle := _}} = check(spin(), #{ltl => "[] !done", predicates => done_prop(),
+                                             fairness => weak}).
+
+%% A process that waits forever: the state stutters, and `<> done' fails
+%% even under fairness; the cycle is the stutter step.
+stuck_process_stutters_test() ->
+    {error, #{violation := {ltl, _}, cycle := Cycle}} =
+        check({tprog_ltl, never_done, []}, #{ltl => "<> done", predicates => done_prop()}),
+    ?assertEqual([#{kind => stutter}], Cycle).
+
+%% Probes mark the step into a state; props the state where a process
+%% stands at one.
+probe_and_prop_predicates_test() ->
+    Preds = #{pong => {probe, pong}, stopped => {prop, stopped}},
+    PP = {tprog_ltl, ping_pong, [2]},
+    ?assertMatch({ok, _}, check(PP, #{ltl => "<> stopped", predicates => Preds})),
+    ?assertMatch({ok, _}, check(PP, #{ltl => "[] (pong -> !stopped)", predicates => Preds})),
+    ?assertMatch({ok, _}, check(PP, #{ltl => "<> pong", predicates => Preds})),
+    %% a pong happens, so "never a pong" fails; the stem reaches the probe
+    {error, #{trace := Stem, cycle := _}} =
+        check(PP, #{ltl => "[] !pong", predicates => Preds}),
+    ?assert(lists:any(fun(#{probes := [{pong, _}]}) -> true; (_) -> false end, Stem)),
+    %% after the pinger stops, pong never comes back: "infinitely often pong" fails
+    ?assertMatch({error, _}, check(PP, #{ltl => "[] <> pong", predicates => Preds})),
+    %% patterns: a probe's value, a fun over the view
+    Pinger = fun(P) -> is_pid(P) end,
+    ?assertMatch({ok, _}, check(PP, #{ltl => "<> pong", predicates => #{pong => {probe, pong, Pinger}}})),
+    Alive = fun(#{processes := Ps}) -> Ps =/= [] end,
+    %% in the last state every process has ended
+    ?assertMatch({error, #{cycle := [#{kind := stutter}]}},
+                 check(PP, #{ltl => "[] alive", predicates => #{alive => Alive}})),
+    ?assertMatch({ok, _}, check(PP, #{ltl => "alive U stopped",
+                                      predicates => Preds#{alive => Alive}})).
+
+%% In an LTL check the formula is the property; safety properties asked
+%% for as well hold in every reachable state, and a violation of one is
+%% reported with the path to it.
+abnormal_exit_during_ltl_test() ->
+    ?assertMatch({ok, _}, check({tprog_ltl, crash_later, []}, #{ltl => "[] true"})),
+    {error, #{violation := {abnormal_exit, _, {boom, _}}, trace := Trace}} =
+        check({tprog_ltl, crash_later, []}, #{ltl => "[] true", property => abnormal_exit}),
+    ?assert(length(Trace) >= 2),
+    ?assertMatch({error, #{violation := deadlock}},
+                 check({tprog_ltl, never_done, []}, #{ltl => "[] true", property => deadlock})).
+
+%% Paper 003, Section 9: "if a process allocates a key, then no other
+%% process sets a value before it sets one, or the key is already
+%% allocated", expanded over the pids of the run.
+-define(DB_FORMULA, "forall P, Q: P != Q -> [](allocate(P) -> (!value(Q) U (value(P) || allocated)))").
+db_preds() ->
+    #{allocate => fun(P) -> {prop, {allocate, P}} end,
+      value => fun(P) -> {prop, {value, P}} end,
+      allocated => {prop, allocated}}.
+
+%% Every send a step of its own, so the clients' messages race.
+db_opts() ->
+    #{ltl => ?DB_FORMULA, predicates => db_preds(), granularity => small}.
+
+database_holds_test_() ->
+    {timeout, 120,
+     fun() ->
+             ?assertMatch({ok, _}, check({tprog_ltl, db_main, [false]}, db_opts()))
+     end}.
+
+database_mutant_refuted_test_() ->
+    {timeout, 120,
+     fun() ->
+             {error, #{violation := {ltl, ?DB_FORMULA}, trace := Stem, cycle := Cycle}} =
+                 check({tprog_ltl, db_main, [true]}, db_opts()),
+             %% the wrong client's value was taken: the first value the
+             %% database accepts after an allocation is another client's
+             Passed = [T || #{kind := run, action := {prop_passed, T}} <- Stem ++ Cycle],
+             [{allocate, P} | AfterAlloc] = lists:dropwhile(fun(T) -> not is_tuple(T) orelse
+                                                                       element(1, T) =/= allocate
+                                                          end, Passed),
+             [{value, Q} | _] = [T || {value, _} = T <- AfterAlloc],
+             ?assertNotEqual(P, Q)
+     end}.
+
+%% Bad formulas and predicates are named.
+errors_test() ->
+    ?assertError({mcerlang, {bad_ltl, "[] (a", {column, _}, _}},
+                 check(spin(), #{ltl => "[] (a", predicates => #{a => {prop, a}}})),
+    ?assertError({mcerlang, {undefined_predicate, b, 0}},
+                 check(spin(), #{ltl => "[] b", predicates => #{a => {prop, a}}})),
+    ?assertError({mcerlang, {bad_predicate, a, _, _}},
+                 check(spin(), #{ltl => "forall P: [] a(P)", predicates => #{a => {prop, a}}})),
+    ?assertError({mcerlang, {bad_predicate, a, 42, _}},
+                 check(spin(), #{ltl => "[] a", predicates => #{a => 42}})),
+    ?assertError({mcerlang, {incompatible_options, ltl, shortest}},
+                 check(spin(), #{ltl => "[] a", predicates => #{a => {prop, a}}, shortest => true})),
+    ?assertError({mcerlang, {bad_option_value, fairness, strong}},
+                 check(spin(), #{ltl => "[] a", predicates => #{a => {prop, a}}, fairness => strong})),
+    ?assertError({mcerlang, {property_crashed, {predicate, a}, _}},
+                 check(spin(), #{ltl => "[] a", predicates => #{a => fun(_) -> erlang:error(oops) end}})),
+    ?assertError({mcerlang, {bad_predicate_value, a, maybe, _}},
+                 check(spin(), #{ltl => "[] a", predicates => #{a => fun(_) -> maybe end}})).
+
+%% Limits end an LTL check as inconclusive, and its NIF state is freed.
+limits_test() ->
+    Before = mce_nif:live_searches(),
+    ?assertMatch({inconclusive, max_states, _},
+                 check({tprog_ltl, db_main, [false]},
+                       #{ltl => "[] !allocated", predicates => db_preds(), max_states => 20})),
+    erlang:garbage_collect(),
+    ?assertEqual(Before, mce_nif:live_searches()).
+
+%% A lasso reads as stem, cycle and the state where the cycle starts.
+format_lasso_test() ->
+    {error, Cex} = check(spin(), #{ltl => "<> done", predicates => done_prop(),
+                                   fairness => none}),
+    Text = lists:flatten(io_lib:format("~ts", [mcerlang:format(Cex)])),
+    ?assertNotEqual(nomatch, string:find(Text, "then a cycle of 1")),
+    ?assertNotEqual(nomatch, string:find(Text, "Cycle (repeats forever):\n   3. <0.2.0> receives tick")),
+    ?assertNotEqual(nomatch, string:find(Text, "Violation: the LTL property <> done fails")),
+    ?assertNotEqual(nomatch, string:find(Text, "State where the cycle starts:")),
+    {error, Stuck} = check({tprog_ltl, never_done, []}, #{ltl => "<> done", predicates => done_prop()}),
+    StuckText = lists:flatten(io_lib:format("~ts", [mcerlang:format(Stuck)])),
+    ?assertNotEqual(nomatch, string:find(StuckText, "the run stays here")).
+
+%% examples/locker.erl (paper 004): every request a client makes is
+%% eventually granted, for each client.  It holds even without fairness:
+%% the locker grants in request order, and while a request waits the other
+%% clients block on the locker, so no run can leave the locker idle.
+-define(LOCKER_LIVENESS, "forall C: [](requested(C) -> <> holding(C))").
+locker_preds() ->
+    #{requested => fun(C) -> {probe, request, {C, '_', '_'}} end,
+      holding => fun(C) -> {prop, {holding, C, '_', '_'}} end}.
+
+locker_liveness_test_() ->
+    {timeout, 300,
+     fun() ->
+             Entry = {locker, start, [[{a, exclusive}, {a, exclusive}, {a, shared}], forever]},
+             ?assertMatch({ok, _}, check(Entry, #{ltl => ?LOCKER_LIVENESS,
+                                                  predicates => locker_preds()})),
+             ?assertMatch({ok, _}, check(Entry, #{ltl => ?LOCKER_LIVENESS,
+                                                  predicates => locker_preds(),
+                                                  fairness => none})),
+             %% "some client never holds the lock" fails: the lasso shows a
+             %% client's grant
+             {error, #{trace := Stem, cycle := Cycle}} =
+                 check(Entry, #{ltl => "forall C: [] !holding(C)", predicates => locker_preds()}),
+             ?assert(lists:any(fun(#{action := {prop_passed, {holding, _, a, _}}}) -> true;
+                                  (#{outcome := {prop, {holding, _, a, _}}}) -> true;
+                                  (_) -> false
+                               end, Stem ++ Cycle))
+     end}.
+
+%% Oracle: `[] !p' by the Büchi product search and the invariant "no
+%% process stands at a prop matching p" by the safety search agree, on
+%% every program and prop pattern below.
+safety_formulas_agree_with_invariants_test_() ->
+    Programs = [{{tprog_ltl, db_main, [false]}, #{granularity => small}},
+                {{tprog_ltl, db_main, [true]}, #{granularity => small}},
+                {{tprog_ltl, ping_pong, [2]}, #{}},
+                {{tprog_ltl, spin_and_work, []}, #{}},
+                {{locker, start, [[{a, exclusive}, {a, shared}], 1]}, #{}}],
+    Patterns = [top, allocated, lookup, stopped, done, {allocate, '_'}, {value, '_'},
+                {holding, '_', a, shared}, {holding, '_', '_', exclusive}, nothing],
+    {timeout, 300,
+     fun() ->
+             Verdicts =
+                 [begin
+                      At = fun(#{processes := Ps}) ->
+                                   lists:any(fun(#{props := Props}) ->
+                                                     lists:any(fun(T) -> matches(Pat, T) end, Props)
+                                             end, Ps)
+                           end,
+                      Ltl = check(Entry, Opts#{ltl => "[] !p", predicates => #{p => {prop, Pat}}}),
+                      Inv = check(Entry, Opts#{invariant => fun(V) -> not At(V) end,
+                                               property => none}),
+                      ?assertEqual({Entry, Pat, element(1, Inv)}, {Entry, Pat, element(1, Ltl)}),
+                      element(1, Ltl)
+                  end || {Entry, Opts} <- Programs, Pat <- Patterns],
+             %% the comparison is not vacuous: both verdicts occur
+             ?assert(lists:member(ok, Verdicts) andalso lists:member(error, Verdicts))
+     end}.
+
+matches('_', _) -> true;
+matches(P, T) when is_tuple(P), is_tuple(T), tuple_size(P) =:= tuple_size(T) ->
+    lists:all(fun({A, B}) -> matches(A, B) end, lists:zip(tuple_to_list(P), tuple_to_list(T)));
+matches(P, T) -> P =:= T.
+
+%% Probe predicates of quantified formulas: the program graph is explored
+%% before the predicates are known, and its probes still count.
+quantified_probe_predicates_test() ->
+    Entry = {locker, start, [[{a, exclusive}, {a, exclusive}], 1]},
+    {error, #{violation := {ltl, _}}} =
+        check(Entry, #{ltl => "forall C: [] !requested(C)", predicates => locker_preds()}),
+    {error, #{violation := {ltl, _}}} =
+        check(Entry, #{ltl => "[] !requested", predicates => #{requested => {probe, request}},
+                       property => abnormal_exit}).
