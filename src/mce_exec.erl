@@ -9,7 +9,7 @@
 %% itself, which the search keeps on its stack for counterexamples.
 -module(mce_exec).
 
--export([run/6, matches/2, location/1, clean_stack/1, caught_stack/1]).
+-export([run/6, matches/2, location/1, clean_stack/1, caught_stack/1, fun_origin/1]).
 
 %% The VM's default depth of stack traces (erlang:system_flag(backtrace_depth, _)).
 -define(BACKTRACE_DEPTH, 8).
@@ -97,6 +97,28 @@ location({{Mod, Name, _, _}, _Frames}) -> info(Mod, Name);
 location({Mod, F, Args}) when is_atom(Mod), is_list(Args) ->
     {original_module(Mod), F, length(Args), "", 0};
 location(_) -> undefined.
+
+%% @doc Where a fun of checked code was written: its original module, the
+%% name the compiler gives it there (`'-main/0-fun-1-'': a fun in main/0),
+%% and its source file and line.  Translation moves funs into generated
+%% functions, so the translated fun's own name can say less.
+-spec fun_origin(function()) -> {module(), atom(), string(), non_neg_integer()} | undefined.
+fun_origin(Fun) when is_function(Fun) ->
+    case erlang:fun_info(Fun, type) of
+        {type, local} ->
+            {module, M} = erlang:fun_info(Fun, module),
+            {name, F} = erlang:fun_info(Fun, name),
+            case info(M, {'fun', F}) of
+                {OrigM, OrigF, _, File, Line} -> {OrigM, OrigF, File, Line};
+                undefined ->
+                    case original_module(M) of
+                        M -> undefined;
+                        OrigM -> {OrigM, F, "", 0}
+                    end
+            end;
+        {type, external} ->
+            undefined
+    end.
 
 info(Mod, Name) ->
     try Mod:'$mce_info'(Name)

@@ -148,7 +148,7 @@ format_lasso_test() ->
                                    fairness => none}),
     Text = lists:flatten(io_lib:format("~ts", [mcerlang:format(Cex)])),
     ?assertNotEqual(nomatch, string:find(Text, "then a cycle of 1")),
-    ?assertNotEqual(nomatch, string:find(Text, "Cycle (repeats forever):\n   3. <0.2.0> receives tick")),
+    ?assertNotEqual(nomatch, string:find(Text, "Cycle (repeats forever):\n   3. <0.2.0> (tprog_ltl:spinner/0) receives tick")),
     ?assertNotEqual(nomatch, string:find(Text, "Violation: the LTL property <> done fails")),
     ?assertNotEqual(nomatch, string:find(Text, "State where the cycle starts:")),
     {error, Stuck} = check({tprog_ltl, never_done, []}, #{ltl => "<> done", predicates => done_prop()}),
