@@ -7,6 +7,7 @@ ASAN_LIB := $(shell gcc -print-file-name=libasan.so 2>/dev/null)
 
 all: compile
 
+# The library and bin/mcerlang's build (the escript runs _build/default).
 compile:
 	$(REBAR) compile
 
@@ -18,7 +19,8 @@ test: test-c test-erl test-asan dialyzer
 test-c:
 	$(MAKE) -C c_src test buchi-test
 
-test-erl:
+# The command-line tests run bin/mcerlang, which runs the default build.
+test-erl: compile
 	$(REBAR) eunit
 
 # The BEAM itself is not instrumented, so the sanitizer runtime is preloaded
@@ -30,17 +32,20 @@ test-asan:
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 MCERLANG_NIF=asan \
 	erl -noshell -pa _build/test/lib/mcerlang/ebin -pa _build/test/lib/mcerlang/examples \
 	    -pa _build/test/lib/mcerlang/test \
-	    -eval 'case eunit:test([mcerlang_tests, mce_translate_tests, mce_nif_tests, mce_random_tests, mce_dist_tests, mce_otp_tests, mce_property_tests, mce_buchi_tests, mce_otp_diff_tests, mce_table_tests, mce_ltl_check_tests], []) of ok -> halt(0); _ -> halt(1) end'
+	    -eval 'case eunit:test([mcerlang_tests, mce_translate_tests, mce_nif_tests, mce_random_tests, mce_dist_tests, mce_otp_tests, mce_property_tests, mce_buchi_tests, mce_otp_diff_tests, mce_table_tests, mce_ltl_check_tests, mce_replay_tests, mce_debug_tests], []) of ok -> halt(0); _ -> halt(1) end'
 
 bench:
 	$(REBAR) as test compile
 	erl -noshell -pa _build/test/lib/mcerlang/ebin -pa _build/test/lib/mcerlang/examples \
 	    -pa _build/test/lib/mcerlang/bench -s mce_bench main -s init stop
 
-demo:
+demo: compile
 	$(REBAR) as test compile
 	erl -noshell -pa _build/test/lib/mcerlang/ebin -pa _build/test/lib/mcerlang/examples \
 	    -eval 'demo:main(), halt().'
+	@echo
+	@echo '=== bin/mcerlang check examples/tutorial/bank.erl "bank:main()"  (the README tutorial)'
+	bin/mcerlang check examples/tutorial/bank.erl 'bank:main()'; test $$? -eq 1
 
 dialyzer:
 	$(REBAR) dialyzer

@@ -8,6 +8,8 @@ set -eu
 cd "$(dirname "$0")"
 
 PACKAGES="erlang-nox erlang-dev erlang-eunit erlang-syntax-tools erlang-tools erlang-dialyzer rebar3 gcc make libc6-dev libxxhash-dev"
+# The tests open message sequence charts in a real browser.
+[ "${1:-test}" = test ] && PACKAGES="$PACKAGES chromium"
 missing=""
 for p in $PACKAGES; do
     dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

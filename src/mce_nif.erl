@@ -115,7 +115,7 @@ stats(_Search) -> erlang:nif_error(not_loaded).
 trace(_Search) -> erlang:nif_error(not_loaded).
 
 -spec top_state(search()) ->
-          [{pos_integer(), init | waiting, term(), [term()], [pos_integer()], atom()}].
+          [{pos_integer(), init | waiting | choosing, term(), [term()], [pos_integer()], atom()}].
 top_state(_Search) -> erlang:nif_error(not_loaded).
 
 %% @doc Is `Pid' alive in the state being expanded?

@@ -12,6 +12,8 @@
 %% search in expand-only mode and shares the limits, views and reports.
 -export([search/1, options/1, tick/1, view/2, step/1, stats/1, violation/3,
          internal_error/1, final_state/1, ether/1, property_call/2]).
+%% For stepping sessions (mce_session: replay, simulation, the debugger).
+-export([new_context/2, judge/3, initial_observer/1]).
 
 -record(ctx, {search :: mce_nif:search(),
               opts :: map(),
@@ -31,6 +33,20 @@
 
 -spec run(term(), map()) -> mcerlang:result().
 run(InitCall, Opts) ->
+    Ltl = maps:get(ltl, Opts) =/= none,
+    Ctx = new_context(Opts, Ltl),
+    case Ltl of
+        true -> mce_ltl_search:run(InitCall, Ctx);
+        false -> loop(mce_nif:start(Ctx#ctx.search, InitCall, 1), Ctx)
+    end.
+
+%% A new C search for these options, and the context of the loop that
+%% drives it.  `ExpandOnly': the caller decides what to explore (the LTL
+%% product search, stepping sessions), asking for one state's successors at
+%% a time.  Sets up the calling process for translated code: it must be
+%% the process that then answers the search's requests.
+-spec new_context(map(), boolean()) -> #ctx{}.
+new_context(Opts, ExpandOnly) ->
     CheckDeadlock = case lists:member(deadlock, maps:get(property, Opts)) of
                         true -> 1;
                         false -> 0
@@ -42,8 +58,7 @@ run(InitCall, Opts) ->
     Faults = maps:get(faults, Opts),
     Monitors = maps:get(monitor, Opts),
     Invariants = maps:get(invariant, Opts),
-    Observe = Monitors =/= [] orelse Invariants =/= [],
-    Ltl = maps:get(ltl, Opts) =/= none,
+    Observe = (Monitors =/= [] orelse Invariants =/= []) andalso not ExpandOnly,
     Initial = [monitor_init(M, Arg) || {M, Arg} <- Monitors],
     Search = mce_nif:new(#{nodes => Nodes,
                            creation => mce_pid:creation(),
@@ -79,7 +94,7 @@ run(InitCall, Opts) ->
                                                      when_idle -> 1;
                                                      any -> 0
                                                  end,
-                           expand_only => case Ltl of
+                           expand_only => case ExpandOnly of
                                               true -> 1;
                                               false -> 0
                                           end}),
@@ -89,14 +104,14 @@ run(InitCall, Opts) ->
                    infinity -> infinity;
                    Ms -> Now + Ms
                end,
-    Ctx = #ctx{search = Search, opts = Opts, started = Now, deadline = Deadline,
-               memory = maps:get(memory, Opts), progress = maps:get(progress, Opts),
-               last_report = Now, monitors = Monitors, invariants = Invariants,
-               initial_observer = Initial},
-    case Ltl of
-        true -> mce_ltl_search:run(InitCall, Ctx);
-        false -> loop(mce_nif:start(Search, InitCall, 1), Ctx)
-    end.
+    #ctx{search = Search, opts = Opts, started = Now, deadline = Deadline,
+         memory = maps:get(memory, Opts), progress = maps:get(progress, Opts),
+         last_report = Now, monitors = Monitors, invariants = Invariants,
+         initial_observer = Initial}.
+
+%% The monitors' states before the first step.
+-spec initial_observer(#ctx{}) -> [term()].
+initial_observer(#ctx{initial_observer = Initial}) -> Initial.
 
 -spec search(#ctx{}) -> mce_nif:search().
 search(#ctx{search = S}) -> S.
@@ -171,6 +186,7 @@ monitor_init(M, Arg) ->
     end.
 
 %% Invariants first, then each monitor in turn; the first violation wins.
+-spec judge(mcerlang:view(), [term()], #ctx{}) -> {ok, [term()]} | skip | {violation, term()}.
 judge(View, States, #ctx{monitors = Monitors, invariants = Invariants}) ->
     case [{invariant, F} || F <- Invariants,
                             property_call({invariant, F}, fun() -> F(View) end) =/= true] of

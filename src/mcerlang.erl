@@ -9,7 +9,10 @@
 %% naming the culprit.
 -module(mcerlang).
 
--export([check/1, check/2, stop/1, format/1, translate/1, choice/1, prop/1, probe/2]).
+-export([check/1, check/2, stop/1, format/1, format/2, msc/2, replay/1, simulate/2,
+         save/2, load/1, debug/1, debug/2, translate/1, choice/1, prop/1, probe/2]).
+%% For the debugger (mce_debug) and the command line (mce_cli).
+-export([options/1, entry/1, isolated/2]).
 
 -type entry() :: {module(), atom(), [term()]} | fun(() -> term()).
 -type property() :: deadlock | abnormal_exit.
@@ -56,8 +59,17 @@
 -type stats() :: #{states := non_neg_integer(), transitions := non_neg_integer(),
                    max_depth := non_neg_integer(), time_ms := non_neg_integer(),
                    memory := non_neg_integer(), atom() => term()}.
--type counterexample() :: #{violation := term(), trace := [mce_exec:label()],
-                            final_state := [map()], stats := stats()}.
+%% A counterexample: the violation; the steps from the initial state (maps
+%% with `kind' run, deliver, timer, fault or stutter; see mce_format); for
+%% an LTL violation the `cycle' of steps that repeats forever after them;
+%% the processes of the `final_state' (for a lasso, where the cycle
+%% starts) and the signals in the `ether' there; the search's `stats';
+%% and the `entry' and `options' of the check, for replay/1.
+-type counterexample() :: #{violation := term(), trace := [map()],
+                            final_state := [map()], stats := stats(),
+                            cycle => [map()], ether => [map()],
+                            entry => entry(), options => map(),
+                            simulation => #{seed := integer(), run := pos_integer()}}.
 -type result() :: {ok, stats()} | {error, counterexample()}
                 | {inconclusive, term(), stats()}.
 -export_type([entry/0, options/0, stats/0, counterexample/0, result/0, view/0, predicate/0]).
@@ -95,17 +107,30 @@ check(Entry) ->
 check(Entry, Options) ->
     Opts = options(Options),
     InitCall = entry(Entry),
-    %% The search runs in its own process (translated code uses the
-    %% executor's process dictionary), guarded by a watchdog that stops a
-    %% runaway step and kills the search if the caller dies, freeing its
-    %% NIF resource.
+    case isolated(fun() -> mce_search:run(InitCall, Opts) end, Opts) of
+        {error, Cex} -> {error, Cex#{entry => Entry, options => given(Options)}};
+        Result -> Result
+    end.
+
+%% The options as given, as a map: what replay/1 and load/1 need to run
+%% the same check again.
+given(List) when is_list(List) -> maps:from_list(List);
+given(Map) -> Map.
+
+%% @doc Runs `Work' (a search over translated code) in a process of its
+%% own: translated code uses the executor's process dictionary.  A
+%% watchdog stops a runaway step and kills the work if the caller dies,
+%% freeing its NIF resources; errors naming a culprit are raised again in
+%% the caller.
+-spec isolated(fun(() -> T), map()) -> T.
+isolated(Work, Opts) ->
     Caller = self(),
     Go = make_ref(),
     {Pid, Ref} = spawn_monitor(
                    fun() ->
                            Counter = receive {Go, C} -> C end,
                            put('$mce_watch', Counter),
-                           Result = try {ok, mce_search:run(InitCall, Opts)}
+                           Result = try {ok, Work()}
                                     catch error:{mcerlang, _} = E -> {raise, E};
                                           error:{mcerlang_internal, _, _} = E -> {raise, E}
                                     end,
@@ -170,10 +195,137 @@ prop(Term) ->
 probe(_Label, _Term) ->
     ok.
 
-%% @doc A counterexample as readable text: one line per step.
+%% @equiv format(Counterexample, #{})
 -spec format(counterexample()) -> unicode:chardata().
 format(Cex) ->
-    mce_format:counterexample(Cex).
+    format(Cex, #{}).
+
+%% @doc A counterexample as readable text: numbered steps (who moves,
+%% what it does, where in the source), the violation, and the processes
+%% of the final state.  Long terms are abbreviated: `depth' (default 8)
+%% and `width' (characters, default 100) bound each term; `full => true'
+%% shows them whole.
+-spec format(counterexample(), #{depth => pos_integer() | infinity,
+                                 width => pos_integer() | infinity,
+                                 full => boolean()}) -> unicode:chardata().
+format(Cex, FormatOpts) when is_map(Cex), is_map(FormatOpts) ->
+    valid_counterexample(Cex),
+    mce_format:counterexample(Cex, FormatOpts);
+format(Cex, FormatOpts) ->
+    erlang:error(badarg, [Cex, FormatOpts]).
+
+%% @doc Writes the message sequence chart of a counterexample to `File':
+%% an SVG drawing if the name ends in `.svg', else a self-contained HTML
+%% page holding the SVG (hover a message to see it whole).
+-spec msc(counterexample(), file:name_all()) -> ok | {error, file:posix() | term()}.
+msc(Cex, File) ->
+    valid_counterexample(Cex),
+    mce_msc:write(Cex, File).
+
+%% @doc Runs a counterexample's steps again, from its entry and options,
+%% each step matched exactly among the transitions enabled at that point,
+%% and checks that they end in the same violation.  Returns the
+%% counterexample as replayed (its final state recomputed), or where it
+%% diverged: `{diverged, StepNumber, Expected, Enabled}', or
+%% `{not_reproduced, Why}' when the steps replay but the violation does not
+%% follow.
+-spec replay(counterexample()) -> {ok, counterexample()} | {error, term()}.
+replay(Cex) ->
+    valid_counterexample(Cex),
+    case Cex of
+        #{entry := Entry, options := Given} ->
+            Opts = (options(Given))#{progress => false},
+            InitCall = entry(Entry),
+            isolated(fun() -> mce_session:replay(InitCall, Opts, Cex) end, Opts);
+        _ ->
+            erlang:error({mcerlang, {not_replayable, "the counterexample has no entry and options "
+                                     "(made by check/2, simulate/2 or load/1)"}})
+    end.
+
+%% @doc Random exploration: `runs' walks (default 100) of at most
+%% `max_steps' steps each (default 1000) from the initial state, each step
+%% chosen at random among the enabled ones, checking the same properties
+%% as check/2 on every state entered.  `seed' (an integer; by default
+%% drawn, and reported in the stats) makes the walks reproducible.
+%% Returns `{error, Counterexample}' for the first violation met (replay/1
+%% reruns it), `{ok, Stats}' when no walk met one (which proves nothing),
+%% `{inconclusive, Reason, Stats}' when `max_time' or `memory' ended the
+%% walks early.  Not with `ltl'.
+-spec simulate(entry(), options() | [{atom(), term()}]) -> result().
+simulate(Entry, Options) ->
+    Given = given(Options),
+    is_map(Given) orelse erlang:error({mcerlang, {bad_options, Options}}),
+    {SimOpts, CheckGiven} = simulation_options(Given),
+    maps:is_key(ltl, CheckGiven) andalso
+        erlang:error({mcerlang, {incompatible_options, simulate, ltl}}),
+    Opts = options(CheckGiven),
+    InitCall = entry(Entry),
+    case isolated(fun() -> mce_session:simulate(InitCall, Opts, SimOpts) end, Opts) of
+        {error, Cex} -> {error, Cex#{entry => Entry, options => CheckGiven}};
+        Result -> Result
+    end.
+
+simulation_options(Given) ->
+    Sim = maps:with([runs, max_steps, seed], Given),
+    maps:foreach(fun(K, V) when (K =:= runs orelse K =:= max_steps), is_integer(V), V > 0 -> ok;
+                    (seed, V) when is_integer(V) -> ok;
+                    (K, V) -> erlang:error({mcerlang, {bad_option_value, K, V}})
+                 end, Sim),
+    Defaults = #{runs => 100, max_steps => 1000,
+                 seed => erlang:phash2({erlang:monotonic_time(), erlang:unique_integer()})},
+    {maps:merge(Defaults, Sim), maps:without([runs, max_steps, seed], Given)}.
+
+%% @doc Saves a counterexample to `File', for a bug report: a text header
+%% (the formatted counterexample, readable with `head') followed by the
+%% counterexample as an Erlang term.  load/1 reads it back; replay/1 then
+%% reruns it where the same code is loaded.
+-spec save(counterexample(), file:name_all()) -> ok | {error, file:posix()}.
+save(Cex, File) ->
+    valid_counterexample(Cex),
+    Text = unicode:characters_to_binary(format(Cex)),
+    Term = term_to_binary(Cex, [compressed]),
+    file:write_file(File, [<<"mcerlang-counterexample 1 ">>, integer_to_binary(byte_size(Text)),
+                           <<"\n">>, Text, Term]).
+
+%% @doc Reads a counterexample that save/2 wrote.
+-spec load(file:name_all()) -> {ok, counterexample()} | {error, term()}.
+load(File) ->
+    case file:read_file(File) of
+        {ok, <<"mcerlang-counterexample 1 ", Rest/binary>>} ->
+            try
+                [LenText, Body] = binary:split(Rest, <<"\n">>),
+                Len = binary_to_integer(LenText),
+                <<_Text:Len/binary, Term/binary>> = Body,
+                Cex = binary_to_term(Term),
+                valid_counterexample(Cex),
+                {ok, Cex}
+            catch
+                error:_ -> {error, {bad_counterexample_file, File, "damaged contents"}}
+            end;
+        {ok, _} ->
+            {error, {bad_counterexample_file, File, "not written by mcerlang:save/2"}};
+        {error, _} = Error ->
+            Error
+    end.
+
+%% @equiv debug(CounterexampleOrEntry, #{})
+-spec debug(counterexample() | entry()) -> ok.
+debug(What) ->
+    debug(What, #{}).
+
+%% @doc An interactive step debugger in the shell, over a counterexample
+%% (starting at its initial state, `next' following its steps) or over a
+%% program (`Entry' with check options).  Type `help' at its prompt for
+%% the commands; mce_debug offers the same commands as functions.
+-spec debug(counterexample() | entry(), options() | [{atom(), term()}]) -> ok.
+debug(What, Options) ->
+    mce_debug:repl(What, Options).
+
+valid_counterexample(#{violation := _, trace := Trace, final_state := _}) when is_list(Trace) ->
+    ok;
+valid_counterexample(Other) ->
+    erlang:error({mcerlang, {bad_counterexample, Other,
+                             "expected the map of {error, Counterexample} from check/2"}}).
 
 %% @doc The translation of `Module' as Erlang source text.
 -spec translate(module()) -> {ok, string()}.
@@ -183,6 +335,8 @@ translate(Module) when is_atom(Module) ->
 
 %%--------------------------------------------------------------------
 
+%% @doc The initial call of the program `Entry' starts, in translated code.
+-spec entry(entry()) -> term().
 entry({M, F, Args}) when is_atom(M), is_atom(F), is_list(Args) ->
     check_module(M),
     Arity = length(Args),
@@ -256,6 +410,8 @@ check_module(M) ->
             erlang:error({mcerlang, {undefined_module, M, Why}})
     end.
 
+%% @doc Checked options with their defaults (raises naming a bad one).
+-spec options(options() | [{atom(), term()}]) -> map().
 options(List) when is_list(List) ->
     case lists:all(fun(X) -> is_tuple(X) andalso tuple_size(X) =:= 2 end, List) of
         true -> options(maps:from_list(List));

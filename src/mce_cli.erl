@@ -1,0 +1,369 @@
+%% @doc The command line: `mcerlang check | simulate | replay | debug'.
+%%
+%% bin/mcerlang (an escript) calls main/1.  Options mirror those of
+%% mcerlang:check/2 and simulate/2; values that are Erlang terms (funs
+%% included) are written as Erlang.  Exit codes: 0 the property holds (or,
+%% for replay, the counterexample no longer reproduces), 1 a violation, 2
+%% inconclusive or an error.
+-module(mce_cli).
+
+-export([main/1, run/1]).
+
+-define(HOLDS, 0).
+-define(VIOLATION, 1).
+-define(OTHER, 2).
+
+%% @doc The escript's entry point: runs the command, then halts the VM with
+%% its exit code.
+-spec main([string()]) -> no_return().
+main(Args) ->
+    erlang:halt(run(Args)).
+
+%% @doc Runs a command line and returns its exit code.
+-spec run([string()]) -> 0 | 1 | 2.
+run(Args) ->
+    try command(Args)
+    catch
+        throw:{usage, Message} ->
+            io:format(standard_error, "mcerlang: ~ts~nRun mcerlang --help for the usage.~n",
+                      [Message]),
+            ?OTHER;
+        error:{mcerlang, Reason} ->
+            io:format(standard_error, "mcerlang: error: ~tp~n", [Reason]),
+            ?OTHER;
+        Class:Reason:Stack ->
+            %% A bug of mcerlang's: reported whole, and exit code 2 rather
+            %% than the escript's own crash.
+            io:format(standard_error, "mcerlang: internal error: ~tp~n~tp~n",
+                      [{Class, Reason}, Stack]),
+            ?OTHER
+    end.
+
+command([]) -> usage(), ?OTHER;
+command([H | _]) when H =:= "--help"; H =:= "-h"; H =:= "help" -> usage(), ?HOLDS;
+command(["check" | Args]) -> check(parse(Args, check));
+command(["simulate" | Args]) -> simulate(parse(Args, simulate));
+command(["replay" | Args]) -> replay(parse(Args, replay));
+command(["debug" | Args]) -> debug(parse(Args, debug));
+command([Other | _]) -> throw({usage, io_lib:format("unknown command ~ts", [Other])}).
+
+usage() ->
+    io:put_chars(
+      "Usage: mcerlang check    [OPTIONS] [FILE.erl ...] 'Module:Function(Args)'\n"
+      "       mcerlang simulate [OPTIONS] [FILE.erl ...] 'Module:Function(Args)'\n"
+      "       mcerlang replay   [OPTIONS] COUNTEREXAMPLE_FILE\n"
+      "       mcerlang debug    [OPTIONS] COUNTEREXAMPLE_FILE | [FILE.erl ...] 'Module:Function(Args)'\n"
+      "\n"
+      "check explores every interleaving of the program the call starts; simulate runs\n"
+      "random schedules; replay reruns a saved counterexample (--save) and says whether\n"
+      "it still reproduces; debug steps through a counterexample or a program.\n"
+      "FILE.erl arguments are compiled (with debug_info) and loaded first.\n"
+      "\n"
+      "Exit codes: 0 holds (replay: no longer reproduces), 1 violation (replay: reproduces),\n"
+      "2 inconclusive or error.\n"
+      "\n"
+      "Code:\n"
+      "  -pa DIR                      add DIR to the code path (repeatable); ./ebin and\n"
+      "                               ./_build/default/lib/*/ebin are added when present\n"
+      "Properties (as the options of mcerlang:check/2):\n"
+      "  --property P[,P]             deadlock, abnormal_exit, or none (default both)\n"
+      "  --treat-as-normal TERM       an exit reason that is not a violation (repeatable)\n"
+      "  --ltl FORMULA                an LTL formula every run must satisfy\n"
+      "  --pred NAME=EXPR             a predicate of the formula: {prop, Pattern}, {probe, Label},\n"
+      "                               {probe, Label, Pattern}, or fun(View) -> boolean() end\n"
+      "  --fairness weak|none         for --ltl (default weak)\n"
+      "  --monitor MODULE[=TERM]      a safety monitor with its init argument (default [])\n"
+      "  --invariant FUN              fun(View) -> boolean() end, true in every state\n"
+      "Search:\n"
+      "  --max-states N  --max-depth N  --max-time MS  --memory BYTES\n"
+      "  --shortest                   breadth-first: a shortest counterexample\n"
+      "  --table exact|hash_compact|bitstate:BITS\n"
+      "  --timeouts any|when_idle  --granularity big|small  --delivery instant|ether\n"
+      "  --nodes N1@H,N2@H            simulated nodes (the entry runs on the first)\n"
+      "  --faults KIND=N[,KIND=N]     crash_node, disconnect, kill: how many may happen\n"
+      "  --env TERM                   application environments, #{App => #{Key => Value}}\n"
+      "  --option KEY=TERM            any other option of mcerlang:check/2\n"
+      "  --no-progress                no progress lines on stderr\n"
+      "Simulation:\n"
+      "  --runs N (100)  --max-steps N (1000)  --seed N (drawn, and printed)\n"
+      "Output:\n"
+      "  --msc FILE                   write the counterexample's message sequence chart\n"
+      "                               (FILE.svg: SVG; otherwise self-contained HTML)\n"
+      "  --save FILE                  save the counterexample for replay\n"
+      "  --full  --depth N  --width N how much of long terms to show (default abbreviated)\n"
+      "  --quiet                      only the verdict line\n"
+      "  --help                       this text\n").
+
+%%--------------------------------------------------------------------
+%% Arguments
+%%--------------------------------------------------------------------
+
+-record(cli, {verb :: atom(),
+              options = #{} :: map(),
+              format = #{} :: map(),
+              msc = none :: none | string(),
+              save = none :: none | string(),
+              quiet = false :: boolean(),
+              paths = [] :: [string()],
+              files = [] :: [string()],
+              positional = [] :: [string()]}).
+
+parse(Args, Verb) ->
+    Cli = parse(Args, #cli{verb = Verb}, []),
+    Cli#cli{options = maps:merge(#{progress => true}, Cli#cli.options)}.
+
+parse([], Cli, Pos) ->
+    {Files, Rest} = lists:partition(fun(A) -> filename:extension(A) =:= ".erl" end,
+                                    lists:reverse(Pos)),
+    Cli#cli{files = Files, positional = Rest};
+parse(["--" ++ _ = Flag | Rest], Cli, Pos) when Flag =:= "--shortest"; Flag =:= "--full";
+                                                  Flag =:= "--quiet"; Flag =:= "--no-progress" ->
+    parse(Rest, flag(Flag, Cli), Pos);
+parse(["-pa", Dir | Rest], Cli, Pos) ->
+    parse(Rest, Cli#cli{paths = Cli#cli.paths ++ [Dir]}, Pos);
+parse(["--" ++ Name | Rest], Cli, Pos) ->
+    {Value, Rest1} = case string:split(Name, "=") of
+                         [N, V] -> {{N, V}, Rest};
+                         [N] ->
+                             case Rest of
+                                 [V | R] -> {{N, V}, R};
+                                 [] -> throw({usage, io_lib:format("--~ts needs a value", [N])})
+                             end
+                     end,
+    parse(Rest1, option(Value, Cli), Pos);
+parse(["-" ++ _ = Flag | _], _Cli, _Pos) when Flag =/= "-" ->
+    throw({usage, io_lib:format("unknown flag ~ts", [Flag])});
+parse([Arg | Rest], Cli, Pos) ->
+    parse(Rest, Cli, [Arg | Pos]).
+
+flag("--shortest", Cli) -> set(shortest, true, Cli);
+flag("--full", Cli) -> Cli#cli{format = (Cli#cli.format)#{full => true}};
+flag("--quiet", Cli) -> Cli#cli{quiet = true};
+flag("--no-progress", Cli) -> set(progress, false, Cli).
+
+set(K, V, #cli{options = O} = Cli) -> Cli#cli{options = O#{K => V}}.
+
+option({"property", V}, Cli) ->
+    set(property, case V of
+                      "none" -> none;
+                      _ -> [list_to_atom(P) || P <- string:lexemes(V, ",")]
+                  end, Cli);
+option({"treat-as-normal", V}, #cli{options = O} = Cli) ->
+    set(treat_as_normal, maps:get(treat_as_normal, O, [normal, shutdown]) ++ [term(V, "--treat-as-normal")],
+        Cli);
+option({"ltl", V}, Cli) -> set(ltl, V, Cli);
+option({"pred", V}, #cli{options = O} = Cli) ->
+    case string:split(V, "=") of
+        [Name, Expr] when Name =/= "" ->
+            Preds = maps:get(predicates, O, #{}),
+            set(predicates, Preds#{list_to_atom(string:trim(Name)) => term(Expr, "--pred")}, Cli);
+        _ -> throw({usage, io_lib:format("--pred ~ts: expected NAME=EXPR", [V])})
+    end;
+option({"fairness", V}, Cli) -> set(fairness, list_to_atom(V), Cli);
+option({"monitor", V}, #cli{options = O} = Cli) ->
+    Mon = case string:split(V, "=") of
+              [M, Arg] -> {list_to_atom(M), term(Arg, "--monitor")};
+              [M] -> {list_to_atom(M), []}
+          end,
+    set(monitor, maps:get(monitor, O, []) ++ [Mon], Cli);
+option({"invariant", V}, #cli{options = O} = Cli) ->
+    set(invariant, maps:get(invariant, O, []) ++ [term(V, "--invariant")], Cli);
+option({K, V}, Cli) when K =:= "max-states"; K =:= "max-depth"; K =:= "max-time"; K =:= "memory";
+                         K =:= "runs"; K =:= "max-steps"; K =:= "seed" ->
+    set(list_to_atom(lists:flatten(string:replace(K, "-", "_", all))), integer(V, "--" ++ K), Cli);
+option({"table", V}, Cli) ->
+    set(table, case string:split(V, ":") of
+                   ["bitstate", Bits] -> {bitstate, integer(Bits, "--table")};
+                   [T] -> list_to_atom(T);
+                   _ -> throw({usage, io_lib:format("--table ~ts: expected exact, hash_compact "
+                                                    "or bitstate:BITS", [V])})
+               end, Cli);
+option({K, V}, Cli) when K =:= "timeouts"; K =:= "granularity"; K =:= "delivery" ->
+    set(list_to_atom(K), list_to_atom(V), Cli);
+option({"nodes", V}, Cli) -> set(nodes, [list_to_atom(N) || N <- string:lexemes(V, ",")], Cli);
+option({"faults", V}, Cli) ->
+    set(faults, maps:from_list(
+                  [case string:split(KV, "=") of
+                       [K, N] -> {list_to_atom(K), integer(N, "--faults")};
+                       _ -> throw({usage, io_lib:format("--faults ~ts: expected KIND=N", [V])})
+                   end || KV <- string:lexemes(V, ",")]), Cli);
+option({"env", V}, Cli) -> set(env, term(V, "--env"), Cli);
+option({"option", V}, Cli) ->
+    case string:split(V, "=") of
+        [K, T] when K =/= "" -> set(list_to_atom(K), term(T, "--option " ++ K), Cli);
+        _ -> throw({usage, io_lib:format("--option ~ts: expected KEY=TERM", [V])})
+    end;
+option({"msc", V}, Cli) -> Cli#cli{msc = V};
+option({"save", V}, Cli) -> Cli#cli{save = V};
+option({K, V}, Cli) when K =:= "depth"; K =:= "width" ->
+    Cli#cli{format = (Cli#cli.format)#{list_to_atom(K) => integer(V, "--" ++ K)}};
+option({K, _}, _Cli) ->
+    throw({usage, io_lib:format("unknown option --~ts", [K])}).
+
+integer(Text, Culprit) ->
+    case string:to_integer(Text) of
+        {N, []} -> N;
+        _ -> throw({usage, io_lib:format("~ts ~ts: expected an integer", [Culprit, Text])})
+    end.
+
+%% An Erlang expression (funs included), evaluated.
+term(Text, Culprit) ->
+    case erl_scan:string(Text ++ ".") of
+        {ok, Tokens, _} ->
+            case erl_parse:parse_exprs(Tokens) of
+                {ok, [Expr]} ->
+                    {value, V, _} = erl_eval:expr(Expr, erl_eval:new_bindings()),
+                    V;
+                _ -> throw({usage, io_lib:format("~ts ~ts: not an Erlang expression", [Culprit, Text])})
+            end;
+        _ -> throw({usage, io_lib:format("~ts ~ts: not an Erlang expression", [Culprit, Text])})
+    end.
+
+%% 'Module:Function(Args)' as an entry.
+entry(#cli{positional = [Call]}) ->
+    case erl_scan:string(Call ++ ".") of
+        {ok, Tokens, _} ->
+            case erl_parse:parse_exprs(Tokens) of
+                {ok, [{call, _, {remote, _, {atom, _, M}, {atom, _, F}}, ArgExprs}]} ->
+                    {M, F, [element(2, erl_eval:expr(A, erl_eval:new_bindings())) || A <- ArgExprs]};
+                _ -> bad_entry(Call)
+            end;
+        _ -> bad_entry(Call)
+    end;
+entry(#cli{positional = []}) ->
+    throw({usage, "no entry: give the call that starts the program, as 'Module:Function(Args)'"});
+entry(#cli{positional = Many}) ->
+    throw({usage, io_lib:format("one entry expected, got ~ts", [lists:join(" ", Many)])}).
+
+bad_entry(Call) ->
+    throw({usage, io_lib:format("~ts: expected a call 'Module:Function(Args)' with literal "
+                                "arguments", [Call])}).
+
+%% Code paths, then the files given, compiled with debug_info (the
+%% checker translates from it).
+prepare(#cli{paths = Paths, files = Files}) ->
+    Default = [D || D <- ["ebin" | filelib:wildcard("_build/default/lib/*/ebin")], filelib:is_dir(D)],
+    [code:add_patha(D) || D <- Default ++ Paths, filelib:is_dir(D) orelse
+                                                     throw({usage, io_lib:format("-pa ~ts: no such directory", [D])})],
+    %% Not named mcerlang-*: code:lib_dir(mcerlang) would take it for the
+    %% application directory (name-version) and look for the NIF there.
+    Out = filename:join(tmp_dir(), "mce_cli_build_" ++ os:getpid()),
+    ok = filelib:ensure_path(Out),
+    code:add_patha(Out),
+    lists:foreach(
+      fun(File) ->
+              filelib:is_regular(File) orelse throw({usage, io_lib:format("~ts: no such file", [File])}),
+              case compile:file(File, [debug_info, report, return_errors, {outdir, Out}]) of
+                  {ok, M} ->
+                      code:purge(M),
+                      {module, M} = code:load_abs(filename:join(Out, atom_to_list(M)));
+                  {ok, M, _Warnings} ->
+                      code:purge(M),
+                      {module, M} = code:load_abs(filename:join(Out, atom_to_list(M)));
+                  _ ->
+                      throw({usage, io_lib:format("~ts does not compile", [File])})
+              end
+      end, Files).
+
+tmp_dir() ->
+    case os:getenv("TMPDIR") of
+        false -> "/tmp";
+        Dir -> Dir
+    end.
+
+%%--------------------------------------------------------------------
+%% Verbs
+%%--------------------------------------------------------------------
+
+check(Cli) ->
+    prepare(Cli),
+    Entry = entry(Cli),
+    report(mcerlang:check(Entry, Cli#cli.options), Cli).
+
+simulate(Cli) ->
+    prepare(Cli),
+    Entry = entry(Cli),
+    report(mcerlang:simulate(Entry, Cli#cli.options), Cli).
+
+replay(#cli{positional = [File]} = Cli) ->
+    prepare(Cli),
+    Cex = load(File),
+    case mcerlang:replay(Cex) of
+        {ok, Replayed} ->
+            Cli#cli.quiet orelse io:put_chars([mcerlang:format(Replayed, Cli#cli.format)]),
+            io:format("replay: the counterexample reproduces~n"),
+            outputs(Replayed, Cli),
+            ?VIOLATION;
+        {error, Why} ->
+            io:format("replay: the counterexample does not reproduce: ~ts~n", [why(Why, Cli)]),
+            ?HOLDS
+    end;
+replay(_) ->
+    throw({usage, "replay takes one counterexample file (written by --save or mcerlang:save/2)"}).
+
+debug(#cli{positional = [Arg]} = Cli) ->
+    prepare(Cli),
+    What = case filelib:is_regular(Arg) of
+               true -> load(Arg);
+               false -> entry(Cli)
+           end,
+    mcerlang:debug(What, maps:merge(maps:remove(progress, Cli#cli.options), Cli#cli.format)),
+    ?HOLDS;
+debug(Cli) ->
+    entry(Cli).
+
+load(File) ->
+    case mcerlang:load(File) of
+        {ok, Cex} -> Cex;
+        {error, Why} -> erlang:error({mcerlang, {cannot_load, File, Why}})
+    end.
+
+why({diverged, N, Expected, Enabled}, Cli) ->
+    [io_lib:format("step ~b is not enabled:~n", [N]),
+     mce_format:step(N, Expected, Cli#cli.format),
+     "enabled instead:\n",
+     [mce_format:step(N, S, Cli#cli.format) || S <- Enabled]];
+why({not_reproduced, How}, _Cli) ->
+    io_lib:format("the steps replay, but ~tp", [How]);
+why(Other, _Cli) ->
+    io_lib:format("~tp", [Other]).
+
+report({ok, Stats}, Cli) ->
+    io:format("holds: ~ts~n", [stats(Stats, Cli)]),
+    ?HOLDS;
+report({error, Cex}, Cli) ->
+    Cli#cli.quiet orelse io:put_chars(mcerlang:format(Cex, Cli#cli.format)),
+    io:format("violation: ~ts~n", [violation_line(maps:get(violation, Cex))]),
+    case Cex of
+        #{simulation := #{seed := Seed, run := Run}} ->
+            io:format("found by run ~b of the simulation with seed ~b~n", [Run, Seed]);
+        _ -> ok
+    end,
+    outputs(Cex, Cli),
+    ?VIOLATION;
+report({inconclusive, Why, Stats}, Cli) ->
+    io:format("inconclusive: ~tp (~ts)~n", [Why, stats(Stats, Cli)]),
+    ?OTHER.
+
+outputs(Cex, #cli{msc = Msc, save = Save}) ->
+    Msc =:= none orelse written(mcerlang:msc(Cex, Msc), Msc, "message sequence chart"),
+    Save =:= none orelse written(mcerlang:save(Cex, Save), Save, "counterexample"),
+    ok.
+
+written(ok, File, What) ->
+    io:format("~ts written to ~ts~n", [What, File]);
+written({error, Why}, File, _What) ->
+    erlang:error({mcerlang, {cannot_write, File, Why}}).
+
+violation_line(deadlock) -> "deadlock";
+violation_line({abnormal_exit, Pid, Reason}) ->
+    io_lib:format("~p exited abnormally: ~0tP", [Pid, Reason, 8]);
+violation_line({ltl, F}) -> io_lib:format("LTL property ~ts fails", [F]);
+violation_line({invariant, _}) -> "an invariant is false";
+violation_line({monitor, M, V}) -> io_lib:format("monitor ~p: ~0tP", [M, V, 8]);
+violation_line(Other) -> io_lib:format("~0tP", [Other, 8]).
+
+stats(#{runs := Runs, steps := Steps, seed := Seed, time_ms := Ms}, #cli{verb = simulate}) ->
+    io_lib:format("no violation in ~b runs (~b steps, seed ~b, ~b ms)", [Runs, Steps, Seed, Ms]);
+stats(#{states := States, transitions := Transitions, time_ms := Ms}, _Cli) ->
+    io_lib:format("~b states, ~b transitions, ~b ms", [States, Transitions, Ms]).

@@ -1,0 +1,354 @@
+%% @doc Stepping sessions: a program's states one at a time.
+%%
+%% The C search, in expand-only mode, gives the successors of any state
+%% it has named, each with the step that leads there; a session walks
+%% the state space along paths the caller picks.  Replaying a
+%% counterexample (mcerlang:replay/1), random simulation
+%% (mcerlang:simulate/2) and the debugger (mce_debug) are walks of this
+%% kind.  Safety monitors and invariants are judged here, in Erlang, on
+%% each state a walk enters, since a walk, not the C search, owns the path.
+%%
+%% A session uses the process dictionary of translated code: it must be
+%% used only from the process that opened it (see mcerlang:isolated/2).
+-module(mce_session).
+
+-export([open/2, root/1, expand/2, judge/4, initial_observer/1, final_state/2,
+         view/3, violation_of/2, options/1, tick/1, stats/1, same_step/2]).
+-export([replay/3, simulate/3]).
+-export_type([session/0, successor/0]).
+
+-record(session, {ctx :: term(),
+                  search :: mce_nif:search(),
+                  root :: pos_integer(),
+                  memo = #{} :: #{pos_integer() => {[successor()], boolean()}},
+                  started :: integer()}).
+-opaque session() :: #session{}.
+
+%% One transition out of a state: where it leads, the step as users read
+%% it (mce_search:step/1), the raw label (for views), who moves, and the
+%% safety violation the step itself is (an abnormal exit), if any.
+-type successor() :: #{state := pos_integer(), step := map(), label := term(),
+                       agent := mce_nif:agent(), violation := none | term()}.
+
+%% Expansions kept for the states of the walk, so that going back and
+%% forth costs nothing; a simulation's memo is bounded by this.
+-define(MEMO_LIMIT, 100000).
+
+%%--------------------------------------------------------------------
+%% Sessions
+%%--------------------------------------------------------------------
+
+%% @doc A session over the program that `InitCall' (mce_translate:init_call/1)
+%% starts, with checked options `Opts'.
+-spec open(term(), map()) -> session().
+open(InitCall, Opts) ->
+    Ctx = mce_search:new_context(Opts#{max_states => 0, max_depth => 0}, true),
+    S = mce_search:search(Ctx),
+    {expanded, Root, Succs, Deadlock} = answer(mce_nif:start(S, InitCall, 1), S, Opts),
+    Sess = #session{ctx = Ctx, search = S, root = Root,
+                    started = erlang:monotonic_time(millisecond)},
+    remember(Root, successors(Succs, Opts), Deadlock, Sess).
+
+-spec root(session()) -> pos_integer().
+root(#session{root = Root}) -> Root.
+
+-spec options(session()) -> map().
+options(#session{ctx = Ctx}) -> mce_search:options(Ctx).
+
+%% @doc The successors of state `W' (one the session has named), and
+%% whether `W' is a deadlock (processes alive, none can move).
+-spec expand(session(), pos_integer()) -> {[successor()], boolean(), session()}.
+expand(#session{memo = Memo} = Sess, W) ->
+    case Memo of
+        #{W := {Succs, Deadlock}} ->
+            {Succs, Deadlock, Sess};
+        _ ->
+            Opts = options(Sess),
+            {expanded, W, Raw, Deadlock} = answer(mce_nif:expand(Sess#session.search, W),
+                                                  Sess#session.search, Opts),
+            Succs = successors(Raw, Opts),
+            {Succs, Deadlock, remember(W, Succs, Deadlock, Sess)}
+    end.
+
+remember(W, Succs, Deadlock, #session{memo = Memo} = Sess) ->
+    Memo1 = case map_size(Memo) >= ?MEMO_LIMIT of
+                true -> #{};
+                false -> Memo
+            end,
+    Sess#session{memo = Memo1#{W => {Succs, Deadlock}}}.
+
+successors(Raw, Opts) ->
+    [#{state => W, step => mce_search:step(Label), label => Label, agent => Agent,
+       violation => case Stop of
+                        true -> violation_of(Label, Opts);
+                        false -> none
+                    end}
+     || {W, Agent, Label, Stop} <- Raw].
+
+%% @doc The safety violation that a step is by itself: an abnormal exit
+%% when that is a property.
+-spec violation_of(term(), map()) -> none | term().
+violation_of(#{pid := Pid, outcome := Outcome}, Opts) ->
+    mce_search:violation(Outcome, Pid, Opts);
+violation_of(_, _Opts) ->
+    none.
+
+%% Answers the match and run requests of one expansion.
+answer({match, Cont, Msg}, S, Opts) ->
+    answer(mce_nif:match(S, mce_exec:matches(Cont, Msg)), S, Opts);
+answer({run, Pid, How, Cont, Dict, TrapExit}, S, Opts) ->
+    {Outcome, Effects, Label} = mce_exec:run(S, Pid, How, Cont, Dict, TrapExit),
+    Violation = mce_search:violation(Outcome, Pid, Opts),
+    answer(mce_nif:ran(S, Outcome, Effects, Label, Violation =/= none), S, Opts);
+answer({expanded, _, _, _} = Expanded, _S, _Opts) ->
+    Expanded;
+answer(Other, _S, _Opts) ->
+    mce_search:internal_error(Other),
+    erlang:error({mcerlang_internal, expand, Other}).
+
+%% @doc The monitors' states before the first step.
+-spec initial_observer(session()) -> [term()].
+initial_observer(#session{ctx = Ctx}) -> mce_search:initial_observer(Ctx).
+
+%% @doc Judges state `W', entered by the step with raw label `Label'
+%% (`none' for the initial state), by the invariants and monitors.
+-spec judge(session(), pos_integer(), term(), [term()]) ->
+          {ok, [term()]} | skip | {violation, term()}.
+judge(#session{ctx = Ctx} = Sess, W, Label, Observer) ->
+    Opts = mce_search:options(Ctx),
+    case maps:get(monitor, Opts) =:= [] andalso maps:get(invariant, Opts) =:= [] of
+        true -> {ok, Observer};
+        false -> mce_search:judge(view(Sess, W, Label), Observer, Ctx)
+    end.
+
+%% @doc The read-only view (mcerlang:view()) of state `W'.
+-spec view(session(), pos_integer(), term()) -> mcerlang:view().
+view(#session{ctx = Ctx, search = S}, W, Label) ->
+    ok = mce_nif:focus(S, W),
+    mce_search:view(Ctx, Label).
+
+%% @doc The processes and the ether of state `W', as in counterexamples.
+-spec final_state(session(), pos_integer()) -> #{final_state := [map()], ether := [map()]}.
+final_state(#session{search = S}, W) ->
+    ok = mce_nif:focus(S, W),
+    #{final_state => mce_search:final_state(S), ether => mce_search:ether(S)}.
+
+%% @doc The time, memory and stop-request checks of a long walk.
+-spec tick(session()) -> {continue, session()} | {stop, term()}.
+tick(#session{ctx = Ctx} = Sess) ->
+    case mce_search:tick(Ctx) of
+        {continue, Ctx1} -> {continue, Sess#session{ctx = Ctx1}};
+        {stop, _} = Stop -> Stop
+    end.
+
+-spec stats(session()) -> map().
+stats(#session{ctx = Ctx}) ->
+    maps:with([states, transitions, time_ms, memory, memory_used, parts], mce_search:stats(Ctx)).
+
+%%--------------------------------------------------------------------
+%% Replay
+%%--------------------------------------------------------------------
+
+%% @doc Walks the steps of counterexample `Cex' from the initial state,
+%% each step matched exactly among the successors of the state reached,
+%% and checks that the walk ends in the same violation.
+-spec replay(term(), map(), map()) -> {ok, map()} | {error, term()}.
+replay(InitCall, Opts, #{trace := Trace, violation := Violation} = Cex) ->
+    Sess0 = open(InitCall, Opts),
+    Root = root(Sess0),
+    Cycle = maps:get(cycle, Cex, []),
+    case judge(Sess0, Root, none, initial_observer(Sess0)) of
+        {ok, Observer} ->
+            case walk(Trace ++ Cycle, 1, Root, Observer, Sess0) of
+                {ok, Ends, Sess1} ->
+                    Stem = lists:sublist(Ends, length(Trace) + 1),
+                    verdict(Violation, Ends, lists:last(Stem), Cycle, Sess1, Cex);
+                {violation, N, Got, _Sess1} when N =:= length(Trace) + length(Cycle) ->
+                    %% The last step is itself the violation (an abnormal exit
+                    %% or a state a property rejects).
+                    same_violation(Violation, Got, Cex, _Sess1);
+                {violation, N, Got, _} ->
+                    {error, {not_reproduced, {early_violation, N, Got}}};
+                {error, _} = Error ->
+                    Error
+            end;
+        {violation, Got} when Trace =:= [], Cycle =:= [] ->
+            same_violation(Violation, {Got, Root}, Cex, Sess0);
+        {violation, Got} ->
+            {error, {not_reproduced, {early_violation, 0, Got}}};
+        skip ->
+            {error, {not_reproduced, {pruned, 0}}}
+    end.
+
+%% Each expected step among the successors; the states entered, in order
+%% (the initial one first).
+walk(Steps, N, W, Observer, Sess) ->
+    walk(Steps, N, W, Observer, Sess, [W]).
+
+walk([], _N, _W, _Observer, Sess, Ends) ->
+    {ok, lists:reverse(Ends), Sess};
+walk([#{kind := stutter} | Rest], N, W, Observer, Sess, Ends) ->
+    {Succs, _Deadlock, Sess1} = expand(Sess, W),
+    case [S || #{agent := A} = S <- Succs, A =/= none] of
+        [] -> walk(Rest, N + 1, W, Observer, Sess1, [W | Ends]);
+        Moving -> {error, {diverged, N, #{kind => stutter}, [S || #{step := S} <- Moving]}}
+    end;
+walk([Expected | Rest], N, W, Observer, Sess, Ends) ->
+    {Succs, _Deadlock, Sess1} = expand(Sess, W),
+    Wanted = unplaced(Expected),
+    case [S || #{step := Step} = S <- Succs, unplaced(Step) =:= Wanted] of
+        [] ->
+            {error, {diverged, N, Expected, [S || #{step := S} <- Succs]}};
+        [#{state := W1, violation := V} | _] when V =/= none ->
+            {violation, N, {V, W1}, Sess1};
+        [#{state := W1, label := Label} | _] ->
+            case judge(Sess1, W1, Label, Observer) of
+                {ok, Observer1} -> walk(Rest, N + 1, W1, Observer1, Sess1, [W1 | Ends]);
+                {violation, V} -> {violation, N, {V, W1}, Sess1};
+                skip -> {error, {not_reproduced, {pruned, N}}}
+            end
+    end.
+
+%% @doc Is `Step' the step `Expected' of a counterexample, source lines
+%% aside?
+-spec same_step(map(), map()) -> boolean().
+same_step(Expected, Step) ->
+    unplaced(Expected) =:= unplaced(Step).
+
+%% A step without the source lines it stops at: a counterexample still
+%% replays on a program whose lines moved (comments added, code elsewhere
+%% changed), as long as the processes do the same things.
+unplaced(#{outcome := {waiting, {M, F, A, _File, _Line}}} = Step) ->
+    Step#{outcome := {waiting, {M, F, A}}};
+unplaced(Step) ->
+    Step.
+
+%% The walk went through every step without a step or state being a
+%% violation: a deadlock at its end, or the cycle of an LTL lasso closing.
+verdict({ltl, _} = Violation, Ends, StemEnd, Cycle, Sess, Cex) when Cycle =/= [] ->
+    case lists:last(Ends) of
+        StemEnd -> rebuilt(Cex, Violation, StemEnd, Sess);
+        Other -> {error, {not_reproduced, {cycle_not_closed, StemEnd, Other}}}
+    end;
+verdict(deadlock, Ends, _StemEnd, [], Sess, Cex) ->
+    W = lists:last(Ends),
+    case expand(Sess, W) of
+        {_, true, Sess1} -> rebuilt(Cex, deadlock, W, Sess1);
+        {Succs, false, _} -> {error, {not_reproduced, {no_deadlock, [S || #{step := S} <- Succs]}}}
+    end;
+verdict(Violation, _Ends, _StemEnd, _Cycle, _Sess, _Cex) ->
+    {error, {not_reproduced, {no_violation, Violation}}}.
+
+same_violation(Expected, {Got, W}, Cex, Sess) ->
+    case same(Expected, Got) of
+        true -> rebuilt(Cex, Got, W, Sess);
+        false -> {error, {not_reproduced, {other_violation, Got}}}
+    end.
+
+%% Invariants are funs: a loaded counterexample names them by a copy that
+%% may not compare equal; the violation's kind is what must match.
+same({invariant, _}, {invariant, _}) -> true;
+same(V, V) -> true;
+same(_, _) -> false.
+
+rebuilt(Cex, Violation, W, Sess) ->
+    Final = final_state(Sess, W),
+    {ok, maps:merge(Cex#{violation => Violation}, Final)}.
+
+%%--------------------------------------------------------------------
+%% Simulation
+%%--------------------------------------------------------------------
+
+%% @doc Random walks from the initial state: `runs' walks of at most
+%% `max_steps' steps each, every step chosen uniformly among the enabled
+%% ones by a generator seeded with `seed' (the same seed, the same walks).
+%% Stops at the first violation with its walk as a counterexample.
+-spec simulate(term(), map(), #{runs := pos_integer(), max_steps := pos_integer(),
+                                 seed := integer()}) ->
+          {ok, map()} | {error, map()} | {inconclusive, term(), map()}.
+simulate(InitCall, Opts, #{runs := Runs, max_steps := MaxSteps, seed := Seed}) ->
+    Sess = open(InitCall, Opts),
+    Rand = rand:seed_s(exsss, Seed),
+    Tally = #{runs => 0, steps => 0, ended => 0, cut => 0, pruned => 0},
+    runs(Runs, MaxSteps, Rand, Tally, Sess, Seed).
+
+runs(0, _MaxSteps, _Rand, Tally, Sess, Seed) ->
+    {ok, sim_stats(Tally, Sess, Seed)};
+runs(Left, MaxSteps, Rand, #{runs := R} = Tally, Sess, Seed) ->
+    Root = root(Sess),
+    Run = R + 1,
+    case judge(Sess, Root, none, initial_observer(Sess)) of
+        {violation, V} ->
+            {error, sim_cex(V, [], Root, Sess, Tally, Seed, Run)};
+        skip ->
+            runs(Left - 1, MaxSteps, Rand, Tally#{runs := Run, pruned := maps:get(pruned, Tally) + 1},
+                 Sess, Seed);
+        {ok, Observer} ->
+            case walk_random(Root, Observer, [], MaxSteps, Rand, Sess) of
+                {Ended, Steps, Rand1, Sess1} when is_atom(Ended) ->
+                    Tally1 = Tally#{runs := Run, steps := maps:get(steps, Tally) + length(Steps),
+                                    Ended := maps:get(Ended, Tally) + 1},
+                    runs(Left - 1, MaxSteps, Rand1, Tally1, Sess1, Seed);
+                {violation, V, W, Steps, Sess1} ->
+                    {error, sim_cex(V, lists:reverse(Steps), W, Sess1,
+                                    Tally#{steps := maps:get(steps, Tally) + length(Steps)},
+                                    Seed, Run)};
+                {stop, Why, Steps} ->
+                    {inconclusive, Why,
+                     sim_stats(Tally#{runs := Run, steps := maps:get(steps, Tally) + length(Steps)},
+                               Sess, Seed)}
+            end
+    end.
+
+walk_random(_W, _Observer, Steps, 0, Rand, Sess) ->
+    {cut, Steps, Rand, Sess};
+walk_random(W, Observer, Steps, Budget, Rand, Sess) ->
+    case tick(Sess) of
+        {stop, Why} ->
+            {stop, Why, Steps};
+        {continue, Sess0} ->
+            Opts = options(Sess0),
+            {Succs, Deadlock, Sess1} = expand(Sess0, W),
+            case Succs of
+                [] when Deadlock ->
+                    case lists:member(deadlock, maps:get(property, Opts)) of
+                        true -> {violation, deadlock, W, Steps, Sess1};
+                        false -> {ended, Steps, Rand, Sess1}
+                    end;
+                [] ->
+                    {ended, Steps, Rand, Sess1};
+                _ ->
+                    {I, Rand1} = rand:uniform_s(length(Succs), Rand),
+                    #{state := W1, step := Step, label := Label, violation := V} =
+                        lists:nth(I, Succs),
+                    case V of
+                        none ->
+                            case judge(Sess1, W1, Label, Observer) of
+                                {ok, Observer1} ->
+                                    walk_random(W1, Observer1, [Step | Steps], Budget - 1, Rand1,
+                                                Sess1);
+                                skip ->
+                                    {pruned, [Step | Steps], Rand1, Sess1};
+                                {violation, PV} ->
+                                    {violation, PV, W1, [Step | Steps], Sess1}
+                            end;
+                        _ ->
+                            {violation, V, W1, [Step | Steps], Sess1}
+                    end
+            end
+    end.
+
+sim_cex(Violation, Trace, W, Sess, Tally, Seed, Run) ->
+    Final = final_state(Sess, W),
+    Final#{violation => Violation, trace => Trace,
+           stats => sim_stats(Tally#{runs => Run}, Sess, Seed),
+           simulation => #{seed => Seed, run => Run}}.
+
+sim_stats(Tally, Sess, Seed) ->
+    Base = stats(Sess),
+    Ms = max(erlang:monotonic_time(millisecond) - Sess#session.started, 0),
+    maps:merge(Base, (maps:with([runs, steps], Tally))#{
+                        seed => Seed, time_ms => Ms,
+                        runs_ended => maps:get(ended, Tally),
+                        runs_cut => maps:get(cut, Tally),
+                        runs_pruned => maps:get(pruned, Tally)}).
