@@ -578,10 +578,12 @@ static int parse_effects(ErlNifEnv *env, ERL_NIF_TERM list, effects_buf *eb)
                    get_bool(env, el[1], &ef->link)) {
             ef->kind = EFFECT_TRAP_EXIT;
             has_term = 0;
-        } else if ((arity == 4 || arity == 5) &&
-                   enif_is_identical(el[0], atom(env, "monitor")) &&
-                   enif_get_uint(env, el[1], &pid) && enif_get_uint(env, el[2], &ef->ref)) {
+        } else if (((arity == 4 || arity == 5) && enif_is_identical(el[0], atom(env, "monitor"))) ||
+                   (arity == 4 && enif_is_identical(el[0], atom(env, "spawn_monitor")))) {
+            if (!enif_get_uint(env, el[1], &pid) || !enif_get_uint(env, el[2], &ef->ref))
+                return 0;
             ef->kind = EFFECT_MONITOR;
+            ef->link = enif_is_identical(el[0], atom(env, "spawn_monitor"));
             term = el[3];
             has_term = !enif_is_identical(el[3], atom(env, "none"));
             if (arity == 5) {

@@ -1136,8 +1136,10 @@ static int deliver_via_alias(search *s, sys_state *st, int q, uint32_t ref,
     return 0;
 }
 
-/* Was `pid` spawned by the step being applied?  (Its spawn and a monitor
-** of it are one atomic operation, as spawn_monitor is.) */
+/* Was `pid` spawned by the step being applied?  A spawn_monitor's monitor
+** of it travels with the spawn request (one atomic operation in OTP), so
+** it is set up at once; a monitor made after a plain spawn is a signal of
+** its own, which may arrive after the new process has ended (noproc). */
 static int spawned_now(const search *s, uint32_t pid)
 {
     for (size_t k = 0; k < s->nallocated; k++)
@@ -1304,7 +1306,7 @@ static int apply_effects(search *s, sys_state *st, run_result *res,
                     return -1;
                 break;
             }
-            if (routed(s, me, target) && !spawned_now(s, target)) {
+            if (routed(s, me, target) && !(ef->link && spawned_now(s, target))) {
                 if (monitor_add(&st->procs[self].mons, held) != 0 ||
                     enqueue(s, st, me, target, 0, SIG_MONITOR, ef->ref, term, 0) != 0)
                     return -1;

@@ -128,7 +128,8 @@ typedef struct effect {
     uint32_t pid;
     uint32_t ref;
     int link;                  /* spawn: spawn_link; trap_exit: the value;
-                                  demonitor: flush */
+                                  demonitor: flush; monitor: made with the
+                                  spawn (spawn_monitor), one signal with it */
     term_in term;              /* etf NULL when the effect has no term */
     term_in term2;
     term_in term3;

@@ -327,6 +327,17 @@ make_ref() ->
         {error, Where, Why} -> fatal({mcerlang_internal, Where, Why})
     end.
 
+%% The monitor of spawn_monitor (and spawn_opt's monitor option): OTP
+%% sends it with the spawn request, so it cannot miss the new process, on
+%% any node; a monitor after a plain spawn is a signal of its own.
+monitor_spawned(Pid) ->
+    Ref = make_ref(),
+    {ok, R} = mce_ref:number(Ref),
+    erlang:put('$mce_overlay', (erlang:get('$mce_overlay'))#{{monitor, R} => true}),
+    {N, Item} = monitor_target(Pid),
+    effect({spawn_monitor, N, R, Item}),
+    Ref.
+
 %% @doc monitor(process, Pid | Name | {Name, node()}).  A monitor of a
 %% process that does not exist delivers {'DOWN', Ref, process, Item,
 %% noproc} at once, as on the VM.
@@ -417,12 +428,12 @@ spawn_link(Node, M, F, A) ->
 -spec spawn_monitor(node(), function()) -> {pid(), reference()}.
 spawn_monitor(Node, Fun) ->
     Pid = spawn(Node, Fun),
-    {Pid, monitor(process, Pid)}.
+    {Pid, monitor_spawned(Pid)}.
 
 -spec spawn_monitor(node(), module(), atom(), [term()]) -> {pid(), reference()}.
 spawn_monitor(Node, M, F, A) ->
     Pid = spawn(Node, M, F, A),
-    {Pid, monitor(process, Pid)}.
+    {Pid, monitor_spawned(Pid)}.
 
 spawn_node(Node, Args) when is_atom(Node) ->
     case mce_pid:node_index(Node) of
@@ -465,7 +476,7 @@ spawn_with_opts(Spawn, Opts, Args) when is_list(Opts) ->
     Pid = Spawn(),
     lists:member(link, Opts) andalso link(Pid),
     case lists:member(monitor, Opts) of
-        true -> {Pid, monitor(process, Pid)};
+        true -> {Pid, monitor_spawned(Pid)};
         false -> Pid
     end;
 spawn_with_opts(_Spawn, _Opts, Args) ->
@@ -474,12 +485,12 @@ spawn_with_opts(_Spawn, _Opts, Args) ->
 -spec spawn_monitor(function()) -> {pid(), reference()}.
 spawn_monitor(Fun) ->
     Pid = spawn(Fun),
-    {Pid, monitor(process, Pid)}.
+    {Pid, monitor_spawned(Pid)}.
 
 -spec spawn_monitor(module(), atom(), [term()]) -> {pid(), reference()}.
 spawn_monitor(M, F, A) ->
     Pid = spawn(M, F, A),
-    {Pid, monitor(process, Pid)}.
+    {Pid, monitor_spawned(Pid)}.
 
 %% @doc monitor/3 with the option {alias, explicit_unalias | demonitor |
 %% reply_demonitor}: the monitor's ref is also an alias of the caller (as
@@ -820,6 +831,8 @@ own_changes(#{links := Ls} = Rec, [{spawn, N, _, true} | Es], Me) ->
 own_changes(#{links := Ls} = Rec, [{unlink, N} | Es], Me) ->
     own_changes(Rec#{links := Ls -- [N]}, Es, Me);
 own_changes(#{monitors := Ms} = Rec, [{monitor, N, R, Item} | Es], Me) ->
+    own_changes(Rec#{monitors := Ms ++ [{R, N, Item}]}, Es, Me);
+own_changes(#{monitors := Ms} = Rec, [{spawn_monitor, N, R, Item} | Es], Me) ->
     own_changes(Rec#{monitors := Ms ++ [{R, N, Item}]}, Es, Me);
 own_changes(#{monitors := Ms} = Rec, [{monitor, N, R, Item, _Name} | Es], Me) ->
     own_changes(Rec#{monitors := Ms ++ [{R, N, Item}]}, Es, Me);

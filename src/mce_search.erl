@@ -347,6 +347,7 @@ effect({exit, N, Reason}) -> {exit, mce_pid:term(N), Reason};
 effect({register, N, Name}) -> {register, Name, mce_pid:term(N)};
 effect({monitor, N, R, Item}) -> {monitor, monitored(N, Item), mce_ref:term(R)};
 effect({monitor, _N, R, Item, _Name}) -> {monitor, Item, mce_ref:term(R)};
+effect({spawn_monitor, N, R, Item}) -> {monitor, monitored(N, Item), mce_ref:term(R)};
 effect({demonitor, R, Flush}) -> {demonitor, mce_ref:term(R), Flush};
 effect({monitor_node, I, Flag}) -> {monitor_node, mce_pid:node_of(mce_pid:key(I, 0)), Flag};
 effect({send_alias, R, Msg}) -> {send, mce_ref:term(R), Msg};

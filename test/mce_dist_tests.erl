@@ -114,6 +114,22 @@ monitor_of_dead_remote_pid_is_noproc_test() ->
     ?assertEqual({result, noproc}, real(remote_monitor_dead, [node()])),
     ?assertEqual([{result, noproc}], results(remote_monitor_dead, [?N3], ?NODES)).
 
+%% A monitor made after a remote spawn is a signal of its own, which may
+%% arrive after the new process has ended; spawn_monitor's travels with
+%% the spawn.  The real VM (one node) gives one of the explored outcomes.
+monitor_after_remote_spawn_may_miss_test() ->
+    ?assertEqual([{result, bye}, {result, noproc}],
+                 lists:sort(results(monitor_after_spawn, [?N2], ?NODES))),
+    ?assertEqual([{result, bye}], results(spawn_monitor_quick, [?N2], ?NODES)),
+    %% One node with every signal in the ether: the same.
+    Ether = #{delivery => ether},
+    ?assertEqual([{result, bye}, {result, noproc}],
+                 lists:sort(results(monitor_after_spawn, [node()], Ether))),
+    ?assertEqual([{result, bye}], results(spawn_opt_monitor_quick, [], Ether)),
+    ?assert(lists:member(real(monitor_after_spawn, [node()]), [{result, bye}, {result, noproc}])),
+    ?assertEqual({result, bye}, real(spawn_monitor_quick, [node()])),
+    ?assertEqual({result, bye}, real(spawn_opt_monitor_quick, [])).
+
 send_to_registered_name_on_other_node_test() ->
     ?assertEqual({result, ok}, real(name_send, [node()])),
     ?assertEqual([{result, ok}], results(name_send, [?N2], ?NODES)).

@@ -9,6 +9,7 @@
          name_send/1, name_monitor/2, ping/1, crash_watch/1, disconnect_lost/1,
          killable/0, unknown_node/0, echo/0, echo_named/1, crash_after/1, waiter/0,
          nodedown_watch/1, remote_monitor_dead/1, spawn_on_down/1]).
+-export([monitor_after_spawn/1, spawn_monitor_quick/1, spawn_opt_monitor_quick/0, quick_exit/0]).
 -export([thrower/1, exiter/1, divider/1, run/2, fifo/1, remote_call/1, remote_exit/1,
          reconnects/1, remote_gen_call/1]).
 
@@ -142,6 +143,25 @@ remote_monitor_dead(Node) ->
     receive {'DOWN', Ref0, process, Pid, normal} -> ok end,
     Ref = monitor(process, Pid),
     receive {'DOWN', Ref, process, Pid, Reason} -> Reason end.
+
+%% A monitor made after a plain spawn travels on its own, after the spawn:
+%% the new process may have ended when it arrives (noproc).
+monitor_after_spawn(Node) ->
+    Pid = spawn(Node, ?MODULE, quick_exit, []),
+    Ref = monitor(process, Pid),
+    receive {'DOWN', Ref, process, Pid, Reason} -> Reason end.
+
+%% spawn_monitor's monitor goes with the spawn: it sees the real reason.
+spawn_monitor_quick(Node) ->
+    {Pid, Ref} = spawn_monitor(Node, ?MODULE, quick_exit, []),
+    receive {'DOWN', Ref, process, Pid, Reason} -> Reason end.
+
+spawn_opt_monitor_quick() ->
+    {Pid, Ref} = spawn_opt(?MODULE, quick_exit, [], [monitor]),
+    receive {'DOWN', Ref, process, Pid, Reason} -> Reason end.
+
+quick_exit() ->
+    exit(bye).
 
 spawn_on_down(Node) ->
     process_flag(trap_exit, true),
