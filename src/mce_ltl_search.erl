@@ -29,6 +29,8 @@
 -module(mce_ltl_search).
 
 -export([run/2]).
+%% For replay (mce_session): the formula judged on one lasso.
+-export([lasso_violates/4]).
 
 -define(PRE, 16#FFFFFFFF).
 
@@ -349,6 +351,31 @@ check_spec(Name, Other) ->
     erlang:error({mcerlang, {bad_predicate, Name, Other,
                              "expected fun((View) -> boolean()), {prop, Pattern}, {probe, Label} "
                              "or {probe, Label, Pattern}"}}).
+
+%% @doc Does the run Prefix Cycle Cycle ... violate the check's formula?
+%% A position is the view of its state and the probes of the step into it
+%% (the product's letters).  `forall' ranges over `Pids'.
+-spec lasso_violates(map(), [{mcerlang:view(), list()}], [{mcerlang:view(), list()}, ...],
+                     [pid()]) -> boolean().
+lasso_violates(Opts, Prefix, Cycle, Pids) ->
+    {_, Formula} = maps:get(ltl, Opts),
+    F = case quantified(Formula) of
+            true -> mce_ltl:instantiate(Formula, Pids);
+            false -> Formula
+        end,
+    #{trans := Trans} = Automaton = mce_ltl:to_buchi({'not', F}),
+    Preds = maps:get(predicates, Opts),
+    Specs = [{N, predicate_spec(N, Preds)} || N <- lists:usort([N || {_, G, _} <- Trans, {N, _} <- G])],
+    Letter = fun({View, Probes}) ->
+                     [N || {N, Spec} <- Specs,
+                           case Spec of
+                               {probe, L, Pattern} ->
+                                   lists:any(fun({L1, T}) -> L1 =:= L andalso matches(Pattern, T) end,
+                                             Probes);
+                               _ -> state_pred(N, Spec, View)
+                           end]
+             end,
+    mce_ltl:accepts(Automaton, {[Letter(P) || P <- Prefix], [Letter(P) || P <- Cycle]}).
 
 %%--------------------------------------------------------------------
 %% Counterexamples

@@ -180,17 +180,18 @@ replay(InitCall, Opts, #{trace := Trace, violation := Violation} = Cex) ->
             {error, {not_reproduced, {pruned, 0}}}
     end.
 
-%% Each expected step among the successors; the states entered, in order
-%% (the initial one first).
+%% Each expected step among the successors; the positions of the run, in
+%% order: the states entered with the raw label of the step into each
+%% (the initial state first, with none).
 walk(Steps, N, W, Observer, Sess) ->
-    walk(Steps, N, W, Observer, Sess, [W]).
+    walk(Steps, N, W, Observer, Sess, [{W, none}]).
 
 walk([], _N, _W, _Observer, Sess, Ends) ->
     {ok, lists:reverse(Ends), Sess};
 walk([#{kind := stutter} | Rest], N, W, Observer, Sess, Ends) ->
     {Succs, _Deadlock, Sess1} = expand(Sess, W),
     case [S || #{agent := A} = S <- Succs, A =/= none] of
-        [] -> walk(Rest, N + 1, W, Observer, Sess1, [W | Ends]);
+        [] -> walk(Rest, N + 1, W, Observer, Sess1, [{W, stutter} | Ends]);
         Moving -> {error, {diverged, N, #{kind => stutter}, [S || #{step := S} <- Moving]}}
     end;
 walk([Expected | Rest], N, W, Observer, Sess, Ends) ->
@@ -203,7 +204,7 @@ walk([Expected | Rest], N, W, Observer, Sess, Ends) ->
             {violation, N, {V, W1}, Sess1};
         [#{state := W1, label := Label} | _] ->
             case judge(Sess1, W1, Label, Observer) of
-                {ok, Observer1} -> walk(Rest, N + 1, W1, Observer1, Sess1, [W1 | Ends]);
+                {ok, Observer1} -> walk(Rest, N + 1, W1, Observer1, Sess1, [{W1, Label} | Ends]);
                 {violation, V} -> {violation, N, {V, W1}, Sess1};
                 skip -> {error, {not_reproduced, {pruned, N}}}
             end
@@ -224,20 +225,35 @@ unplaced(Step) ->
     Step.
 
 %% The walk went through every step without a step or state being a
-%% violation: a deadlock at its end, or the cycle of an LTL lasso closing.
-verdict({ltl, _} = Violation, Ends, StemEnd, Cycle, Sess, Cex) when Cycle =/= [] ->
+%% violation: a deadlock at its end, or an LTL lasso whose cycle closes and
+%% on which the formula fails.
+verdict({ltl, _} = Violation, Ends, {StemEnd, _}, Cycle, Sess, Cex) when Cycle =/= [] ->
+    {Prefix, Loop} = lists:split(length(Ends) - length(Cycle), Ends),
     case lists:last(Ends) of
-        StemEnd -> rebuilt(Cex, Violation, StemEnd, Sess);
-        Other -> {error, {not_reproduced, {cycle_not_closed, StemEnd, Other}}}
+        {StemEnd, _} ->
+            Positions = fun(Ps) -> [{view(Sess, W, none), probes(L)} || {W, L} <- Ps] end,
+            PrefixPos = Positions(Prefix),
+            LoopPos = Positions(Loop),
+            Pids = lists:usort([P || {#{processes := Procs}, _} <- PrefixPos ++ LoopPos,
+                                     #{pid := P} <- Procs]),
+            case mce_ltl_search:lasso_violates(options(Sess), PrefixPos, LoopPos, Pids) of
+                true -> rebuilt(Cex, Violation, StemEnd, Sess);
+                false -> {error, {not_reproduced, {ltl_holds_on_this_run, element(2, Violation)}}}
+            end;
+        {Other, _} ->
+            {error, {not_reproduced, {cycle_not_closed, StemEnd, Other}}}
     end;
 verdict(deadlock, Ends, _StemEnd, [], Sess, Cex) ->
-    W = lists:last(Ends),
+    {W, _} = lists:last(Ends),
     case expand(Sess, W) of
         {_, true, Sess1} -> rebuilt(Cex, deadlock, W, Sess1);
         {Succs, false, _} -> {error, {not_reproduced, {no_deadlock, [S || #{step := S} <- Succs]}}}
     end;
 verdict(Violation, _Ends, _StemEnd, _Cycle, _Sess, _Cex) ->
     {error, {not_reproduced, {no_violation, Violation}}}.
+
+probes(#{probes := Probes}) -> Probes;
+probes(_) -> [].
 
 same_violation(Expected, {Got, W}, Cex, Sess) ->
     case same(Expected, Got) of

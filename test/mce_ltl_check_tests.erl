@@ -102,7 +102,7 @@ database_holds_test_() ->
 database_mutant_refuted_test_() ->
     {timeout, 120,
      fun() ->
-             {error, #{violation := {ltl, ?DB_FORMULA}, trace := Stem, cycle := Cycle}} =
+             {error, #{violation := {ltl, ?DB_FORMULA}, trace := Stem, cycle := Cycle} = Cex} =
                  check({tprog_ltl, db_main, [true]}, db_opts()),
              %% the wrong client's value was taken: the first value the
              %% database accepts after an allocation is another client's
@@ -111,7 +111,9 @@ database_mutant_refuted_test_() ->
                                                                        element(1, T) =/= allocate
                                                           end, Passed),
              [{value, Q} | _] = [T || {value, _} = T <- AfterAlloc],
-             ?assertNotEqual(P, Q)
+             ?assertNotEqual(P, Q),
+             %% The lasso replays, and the quantified formula fails on it.
+             ?assertMatch({ok, #{violation := {ltl, ?DB_FORMULA}}}, mcerlang:replay(Cex))
      end}.
 
 %% Bad formulas and predicates are named.
@@ -207,6 +209,10 @@ safety_formulas_agree_with_invariants_test_() ->
                       Inv = check(Entry, Opts#{invariant => fun(V) -> not At(V) end,
                                                property => none}),
                       ?assertEqual({Entry, Pat, element(1, Inv)}, {Entry, Pat, element(1, Ltl)}),
+                      %% Both counterexamples replay: the invariant's state and
+                      %% the lasso on which the formula fails.
+                      [?assertMatch({Entry, Pat, {ok, _}}, {Entry, Pat, mcerlang:replay(Cex)})
+                       || {error, Cex} <- [Ltl, Inv]],
                       element(1, Ltl)
                   end || {Entry, Opts} <- Programs, Pat <- Patterns],
              %% the comparison is not vacuous: both verdicts occur

@@ -38,6 +38,22 @@ replays_each_kind_of_violation_test_() ->
                                         end}}
      || {Name, Entry, Opts} <- Cases].
 
+%% An LTL lasso replays only if the formula fails on it: the same run
+%% judged by a formula it satisfies does not reproduce the violation.
+ltl_formula_judged_on_the_lasso_test() ->
+    Opts = #{ltl => "<> done", predicates => #{done => {prop, done}}, fairness => none},
+    {error, Cex} = check({tprog_ltl, spin_and_work, []}, Opts),
+    ?assertMatch({ok, _}, mcerlang:replay(Cex)),
+    Holds = Cex#{options => Opts#{ltl => "[] !done", progress => false}},
+    ?assertMatch({error, {not_reproduced, {ltl_holds_on_this_run, _}}}, mcerlang:replay(Holds)),
+    %% A probe predicate: the lasso that violates "[] !ponged" sees a pong,
+    %% so "<> ponged" holds on it.
+    PingOpts = #{ltl => "[] !ponged", predicates => #{ponged => {probe, pong}}},
+    {error, Pong} = check({tprog_ltl, ping_pong, [1]}, PingOpts),
+    ?assertMatch({ok, _}, mcerlang:replay(Pong)),
+    Eventually = Pong#{options => PingOpts#{ltl => "<> ponged", progress => false}},
+    ?assertMatch({error, {not_reproduced, {ltl_holds_on_this_run, _}}}, mcerlang:replay(Eventually)).
+
 invariant_violation_replays_test() ->
     Final = fun(#{processes := Ps}) -> [V || #{props := Props} <- Ps, {final, V} <- Props] end,
     Two = fun(View) -> lists:all(fun(V) -> V =:= 2 end, Final(View)) end,
