@@ -1008,6 +1008,17 @@ tr_clause({clause, L, Ps, Gs, Body}, Env, St) ->
 tr_body(Es, Env, St) ->
     tr_normal_body(mce_anf:body(Es, anf_ctx(Env, St)), Env, St).
 
+%% `P = Call()' last in a body, where the call may block: the match
+%% comes after the call resumes, so it becomes `V = Call(), P = V' (the
+%% body's value is still the call's, matched against P).
+tr_normal_body([{match, L, _P, _R} = E], Env, St) ->
+    case site(E, St) of
+        false ->
+            [tr_tail(E, Env, St)];
+        {Pat, Rhs} ->
+            V = {var, L, gen_var("Last", counter())},
+            tr_normal_body([{match, L, V, Rhs}, {match, L, Pat, V}], Env, St)
+    end;
 tr_normal_body([E], Env, St) ->
     [tr_tail(E, Env, St)];
 tr_normal_body([E | Rest], Env, St) ->

@@ -169,3 +169,14 @@ blocking_fun_in_library_call_detected_test() ->
 check_bad(F) ->
     Mod = list_to_atom("tprog_bad_" ++ atom_to_list(F)),
     mcerlang:check({Mod, F, []}).
+
+%% `P = Call()' last in a body, the call blocking: checked like the real VM
+%% runs it (the translator used to refuse it).
+last_expression_match_of_a_blocking_call_test() ->
+    ?assertEqual(ok, tprog_last:main()),
+    ?assertMatch({ok, _}, mcerlang:check({tprog_last, main, []}, #{progress => false})),
+    Real = (catch tprog_last:wrong()),
+    ?assertMatch({'EXIT', {result, {'EXIT', {{badmatch, 1}, _}}}}, Real),
+    {error, #{violation := {abnormal_exit, _, {result, Checked}}}} =
+        mcerlang:check({tprog_last, wrong, []}, #{progress => false}),
+    ?assertMatch({'EXIT', {{badmatch, 1}, [{tprog_last, mismatch, 1, _} | _]}}, Checked).
