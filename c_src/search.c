@@ -528,7 +528,8 @@ static int next_request(search *s, request *req)
             }
             f->next_proc++;
             f->msg_idx = 0;
-            if ((p->flags & PF_TIMEOUT) && s->cfg.timeouts_when_idle && f->phase == 0) {
+            if ((p->flags & PF_TIMEOUT) && !(p->flags & PF_TIMEOUT_ZERO) &&
+                s->cfg.timeouts_when_idle && f->phase == 0) {
                 f->saw_timeout = 1;       /* only if nothing else can move */
             } else if (p->flags & PF_TIMEOUT) {
                 req->kind = REQ_RUN;
@@ -1948,7 +1949,8 @@ int search_answer_run(search *s, run_result *res, request *req)
             st.procs[self].flags = keep | (res->alternatives << PF_CHOICE_SHIFT);
         } else {
             st.procs[self].status = PROC_WAITING;
-            st.procs[self].flags = keep | (res->has_timeout ? PF_TIMEOUT : 0);
+            st.procs[self].flags = keep | (res->has_timeout ? PF_TIMEOUT : 0) |
+                                   (res->has_timeout == 2 ? PF_TIMEOUT_ZERO : 0);
         }
         st.procs[self].cont = cont;
         st.procs[self].dict = dict;

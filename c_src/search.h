@@ -139,7 +139,8 @@ enum outcome_kind { OUTCOME_WAIT = 1, OUTCOME_EXIT = 2, OUTCOME_CHOICE = 3 };
 
 typedef struct run_result {
     enum outcome_kind outcome;
-    int has_timeout;           /* WAIT: the receive has a finite after */
+    int has_timeout;           /* WAIT: the receive has a finite after
+                                  (2: after 0) */
     uint32_t alternatives;     /* CHOICE: how many (1..65535) */
     term_in cont;              /* WAIT: continuation */
     int normal;                /* EXIT: reason is `normal` */

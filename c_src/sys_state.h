@@ -53,7 +53,9 @@ enum proc_status {
 
 enum proc_flag {
     PF_TIMEOUT = 1,     /* the receive has a finite `after` */
-    PF_TRAP_EXIT = 2    /* process_flag(trap_exit, true) */
+    PF_TRAP_EXIT = 2,   /* process_flag(trap_exit, true) */
+    PF_TIMEOUT_ZERO = 4 /* ... and it is `after 0`: it fires as soon as no
+                           message matches, even under timeouts_when_idle */
 };
 
 typedef struct monitor {

@@ -15,7 +15,7 @@
 -define(BACKTRACE_DEPTH, 8).
 
 -type how() :: start | timeout | {'receive', term()} | {choice, non_neg_integer()}.
--type outcome() :: {wait, boolean(), term(), [{term(), term()}]}
+-type outcome() :: {wait, boolean() | zero, term(), [{term(), term()}]}
                  | {choice, pos_integer(), term(), [{term(), term()}]} | {exit, term()}.
 -type label() :: #{pid := pos_integer(), action := term(), effects := list(),
                    output := [string()], outcome := term()}.
@@ -63,7 +63,7 @@ run(Search, Pid, How, Cont, Dict, TrapExit) ->
                   {wait, {'$mce_choice', Alts}, _} = W ->
                       {choice, length(Alts), cont(W), FinalDict};
                   {wait, {_, _, _, Timeout}, _} = W ->
-                      {wait, Timeout =/= infinity, cont(W), FinalDict};
+                      {wait, timeout_kind(Timeout), cont(W), FinalDict};
                   {done, _Value} -> {exit, normal};
                   {exit, _} = E -> E
               end,
@@ -83,6 +83,12 @@ cleanup() ->
     ok.
 
 cont({wait, Recv, Frames}) -> {Recv, Frames}.
+
+%% `after 0' fires as soon as no message matches, whatever the timeouts
+%% option says: it is a poll, not the passing of time.
+timeout_kind(infinity) -> false;
+timeout_kind(0) -> zero;
+timeout_kind(_) -> true.
 
 %% @doc Does `Msg' match the receive that `Cont' is suspended in?
 -spec matches(term(), term()) -> boolean().

@@ -1007,3 +1007,11 @@ far_or_near() ->
 
 tick(0) -> ok;
 tick(N) -> self() ! tick, receive tick -> tick(N - 1) end.
+
+%% `after 0' polls: it fires as soon as no message matches, even when
+%% timeouts => when_idle holds other timeouts back.  The message from the
+%% child may or may not be there yet.
+after_zero_poll() ->
+    Self = self(),
+    spawn(fun() -> Self ! hi end),
+    receive hi -> exit({result, got}) after 0 -> exit({result, missed}) end.
