@@ -24,7 +24,8 @@
 -export([yield/1, resume/1, prop/1, prop_resume/1, probe/2]).
 -export([self/0, node/0, send/2, send/3, spawn/1, spawn/3, spawn_link/1, spawn_link/3,
          suspend/4, apply/2, apply/3, output/1, output/2, output/3, unsupported/3,
-         fatal/1, clean_stack/1]).
+         fatal/1, clean_stack/1, io_put_chars/1, io_put_chars/2, io_nl/0, io_nl/1,
+         io_write/1, io_write/2, erlang_yield/0]).
 %% Process BIFs of the simulated process.
 -export([link/1, unlink/1, exit/2, register/2, unregister/1, whereis/1, registered/0,
          process_flag/2, is_process_alive/1, make_ref/0, monitor/2, demonitor/1, demonitor/2,
@@ -244,9 +245,27 @@ process_flag(trap_exit, Bool) when is_boolean(Bool) ->
     Old;
 process_flag(trap_exit, Other) ->
     erlang:error(badarg, [trap_exit, Other]);
+process_flag(Flag, Value) when Flag =:= priority; Flag =:= message_queue_data;
+                               Flag =:= min_heap_size; Flag =:= min_bin_vheap_size;
+                               Flag =:= fullsweep_after; Flag =:= max_heap_size;
+                               Flag =:= sensitive ->
+    %% Memory and scheduling hints: the checker explores every schedule
+    %% anyway, and memory is not modelled.  The VM's defaults are returned
+    %% as the old values.
+    scheduling_flag(Flag, Value);
 process_flag(Flag, Value) ->
     fatal({mcerlang, {unsupported_bif, {erlang, process_flag, 2},
-                      {flag, Flag, Value, "only trap_exit is modelled"}}}).
+                      {flag, Flag, Value, "only trap_exit and the memory and scheduling "
+                                          "hints are modelled"}}}).
+
+scheduling_flag(priority, P) when P =:= low; P =:= normal; P =:= high; P =:= max -> normal;
+scheduling_flag(message_queue_data, D) when D =:= off_heap; D =:= on_heap -> on_heap;
+scheduling_flag(min_heap_size, N) when is_integer(N), N >= 0 -> 233;
+scheduling_flag(min_bin_vheap_size, N) when is_integer(N), N >= 0 -> 46422;
+scheduling_flag(fullsweep_after, N) when is_integer(N), N >= 0 -> 65535;
+scheduling_flag(max_heap_size, _) -> #{size => 0, kill => true, error_logger => true};
+scheduling_flag(sensitive, B) when is_boolean(B) -> false;
+scheduling_flag(Flag, Value) -> erlang:error(badarg, [Flag, Value]).
 
 %% @doc is_process_alive/1: badarg for a process of another node, as on
 %% the VM.
@@ -1067,6 +1086,38 @@ output(Format, Args) ->
     Text = lists:flatten(io_lib:format(Format, Args)),
     erlang:put('$mce_output', [Text | erlang:get('$mce_output')]),
     ok.
+
+%% @doc io:put_chars/1: recorded like io:format output.
+-spec io_put_chars(unicode:chardata()) -> ok.
+io_put_chars(Chars) ->
+    case unicode:characters_to_list(Chars) of
+        Text when is_list(Text) ->
+            erlang:put('$mce_output', [Text | erlang:get('$mce_output')]),
+            ok;
+        _ -> erlang:error(badarg, [Chars])
+    end.
+
+%% @doc io:put_chars/2: the device is ignored.
+-spec io_put_chars(term(), unicode:chardata()) -> ok.
+io_put_chars(_Device, Chars) ->
+    io_put_chars(Chars).
+
+-spec io_nl() -> ok.
+io_nl() -> io_put_chars("\n").
+
+-spec io_nl(term()) -> ok.
+io_nl(_Device) -> io_nl().
+
+-spec io_write(term()) -> ok.
+io_write(Term) -> io_put_chars(io_lib:write(Term)).
+
+-spec io_write(term(), term()) -> ok.
+io_write(_Device, Term) -> io_write(Term).
+
+%% @doc erlang:yield/0: a hint to the scheduler; every schedule is
+%% explored anyway.
+-spec erlang_yield() -> true.
+erlang_yield() -> true.
 
 %% @doc io:format/3 and io:fwrite/3: the device is ignored.
 -spec output(term(), io:format(), [term()]) -> ok.

@@ -204,6 +204,12 @@ classify_call(ets, F, A) ->
     end;
 classify_call(io, F, A) when (F =:= format orelse F =:= fwrite), A >= 1, A =< 3 ->
     {redirect, mce_rt, output};
+classify_call(io, put_chars, A) when A =:= 1; A =:= 2 -> {redirect, mce_rt, io_put_chars};
+classify_call(io, nl, A) when A =:= 0; A =:= 1 -> {redirect, mce_rt, io_nl};
+classify_call(io, write, A) when A =:= 1; A =:= 2 -> {redirect, mce_rt, io_write};
+%% Clocks read the checker's one fixed instant (see mce_rt:timestamp/0).
+classify_call(os, timestamp, 0) -> {redirect, mce_rt, timestamp};
+classify_call(os, system_time, A) when A =:= 0; A =:= 1 -> {redirect, mce_rt, system_time};
 classify_call(timer, F, _) when F =:= seconds; F =:= minutes; F =:= hours; F =:= hms ->
     pure;
 classify_call(M, F, A) ->
@@ -374,6 +380,8 @@ classify_erlang(spawn, A) when A >= 1, A =< 4 -> {redirect, mce_rt, spawn};
 classify_erlang(spawn_link, A) when A >= 1, A =< 4 -> {redirect, mce_rt, spawn_link};
 classify_erlang(spawn_opt, A) when A =:= 2; A =:= 4 -> {redirect, mce_rt, spawn_opt};
 classify_erlang(apply, A) when A =:= 2; A =:= 3 -> {redirect, mce_rt, apply};
+classify_erlang(now, 0) -> {redirect, mce_rt, timestamp};
+classify_erlang(yield, 0) -> {redirect, mce_rt, erlang_yield};
 classify_erlang(F, A) when is_atom(F) ->
     case lists:member({F, A}, rt_bifs()) of
         true -> {redirect, mce_rt, F};
@@ -408,7 +416,6 @@ unsupported_bifs() ->
      {nodes, 1}, {processes, 0}, {process_info, 1},
      {monitor_node, 3}, {group_leader, 0}, {group_leader, 2},
      {halt, 0}, {halt, 1}, {halt, 2},
-     {yield, 0},
      {disconnect_node, 1}, {suspend_process, 1}, {resume_process, 1},
      {garbage_collect, 1}, {garbage_collect, 2}, {check_process_code, 2},
      {purge_module, 1}, {load_module, 2}, {delete_module, 1}, {set_cookie, 2},

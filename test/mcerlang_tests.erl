@@ -421,3 +421,13 @@ unsupported_bif_names_call_and_location_test() ->
     ?assertError({mcerlang, {unsupported_bif, {erlang, suspend_process, 1},
                              {tprog, uses_timer, 0, Line}}} when is_integer(Line),
                  mcerlang:check({tprog, uses_timer, []})).
+
+%% Printing, clocks and scheduling hints of ordinary programs: the real VM
+%% runs misc_bifs to the end, and so does the checker, recording the text.
+misc_bifs_test() ->
+    ?assertEqual({'EXIT', {result, done}},
+                 catch (fun() -> {ok, Dev} = file:open("/dev/null", [write]),
+                                 group_leader(Dev, self()), tprog:misc_bifs() end)()),
+    {error, #{violation := {abnormal_exit, _, {result, done}}, trace := [Step]}} =
+        mcerlang:check({tprog, misc_bifs, []}, #{progress => false}),
+    ?assertEqual(["chars ", "bin", "\n", "{a,1}", "\n"], maps:get(output, Step)).

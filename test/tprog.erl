@@ -2,7 +2,7 @@
 %% programs are deterministic and end with exit({result, Value}), so the
 %% real VM's exit reason can be compared with the checker's.
 -module(tprog).
--compile([export_all, nowarn_export_all]).
+-compile([export_all, nowarn_export_all, {nowarn_deprecated_function, [{erlang, now, 0}]}]).
 
 %% A receive in a non-tail position, its result used afterwards.
 diff_nontail() ->
@@ -1015,3 +1015,19 @@ after_zero_poll() ->
     Self = self(),
     spawn(fun() -> Self ! hi end),
     receive hi -> exit({result, got}) after 0 -> exit({result, missed}) end.
+
+%% Calls of ordinary programs that only print, read a clock or hint the
+%% scheduler: modelled, recorded or ignored as the VM would have them.
+misc_bifs() ->
+    normal = process_flag(priority, high),
+    on_heap = process_flag(message_queue_data, off_heap),
+    true = erlang:yield(),
+    {_, _, _} = os:timestamp(),
+    {_, _, _} = erlang:now(),
+    true = is_integer(os:system_time(millisecond)),
+    io:put_chars("chars "),
+    io:put_chars(standard_io, <<"bin">>),
+    io:nl(),
+    io:write({a, 1}),
+    io:nl(standard_io),
+    exit({result, done}).
