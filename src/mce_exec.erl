@@ -34,6 +34,7 @@ run(Search, Pid, How, Cont, Dict, TrapExit) ->
     put('$mce_output', []),
     put('$mce_suspensions', []),
     put('$mce_dict', maps:from_list(Dict)),
+    RandStart = lend_rand(Pid, Dict),
     put('$mce_trap_exit', TrapExit),
     put('$mce_overlay', #{}),
     put('$mce_probes', []),
@@ -57,7 +58,7 @@ run(Search, Pid, How, Cont, Dict, TrapExit) ->
     Effects = lists:reverse(erase('$mce_effects')),
     Output = lists:reverse(erase('$mce_output')),
     Probes = lists:reverse(erase('$mce_probes')),
-    FinalDict = lists:sort(maps:to_list(get('$mce_dict'))),
+    FinalDict = lists:sort(maps:to_list(return_rand(RandStart, get('$mce_dict')))),
     cleanup(),
     Outcome = case Result of
                   {wait, {'$mce_choice', Alts}, _} = W ->
@@ -74,6 +75,42 @@ run(Search, Pid, How, Cont, Dict, TrapExit) ->
                 _ -> Label0#{probes => Probes}
             end,
     {Outcome, Effects, Label}.
+
+%% rand keeps its state in the process dictionary but runs untranslated,
+%% in the executor: the simulated process's state is lent to the
+%% executor's own dictionary for the step and taken back after it, so that
+%% draws are part of the checked state (the same in every run of the
+%% check, and not shared between processes).  A process that has not
+%% seeded draws from a fixed seed of its own, as if seeded at spawn.
+lend_rand(Pid, Dict) ->
+    Start = case lists:keyfind(rand_seed, 1, Dict) of
+                {_, Seed} -> Seed;
+                false -> fresh_seed(Pid)
+            end,
+    put(rand_seed, Start),
+    Start.
+
+return_rand(Start, SimDict) ->
+    case erase(rand_seed) of
+        Start -> SimDict;
+        undefined -> maps:remove(rand_seed, SimDict);
+        Drawn -> SimDict#{rand_seed => Drawn}
+    end.
+
+%% Seeding costs microseconds, more than many steps: once per process
+%% number and check.
+fresh_seed(Pid) ->
+    Fresh = case get('$mce_rand_fresh') of
+                undefined -> #{};
+                F -> F
+            end,
+    case Fresh of
+        #{Pid := Seed} -> Seed;
+        _ ->
+            Seed = rand:seed_s(exsss, {Pid, 16#5eed, 16#cafe}),
+            put('$mce_rand_fresh', Fresh#{Pid => Seed}),
+            Seed
+    end.
 
 cleanup() ->
     [erase(K) || K <- ['$mce_self', '$mce_search', '$mce_effects', '$mce_output', '$mce_probes',

@@ -431,3 +431,12 @@ misc_bifs_test() ->
     {error, #{violation := {abnormal_exit, _, {result, done}}, trace := [Step]}} =
         mcerlang:check({tprog, misc_bifs, []}, #{progress => false}),
     ?assertEqual(["chars ", "bin", "\n", "{a,1}", "\n"], maps:get(output, Step)).
+
+%% rand keeps its state in the process dictionary: under the checker it is
+%% each simulated process's own (seeds do not leak between processes) and
+%% part of the state, so verdicts are the same from run to run.
+rand_state_is_per_process_and_reproducible_test() ->
+    ?assertEqual({'EXIT', {result, true}}, catch tprog:rand_seeded()),
+    ?assertEqual([{result, true}], all_root_exits({tprog, rand_seeded, []})),
+    Verdicts = [all_root_exits({tprog, rand_unseeded, []}) || _ <- lists:seq(1, 5)],
+    ?assertMatch([[{result, V}]] when V =:= 1; V =:= 2, lists:usort(Verdicts)).

@@ -1031,3 +1031,23 @@ misc_bifs() ->
     io:write({a, 1}),
     io:nl(standard_io),
     exit({result, done}).
+
+%% rand draws: each process has its own generator state, part of the
+%% checked state; two processes seeded alike draw alike.
+rand_seeded() ->
+    Self = self(),
+    Draw = fun(I) -> spawn(fun() ->
+                                   rand:seed(exsss, {I, I, I}),
+                                   receive go -> ok end,
+                                   Self ! {I, rand:uniform(1000000)}
+                           end)
+           end,
+    Ps = [Draw(1), Draw(1)],
+    [P ! go || P <- Ps],
+    [X, Y] = [receive {1, V} -> V end || _ <- Ps],
+    exit({result, X =:= Y}).
+
+rand_unseeded() ->
+    Self = self(),
+    spawn(fun() -> Self ! {draw, rand:uniform(2)} end),
+    receive {draw, V} -> exit({result, V}) end.
