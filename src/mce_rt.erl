@@ -218,7 +218,9 @@ exit(Pid, Reason) ->
     N = sim_pid(Pid, [Pid, Reason]),
     case N =:= erlang:get('$mce_pid') of
         false ->
-            Reason =:= kill andalso is_local(N) andalso overlay_alive(N, false),
+            %% The signal acts before anything the caller does next can
+            %% observe the target (is_process_alive/1, link/1).
+            is_local(N) andalso dies_of(N, Reason) andalso overlay_alive(N, false),
             effect({exit, N, Reason}),
             true;
         true ->
@@ -229,6 +231,19 @@ exit(Pid, Reason) ->
                     true;
                 {_, false} -> die(Reason)
             end
+    end.
+
+%% Does an exit signal with Reason end process N?  kill always; normal
+%% never (from another process); any other reason unless N traps exits.
+dies_of(_N, kill) -> true;
+dies_of(_N, normal) -> false;
+dies_of(N, _Reason) ->
+    case mce_nif:process(erlang:get('$mce_search'), N) of
+        {_St, _Msgs, _Links, _Mons, _MonBy, _Name, Trap, _Dict} -> not Trap;
+        %% Not in the stored state: spawned by this very step (it has not
+        %% run, so it does not trap exits yet), or gone already.
+        undefined -> true;
+        {error, Where, Why} -> fatal({mcerlang_internal, Where, Why})
     end.
 
 %% The process ends with Reason: recorded so that no catch can keep it
@@ -829,6 +844,7 @@ info_record(Pid, Args) ->
             Linked = [Me || {link, To} <- Effects, To =:= N] ++
                 [Me || {spawn, To, _, true} <- Effects, To =:= N],
             Base#{messages := maps:get(messages, Base) ++ Sent,
+                  name := overlay_name_of(N, maps:get(name, Base)),
                   monitored_by := [RP || {R, _} = RP <- maps:get(monitored_by, Base) ++ By,
                                          not lists:member(R, Unby)],
                   links := lists:usort(maps:get(links, Base) ++ Linked),
@@ -951,6 +967,19 @@ alive(N) ->
     case erlang:get('$mce_overlay') of
         #{{alive, N} := Alive} -> Alive;
         #{} -> mce_nif:alive(erlang:get('$mce_search'), N)
+    end.
+
+%% The registered name of process N after this step's register and
+%% unregister calls so far.
+overlay_name_of(N, Stored) ->
+    Overlay = erlang:get('$mce_overlay'),
+    case [Name || {{name, Name}, M} <- maps:to_list(Overlay), M =:= N] of
+        [Name | _] -> Name;
+        [] ->
+            case Overlay of
+                #{{name, Stored} := Other} when Other =/= N -> undefined;
+                #{} -> Stored
+            end
     end.
 
 overlay_alive(N, Alive) ->

@@ -440,3 +440,15 @@ rand_state_is_per_process_and_reproducible_test() ->
     ?assertEqual([{result, true}], all_root_exits({tprog, rand_seeded, []})),
     Verdicts = [all_root_exits({tprog, rand_unseeded, []}) || _ <- lists:seq(1, 5)],
     ?assertMatch([[{result, V}]] when V =:= 1; V =:= 2, lists:usort(Verdicts)).
+
+%% Observations right after a signal in the same step: as the real VM
+%% gives them (OTP orders a process's signals before its own later
+%% observations of the target).
+observations_after_signals_test_() ->
+    [{atom_to_list(F),
+      fun() ->
+              {'EXIT', Real} = (catch tprog:F()),
+              ?assertEqual({F, [Real]}, {F, all_root_exits({tprog, F, []})})
+      end}
+     || F <- [exit_then_alive, exit_trapping_then_alive, register_then_info,
+              exit_then_link_trapping]].

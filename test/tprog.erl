@@ -1051,3 +1051,33 @@ rand_unseeded() ->
     Self = self(),
     spawn(fun() -> Self ! {draw, rand:uniform(2)} end),
     receive {draw, V} -> exit({result, V}) end.
+
+%% What a process observes of another right after signalling it, in the
+%% same step: OTP orders the signal before the observation.
+exit_then_alive() ->
+    P = spawn(fun() -> receive _ -> ok end end),
+    exit(P, foo),
+    exit({result, is_process_alive(P)}).
+
+exit_trapping_then_alive() ->
+    Self = self(),
+    P = spawn(fun() -> process_flag(trap_exit, true), Self ! ready, receive _ -> ok end end),
+    receive ready -> ok end,
+    exit(P, foo),
+    Alive = is_process_alive(P),
+    P ! stop,
+    exit({result, Alive}).
+
+register_then_info() ->
+    P = spawn(fun() -> receive _ -> ok end end),
+    register(tprog_srv, P),
+    R = process_info(P, registered_name),
+    P ! stop,
+    exit({result, R}).
+
+exit_then_link_trapping() ->
+    process_flag(trap_exit, true),
+    P = spawn(fun() -> receive _ -> ok end end),
+    exit(P, foo),
+    link(P),
+    receive {'EXIT', P, R} -> exit({result, R}) end.
