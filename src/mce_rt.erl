@@ -713,6 +713,10 @@ timer_send_after(_Time, _Dest, _Msg) ->
 
 -spec timer_cancel(term()) -> {ok, cancel} | {error, badarg}.
 timer_cancel({instant, Ref}) when is_reference(Ref) -> {ok, cancel};
+timer_cancel({mce_timer, Pid}) when is_pid(Pid) ->
+    %% An interval or apply timer (mce_timer): its process, killed at once.
+    _ = exit(Pid, kill),
+    {ok, cancel};
 timer_cancel({Kind, Ref}) when (Kind =:= send_local orelse Kind =:= once), is_reference(Ref) ->
     _ = cancel_timer(Ref),
     {ok, cancel};

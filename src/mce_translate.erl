@@ -351,7 +351,7 @@ kept_library_functions([FA | Todo], Bodies, Exported, Keep) ->
 %% @doc True for a user module that can and must be translated: loaded from
 %% a file outside OTP, and not part of the checker.
 -spec translatable(module()) -> boolean().
-translatable(mce_rpc) ->
+translatable(M) when M =:= mce_rpc; M =:= mce_timer ->
     true;
 translatable(M) when M =:= gen; M =:= gen_server; M =:= proc_lib; M =:= gen_statem;
                      M =:= gen_event; M =:= supervisor; M =:= sys ->
@@ -431,7 +431,8 @@ process_modules() ->
 is_checker_module(M) ->
     lists:member(M, [mcerlang, mce_anf, mce_closure, mce_exec, mce_format, mce_nif, mce_pid,
                      mce_ref, mce_rt, mce_search, mce_translate, mce_watchdog, mce_ets,
-                     mce_logger, mce_app, mce_global])
+                     mce_logger, mce_app, mce_global, mce_session, mce_debug, mce_cli, mce_msc,
+                     mce_ltl, mce_ltl_search, mcerlang_monitor])
         orelse is_translation(M).
 
 is_translation(M) ->
@@ -648,6 +649,9 @@ model_call(rpc, call, A) when A =:= 4; A =:= 5 -> {mce_rpc, rpc_call};
 model_call(rpc, cast, 4) -> {mce_rpc, rpc_cast};
 model_call(erpc, call, A) when A =:= 4; A =:= 5 -> {mce_rpc, erpc_call};
 model_call(erpc, cast, 4) -> {mce_rpc, erpc_cast};
+model_call(timer, send_interval, A) when A =:= 2; A =:= 3 -> {mce_timer, send_interval};
+model_call(timer, apply_after, 4) -> {mce_timer, apply_after};
+model_call(timer, apply_interval, 4) -> {mce_timer, apply_interval};
 model_call(_, _, _) -> none.
 
 %% timer:sleep(T) is `receive after T -> ok end': under the checker's

@@ -452,3 +452,16 @@ observations_after_signals_test_() ->
       end}
      || F <- [exit_then_alive, exit_trapping_then_alive, register_then_info,
               exit_then_link_trapping]].
+
+%% timer:send_interval, apply_after and apply_interval run as processes of
+%% the model; with timeouts => when_idle an interval fires when its
+%% receiver is idle, so the state space is finite.
+interval_and_apply_timers_test_() ->
+    [{atom_to_list(F),
+      {timeout, 60,
+       fun() ->
+               {'EXIT', Real} = (catch tprog:F()),
+               ?assertEqual({F, [Real]},
+                            {F, all_root_exits({tprog, F, []}, [], #{timeouts => when_idle})})
+       end}}
+     || F <- [interval_ticks, apply_later, apply_every]].

@@ -1081,3 +1081,26 @@ exit_then_link_trapping() ->
     exit(P, foo),
     link(P),
     receive {'EXIT', P, R} -> exit({result, R}) end.
+
+%% timer's interval and apply timers (modelled by mce_timer).
+interval_ticks() ->
+    {ok, T} = timer:send_interval(10, tick),
+    R = count_ticks(3),
+    {ok, cancel} = timer:cancel(T),
+    exit({result, R}).
+
+count_ticks(0) -> done;
+count_ticks(N) -> receive tick -> count_ticks(N - 1) end.
+
+apply_later() ->
+    {ok, _} = timer:apply_after(5, tprog, send_to, [self(), later]),
+    receive later -> exit({result, later}) end.
+
+apply_every() ->
+    {ok, T} = timer:apply_interval(5, tprog, send_to, [self(), beat]),
+    receive beat -> ok end,
+    receive beat -> ok end,
+    timer:cancel(T),
+    exit({result, two_beats}).
+
+send_to(Pid, Msg) -> Pid ! Msg.
