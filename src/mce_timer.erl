@@ -1,8 +1,8 @@
 %% @doc A model of timer's interval and apply timers for checked code.
 %%
 %% Like mce_rpc, this module is not called directly: the translator
-%% rewrites `timer:send_interval/2,3', `timer:apply_after/4' and
-%% `timer:apply_interval/4' in user code into calls of its translation, so
+%% rewrites `timer:send_interval/2,3', `timer:apply_after/4',
+%% `timer:apply_interval/4' and `timer:tc/1,2,3' in user code into calls of its translation, so
 %% it runs under the checker like user code.  Each timer is a process of
 %% the model, on the caller's node, that waits with `after Time' and then
 %% sends or applies; it ends when the process it serves (the destination
@@ -13,7 +13,7 @@
 %% when_idle' it fires only when nothing else can move.
 -module(mce_timer).
 
--export([send_interval/2, send_interval/3, apply_after/4, apply_interval/4]).
+-export([send_interval/2, send_interval/3, apply_after/4, apply_interval/4, tc/1, tc/2, tc/3]).
 -export([interval/4, after_apply/4, interval_apply/5]).
 
 -spec send_interval(non_neg_integer(), term()) -> {ok, {mce_timer, pid()}} | {error, badarg}.
@@ -46,6 +46,21 @@ apply_interval(Time, M, F, A) when is_integer(Time), Time >= 0, is_atom(M), is_a
     {ok, {mce_timer, spawn(?MODULE, interval_apply, [Time, M, F, A, self()])}};
 apply_interval(_Time, _M, _F, _A) ->
     {error, badarg}.
+
+%% @doc timer:tc/1,2,3: the call's value, and 0 microseconds: time does
+%% not pass under the checker.  The function may block: it runs here,
+%% translated.
+-spec tc(fun(() -> T)) -> {0, T}.
+tc(F) ->
+    {0, F()}.
+
+-spec tc(function(), [term()]) -> {0, term()}.
+tc(F, A) ->
+    {0, apply(F, A)}.
+
+-spec tc(module(), atom(), [term()]) -> {0, term()}.
+tc(M, F, A) ->
+    {0, apply(M, F, A)}.
 
 %% The timer processes.
 

@@ -652,6 +652,7 @@ model_call(erpc, cast, 4) -> {mce_rpc, erpc_cast};
 model_call(timer, send_interval, A) when A =:= 2; A =:= 3 -> {mce_timer, send_interval};
 model_call(timer, apply_after, 4) -> {mce_timer, apply_after};
 model_call(timer, apply_interval, 4) -> {mce_timer, apply_interval};
+model_call(timer, tc, A) when A >= 1, A =< 3 -> {mce_timer, tc};
 model_call(_, _, _) -> none.
 
 %% timer:sleep(T) is `receive after T -> ok end': under the checker's

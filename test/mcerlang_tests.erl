@@ -464,4 +464,4 @@ interval_and_apply_timers_test_() ->
                ?assertEqual({F, [Real]},
                             {F, all_root_exits({tprog, F, []}, [], #{timeouts => when_idle})})
        end}}
-     || F <- [interval_ticks, apply_later, apply_every]].
+     || F <- [interval_ticks, apply_later, apply_every, tc_blocking]].

@@ -1104,3 +1104,12 @@ apply_every() ->
     exit({result, two_beats}).
 
 send_to(Pid, Msg) -> Pid ! Msg.
+
+%% timer:tc of a function that blocks.
+tc_blocking() ->
+    Self = self(),
+    spawn(fun() -> Self ! ping end),
+    {T, Got} = timer:tc(fun() -> receive ping -> got end end),
+    {_, 6} = timer:tc(erlang, '*', [2, 3]),
+    {_, 5} = timer:tc(fun erlang:'+'/2, [2, 3]),
+    exit({result, {is_integer(T), Got}}).
