@@ -172,6 +172,12 @@ classify_call(mcerlang, probe, 2) -> {redirect, mce_rt, probe};
 classify_call(net_adm, ping, 1) -> {redirect, mce_rt, ping};
 classify_call(timer, send_after, A) when A =:= 2; A =:= 3 -> {redirect, mce_rt, timer_send_after};
 classify_call(timer, cancel, 1) -> {redirect, mce_rt, timer_cancel};
+classify_call(persistent_term, F, A) ->
+    _ = code:ensure_loaded(mce_pterm),
+    case erlang:function_exported(mce_pterm, F, A) of
+        true -> {redirect, mce_pterm, F};
+        false -> {unsupported, unsupported_call}
+    end;
 classify_call(global, F, A) ->
     _ = code:ensure_loaded(mce_global),
     case erlang:function_exported(mce_global, F, A) of
@@ -432,7 +438,7 @@ is_checker_module(M) ->
     lists:member(M, [mcerlang, mce_anf, mce_closure, mce_exec, mce_format, mce_nif, mce_pid,
                      mce_ref, mce_rt, mce_search, mce_translate, mce_watchdog, mce_ets,
                      mce_logger, mce_app, mce_global, mce_session, mce_debug, mce_cli, mce_msc,
-                     mce_ltl, mce_ltl_search, mcerlang_monitor])
+                     mce_ltl, mce_ltl_search, mcerlang_monitor, mce_pterm])
         orelse is_translation(M).
 
 is_translation(M) ->

@@ -451,7 +451,7 @@ observations_after_signals_test_() ->
               ?assertEqual({F, [Real]}, {F, all_root_exits({tprog, F, []})})
       end}
      || F <- [exit_then_alive, exit_trapping_then_alive, register_then_info,
-              exit_then_link_trapping]].
+              exit_then_link_trapping, pterm]].
 
 %% timer:send_interval, apply_after and apply_interval run as processes of
 %% the model; with timeouts => when_idle an interval fires when its

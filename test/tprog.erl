@@ -1113,3 +1113,19 @@ tc_blocking() ->
     {_, 6} = timer:tc(erlang, '*', [2, 3]),
     {_, 5} = timer:tc(fun erlang:'+'/2, [2, 3]),
     exit({result, {is_integer(T), Got}}).
+
+%% persistent_term: one table per node, seen by every process.
+pterm() ->
+    persistent_term:put({tprog, limit}, 3),
+    Self = self(),
+    spawn(fun() -> Self ! {seen, persistent_term:get({tprog, limit})},
+                   persistent_term:put({tprog, limit}, 4),
+                   Self ! changed end),
+    receive {seen, 3} -> ok end,
+    receive changed -> ok end,
+    4 = persistent_term:get({tprog, limit}),
+    none = persistent_term:get({tprog, other}, none),
+    true = persistent_term:erase({tprog, limit}),
+    false = persistent_term:erase({tprog, limit}),
+    Missing = try persistent_term:get({tprog, limit}) catch error:badarg -> badarg end,
+    exit({result, Missing}).
