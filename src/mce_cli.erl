@@ -74,6 +74,7 @@ usage() ->
       "  --fairness weak|none         for --ltl (default weak)\n"
       "  --monitor MODULE[=TERM]      a safety monitor with its init argument (default [])\n"
       "  --invariant FUN              fun(View) -> boolean() end, true in every state\n"
+      "  --mailbox-bound N            no mailbox may hold more than N messages\n"
       "Search:\n"
       "  --max-states N  --max-depth N  --max-time MS  --memory BYTES\n"
       "  --shortest                   breadth-first: a shortest counterexample\n"
@@ -169,6 +170,7 @@ option({"monitor", V}, #cli{options = O} = Cli) ->
 option({"invariant", V}, #cli{options = O} = Cli) ->
     set(invariant, maps:get(invariant, O, []) ++ [term(V, "--invariant")], Cli);
 option({K, V}, Cli) when K =:= "max-states"; K =:= "max-depth"; K =:= "max-time"; K =:= "memory";
+                         K =:= "mailbox-bound";
                          K =:= "runs"; K =:= "max-steps"; K =:= "seed" ->
     set(list_to_atom(lists:flatten(string:replace(K, "-", "_", all))), integer(V, "--" ++ K), Cli);
 option({"table", V}, Cli) ->

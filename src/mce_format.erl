@@ -143,6 +143,7 @@ count(1, What) -> ["1 ", What];
 count(N, What) -> [integer_to_list(N), " ", What, "s"].
 
 summary(deadlock, _F) -> "deadlock";
+summary({mailbox_bound, Pid, _Length, _Bound}, F) -> ["mailbox bound exceeded by ", pid(Pid, F)];
 summary({abnormal_exit, Pid, _}, F) -> ["abnormal exit of ", pid(Pid, F)];
 summary({ltl, Formula}, _F) -> ["the LTL property ", Formula, " fails"];
 summary({invariant, _}, _F) -> "an invariant fails";
@@ -161,6 +162,9 @@ violation({abnormal_exit, Pid, Reason}, F) ->
             io_lib:format("Violation: process ~ts exited abnormally: ~ts~n",
                           [label(Pid, F), show(Reason, F)])
     end;
+violation({mailbox_bound, Pid, Length, Bound}, F) ->
+    io_lib:format("Violation: process ~ts has ~b messages in its mailbox (mailbox_bound ~b)~n",
+                  [label(Pid, F), Length, Bound]);
 violation({ltl, Formula}, _F) ->
     io_lib:format("Violation: the LTL property ~ts fails on this run (the cycle repeats "
                   "forever)~n", [Formula]);

@@ -58,7 +58,8 @@ new_context(Opts, ExpandOnly) ->
     Faults = maps:get(faults, Opts),
     Monitors = maps:get(monitor, Opts),
     Invariants = maps:get(invariant, Opts),
-    Observe = (Monitors =/= [] orelse Invariants =/= []) andalso not ExpandOnly,
+    Observe = (Monitors =/= [] orelse Invariants =/= [] orelse
+               maps:get(mailbox_bound, Opts) =/= infinity) andalso not ExpandOnly,
     Initial = [monitor_init(M, Arg) || {M, Arg} <- Monitors],
     Search = mce_nif:new(#{nodes => Nodes,
                            creation => mce_pid:creation(),
@@ -187,11 +188,25 @@ monitor_init(M, Arg) ->
 
 %% Invariants first, then each monitor in turn; the first violation wins.
 -spec judge(mcerlang:view(), [term()], #ctx{}) -> {ok, [term()]} | skip | {violation, term()}.
-judge(View, States, #ctx{monitors = Monitors, invariants = Invariants}) ->
+judge(View, States, #ctx{monitors = Monitors, invariants = Invariants, opts = Opts}) ->
     case [{invariant, F} || F <- Invariants,
                             property_call({invariant, F}, fun() -> F(View) end) =/= true] of
         [V | _] -> {violation, V};
-        [] -> judge_monitors(Monitors, States, View, [])
+        [] ->
+            case over_bound(View, maps:get(mailbox_bound, Opts)) of
+                none -> judge_monitors(Monitors, States, View, []);
+                V -> {violation, V}
+            end
+    end.
+
+%% The built-in mailbox bound: no process holds more messages than Bound.
+over_bound(_View, infinity) ->
+    none;
+over_bound(#{processes := Procs}, Bound) ->
+    case [{mailbox_bound, Pid, length(Box), Bound} || #{pid := Pid, mailbox := Box} <- Procs,
+                                                      length(Box) > Bound] of
+        [V | _] -> V;
+        [] -> none
     end.
 
 judge_monitors([], [], _View, Acc) ->

@@ -116,7 +116,8 @@ initial_observer(#session{ctx = Ctx}) -> mce_search:initial_observer(Ctx).
           {ok, [term()]} | skip | {violation, term()}.
 judge(#session{ctx = Ctx} = Sess, W, Label, Observer) ->
     Opts = mce_search:options(Ctx),
-    case maps:get(monitor, Opts) =:= [] andalso maps:get(invariant, Opts) =:= [] of
+    case maps:get(monitor, Opts) =:= [] andalso maps:get(invariant, Opts) =:= [] andalso
+         maps:get(mailbox_bound, Opts) =:= infinity of
         true -> {ok, Observer};
         false -> mce_search:judge(view(Sess, W, Label), Observer, Ctx)
     end.

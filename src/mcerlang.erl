@@ -26,6 +26,7 @@
                      shortest => boolean(),
                      monitor => {module(), term()} | [{module(), term()}],
                      invariant => fun((view()) -> boolean()) | [fun((view()) -> boolean())],
+                     mailbox_bound => pos_integer() | infinity,
                      ltl => string() | binary(),
                      predicates => #{atom() => predicate() | fun((...) -> predicate())},
                      fairness => weak | none,
@@ -84,6 +85,7 @@
                     shortest => false,
                     monitor => [],
                     invariant => [],
+                    mailbox_bound => infinity,
                     ltl => none,
                     predicates => #{},
                     fairness => weak,
@@ -465,6 +467,8 @@ option(invariant, Fs) when is_list(Fs) ->
          _ when is_function(F, 1) -> F;
          _ -> erlang:error({mcerlang, {bad_option_value, invariant, F, "expected a fun of one argument"}})
      end || F <- Fs];
+option(mailbox_bound, infinity) -> infinity;
+option(mailbox_bound, N) when is_integer(N), N >= 0 -> N;
 option(ltl, F) when is_list(F); is_binary(F) ->
     case mce_ltl:parse(F) of
         {ok, Formula} -> {unicode:characters_to_list(F), Formula};
@@ -535,7 +539,7 @@ ltl_options(#{ltl := none} = Opts, _Given) ->
     Opts;
 ltl_options(#{ltl := {_, Formula}, predicates := Preds} = Opts, Given) ->
     [erlang:error({mcerlang, {incompatible_options, ltl, K}})
-     || K <- [shortest, monitor, invariant, max_depth], maps:is_key(K, Given)],
+     || K <- [shortest, monitor, invariant, mailbox_bound, max_depth], maps:is_key(K, Given)],
     lists:foreach(
       fun({Name, Arity}) ->
               case maps:find(Name, Preds) of

@@ -465,3 +465,27 @@ interval_and_apply_timers_test_() ->
                             {F, all_root_exits({tprog, F, []}, [], #{timeouts => when_idle})})
        end}}
      || F <- [interval_ticks, apply_later, apply_every, tc_blocking]].
+
+%% The built-in mailbox bound: a violation names the process and how many
+%% messages it holds; an interval timer flooding a mailbox under
+%% timeouts => any (an unbounded state space) is caught by it.
+mailbox_bound_test() ->
+    Opts = #{treat_as_normal => [normal, {result, sent}], progress => false},
+    ?assertMatch({ok, _}, mcerlang:check({tprog, producer_consumer, []}, Opts#{mailbox_bound => 4})),
+    {error, Cex} = mcerlang:check({tprog, producer_consumer, []}, Opts#{mailbox_bound => 3}),
+    ?assertMatch(#{violation := {mailbox_bound, _, 4, 3}}, Cex),
+    ?assertMatch({ok, _}, mcerlang:replay(Cex)),
+    Text = lists:flatten(io_lib:format("~ts", [mcerlang:format(Cex)])),
+    ?assertMatch({match, _}, re:run(Text, "has 4 messages in its mailbox \\(mailbox_bound 3\\)")),
+    ?assertMatch({error, #{violation := {mailbox_bound, _, 3, 2}}},
+                 mcerlang:check({tprog, interval_ticks, []},
+                                #{mailbox_bound => 2, progress => false,
+                                  treat_as_normal => [normal, {result, done}]})),
+    ?assertMatch({error, #{violation := {mailbox_bound, _, _, 3}}},
+                 mcerlang:simulate({tprog, producer_consumer, []},
+                                   Opts#{mailbox_bound => 3, seed => 1, runs => 200})),
+    ?assertError({mcerlang, {bad_option_value, mailbox_bound, -1}},
+                 mcerlang:check({tprog, producer_consumer, []}, #{mailbox_bound => -1})),
+    ?assertError({mcerlang, {incompatible_options, ltl, mailbox_bound}},
+                 mcerlang:check({tprog, producer_consumer, []},
+                                #{mailbox_bound => 3, ltl => "[] true"})).

@@ -1129,3 +1129,12 @@ pterm() ->
     false = persistent_term:erase({tprog, limit}),
     Missing = try persistent_term:get({tprog, limit}) catch error:badarg -> badarg end,
     exit({result, Missing}).
+
+%% A producer that may run ahead of its consumer: up to four messages wait.
+producer_consumer() ->
+    C = spawn(fun() -> consume(4) end),
+    [C ! {item, I} || I <- lists:seq(1, 4)],
+    exit({result, sent}).
+
+consume(0) -> ok;
+consume(N) -> receive {item, _} -> consume(N - 1) end.
