@@ -257,12 +257,20 @@ internal_error(_) ->
 -spec violation(term(), pos_integer(), map()) -> none | {abnormal_exit, pid(), term()}.
 violation({exit, Reason}, Pid, Opts) ->
     case lists:member(abnormal_exit, maps:get(property, Opts)) andalso
-         not normal_reason(Reason, maps:get(treat_as_normal, Opts)) of
+         not normal_reason(Reason, maps:get(treat_as_normal, Opts)) andalso
+         not result_carrier(Reason, Pid) of
         true -> {abnormal_exit, mce_pid:term(Pid), Reason};
         false -> none
     end;
 violation(_, _, _) ->
     none.
+
+%% gen_server:multi_call/4's middleman (OTP 25) hands its result back in
+%% its exit reason {self(), Tag, Result}: not a failure.
+result_carrier({Self, Tag, _Result}, Pid) when is_pid(Self), is_reference(Tag) ->
+    mce_pid:term(Pid) =:= Self;
+result_carrier(_, _) ->
+    false.
 
 %% The process of an rpc/erpc call ends by carrying its result in its exit
 %% reason (see mce_rpc): not a failure of the program.

@@ -406,7 +406,8 @@ rt_bifs() ->
      {monotonic_time, 1}, {system_time, 0}, {system_time, 1}, {timestamp, 0}, {hibernate, 3}].
 classify_other_bif(F, A) ->
     case lists:member({F, A}, unsupported_bifs()) orelse
-         lists:member(F, [spawn, spawn_link, spawn_monitor, spawn_opt, open_port,
+         lists:member(F, [spawn, spawn_link, spawn_monitor, spawn_opt, spawn_request,
+                          spawn_request_abandon, open_port,
                           port_command, port_control, port_call, port_connect,
                           port_close, port_info, trace, trace_pattern, system_flag,
                           send, send_nosuspend, start_timer, send_after])

@@ -489,3 +489,15 @@ mailbox_bound_test() ->
     ?assertError({mcerlang, {incompatible_options, ltl, mailbox_bound}},
                  mcerlang:check({tprog, producer_consumer, []},
                                 #{mailbox_bound => 3, ltl => "[] true"})).
+
+%% gen_server:multi_call/4's middleman ends with its result as exit reason:
+%% not an abnormal exit.  spawn_request (a real process) is refused.
+multi_call_with_timeout_test() ->
+    ?assertEqual(ok, tprog_mcall:main()),
+    ?assertMatch({ok, _}, mcerlang:check({tprog_mcall, main, []},
+                                         #{timeouts => when_idle, progress => false})).
+
+spawn_request_refused_test() ->
+    ?assertError({mcerlang, {unsupported_bif, {erlang, spawn_request, 2}, _}},
+                 mcerlang:check(fun() -> spawn_request(fun() -> ok end, [monitor]) end,
+                                #{progress => false})).
