@@ -916,6 +916,7 @@ translate_form({function, L, F, A, Clauses0}, St0) ->
     %% A function the translator cannot handle fails when it is called, with
     %% the construct and its location, so the rest of the module stays usable.
     try
+        refuse_maybe(Clauses, St),
         [{function, L, F, A, [tr_clause(C, [], St) || C <- Clauses]}]
     catch
         error:{mcerlang, {unsupported_construct, _, _}} = Error ->
@@ -927,6 +928,24 @@ translate_form({eof, _}, _St) ->
     [];
 translate_form(Other, _St) ->
     [Other].
+
+%% `maybe' (experimental in OTP 25, behind -feature(maybe_expr, enable))
+%% is not translated: refused where it appears rather than run untranslated.
+refuse_maybe(Tree, St) ->
+    fold_tree(fun({'maybe', L, _}) -> unsupported(L, St, maybe_expression);
+                 ({'maybe', L, _, _}) -> unsupported(L, St, maybe_expression);
+                 ({maybe_match, L, _, _}) -> unsupported(L, St, maybe_expression);
+                 (_) -> ok
+              end, Tree).
+
+fold_tree(F, T) when is_tuple(T) ->
+    F(T),
+    fold_tree(F, tuple_to_list(T));
+fold_tree(F, [H | T]) ->
+    fold_tree(F, H),
+    fold_tree(F, T);
+fold_tree(_F, _) ->
+    ok.
 
 %% self() or node() in a function clause's guard: the clauses become a
 %% case over the arguments, after binding the BIF's value, and a call that

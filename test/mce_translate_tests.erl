@@ -180,3 +180,25 @@ last_expression_match_of_a_blocking_call_test() ->
     {error, #{violation := {abnormal_exit, _, {result, Checked}}}} =
         mcerlang:check({tprog_last, wrong, []}, #{progress => false}),
     ?assertMatch({'EXIT', {{badmatch, 1}, [{tprog_last, mismatch, 1, _} | _]}}, Checked).
+
+%% `maybe' (OTP 25: behind a feature flag, so the module loads only in a
+%% VM started with -enable-feature maybe_expr): refused with the function
+%% and line, never run untranslated.  Checked in such a VM of its own.
+maybe_expression_refused_test_() ->
+    {timeout, 120,
+     fun() ->
+             Dir = filename:join("/tmp", "mce_maybe_" ++ os:getpid()),
+             ok = filelib:ensure_path(Dir),
+             Src = filename:join(Dir, "tprog_maybe.erl"),
+             ok = file:write_file(Src, "-module(tprog_maybe).\n-feature(maybe_expr, enable).\n"
+                                  "-export([main/0]).\nmain() ->\n    maybe\n        P = self(),\n"
+                                  "        P ! hi\n    end,\n    receive hi -> ok end.\n"),
+             {ok, tprog_maybe} = compile:file(Src, [debug_info, {outdir, Dir}, return_errors]),
+             Ebin = filename:dirname(code:which(mcerlang)),
+             Cmd = io_lib:format("erl -noshell -enable-feature maybe_expr -pa ~ts -pa ~ts -eval "
+                                 "'io:format(\"~~p\", [catch mcerlang:check({tprog_maybe, main, []}, "
+                                 "#{progress => false})]), halt().'", [Ebin, Dir]),
+             Out = os:cmd(lists:flatten(Cmd)),
+             ?assertMatch({match, _},
+                          re:run(Out, "unsupported_construct,maybe_expression,\\{tprog_maybe,main,0,5\\}"))
+     end}.
