@@ -140,6 +140,9 @@ await(D, Ref) ->
         {mce_runaway, D, SimPid, Where, Budget} ->
             demonitor(MRef, [flush]),
             erlang:error({mcerlang, {runaway_step, SimPid, Where, {max_reductions, Budget}}});
+        {mce_blocked, D, SimPid, Where} ->
+            demonitor(MRef, [flush]),
+            erlang:error({mcerlang, {blocked_outside_the_model, SimPid, Where}});
         {'DOWN', MRef, process, D, Reason} ->
             erlang:error({mcerlang, {debugger_ended, Reason}})
     after ?CALL_TIMEOUT ->

@@ -13,6 +13,8 @@
 -export([start/3, step_started/2, step_ended/1]).
 
 -define(POLL_MS, 100).
+%% Two seconds waiting in one step: blocked for good (see blocked/2).
+-define(BLOCKED_POLLS, 20).
 
 %% @doc Watches Worker on behalf of Caller.  Returns the counter the
 %% worker updates.
@@ -55,20 +57,68 @@ poll(#{counter := Counter, worker := Worker, step := Step, step_start := Start,
     case atomics:get(Counter, 1) of
         Step ->
             Running = atomics:get(Counter, 2),
-            case Running =/= 0 andalso Now - Start > Budget of
-                true ->
-                    Where = case process_info(Worker, current_stacktrace) of
-                                {current_stacktrace, Stack} -> where(Stack);
-                                undefined -> undefined
-                            end,
+            if
+                Running =/= 0, Now - Start > Budget ->
+                    Where = worker_where(Worker),
                     exit(Worker, kill),
                     Caller ! {mce_runaway, Worker, Running, Where, Budget},
                     exit(normal);
-                false ->
-                    St
+                Running =/= 0 ->
+                    blocked(Now, St);
+                true ->
+                    St#{idle_polls => 0}
             end;
         NewStep ->
-            St#{step := NewStep, step_start := Now}
+            St#{step := NewStep, step_start := Now, idle_polls => 0}
+    end.
+
+%% A step whose worker waits in a receive, its reductions unchanged, for
+%% ?BLOCKED_POLLS polls in a row: the program ran a real receive in code
+%% the checker did not translate (a fun made by erlang:make_fun/3, a fun
+%% passed in the env option, ...), which no message will ever end.  The
+%% worker is stopped and the caller told where, instead of a silent hang
+%% (max_time is looked at only between steps).
+blocked(Now, #{worker := Worker, caller := Caller, counter := Counter} = St) ->
+    Waiting = process_info(Worker, status) =:= {status, waiting},
+    Still = Now =:= maps:get(last_reductions, St, -1),
+    Polls = case Waiting andalso Still of
+                true -> maps:get(idle_polls, St, 0) + 1;
+                false -> 0
+            end,
+    case Polls >= ?BLOCKED_POLLS of
+        true ->
+            Where = case process_info(Worker, current_stacktrace) of
+                        {current_stacktrace, Stack} -> where_blocked(Stack);
+                        undefined -> undefined
+                    end,
+            Running = atomics:get(Counter, 2),
+            exit(Worker, kill),
+            Caller ! {mce_blocked, Worker, Running, Where},
+            exit(normal);
+        false ->
+            St#{idle_polls => Polls, last_reductions => Now}
+    end.
+
+%% Blocked in untranslated code: the innermost frame of a user module
+%% (outside OTP and the checker), else of the program's translated code.
+where_blocked(Stack) ->
+    Lib = code:lib_dir(),
+    User = [{M, F, arity(A), proplists:get_value(file, Info), proplists:get_value(line, Info)}
+            || {M, F, A, Info} <- Stack,
+               not lists:prefix("mce", atom_to_list(M)), M =/= mcerlang,
+               case code:which(M) of
+                   Path when is_list(Path) -> not lists:prefix(Lib, Path);
+                   _ -> false
+               end],
+    case User of
+        [First | _] -> First;
+        [] -> where(Stack)
+    end.
+
+worker_where(Worker) ->
+    case process_info(Worker, current_stacktrace) of
+        {current_stacktrace, Stack} -> where(Stack);
+        undefined -> undefined
     end.
 
 reductions(Pid) ->

@@ -156,6 +156,12 @@ await(Pid, Ref, Opts) ->
             erlang:demonitor(Ref, [flush]),
             erlang:error({mcerlang, {runaway_step, mce_pid:term(SimPid, maps:get(nodes, Opts)), Where,
                                      {max_reductions, Budget}}});
+        {mce_blocked, Pid, SimPid, Where} ->
+            erlang:demonitor(Ref, [flush]),
+            erlang:error({mcerlang, {blocked_outside_the_model, mce_pid:term(SimPid, maps:get(nodes, Opts)),
+                                     Where, "a receive ran in code the checker did not translate "
+                                     "(a fun made by erlang:make_fun/3, a fun in the env option, "
+                                     "...): call translated functions instead"}});
         {'DOWN', Ref, process, Pid, Reason} ->
             erlang:error({mcerlang, {checker_crashed, Reason}})
     end.

@@ -501,3 +501,13 @@ spawn_request_refused_test() ->
     ?assertError({mcerlang, {unsupported_bif, {erlang, spawn_request, 2}, _}},
                  mcerlang:check(fun() -> spawn_request(fun() -> ok end, [monitor]) end,
                                 #{progress => false})).
+
+%% A real receive in untranslated code blocks the worker: the check stops
+%% with an error naming the process and place, not a hang.
+blocked_outside_the_model_test_() ->
+    {timeout, 60,
+     fun() ->
+             ?assertError({mcerlang, {blocked_outside_the_model, _, {tprog, wait_for_go, 0, _, _}, _}},
+                          mcerlang:check({tprog, make_fun_receive, []},
+                                         #{progress => false, max_time => 1000}))
+     end}.

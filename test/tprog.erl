@@ -1138,3 +1138,13 @@ producer_consumer() ->
 
 consume(0) -> ok;
 consume(N) -> receive {item, _} -> consume(N - 1) end.
+
+%% A fun made by erlang:make_fun/3 names the original, untranslated module:
+%% its receive would block the checker itself.
+make_fun_receive() ->
+    F = erlang:make_fun(tprog, wait_for_go, 0),
+    self() ! go,
+    F().
+
+wait_for_go() ->
+    receive go_never -> ok end.
