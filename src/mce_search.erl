@@ -189,14 +189,21 @@ monitor_init(M, Arg) ->
 %% Invariants first, then each monitor in turn; the first violation wins.
 -spec judge(mcerlang:view(), [term()], #ctx{}) -> {ok, [term()]} | skip | {violation, term()}.
 judge(View, States, #ctx{monitors = Monitors, invariants = Invariants, opts = Opts}) ->
-    case [{invariant, F} || F <- Invariants,
-                            property_call({invariant, F}, fun() -> F(View) end) =/= true] of
+    case [{invariant, F} || F <- Invariants, not invariant_holds(F, View)] of
         [V | _] -> {violation, V};
         [] ->
             case over_bound(View, maps:get(mailbox_bound, Opts)) of
                 none -> judge_monitors(Monitors, States, View, []);
                 V -> {violation, V}
             end
+    end.
+
+invariant_holds(F, View) ->
+    case property_call({invariant, F}, fun() -> F(View) end) of
+        true -> true;
+        false -> false;
+        Other -> erlang:error({mcerlang, {bad_invariant_value, F, Other,
+                                          "an invariant returns true or false"}})
     end.
 
 %% The built-in mailbox bound: no process holds more messages than Bound.

@@ -116,7 +116,7 @@ check(Entry, Options) ->
 
 %% The options as given, as a map: what replay/1 and load/1 need to run
 %% the same check again.
-given(List) when is_list(List) -> maps:from_list(List);
+given(List) when is_list(List) -> maps:from_list(lists:reverse(List));
 given(Map) -> Map.
 
 %% @doc Runs `Work' (a search over translated code) in a process of its
@@ -216,11 +216,11 @@ format(Cex) ->
 -spec format(counterexample(), #{depth => pos_integer() | infinity,
                                  width => pos_integer() | infinity,
                                  full => boolean()}) -> unicode:chardata().
-format(Cex, FormatOpts) when is_map(Cex), is_map(FormatOpts) ->
+format(Cex, FormatOpts) when is_map(FormatOpts) ->
     valid_counterexample(Cex),
     mce_format:counterexample(Cex, FormatOpts);
-format(Cex, FormatOpts) ->
-    erlang:error(badarg, [Cex, FormatOpts]).
+format(_Cex, FormatOpts) ->
+    erlang:error({mcerlang, {bad_format_options, FormatOpts, "expected a map"}}).
 
 %% @doc Writes the message sequence chart of a counterexample to `File':
 %% an SVG drawing if the name ends in `.svg', else a self-contained HTML
@@ -422,7 +422,8 @@ check_module(M) ->
 -spec options(options() | [{atom(), term()}]) -> map().
 options(List) when is_list(List) ->
     case lists:all(fun(X) -> is_tuple(X) andalso tuple_size(X) =:= 2 end, List) of
-        true -> options(maps:from_list(List));
+        %% As proplists: the first of repeated keys counts.
+        true -> options(maps:from_list(lists:reverse(List)));
         false -> erlang:error({mcerlang, {bad_options, List}})
     end;
 options(Map) when is_map(Map) ->

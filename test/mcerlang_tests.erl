@@ -511,3 +511,21 @@ blocked_outside_the_model_test_() ->
                           mcerlang:check({tprog, make_fun_receive, []},
                                          #{progress => false, max_time => 1000}))
      end}.
+
+%% Bad input to the API, as test suites write it: named, never a crash.
+api_input_checks_test() ->
+    ?assertError({mcerlang, {bad_counterexample, foo, _}}, mcerlang:format(foo)),
+    ?assertError({mcerlang, {bad_format_options, [full], _}},
+                 mcerlang:format(#{violation => deadlock, trace => [], final_state => []}, [full])),
+    [?assertError({mcerlang, {bad_option_value, table, {bitstate, B}}},
+                  mcerlang:check({pingpong, start, [1]}, #{table => {bitstate, B}}))
+     || B <- [0, -8, 1 bsl 41, x]],
+    ?assertMatch({ok, _}, mcerlang:check({pingpong, start, [1]},
+                                         #{table => {bitstate, 1 bsl 10}, progress => false})),
+    %% Proplists: the first of repeated keys counts.
+    ?assertMatch({inconclusive, max_states, _},
+                 mcerlang:check({dining, start, [3]}, [{max_states, 5}, {max_states, 100000},
+                                                       {progress, false}])),
+    ?assertError({mcerlang, {bad_invariant_value, _, yes, _}},
+                 mcerlang:check({pingpong, start, [1]}, #{invariant => fun(_) -> yes end,
+                                                         progress => false})).
