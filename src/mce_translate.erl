@@ -362,6 +362,11 @@ translatable(M) when M =:= mce_rpc; M =:= mce_timer ->
 translatable(M) when M =:= gen; M =:= gen_server; M =:= proc_lib; M =:= gen_statem;
                      M =:= gen_event; M =:= supervisor; M =:= sys ->
     true;
+%% Library modules that keep their data in ETS tables: translated, their
+%% tables are the model's (part of the state), not real tables of the
+%% checker's that would outlive the branch of the search that filled them.
+translatable(M) when M =:= digraph; M =:= digraph_utils ->
+    true;
 translatable(M) when is_atom(M) ->
     case is_checker_module(M) of
         true -> false;
@@ -780,11 +785,16 @@ blocking_fixpoint(Mods) ->
                          stale -> sets:new()
                      end
              end,
+    %% Every module referenced, not only those called outside funs: a call
+    %% inside a fun (try gen_server:call(...) catch ... end in a closure)
+    %% needs to know whether the callee blocks as much as any other, and a
+    %% module translated by an earlier check is not in Mods.
     External = maps:fold(
-                 fun(_, #mod{calls = Calls}, Acc) ->
-                         Ms = [RM || Cs <- maps:values(Calls), {remote, RM, _, _} <- Cs,
-                                     not is_map_key(RM, Mods)],
-                         lists:foldl(fun(RM, A) -> sets:union(A, Cached(RM)) end, Acc, lists:usort(Ms))
+                 fun(_, #mod{calls = Calls} = Mod, Acc) ->
+                         Ms = [RM || Cs <- maps:values(Calls), {remote, RM, _, _} <- Cs]
+                             ++ referenced_modules(Mod),
+                         lists:foldl(fun(RM, A) -> sets:union(A, Cached(RM)) end, Acc,
+                                     [RM || RM <- lists:usort(Ms), not is_map_key(RM, Mods)])
                  end, sets:new(), Mods),
     fixpoint(Mods, sets:union(Initial, External)).
 

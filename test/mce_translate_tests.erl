@@ -202,3 +202,13 @@ maybe_expression_refused_test_() ->
              ?assertMatch({match, _},
                           re:run(Out, "unsupported_construct,maybe_expression,\\{tprog_maybe,main,0,5\\}"))
      end}.
+
+%% Whether a call blocks is known for modules translated by an earlier
+%% check too, also for calls inside funs (the try around it then catches
+%% an exit raised after the process resumes).
+fun_try_around_cached_module_call_test() ->
+    ?assertEqual(ok, tprog_fun_try:main()),
+    ?assertMatch({ok, _}, mcerlang:check({tprog_mcall, main, []},
+                                         #{timeouts => when_idle, progress => false})),
+    ?assertMatch({ok, _}, mcerlang:check({tprog_fun_try, main, []},
+                                         #{timeouts => when_idle, progress => false})).

@@ -529,3 +529,14 @@ api_input_checks_test() ->
     ?assertError({mcerlang, {bad_invariant_value, _, yes, _}},
                  mcerlang:check({pingpong, start, [1]}, #{invariant => fun(_) -> yes end,
                                                          progress => false})).
+
+%% A library that keeps its data in ETS (digraph): every outcome the
+%% checker reports is one the real VM can give, and both orders are found.
+digraph_test() ->
+    Real = [begin
+                {_, Ref} = spawn_monitor(tprog, digraph_race, []),
+                receive {'DOWN', Ref, process, _, R} -> R end
+            end || _ <- lists:seq(1, 5)],
+    Checked = lists:sort(all_root_exits({tprog, digraph_race, []})),
+    ?assertEqual([{result, {1, false, [a]}}, {result, {1, true, [a, b]}}], Checked),
+    ?assert(lists:all(fun(R) -> lists:member(R, Checked) end, Real)).

@@ -1148,3 +1148,21 @@ make_fun_receive() ->
 
 wait_for_go() ->
     receive go_never -> ok end.
+
+%% digraph keeps a graph in ETS tables: under the checker they are the
+%% model's, so an edge added on one branch is not seen on another.
+digraph_race() ->
+    G = digraph:new(),
+    digraph:add_vertex(G, a),
+    digraph:add_vertex(G, b),
+    Self = self(),
+    spawn(fun() -> Self ! a end),
+    spawn(fun() -> Self ! b end),
+    X = receive M1 -> M1 end,
+    Y = receive M2 -> M2 end,
+    _ = digraph:add_edge(G, X, Y),
+    Edges = digraph:no_edges(G),
+    Path = digraph:get_path(G, a, b),
+    Reach = lists:sort(digraph_utils:reachable([a], G)),
+    digraph:delete(G),
+    exit({result, {Edges, Path =/= false, Reach}}).
