@@ -912,6 +912,12 @@ translate_module(M, NewM, Forms, St) ->
 
 translate_form({attribute, L, module, _}, #tr{newmod = NewM}) ->
     [{attribute, L, module, NewM}];
+%% A record's default values are evaluated wherever the record is built
+%% (`#s{}'): `owner = self()' must call the model's self(), as any code of
+%% the module does.
+translate_form({attribute, L, record, {Name, Fields}}, St) ->
+    put(mce_tr_fun_names, #{}),
+    [{attribute, L, record, {Name, [record_default(F, St#tr{fa = {Name, 0}}) || F <- Fields]}}];
 translate_form({attribute, _, Drop, _}, _St)
   when Drop =:= export; Drop =:= spec; Drop =:= callback; Drop =:= behaviour;
        Drop =:= behavior; Drop =:= on_load; Drop =:= compile; Drop =:= import;
@@ -938,6 +944,16 @@ translate_form({eof, _}, _St) ->
     [];
 translate_form(Other, _St) ->
     [Other].
+
+record_default({record_field, L, Field, Default}, St) ->
+    case may_block(Default, St) of
+        true -> unsupported(L, St, blocking_record_default);
+        false -> {record_field, L, Field, tr_expr(Default, [], St)}
+    end;
+record_default({typed_record_field, Field, Type}, St) ->
+    {typed_record_field, record_default(Field, St), Type};
+record_default(Field, _St) ->
+    Field.
 
 %% `maybe' (experimental in OTP 25, behind -feature(maybe_expr, enable))
 %% is not translated: refused where it appears rather than run untranslated.

@@ -212,3 +212,15 @@ fun_try_around_cached_module_call_test() ->
                                          #{timeouts => when_idle, progress => false})),
     ?assertMatch({ok, _}, mcerlang:check({tprog_fun_try, main, []},
                                          #{timeouts => when_idle, progress => false})).
+
+%% Record defaults (owner = self(), tab = ets:new(...)) are translated like
+%% the module's other code: the real VM and the checker agree.
+record_defaults_test_() ->
+    [{atom_to_list(F),
+      fun() ->
+              {_, Ref} = spawn_monitor(tprog_records, F, []),
+              Real = receive {'DOWN', Ref, process, _, R} -> R end,
+              {error, #{violation := {abnormal_exit, _, Checked}}} =
+                  mcerlang:check({tprog_records, F, []}, #{progress => false}),
+              ?assertEqual(Real, Checked)
+      end} || F <- [main, table]].
