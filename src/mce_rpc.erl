@@ -19,7 +19,8 @@
 %%   `{badrpc, timeout}'.
 -module(mce_rpc).
 
--export([erpc_call/4, erpc_call/5, erpc_cast/4, rpc_call/4, rpc_call/5, rpc_cast/4]).
+-export([erpc_call/4, erpc_call/5, erpc_cast/4, rpc_call/4, rpc_call/5, rpc_cast/4,
+         rpc_multicall/3, rpc_multicall/4, rpc_multicall/5]).
 -export([run/3]).
 
 %% The reason a call's process exits with: a normal end for the checker.
@@ -79,6 +80,52 @@ rpc_call(Node, M, F, A, Timeout) ->
 rpc_cast(Node, M, F, A) ->
     erpc_cast(Node, M, F, A),
     true.
+
+%% @doc rpc:multicall/3,4,5: the call on every node at once, one process
+%% each; `{Results, BadNodes}' with the results in the order of the nodes
+%% that answered (`{badrpc, {'EXIT', _}}' for one that raised), the nodes
+%% that could not be reached (or did not answer in time) in BadNodes.
+-spec rpc_multicall(module(), atom(), [term()]) -> {[term()], [node()]}.
+rpc_multicall(M, F, A) ->
+    rpc_multicall([node() | nodes()], M, F, A, infinity).
+
+-spec rpc_multicall([node()] | module(), module() | atom(), atom() | [term()], [term()] | timeout()) ->
+          {[term()], [node()]}.
+rpc_multicall(Nodes, M, F, A) when is_list(Nodes) ->
+    rpc_multicall(Nodes, M, F, A, infinity);
+rpc_multicall(M, F, A, Timeout) ->
+    rpc_multicall([node() | nodes()], M, F, A, Timeout).
+
+-spec rpc_multicall([node()], module(), atom(), [term()], timeout()) -> {[term()], [node()]}.
+rpc_multicall(Nodes, M, F, A, Timeout)
+  when is_list(Nodes), is_atom(M), is_atom(F), is_list(A),
+       (Timeout =:= infinity orelse (is_integer(Timeout) andalso Timeout >= 0)) ->
+    Started = [{N, case is_atom(N) andalso mce_rt:known_node(N) of
+                       true -> spawn_monitor(N, ?MODULE, run, [M, F, A]);
+                       false -> unreachable
+                   end} || N <- Nodes],
+    Answers = [{N, multicall_answer(S, Timeout)} || {N, S} <- Started],
+    {[R || {_, {ok, R}} <- Answers], [N || {N, bad} <- Answers]};
+rpc_multicall(Nodes, M, F, A, Timeout) ->
+    erlang:error(badarg, [Nodes, M, F, A, Timeout]).
+
+multicall_answer(unreachable, _Timeout) ->
+    bad;
+multicall_answer({Pid, Ref}, Timeout) ->
+    receive
+        {'DOWN', Ref, process, Pid, {?RESULT, Result}} -> {ok, rpc_value(Result)};
+        {'DOWN', Ref, process, Pid, noconnection} -> bad;
+        {'DOWN', Ref, process, Pid, Reason} -> {ok, {badrpc, {'EXIT', Reason}}}
+    after Timeout ->
+            erlang:demonitor(Ref, [flush]),
+            exit(Pid, kill),
+            bad
+    end.
+
+rpc_value({return, V}) -> V;
+rpc_value({throw, V}) -> V;
+rpc_value({exit, R}) -> {badrpc, {'EXIT', R}};
+rpc_value({error, R, Stack}) -> {badrpc, {'EXIT', {R, Stack}}}.
 
 %% @doc The process on the target node.
 -spec run(module(), atom(), [term()]) -> no_return().

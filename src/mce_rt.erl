@@ -25,7 +25,8 @@
 -export([self/0, node/0, send/2, send/3, spawn/1, spawn/3, spawn_link/1, spawn_link/3,
          suspend/4, apply/2, apply/3, output/1, output/2, output/3, unsupported/3,
          fatal/1, clean_stack/1, io_put_chars/1, io_put_chars/2, io_nl/0, io_nl/1,
-         io_write/1, io_write/2, erlang_yield/0]).
+         io_write/1, io_write/2, erlang_yield/0, send_nosuspend/2, send_nosuspend/3,
+         statistics/1]).
 %% Process BIFs of the simulated process.
 -export([link/1, unlink/1, exit/2, register/2, unregister/1, whereis/1, registered/0,
          process_flag/2, is_process_alive/1, make_ref/0, monitor/2, demonitor/1, demonitor/2,
@@ -1146,6 +1147,36 @@ io_write(Term) -> io_put_chars(io_lib:write(Term)).
 
 -spec io_write(term(), term()) -> ok.
 io_write(_Device, Term) -> io_write(Term).
+
+%% @doc erlang:send_nosuspend/2,3: a send that never suspends; the model's
+%% sends never do, so it is a send that succeeds.
+-spec send_nosuspend(term(), term()) -> true.
+send_nosuspend(Dest, Msg) ->
+    _ = send(Dest, Msg),
+    true.
+
+-spec send_nosuspend(term(), term(), [atom()]) -> true.
+send_nosuspend(Dest, Msg, Opts) ->
+    _ = send(Dest, Msg, Opts),
+    true.
+
+%% @doc erlang:statistics/1 for the clocks and counters programs read to
+%% measure themselves: time does not pass under the checker, so they read
+%% zero.
+-spec statistics(atom()) -> term().
+statistics(Item) when Item =:= wall_clock; Item =:= runtime; Item =:= reductions;
+                      Item =:= exact_reductions ->
+    {0, 0};
+statistics(Item) when Item =:= run_queue; Item =:= total_run_queue_lengths;
+                      Item =:= total_active_tasks; Item =:= context_switches ->
+    case Item of
+        context_switches -> {0, 0};
+        _ -> 0
+    end;
+statistics(Item) ->
+    fatal({mcerlang, {unsupported_bif, {erlang, statistics, 1},
+                      {item, Item, "modelled: wall_clock, runtime, reductions, run_queue, "
+                                   "context_switches"}}}).
 
 %% @doc erlang:yield/0: a hint to the scheduler; every schedule is
 %% explored anyway.

@@ -13,7 +13,8 @@
 %% when_idle' it fires only when nothing else can move.
 -module(mce_timer).
 
--export([send_interval/2, send_interval/3, apply_after/4, apply_interval/4, tc/1, tc/2, tc/3]).
+-export([send_interval/2, send_interval/3, apply_after/4, apply_interval/4, tc/1, tc/2, tc/3,
+         kill_after/1, kill_after/2, exit_after/2, exit_after/3]).
 -export([interval/4, after_apply/4, interval_apply/5]).
 
 -spec send_interval(non_neg_integer(), term()) -> {ok, {mce_timer, pid()}} | {error, badarg}.
@@ -61,6 +62,22 @@ tc(F, A) ->
 -spec tc(module(), atom(), [term()]) -> {0, term()}.
 tc(M, F, A) ->
     {0, apply(M, F, A)}.
+
+%% @doc timer:kill_after/1,2 and exit_after/2,3: exit(Pid, Reason) after
+%% Time, from a timer process (apply_after of erlang:exit/2).
+-spec kill_after(non_neg_integer()) -> {ok, {mce_timer, pid()}} | {error, badarg}.
+kill_after(Time) -> exit_after(Time, self(), kill).
+
+-spec kill_after(non_neg_integer(), pid() | atom()) -> {ok, {mce_timer, pid()}} | {error, badarg}.
+kill_after(Time, Pid) -> exit_after(Time, Pid, kill).
+
+-spec exit_after(non_neg_integer(), term()) -> {ok, {mce_timer, pid()}} | {error, badarg}.
+exit_after(Time, Reason) -> exit_after(Time, self(), Reason).
+
+-spec exit_after(non_neg_integer(), pid() | atom(), term()) ->
+          {ok, {mce_timer, pid()}} | {error, badarg}.
+exit_after(Time, Pid, Reason) ->
+    apply_after(Time, erlang, exit, [Pid, Reason]).
 
 %% The timer processes.
 

@@ -216,7 +216,14 @@ classify_call(io, write, A) when A =:= 1; A =:= 2 -> {redirect, mce_rt, io_write
 %% Clocks read the checker's one fixed instant (see mce_rt:timestamp/0).
 classify_call(os, timestamp, 0) -> {redirect, mce_rt, timestamp};
 classify_call(os, system_time, A) when A =:= 0; A =:= 1 -> {redirect, mce_rt, system_time};
-classify_call(timer, F, _) when F =:= seconds; F =:= minutes; F =:= hours; F =:= hms ->
+classify_call(timer, F, _) when F =:= seconds; F =:= minutes; F =:= hours; F =:= hms;
+                               F =:= now_diff ->
+    pure;
+%% Reads of the checker's environment that do not change within a check.
+classify_call(os, F, A) when (F =:= getenv andalso A =< 2); (F =:= type andalso A =:= 0);
+                             (F =:= version andalso A =:= 0) ->
+    pure;
+classify_call(code, F, 1) when F =:= ensure_loaded; F =:= is_loaded; F =:= which ->
     pure;
 classify_call(M, F, A) ->
     case model_call(M, F, A) of
@@ -392,6 +399,8 @@ classify_erlang(spawn_link, A) when A >= 1, A =< 4 -> {redirect, mce_rt, spawn_l
 classify_erlang(spawn_opt, A) when A =:= 2; A =:= 4 -> {redirect, mce_rt, spawn_opt};
 classify_erlang(apply, A) when A =:= 2; A =:= 3 -> {redirect, mce_rt, apply};
 classify_erlang(now, 0) -> {redirect, mce_rt, timestamp};
+classify_erlang(send_nosuspend, A) when A =:= 2; A =:= 3 -> {redirect, mce_rt, send_nosuspend};
+classify_erlang(statistics, 1) -> {redirect, mce_rt, statistics};
 classify_erlang(yield, 0) -> {redirect, mce_rt, erlang_yield};
 classify_erlang(F, A) when is_atom(F) ->
     case lists:member({F, A}, rt_bifs()) of
@@ -661,10 +670,13 @@ model_call(rpc, call, A) when A =:= 4; A =:= 5 -> {mce_rpc, rpc_call};
 model_call(rpc, cast, 4) -> {mce_rpc, rpc_cast};
 model_call(erpc, call, A) when A =:= 4; A =:= 5 -> {mce_rpc, erpc_call};
 model_call(erpc, cast, 4) -> {mce_rpc, erpc_cast};
+model_call(rpc, multicall, A) when A >= 3, A =< 5 -> {mce_rpc, rpc_multicall};
 model_call(timer, send_interval, A) when A =:= 2; A =:= 3 -> {mce_timer, send_interval};
 model_call(timer, apply_after, 4) -> {mce_timer, apply_after};
 model_call(timer, apply_interval, 4) -> {mce_timer, apply_interval};
 model_call(timer, tc, A) when A >= 1, A =< 3 -> {mce_timer, tc};
+model_call(timer, kill_after, A) when A =:= 1; A =:= 2 -> {mce_timer, kill_after};
+model_call(timer, exit_after, A) when A =:= 2; A =:= 3 -> {mce_timer, exit_after};
 model_call(_, _, _) -> none.
 
 %% timer:sleep(T) is `receive after T -> ok end': under the checker's

@@ -130,6 +130,18 @@ monitor_after_remote_spawn_may_miss_test() ->
     ?assertEqual({result, bye}, real(spawn_monitor_quick, [node()])),
     ?assertEqual({result, bye}, real(spawn_opt_monitor_quick, [])).
 
+multicall_test() ->
+    ?assertEqual({result, {[node()], ['nosuch@nohost']}},
+                 real(multicall, [[node(), 'nosuch@nohost']])),
+    ?assertEqual([{result, {[?N1], ['other@sim']}}],
+                 results(multicall, [[?N1, 'other@sim']], #{nodes => [?N1, ?N2]})),
+    ?assertEqual([{result, {[?N1, ?N2, ?N3], []}}],
+                 results(multicall, [[?N1, ?N2, ?N3]], ?NODES)),
+    %% A node that crashes before answering goes to the bad nodes.
+    ?assertEqual(lists:sort([{result, {[?N1, ?N2], []}}, {result, {[?N1], [?N2]}}]),
+                 lists:sort(results(multicall, [[?N1, ?N2]],
+                                    #{nodes => [?N1, ?N2], faults => #{crash_node => 1}}))).
+
 send_to_registered_name_on_other_node_test() ->
     ?assertEqual({result, ok}, real(name_send, [node()])),
     ?assertEqual([{result, ok}], results(name_send, [?N2], ?NODES)).

@@ -464,7 +464,7 @@ interval_and_apply_timers_test_() ->
                ?assertEqual({F, [Real]},
                             {F, all_root_exits({tprog, F, []}, [], #{timeouts => when_idle})})
        end}}
-     || F <- [interval_ticks, apply_later, apply_every, tc_blocking]].
+     || F <- [interval_ticks, apply_later, apply_every, tc_blocking, misc_calls]].
 
 %% The built-in mailbox bound: a violation names the process and how many
 %% messages it holds; an interval timer flooding a mailbox under

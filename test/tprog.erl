@@ -1166,3 +1166,21 @@ digraph_race() ->
     Reach = lists:sort(digraph_utils:reachable([a], G)),
     digraph:delete(G),
     exit({result, {Edges, Path =/= false, Reach}}).
+
+%% Calls of ordinary programs that read the environment or measure
+%% themselves, and the timer, rpc and send variants built on modelled ones.
+misc_calls() ->
+    _ = timer:now_diff(os:timestamp(), os:timestamp()),
+    _ = os:getenv("HOME"),
+    {module, lists} = code:ensure_loaded(lists),
+    {_, _} = statistics(wall_clock),
+    {_, _} = statistics(runtime),
+    Self = self(),
+    true = erlang:send_nosuspend(Self, one),
+    receive one -> ok end,
+    P = spawn(fun() -> receive never -> ok end end),
+    {ok, _} = timer:kill_after(5, P),
+    Ref = monitor(process, P),
+    receive {'DOWN', Ref, process, P, Why} -> ok end,
+    {Results, Bad} = rpc:multicall([node()], erlang, abs, [-3]),
+    exit({result, {Why, Results, Bad}}).

@@ -9,6 +9,7 @@
          name_send/1, name_monitor/2, ping/1, crash_watch/1, disconnect_lost/1,
          killable/0, unknown_node/0, echo/0, echo_named/1, crash_after/1, waiter/0,
          nodedown_watch/1, remote_monitor_dead/1, spawn_on_down/1]).
+-export([multicall/1]).
 -export([monitor_after_spawn/1, spawn_monitor_quick/1, spawn_opt_monitor_quick/0, quick_exit/0]).
 -export([thrower/1, exiter/1, divider/1, run/2, fifo/1, remote_call/1, remote_exit/1,
          reconnects/1, remote_gen_call/1]).
@@ -242,3 +243,7 @@ remote_gen_call(Node) ->
         {ok, Pid} -> {Call({srv, Node}), Call(Pid)};
         Other -> Other
     end.
+
+%% rpc:multicall: results in node order, unreachable nodes apart.
+multicall(Nodes) ->
+    rpc:multicall(Nodes, erlang, node, []).
