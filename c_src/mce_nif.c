@@ -701,10 +701,14 @@ static ERL_NIF_TERM nif_ran(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     int have_cont = 0, have_dict = 0;
     unsigned alternatives = 0;
     /* {wait, Timeout, Cont, Dict}: Timeout false (after infinity or none),
-    ** true (a finite after), or zero (after 0). */
+    ** true (a finite after), zero (after 0), or the finite after's time. */
+    unsigned timeout_ms = 0;
     int is_wait = arity == 4 && enif_is_identical(oc[0], atom(env, "wait")) &&
                   (get_bool(env, oc[1], &res.has_timeout) ||
-                   (enif_is_identical(oc[1], atom(env, "zero")) && (res.has_timeout = 2)));
+                   (enif_is_identical(oc[1], atom(env, "zero")) && (res.has_timeout = 2)) ||
+                   (enif_get_uint(env, oc[1], &timeout_ms) && timeout_ms > 0 &&
+                    (res.has_timeout = 1)));
+    res.timeout_ms = timeout_ms > PF_TIMEOUT_MAX ? PF_TIMEOUT_MAX : timeout_ms;
     int is_choice = arity == 4 && enif_is_identical(oc[0], atom(env, "choice")) &&
                     enif_get_uint(env, oc[1], &alternatives);
     if ((is_wait || is_choice) && enif_is_list(env, oc[3])) {

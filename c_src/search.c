@@ -20,6 +20,9 @@ typedef struct frame {
     uint32_t fault_idx;   /* next fault to inject */
     uint8_t phase;        /* when_idle: 0 other transitions, 1 timeouts */
     uint8_t saw_timeout;  /* phase 0 passed over a timeout */
+    uint32_t idle_min;    /* when_idle: 1 + the least time left of a receive
+                             timeout phase 0 passed over (0: none); only
+                             those fire, time passing in order */
     uint8_t *label;       /* ETF of the transition into this state */
     size_t label_len;
     /* Lossy tables (state is 0): the state's root vector, malloc'd, and a
@@ -72,6 +75,7 @@ struct search {
     enum request_kind pending;
     enum run_kind run;
     uint32_t run_pid;
+    uint32_t run_elapsed; /* when_idle: the time a timeout step lets pass */
     part_id run_cont, run_msg;
     uint32_t run_msg_index;
     uint32_t *allocated;  /* pids handed out during the current run */
@@ -528,10 +532,15 @@ static int next_request(search *s, request *req)
             }
             f->next_proc++;
             f->msg_idx = 0;
+            uint32_t left = p->flags >> PF_TIMEOUT_SHIFT;
             if ((p->flags & PF_TIMEOUT) && !(p->flags & PF_TIMEOUT_ZERO) &&
                 s->cfg.timeouts_when_idle && f->phase == 0) {
                 f->saw_timeout = 1;       /* only if nothing else can move */
-            } else if (p->flags & PF_TIMEOUT) {
+                if (f->idle_min == 0 || left + 1 < f->idle_min)
+                    f->idle_min = left + 1;
+            } else if ((p->flags & PF_TIMEOUT) &&
+                       (!s->cfg.timeouts_when_idle || f->phase == 0 ||
+                        left + 1 == f->idle_min)) {
                 req->kind = REQ_RUN;
                 req->run = RUN_TIMEOUT;
                 f->enabled++;
@@ -554,6 +563,8 @@ static int next_request(search *s, request *req)
             s->run_pid = req->pid;
             s->run_cont = req->cont;
             s->run_msg = req->msg;
+            s->run_elapsed = req->run == RUN_TIMEOUT && s->cfg.timeouts_when_idle
+                             ? req->flags >> PF_TIMEOUT_SHIFT : 0;
             s->nallocated = 0;
             s->nallocated_refs = 0;
             return 0;
@@ -1135,6 +1146,22 @@ static int deliver_via_alias(search *s, sys_state *st, int q, uint32_t ref,
         return 0;
     }
     return 0;
+}
+
+/* timeouts_when_idle: a receive timeout fired after `elapsed` ms of an
+** idle system, so every other pending receive timeout has that much less
+** time left (the one that fired has started anew, or ended). */
+static void pass_time(sys_state *st, uint32_t fired, uint32_t elapsed)
+{
+    for (size_t k = 0; k < st->nprocs; k++) {
+        proc *q = &st->procs[k];
+        if (q->pid == fired || q->status != PROC_WAITING || !(q->flags & PF_TIMEOUT) ||
+            (q->flags & PF_TIMEOUT_ZERO))
+            continue;
+        uint32_t left = q->flags >> PF_TIMEOUT_SHIFT;
+        left = left > elapsed ? left - elapsed : 0;
+        q->flags = (q->flags & ((1u << PF_TIMEOUT_SHIFT) - 1)) | (left << PF_TIMEOUT_SHIFT);
+    }
 }
 
 /* Was `pid` spawned by the step being applied?  A spawn_monitor's monitor
@@ -1950,7 +1977,9 @@ int search_answer_run(search *s, run_result *res, request *req)
         } else {
             st.procs[self].status = PROC_WAITING;
             st.procs[self].flags = keep | (res->has_timeout ? PF_TIMEOUT : 0) |
-                                   (res->has_timeout == 2 ? PF_TIMEOUT_ZERO : 0);
+                                   (res->has_timeout == 2 ? PF_TIMEOUT_ZERO : 0) |
+                                   (s->cfg.timeouts_when_idle && res->has_timeout == 1
+                                    ? res->timeout_ms << PF_TIMEOUT_SHIFT : 0);
         }
         st.procs[self].cont = cont;
         st.procs[self].dict = dict;
@@ -1964,6 +1993,8 @@ int search_answer_run(search *s, run_result *res, request *req)
         }
     }
     free(sq.q);
+    if (s->run_elapsed > 0)
+        pass_time(&st, s->run_pid, s->run_elapsed);
     s->pending = 0;
     uint8_t *label = res->label;
     size_t label_len = res->label_len;

@@ -141,6 +141,7 @@ typedef struct run_result {
     enum outcome_kind outcome;
     int has_timeout;           /* WAIT: the receive has a finite after
                                   (2: after 0) */
+    uint32_t timeout_ms;       /* WAIT: that after's time (0: not known) */
     uint32_t alternatives;     /* CHOICE: how many (1..65535) */
     term_in cont;              /* WAIT: continuation */
     int normal;                /* EXIT: reason is `normal` */

@@ -50,6 +50,10 @@ enum proc_status {
 };
 
 #define PF_CHOICE_SHIFT 8
+/* A waiting process's bits from here on, with timeouts_when_idle: the time
+** left of its receive timeout, in ms (capped), which idle steps reduce. */
+#define PF_TIMEOUT_SHIFT 8
+#define PF_TIMEOUT_MAX 0xffffffu
 
 enum proc_flag {
     PF_TIMEOUT = 1,     /* the receive has a finite `after` */

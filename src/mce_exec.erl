@@ -15,7 +15,7 @@
 -define(BACKTRACE_DEPTH, 8).
 
 -type how() :: start | timeout | {'receive', term()} | {choice, non_neg_integer()}.
--type outcome() :: {wait, boolean() | zero, term(), [{term(), term()}]}
+-type outcome() :: {wait, false | zero | pos_integer(), term(), [{term(), term()}]}
                  | {choice, pos_integer(), term(), [{term(), term()}]} | {exit, term()}.
 -type label() :: #{pid := pos_integer(), action := term(), effects := list(),
                    output := [string()], outcome := term()}.
@@ -122,10 +122,11 @@ cleanup() ->
 cont({wait, Recv, Frames}) -> {Recv, Frames}.
 
 %% `after 0' fires as soon as no message matches, whatever the timeouts
-%% option says: it is a poll, not the passing of time.
+%% option says: it is a poll, not the passing of time.  A finite time is
+%% passed on: with timeouts => when_idle the shortest fires first.
 timeout_kind(infinity) -> false;
 timeout_kind(0) -> zero;
-timeout_kind(_) -> true.
+timeout_kind(T) -> T.
 
 %% @doc Does `Msg' match the receive that `Cont' is suspended in?
 -spec matches(term(), term()) -> boolean().

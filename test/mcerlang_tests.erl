@@ -540,3 +540,16 @@ digraph_test() ->
     Checked = lists:sort(all_root_exits({tprog, digraph_race, []})),
     ?assertEqual([{result, {1, false, [a]}}, {result, {1, true, [a, b]}}], Checked),
     ?assert(lists:all(fun(R) -> lists:member(R, Checked) end, Real)).
+
+%% timeouts => when_idle lets time pass in order: the shortest pending
+%% receive timeout fires first, and the others have that much less left.
+when_idle_orders_receive_timeouts_test() ->
+    Idle = #{timeouts => when_idle},
+    [begin
+         {_, Ref} = spawn_monitor(tprog, F, []),
+         Real = receive {'DOWN', Ref, process, _, R} -> R end,
+         ?assertEqual({F, [Real]}, {F, all_root_exits({tprog, F, []}, [], Idle)})
+     end || F <- [slow_server_call, ordered_waits]],
+    %% Untimed (any), the long wait may end first.
+    ?assertEqual([{result, ok}, {result, timeout}],
+                 lists:sort(all_root_exits({tprog, slow_server_call, []}))).

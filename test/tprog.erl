@@ -1184,3 +1184,22 @@ misc_calls() ->
     receive {'DOWN', Ref, process, P, Why} -> ok end,
     {Results, Bad} = rpc:multicall([node()], erlang, abs, [-3]),
     exit({result, {Why, Results, Bad}}).
+
+%% A server that works (sleeps) 10 ms before replying to a call with the
+%% default 5 s timeout: with timeouts => when_idle the shorter wait ends
+%% first, so the call never times out, as on the real VM.
+slow_server_call() ->
+    Server = spawn(fun() -> receive {call, From} -> timer:sleep(10), From ! {reply, ok} end end),
+    Server ! {call, self()},
+    R = receive {reply, X} -> X after 5000 -> timeout end,
+    exit({result, R}).
+
+%% Two waits started together: the 20 ms one ends before the 50 ms one;
+%% the 50 ms one then has 30 ms left, less than a new 40 ms wait.
+ordered_waits() ->
+    Self = self(),
+    spawn(fun() -> receive after 50 -> Self ! fifty end end),
+    spawn(fun() -> receive after 20 -> Self ! twenty end,
+                   receive after 40 -> Self ! sixty end end),
+    R = [receive M -> M end || _ <- [1, 2, 3]],
+    exit({result, R}).
