@@ -647,6 +647,10 @@ static int parse_effects(ErlNifEnv *env, ERL_NIF_TERM list, effects_buf *eb)
                    enif_is_identical(el[1], atom(env, "true"))) {
             ef->kind = EFFECT_KEEP_MESSAGE;
             has_term = 0;
+        } else if (arity == 2 && enif_is_identical(el[0], atom(env, "halt"))) {
+            /* el[1], the status, is for the trace only. */
+            ef->kind = EFFECT_HALT;
+            has_term = 0;
         } else if (arity == 2 && enif_is_identical(el[0], atom(env, "unique")) &&
                    enif_get_uint(env, el[1], &ef->ref)) {
             ef->kind = EFFECT_UNIQUE;
@@ -1252,6 +1256,29 @@ static ERL_NIF_TERM nif_registered(ErlNifEnv *env, int argc,
     return ids ? list : ERROR(env, "out of memory");
 }
 
+/* processes(Search, Node) -> [Pid] in pid order */
+static ERL_NIF_TERM nif_processes(ErlNifEnv *env, int argc,
+                                  const ERL_NIF_TERM argv[])
+{
+    (void)argc;
+    search_res *r;
+    unsigned node;
+    if (!get_res(env, argv[0], &r) || !enif_get_uint(env, argv[1], &node))
+        return enif_make_badarg(env);
+    enif_mutex_lock(r->lock);
+    size_t n = search_peek_pids(r->s, node, NULL, 0);
+    uint32_t *pids = malloc((n ? n : 1) * sizeof *pids);
+    ERL_NIF_TERM list = enif_make_list(env, 0);
+    if (pids != NULL) {
+        n = search_peek_pids(r->s, node, pids, n);
+        for (size_t i = n; i-- > 0;)
+            list = enif_make_list_cell(env, enif_make_uint(env, pids[i]), list);
+        free(pids);
+    }
+    enif_mutex_unlock(r->lock);
+    return pids ? list : ERROR(env, "out of memory");
+}
+
 /* ------------------------------------------------------------------ */
 /* buchi_check/2: the Büchi emptiness checks of buchi.c over an explicit
 ** graph given as a term, so that EUnit can compare them with an oracle
@@ -1634,6 +1661,7 @@ static ErlNifFunc nif_funcs[] = {
     {"alive", 2, nif_alive, 0},
     {"whereis", 3, nif_whereis, 0},
     {"registered", 2, nif_registered, 0},
+    {"processes", 2, nif_processes, 0},
     {"buchi_check", 2, nif_buchi_check, ERL_NIF_DIRTY_JOB_CPU_BOUND},
     {"expand", 2, nif_expand, 0},
     {"focus", 2, nif_focus, 0},

@@ -1176,6 +1176,8 @@ static int spawned_now(const search *s, uint32_t pid)
     return 0;
 }
 
+static int node_down(search *s, sys_state *st, uint32_t a, signal_queue *sq);
+
 static int apply_effects(search *s, sys_state *st, run_result *res,
                          signal_queue *sq)
 {
@@ -1428,6 +1430,12 @@ static int apply_effects(search *s, sys_state *st, run_result *res,
                 return -1;
             break;
         }
+        case EFFECT_HALT:
+            /* The running process goes with its node: the effects after
+            ** this one are dropped by the check at the loop's head. */
+            if (node_down(s, st, mynode, sq) != 0)
+                return -1;
+            break;
         case EFFECT_APP_ENV:
             if (term == 0)
                 return -1;
@@ -1668,6 +1676,32 @@ static void ext_node_atom(search *s, ext_buf *e, uint32_t node)
     ext_part(s, e, s->node_atoms[node]);
 }
 
+/* Node a stops (a crash, or halt/0 in its code): its processes, tables
+** and channels vanish and the survivors see it go. */
+static int node_down(search *s, sys_state *st, uint32_t a, signal_queue *sq)
+{
+    st->down |= (uint64_t)1 << a;
+    for (uint32_t k = st->nchans; k-- > 0;)
+        if (KEY_NODE(st->chans[k].from) == a || KEY_NODE(st->chans[k].to) == a)
+            sys_state_remove_channel(st, k);
+    for (uint32_t k = st->ntables; k-- > 0;)
+        if (KEY_NODE(st->tables[k].tid) == a)
+            sys_state_remove_table(st, k);
+    for (uint32_t k = st->nprocs; k-- > 0;)
+        if (KEY_NODE(st->procs[k].pid) == a)
+            sys_state_remove(st, k);
+    for (uint32_t k = st->nnodemons; k-- > 0;)
+        if (KEY_NODE(st->nodemons[k].pid) == a) {
+            memmove(&st->nodemons[k], &st->nodemons[k + 1],
+                    (st->nnodemons - k - 1) * sizeof *st->nodemons);
+            st->nnodemons--;
+        }
+    for (uint32_t k = st->ndisc; k-- > 0;)
+        if (st->disc[k] >> 8 == a || (st->disc[k] & 0xff) == a)
+            sys_state_set_disconnected(st, st->disc[k] >> 8, st->disc[k] & 0xff, 0);
+    return sever(s, st, a, a, sq);
+}
+
 static int apply_fault(search *s, sys_state *st, const fault *f, ext_buf *lb,
                        signal_queue *sq)
 {
@@ -1679,26 +1713,7 @@ static int apply_fault(search *s, sys_state *st, const fault *f, ext_buf *lb,
         ext_atom(lb, "crash_node");
         ext_node_atom(s, lb, f->a);
         st->crashes++;
-        st->down |= (uint64_t)1 << f->a;
-        for (uint32_t k = st->nchans; k-- > 0;)
-            if (KEY_NODE(st->chans[k].from) == f->a || KEY_NODE(st->chans[k].to) == f->a)
-                sys_state_remove_channel(st, k);
-        for (uint32_t k = st->ntables; k-- > 0;)
-            if (KEY_NODE(st->tables[k].tid) == f->a)
-                sys_state_remove_table(st, k);
-        for (uint32_t k = st->nprocs; k-- > 0;)
-            if (KEY_NODE(st->procs[k].pid) == f->a)
-                sys_state_remove(st, k);
-        for (uint32_t k = st->nnodemons; k-- > 0;)
-            if (KEY_NODE(st->nodemons[k].pid) == f->a) {
-                memmove(&st->nodemons[k], &st->nodemons[k + 1],
-                        (st->nnodemons - k - 1) * sizeof *st->nodemons);
-                st->nnodemons--;
-            }
-        for (uint32_t k = st->ndisc; k-- > 0;)
-            if (st->disc[k] >> 8 == f->a || (st->disc[k] & 0xff) == f->a)
-                sys_state_set_disconnected(st, st->disc[k] >> 8, st->disc[k] & 0xff, 0);
-        return sever(s, st, f->a, f->a, sq);
+        return node_down(s, st, f->a, sq);
     case FAULT_DISCONNECT:
         ext_tuple(lb, 3);
         ext_atom(lb, "disconnect");
@@ -2410,6 +2425,20 @@ size_t search_peek_names(search *s, uint32_t node, part_id *out, size_t max)
         if (s->cur.procs[i].name != 0 && KEY_NODE(s->cur.procs[i].pid) == node) {
             if (n < max)
                 out[n] = s->cur.procs[i].name;
+            n++;
+        }
+    return n;
+}
+
+size_t search_peek_pids(search *s, uint32_t node, uint32_t *out, size_t max)
+{
+    size_t n = 0;
+    if (s->depth == 0 || decode_top(s) != 0)
+        return 0;
+    for (uint32_t i = 0; i < s->cur.nprocs; i++)
+        if (KEY_NODE(s->cur.procs[i].pid) == node) {
+            if (n < max)
+                out[n] = s->cur.procs[i].pid;
             n++;
         }
     return n;

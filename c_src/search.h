@@ -119,8 +119,10 @@ enum effect_kind {
                                term3: heir data */
     EFFECT_ETS_DELETE,      /* ref: table */
     EFFECT_APP_ENV,         /* term: all application environments */
-    EFFECT_KEEP_MESSAGE     /* the message received stays in the mailbox
+    EFFECT_KEEP_MESSAGE,    /* the message received stays in the mailbox
                                (erlang:hibernate/3 wakes on it) */
+    EFFECT_HALT             /* the running process's node stops, as if
+                               crashed (erlang:halt/0,1,2) */
 };
 
 typedef struct effect {
@@ -295,6 +297,9 @@ uint32_t search_peek_unique(search *s);
 /* The names registered on `node` (PART_TERM ids): fills up to max,
 ** returns the count. */
 size_t search_peek_names(search *s, uint32_t node, part_id *out, size_t max);
+/* The pids of the processes of `node`, in pid order: fills up to max,
+** returns the count. */
+size_t search_peek_pids(search *s, uint32_t node, uint32_t *out, size_t max);
 
 /* Stack depth (states on the stack) and the label of the transition that
 ** led to stack entry i (1 <= i < depth), valid until the next call. */

@@ -19,6 +19,7 @@
                             send_after/3, send_after/4, start_timer/3, start_timer/4,
                             cancel_timer/1, cancel_timer/2, read_timer/1, read_timer/2,
                             unique_integer/0, unique_integer/1, process_info/2,
+                            group_leader/0, group_leader/2, processes/0, halt/0, halt/1, halt/2,
          monotonic_time/0, monotonic_time/1, system_time/0, system_time/1, timestamp/0, process_info/2]}).
 
 -export([yield/1, resume/1, prop/1, prop_resume/1, probe/2]).
@@ -38,7 +39,8 @@
          timer_send_after/2, timer_send_after/3, timer_cancel/1,
          unique_integer/0, unique_integer/1, process_info/2,
          monotonic_time/0, monotonic_time/1, system_time/0, system_time/1, timestamp/0,
-         hibernate/3, '$mce_hibernated'/5,
+         hibernate/3, '$mce_hibernated'/5, group_leader/0, group_leader/2, processes/0,
+         halt/0, halt/1, halt/2, init_stop/0, init_stop/1,
          put/2, get/0, get/1, erase/0, erase/1, get_keys/0, get_keys/1]).
 
 -type location() :: {module(), atom(), arity(), non_neg_integer()}.
@@ -91,8 +93,18 @@ send(To, Msg) when is_reference(To) ->
     Msg;
 send(To, Msg) ->
     N = sim_pid(To, [To, Msg]),
-    effect({send, N, Msg}),
+    case system_process(N) of
+        false -> effect({send, N, Msg});
+        _ -> to_system_process(N, Msg)
+    end,
     Msg.
+
+%% `init' and `user' ignore messages that are not requests of theirs (seen
+%% on OTP 25); a request would need an answer the model does not give.
+to_system_process(N, Msg) when element(1, Msg) =:= io_request; element(1, Msg) =:= stop ->
+    system_process_refused(N, {send, Msg});
+to_system_process(_N, _Msg) ->
+    ok.
 
 %% @doc erlang:send/3: as send/2, returning ok; with `noconnect' a send to
 %% a node that cannot be reached returns noconnect.
@@ -182,7 +194,9 @@ sim_pid(Pid, Args) ->
 link(Pid) ->
     N = sim_pid(Pid, [Pid]),
     Self = erlang:get('$mce_pid'),
-    case N =:= Self of
+    case N =:= Self orelse system_process(N) =/= false of
+        %% System processes trap exits and never die: a link to one never
+        %% carries a signal either way.
         true -> true;
         false when N bsr 24 =/= Self bsr 24 ->
             %% A remote process: the answer (noproc, noconnection) comes
@@ -208,7 +222,7 @@ link(Pid) ->
 -spec unlink(pid()) -> true.
 unlink(Pid) ->
     N = sim_pid(Pid, [Pid]),
-    effect({unlink, N}),
+    system_process(N) =:= false andalso effect({unlink, N}),
     true.
 
 %% @doc exit/2.  To another process: an exit signal, delivered by the
@@ -217,7 +231,12 @@ unlink(Pid) ->
 -spec exit(pid(), term()) -> true.
 exit(Pid, Reason) ->
     N = sim_pid(Pid, [Pid, Reason]),
+    System = system_process(N) =/= false,
     case N =:= erlang:get('$mce_pid') of
+        %% init and user trap exits (OTP 25): only kill would end them,
+        %% and with them the node.
+        false when System, Reason =/= kill -> true;
+        false when System -> system_process_refused(N, {exit, kill});
         false ->
             %% The signal acts before anything the caller does next can
             %% observe the target (is_process_alive/1, link/1).
@@ -385,7 +404,9 @@ monitor(process, Target) ->
         {by_name, N, Name, Item} -> effect({monitor, N, R, Item, Name});
         {unknown_node, Item} ->
             effect({send, erlang:get('$mce_pid'), {'DOWN', Ref, process, Item, noconnection}});
-        {N, Item} -> effect({monitor, N, R, Item})
+        {N, Item} ->
+            %% A system process never dies: its monitor never fires.
+            system_process(N) =:= false andalso effect({monitor, N, R, Item})
     end,
     Ref;
 monitor(Type, Item) when Type =:= port; Type =:= time_offset ->
@@ -404,6 +425,9 @@ monitor_target({Name, Node} = Target) when is_atom(Name), is_atom(Node) ->
         true -> monitor_target(Name);
         false ->
             case mce_pid:node_index(Node) of
+                {ok, I} when Name =:= init; Name =:= user ->
+                    {ok, Key} = system_process_key(Name, I),
+                    {Key, Target};
                 {ok, I} -> {by_name, mce_pid:by_name(I), Name, Target};
                 error -> {unknown_node, Target}
             end
@@ -777,7 +801,7 @@ unique_integer(Opts) ->
 %% process_info/2: the items that describe the simulated process
 %%--------------------------------------------------------------------
 
--define(INFO_ITEMS, [registered_name, status, message_queue_len, messages, links, monitors,
+-define(INFO_ITEMS, [registered_name, group_leader, status, message_queue_len, messages, links, monitors,
                      monitored_by, trap_exit, dictionary, current_stacktrace, current_function,
                      initial_call, heap_size, stack_size, total_heap_size, reductions, memory]).
 
@@ -816,6 +840,12 @@ check_info_item(_Item, Args) ->
 info_record(Pid, Args) ->
     N = sim_pid(Pid, Args),
     is_local(N) orelse erlang:error(badarg, Args),
+    case system_process(N) of
+        false -> info_record_program(N, Pid);
+        Name -> #{system => N, name => Name}
+    end.
+
+info_record_program(N, Pid) ->
     Me = erlang:get('$mce_pid'),
     Stored = mce_nif:process(erlang:get('$mce_search'), N),
     Base = case Stored of
@@ -888,6 +918,11 @@ own_name(Pid) ->
     end.
 
 info_item(registered_name, #{name := Name}) -> {registered_name, Name};
+info_item(group_leader, #{system := N, name := init}) -> {group_leader, mce_pid:term(N)};
+info_item(group_leader, #{}) -> {group_leader, group_leader()};
+info_item(trap_exit, #{system := _}) -> {trap_exit, true};
+info_item(status, #{system := _}) -> {status, waiting};
+info_item(Item, #{system := N}) -> system_process_refused(N, {process_info, Item});
 info_item(status, #{status := S}) -> {status, S};
 info_item(message_queue_len, #{messages := Ms}) -> {message_queue_len, length(Ms)};
 info_item(messages, #{messages := Ms}) -> {messages, Ms};
@@ -944,31 +979,49 @@ unregister(Name) ->
 
 -spec whereis(atom()) -> pid() | undefined.
 whereis(Name) when is_atom(Name) ->
+    case system_process_key(Name, my_node()) of
+        {ok, Key} -> mce_pid:term(Key);
+        error -> whereis_program(Name)
+    end;
+whereis(Name) ->
+    erlang:error(badarg, [Name]).
+
+whereis_program(Name) ->
     Overlay = erlang:get('$mce_overlay'),
     N = case Overlay of
             #{{name, Name} := Known} -> Known;
             #{} -> mce_nif:whereis(erlang:get('$mce_search'), my_node(), Name)
         end,
     case N of
-        undefined -> undefined;
+        undefined ->
+            %% A standard name of a real node that the model does not have:
+            %% `undefined' would be a false alarm in a program that relies
+            %% on the process being there.
+            lists:member(Name, unmodelled_system_names()) andalso
+                fatal({mcerlang, {unsupported_system_process, Name, caller_location()}}),
+            undefined;
         _ ->
             case alive(N) orelse N =:= erlang:get('$mce_pid') of
                 true -> mce_pid:term(N);
                 false -> undefined
             end
-    end;
-whereis(Name) ->
-    erlang:error(badarg, [Name]).
+    end.
 
+%% @doc registered/0: the program's names and the modelled system
+%% processes `init' and `user'.
 -spec registered() -> [atom()].
 registered() ->
     Known = mce_nif:registered(erlang:get('$mce_search'), my_node()),
     Changed = [Name || {name, Name} <- maps:keys(erlang:get('$mce_overlay'))],
-    [Name || Name <- lists:usort(Known ++ Changed), whereis(Name) =/= undefined].
+    [init, user | [Name || Name <- lists:usort(Known ++ Changed),
+                           whereis_program(Name) =/= undefined]].
 
 %% Liveness and names as changed by this step so far (the runtime applies
 %% the step's effects only when it ends).
 alive(N) ->
+    system_process(N) =/= false orelse alive_program(N).
+
+alive_program(N) ->
     case erlang:get('$mce_overlay') of
         #{{alive, N} := Alive} -> Alive;
         #{} -> mce_nif:alive(erlang:get('$mce_search'), N)
@@ -992,6 +1045,115 @@ overlay_alive(N, Alive) ->
 
 overlay_name(Name, N) ->
     erlang:put('$mce_overlay', (erlang:get('$mce_overlay'))#{{name, Name} => N}).
+
+%%--------------------------------------------------------------------
+%% System processes.  Every simulated node has `init' (<N.0.0>, as on the
+%% VM) and `user' (a fixed high number that least-fresh numbering never
+%% reaches): they exist, never die and never run, so they add no
+%% transitions and no states.  Every process's group leader is the `user'
+%% of the first node: processes descend from the check's first process, and
+%% a spawn, remote or local, inherits the spawner's group leader.
+%%--------------------------------------------------------------------
+
+-define(INIT_NUMBER, 0).
+-define(USER_NUMBER, 16#fffffe).
+
+system_process_key(init, Node) -> {ok, mce_pid:key(Node, ?INIT_NUMBER)};
+system_process_key(user, Node) -> {ok, mce_pid:key(Node, ?USER_NUMBER)};
+system_process_key(_, _Node) -> error.
+
+%% The name of the system process of key N, or false.
+system_process(N) ->
+    case N band 16#ffffff of
+        ?INIT_NUMBER -> init;
+        ?USER_NUMBER -> user;
+        _ -> false
+    end.
+
+%% The registered names of a real OTP 25 node that the model refuses
+%% (docs/USER_GUIDE.md lists them).
+unmodelled_system_names() ->
+    [application_controller, code_server, erl_prim_loader, erl_signal_server,
+     erts_code_purger, file_server_2, global_group, global_group_check, global_name_server,
+     inet_db, kernel_refc, kernel_safe_sup, kernel_sup, logger, logger_handler_watcher,
+     logger_proxy, logger_std_h_default, logger_sup, rex, socket_registry, standard_error,
+     standard_error_sup, user_drv, timer_server, net_kernel, auth, erl_epmd, net_sup,
+     global_group_sup, pg, sasl_sup, release_handler, alarm_handler, overload].
+
+%% The program's location that called the runtime, for error reasons.
+caller_location() ->
+    {current_stacktrace, Raw} = erlang:process_info(erlang:self(), current_stacktrace),
+    case [F || {M, _, _, _} = F <- mce_exec:caught_stack(Raw), M =/= ?MODULE] of
+        [{M, F, A, Info} | _] ->
+            {M, F, if is_list(A) -> length(A); true -> A end, proplists:get_value(line, Info, 0)};
+        [] -> unknown
+    end.
+
+%% A system process was the target of something the model cannot show.
+system_process_refused(N, What) ->
+    fatal({mcerlang, {unsupported_system_process, {system_process(N), What}, caller_location()}}).
+
+%% @doc group_leader/0: the `user' process of the first node (see above).
+-spec group_leader() -> pid().
+group_leader() ->
+    mce_pid:term(mce_pid:key(0, ?USER_NUMBER)).
+
+%% @doc group_leader/2: only the group leader every process already has
+%% can be set (a no-op); another one is refused, since the model keeps no
+%% per-process group leader.
+-spec group_leader(pid(), pid()) -> true.
+group_leader(Leader, Pid) when is_pid(Leader), is_pid(Pid) ->
+    _ = sim_pid(Pid, [Leader, Pid]),
+    case Leader =:= group_leader() of
+        true -> true;
+        false -> fatal({mcerlang, {unsupported_bif, {erlang, group_leader, 2},
+                                   {leader, Leader, "only the default group leader, the first "
+                                                    "node's user process, is modelled"}}})
+    end;
+group_leader(Leader, Pid) ->
+    erlang:error(badarg, [Leader, Pid]).
+
+%% @doc erlang:halt/0,1,2 and init:stop/0,1 in checked code: the
+%% simulated node stops, as if it crashed (its processes, tables and
+%% channels vanish; other nodes see noconnection and nodedown), as a step
+%% of the running process.  The real VM is never halted.
+-spec halt() -> no_return().
+halt() -> halt(0, []).
+
+-spec halt(non_neg_integer() | abort | string()) -> no_return().
+halt(Status) -> halt(Status, []).
+
+-spec halt(non_neg_integer() | abort | string(), list()) -> no_return().
+halt(Status, Opts) when is_list(Opts), (is_integer(Status) andalso Status >= 0) orelse
+                                       Status =:= abort orelse is_list(Status) ->
+    effect({halt, Status}),
+    %% The process goes with the node; its exit reason is never seen.
+    die(normal);
+halt(Status, Opts) ->
+    erlang:error(badarg, [Status, Opts]).
+
+%% @doc init:stop/0,1: the node stops (see halt/2).
+-spec init_stop() -> no_return().
+init_stop() -> halt(0, []).
+
+-spec init_stop(non_neg_integer() | string()) -> no_return().
+init_stop(Status) -> halt(Status, []).
+
+%% @doc erlang:processes/0: the live processes of this node in pid order,
+%% `init' first and `user' last, as this step has changed them so far.
+-spec processes() -> [pid()].
+processes() ->
+    Node = my_node(),
+    Stored = case mce_nif:processes(erlang:get('$mce_search'), Node) of
+                 L when is_list(L) -> L;
+                 {error, Where, Why} -> fatal({mcerlang_internal, Where, Why})
+             end,
+    Spawned = [N || {{alive, N}, true} <- maps:to_list(erlang:get('$mce_overlay')),
+                    N bsr 24 =:= Node],
+    Live = [N || N <- lists:usort([erlang:get('$mce_pid') | Stored ++ Spawned]),
+                 N =:= erlang:get('$mce_pid') orelse alive(N)],
+    [mce_pid:term(K) || K <- [mce_pid:key(Node, ?INIT_NUMBER) | Live] ++
+                            [mce_pid:key(Node, ?USER_NUMBER)]].
 
 %%--------------------------------------------------------------------
 %% Process dictionary (part of the simulated process's state)

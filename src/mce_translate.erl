@@ -225,6 +225,24 @@ classify_call(os, F, A) when (F =:= getenv andalso A =< 2); (F =:= type andalso 
     pure;
 classify_call(code, F, 1) when F =:= ensure_loaded; F =:= is_loaded; F =:= which ->
     pure;
+%% The node's environment: fixed values (mce_env); stopping the node.
+classify_call(file, get_cwd, 0) -> {redirect, mce_env, get_cwd};
+classify_call(init, F, A) when (F =:= get_argument andalso A =:= 1);
+                               (F =:= get_arguments orelse F =:= get_plain_arguments orelse
+                                F =:= get_status) andalso A =:= 0 ->
+    {redirect, mce_env, F};
+classify_call(init, stop, A) when A =:= 0; A =:= 1 -> {redirect, mce_rt, init_stop};
+%% Shared mutable arrays: part of the checked state (mce_atomics).
+classify_call(M, F, A) when M =:= atomics; M =:= counters ->
+    Model = case M of
+                atomics -> mce_atomics;
+                counters -> mce_counters
+            end,
+    _ = code:ensure_loaded(Model),
+    case erlang:function_exported(Model, F, A) of
+        true -> {redirect, Model, F};
+        false -> {unsupported, unsupported_call}
+    end;
 classify_call(M, F, A) ->
     case model_call(M, F, A) of
         {MM, MF} -> {model, MM, MF};
@@ -367,7 +385,7 @@ kept_library_functions([FA | Todo], Bodies, Exported, Keep) ->
 translatable(M) when M =:= mce_rpc; M =:= mce_timer ->
     true;
 translatable(M) when M =:= gen; M =:= gen_server; M =:= proc_lib; M =:= gen_statem;
-                     M =:= gen_event; M =:= supervisor; M =:= sys ->
+                     M =:= gen_event; M =:= supervisor; M =:= sys; M =:= gen_fsm ->
     true;
 %% Library modules that keep their data in ETS tables: translated, their
 %% tables are the model's (part of the state), not real tables of the
@@ -417,7 +435,8 @@ rt_bifs() ->
      {alias, 1}, {unalias, 1}, {send_after, 3}, {send_after, 4}, {start_timer, 3},
      {start_timer, 4}, {cancel_timer, 1}, {cancel_timer, 2}, {read_timer, 1}, {read_timer, 2},
      {unique_integer, 0}, {unique_integer, 1}, {process_info, 2}, {monotonic_time, 0},
-     {monotonic_time, 1}, {system_time, 0}, {system_time, 1}, {timestamp, 0}, {hibernate, 3}].
+     {monotonic_time, 1}, {system_time, 0}, {system_time, 1}, {timestamp, 0}, {hibernate, 3},
+     {group_leader, 0}, {group_leader, 2}, {processes, 0}, {halt, 0}, {halt, 1}, {halt, 2}].
 classify_other_bif(F, A) ->
     case lists:member({F, A}, unsupported_bifs()) orelse
          lists:member(F, [spawn, spawn_link, spawn_monitor, spawn_opt, spawn_request,
@@ -434,9 +453,8 @@ classify_other_bif(F, A) ->
 %% inside the executor would silently give a wrong model.
 unsupported_bifs() ->
     [{process_flag, 3},
-     {nodes, 1}, {processes, 0}, {process_info, 1},
-     {monitor_node, 3}, {group_leader, 0}, {group_leader, 2},
-     {halt, 0}, {halt, 1}, {halt, 2},
+     {nodes, 1}, {process_info, 1},
+     {monitor_node, 3},
      {disconnect_node, 1}, {suspend_process, 1}, {resume_process, 1},
      {garbage_collect, 1}, {garbage_collect, 2}, {check_process_code, 2},
      {purge_module, 1}, {load_module, 2}, {delete_module, 1}, {set_cookie, 2},
@@ -444,16 +462,16 @@ unsupported_bifs() ->
 
 %% OTP modules whose functions talk to processes, I/O or global state.
 process_modules() ->
-    [gen_fsm, supervisor_bridge, rpc, erpc, global, global_group, pg, pg2, application, net_adm,
+    [supervisor_bridge, rpc, erpc, global, global_group, pg, pg2, application, net_adm,
      net_kernel, code, file, filelib, gen_tcp, gen_udp, gen_sctp, ssl, inet, socket,
-     os, io, ets, dets, mnesia, logger, error_logger, timer, persistent_term, counters,
-     atomics, erl_ddll, init, heart, disk_log, slave, peer, httpc].
+     os, io, ets, dets, mnesia, logger, error_logger, timer, persistent_term, erl_ddll, init, heart, disk_log, slave, peer, httpc].
 
 is_checker_module(M) ->
     lists:member(M, [mcerlang, mce_anf, mce_closure, mce_exec, mce_format, mce_nif, mce_pid,
                      mce_ref, mce_rt, mce_search, mce_translate, mce_watchdog, mce_ets,
                      mce_logger, mce_app, mce_global, mce_session, mce_debug, mce_cli, mce_msc,
-                     mce_ltl, mce_ltl_search, mcerlang_monitor, mce_pterm])
+                     mce_ltl, mce_ltl_search, mcerlang_monitor, mce_pterm, mce_env,
+                     mce_atomics, mce_counters])
         orelse is_translation(M).
 
 is_translation(M) ->
@@ -639,7 +657,10 @@ side_effect(erlang, F, A) ->
                           %% Reads of state other processes change: a race
                           %% between a read and a later write shows up.
                           {whereis, 1}, {registered, 0}, {is_process_alive, 1},
-                          {process_info, 2}, {read_timer, 1}, {read_timer, 2}]);
+                          {process_info, 2}, {read_timer, 1}, {read_timer, 2},
+                          {processes, 0}]);
+side_effect(M, F, _A) when M =:= atomics; M =:= counters ->
+    F =/= new;
 side_effect(ets, F, _A) ->
     not lists:member(F, [match_spec_compile, match_spec_run, test_ms, fun2ms, is_compiled_ms]);
 side_effect(_, _, _) ->
