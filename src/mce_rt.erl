@@ -404,6 +404,7 @@ monitor(process, Target) ->
         {by_name, N, Name, Item} -> effect({monitor, N, R, Item, Name});
         {unknown_node, Item} ->
             effect({send, erlang:get('$mce_pid'), {'DOWN', Ref, process, Item, noconnection}});
+        {unregistered, N, Item} -> effect({monitor, N, R, Item});
         {N, Item} ->
             %% A system process never dies: its monitor never fires.
             system_process(N) =:= false andalso effect({monitor, N, R, Item})
@@ -417,7 +418,9 @@ monitor(Type, Item) ->
 
 monitor_target(Name) when is_atom(Name) ->
     case whereis(Name) of
-        undefined -> {mce_pid:key(my_node(), 0), {Name, node()}};   % number 0 never exists: noproc
+        %% Number 0 is init's, which the model never monitors: the C
+        %% runtime finds no process there and answers noproc.
+        undefined -> {unregistered, mce_pid:key(my_node(), 0), {Name, node()}};
         Pid -> {sim_pid(Pid, [process, Name]), {Name, node()}}
     end;
 monitor_target({Name, Node} = Target) when is_atom(Name), is_atom(Node) ->
