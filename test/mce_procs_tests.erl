@@ -46,3 +46,19 @@ halt_is_a_step_of_the_trace_test() ->
 remote_group_leader_test() ->
     ?assertMatch({ok, _}, mcerlang:check({tprog_procs, remote_group_leader, []},
                                          #{nodes => [a@h, b@h]})).
+
+%% Each atomics operation is a scheduling point under small granularity, so
+%% the lost update of a get-then-put race is found; in big steps the two
+%% operations of one process run together.
+atomics_operations_interleave_test() ->
+    Normal = [normal, {result, 2}],
+    ?assertMatch({error, #{violation := {abnormal_exit, _, {result, 1}}}},
+                 mcerlang:check({tprog_procs, atomics_lost_update, []},
+                                #{granularity => small, treat_as_normal => Normal})),
+    ?assertMatch({ok, _}, mcerlang:check({tprog_procs, atomics_lost_update, []},
+                                         #{treat_as_normal => Normal})).
+
+%% The documented fixed answers (docs/USER_GUIDE.md), whatever the host.
+environment_values_test() ->
+    ?assertEqual([{result, {{ok, "/"}, {ok, [["/"]]}, {ok, [["erl"]]}, [], {started, started}}}],
+                 mce_otp_harness:checked(tprog_procs, env_values)).

@@ -11,7 +11,7 @@
          whereis_kernel_sup/0, exit_kill_user/0, env_queries/0,
          gen_fsm_counter/0, gen_fsm_sync_timeout/0, atomics_ops/0, atomics_race/0,
          counters_ops/0, counters_race/0, halt_node/0, halt_after_send/0, halt_remote/0,
-         remote_group_leader/0]).
+         remote_group_leader/0, atomics_lost_update/0, env_values/0]).
 -export([waiter/0]).
 -export([init/1, counting/2, counting/3, full/3, handle_event/3, handle_sync_event/4, handle_info/3,
          terminate/3, code_change/4]).
@@ -228,3 +228,17 @@ remote_group_leader() ->
             true = lists:member(U, Ps),
             ok
     end.
+
+%% A read and a write of an atomic are two operations: two processes
+%% incrementing with get and put can lose an update on the VM.
+atomics_lost_update() ->
+    A = atomics:new(1, []),
+    Self = self(),
+    [spawn(fun() -> V = atomics:get(A, 1), atomics:put(A, 1, V + 1), Self ! done end)
+     || _ <- [1, 2]],
+    [receive done -> ok end || _ <- [1, 2]],
+    exit({result, atomics:get(A, 1)}).
+
+env_values() ->
+    exit({result, {file:get_cwd(), init:get_argument(home), init:get_argument(progname),
+                   init:get_plain_arguments(), init:get_status()}}).
