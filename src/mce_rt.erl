@@ -1093,6 +1093,7 @@ caller_location() ->
     end.
 
 %% A system process was the target of something the model cannot show.
+-spec system_process_refused(non_neg_integer(), term()) -> no_return().
 system_process_refused(N, What) ->
     fatal({mcerlang, {unsupported_system_process, {system_process(N), What}, caller_location()}}).
 
