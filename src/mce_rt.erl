@@ -78,7 +78,12 @@ send({Name, Node}, Msg) when is_atom(Name), is_atom(Node) ->
             end;
         false ->
             case mce_pid:node_index(Node) of
-                {ok, I} -> effect({send_name, mce_pid:by_name(I), Name, Msg});
+                {ok, I} when Name =:= init; Name =:= user ->
+                    {ok, Key} = system_process_key(Name, I),
+                    to_system_process(Key, Msg);
+                {ok, I} ->
+                    remote_name_modelled(Name, I),
+                    effect({send_name, mce_pid:by_name(I), Name, Msg});
                 error -> ok
             end,
             Msg
@@ -431,7 +436,9 @@ monitor_target({Name, Node} = Target) when is_atom(Name), is_atom(Node) ->
                 {ok, I} when Name =:= init; Name =:= user ->
                     {ok, Key} = system_process_key(Name, I),
                     {Key, Target};
-                {ok, I} -> {by_name, mce_pid:by_name(I), Name, Target};
+                {ok, I} ->
+                    remote_name_modelled(Name, I),
+                    {by_name, mce_pid:by_name(I), Name, Target};
                 error -> {unknown_node, Target}
             end
     end;
@@ -1082,6 +1089,16 @@ unmodelled_system_names() ->
      logger_proxy, logger_std_h_default, logger_sup, rex, socket_registry, standard_error,
      standard_error_sup, user_drv, timer_server, net_kernel, auth, erl_epmd, net_sup,
      global_group_sup, pg, sasl_sup, release_handler, alarm_handler, overload].
+
+%% A name on another node is resolved when the signal arrives; a standard
+%% name that no program process holds there now is refused, as whereis/1
+%% refuses it on this node.
+remote_name_modelled(Name, Node) ->
+    case lists:member(Name, unmodelled_system_names()) andalso
+         mce_nif:whereis(erlang:get('$mce_search'), Node, Name) =:= undefined of
+        true -> fatal({mcerlang, {unsupported_system_process, Name, caller_location()}});
+        false -> ok
+    end.
 
 %% The program's location that called the runtime, for error reasons.
 caller_location() ->

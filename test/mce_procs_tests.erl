@@ -62,3 +62,13 @@ atomics_operations_interleave_test() ->
 environment_values_test() ->
     ?assertEqual([{result, {{ok, "/"}, {ok, [["/"]]}, {ok, [["erl"]]}, [], {started, started}}}],
                  mce_otp_harness:checked(tprog_procs, env_values)).
+
+remote_system_names_test() ->
+    Nodes = #{nodes => [a@h, b@h]},
+    %% Three states (start, waiting in the receive, after it): nothing
+    %% travels through the ether.
+    ?assertMatch({ok, #{states := 3}},
+                 mcerlang:check({tprog_procs, remote_system_names, []}, Nodes)),
+    ?assertError({mcerlang, {unsupported_system_process, kernel_sup,
+                             {tprog_procs, remote_kernel_sup, 0, _}}},
+                 mcerlang:check({tprog_procs, remote_kernel_sup, []}, Nodes)).

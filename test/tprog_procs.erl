@@ -11,7 +11,8 @@
          whereis_kernel_sup/0, exit_kill_user/0, env_queries/0,
          gen_fsm_counter/0, gen_fsm_sync_timeout/0, atomics_ops/0, atomics_race/0,
          counters_ops/0, counters_race/0, halt_node/0, halt_after_send/0, halt_remote/0,
-         remote_group_leader/0, atomics_lost_update/0, env_values/0]).
+         remote_group_leader/0, atomics_lost_update/0, env_values/0,
+         remote_system_names/0, remote_kernel_sup/0]).
 -export([waiter/0]).
 -export([init/1, counting/2, counting/3, full/3, handle_event/3, handle_sync_event/4, handle_info/3,
          terminate/3, code_change/4]).
@@ -242,3 +243,18 @@ atomics_lost_update() ->
 env_values() ->
     exit({result, {file:get_cwd(), init:get_argument(home), init:get_argument(progname),
                    init:get_plain_arguments(), init:get_status()}}).
+
+%% Names on another node: user and init are there and ignore messages.
+remote_system_names() ->
+    [_, B] = [node() | nodes()],
+    {user, B} ! hello,
+    {init, B} ! hello,
+    Ref = monitor(process, {user, B}),
+    receive Any -> exit({unexpected, Any}) after 0 -> ok end,
+    true = demonitor(Ref),
+    ok.
+
+remote_kernel_sup() ->
+    [_, B] = [node() | nodes()],
+    {kernel_sup, B} ! hello,
+    ok.
