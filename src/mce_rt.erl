@@ -1103,7 +1103,9 @@ remote_name_modelled(Name, Node) ->
 %% The program's location that called the runtime, for error reasons.
 caller_location() ->
     {current_stacktrace, Raw} = erlang:process_info(erlang:self(), current_stacktrace),
-    case [F || {M, _, _, _} = F <- mce_exec:caught_stack(Raw), M =/= ?MODULE] of
+    %% The cleaned stack names the BIF the program called (erlang:'!'/2)
+    %% first: the location is the program's frame under it.
+    case [F || {M, _, _, _} = F <- mce_exec:caught_stack(Raw), M =/= ?MODULE, M =/= erlang] of
         [{M, F, A, Info} | _] ->
             {M, F, if is_list(A) -> length(A); true -> A end, proplists:get_value(line, Info, 0)};
         [] -> unknown
