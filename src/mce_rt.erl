@@ -40,7 +40,7 @@
          unique_integer/0, unique_integer/1, process_info/2,
          monotonic_time/0, monotonic_time/1, system_time/0, system_time/1, timestamp/0,
          hibernate/3, '$mce_hibernated'/5, group_leader/0, group_leader/2, processes/0,
-         halt/0, halt/1, halt/2, init_stop/0, init_stop/1,
+         halt/0, halt/1, halt/2, init_stop/0, init_stop/1, system_info/1,
          put/2, get/0, get/1, erase/0, erase/1, get_keys/0, get_keys/1]).
 
 -type location() :: {module(), atom(), arity(), non_neg_integer()}.
@@ -1135,6 +1135,15 @@ group_leader(Leader, Pid) when is_pid(Leader), is_pid(Pid) ->
     end;
 group_leader(Leader, Pid) ->
     erlang:error(badarg, [Leader, Pid]).
+
+%% @doc erlang:system_info/1: the number of processes is the node's in the
+%% model (as processes/0 lists them); other items describe the VM the
+%% checker runs on and do not change during a check.
+-spec system_info(term()) -> term().
+system_info(process_count) ->
+    length(processes());
+system_info(Item) ->
+    erlang:system_info(Item).
 
 %% @doc erlang:halt/0,1,2 and init:stop/0,1 in checked code: the
 %% simulated node stops, as if it crashed (its processes, tables and

@@ -225,6 +225,11 @@ classify_call(os, F, A) when (F =:= getenv andalso A =< 2); (F =:= type andalso 
     pure;
 classify_call(code, F, 1) when F =:= ensure_loaded; F =:= is_loaded; F =:= which ->
     pure;
+%% Where code is installed: read-only, the same all through a check.
+classify_call(code, F, A) when (F =:= root_dir andalso A =:= 0); (F =:= lib_dir andalso A =< 2);
+                               (F =:= priv_dir andalso A =:= 1);
+                               (F =:= objfile_extension andalso A =:= 0) ->
+    pure;
 %% The node's environment: fixed values (mce_env); stopping the node.
 classify_call(file, get_cwd, 0) -> {redirect, mce_env, get_cwd};
 classify_call(init, F, A) when (F =:= get_argument andalso A =:= 1);
@@ -420,6 +425,7 @@ classify_erlang(now, 0) -> {redirect, mce_rt, timestamp};
 classify_erlang(send_nosuspend, A) when A =:= 2; A =:= 3 -> {redirect, mce_rt, send_nosuspend};
 classify_erlang(statistics, 1) -> {redirect, mce_rt, statistics};
 classify_erlang(yield, 0) -> {redirect, mce_rt, erlang_yield};
+classify_erlang(system_info, 1) -> {redirect, mce_rt, system_info};
 classify_erlang(F, A) when is_atom(F) ->
     case lists:member({F, A}, rt_bifs()) of
         true -> {redirect, mce_rt, F};

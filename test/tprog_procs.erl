@@ -12,7 +12,7 @@
          gen_fsm_counter/0, gen_fsm_sync_timeout/0, atomics_ops/0, atomics_race/0,
          counters_ops/0, counters_race/0, halt_node/0, halt_after_send/0, halt_remote/0,
          remote_group_leader/0, atomics_lost_update/0, env_values/0,
-         remote_system_names/0, remote_kernel_sup/0]).
+         remote_system_names/0, remote_kernel_sup/0, process_count/0]).
 -export([waiter/0]).
 -export([init/1, counting/2, counting/3, full/3, handle_event/3, handle_sync_event/4, handle_info/3,
          terminate/3, code_change/4]).
@@ -258,3 +258,15 @@ remote_kernel_sup() ->
     [_, B] = [node() | nodes()],
     {kernel_sup, B} ! hello,
     ok.
+
+%% system_info(process_count) counts the processes: one more after a spawn,
+%% one less when it is gone.
+process_count() ->
+    N0 = erlang:system_info(process_count),
+    {P, Ref} = spawn_monitor(?MODULE, waiter, []),
+    N1 = erlang:system_info(process_count),
+    P ! stop,
+    receive {'DOWN', Ref, process, P, normal} -> ok end,
+    N2 = erlang:system_info(process_count),
+    exit({result, {N1 - N0, N2 - N0, N0 >= 3, is_list(code:priv_dir(kernel)),
+                   is_list(code:lib_dir()), is_list(code:root_dir())}}).
