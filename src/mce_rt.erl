@@ -991,7 +991,17 @@ unregister(Name) ->
 whereis(Name) when is_atom(Name) ->
     case system_process_key(Name, my_node()) of
         {ok, Key} -> mce_pid:term(Key);
-        error -> whereis_program(Name)
+        error ->
+            case whereis_program(Name) of
+                undefined ->
+                    %% A standard name of a real node that the model does
+                    %% not have: `undefined' would be a false alarm in a
+                    %% program that relies on the process being there.
+                    lists:member(Name, unmodelled_system_names()) andalso
+                        fatal({mcerlang, {unsupported_system_process, Name, caller_location()}}),
+                    undefined;
+                Pid -> Pid
+            end
     end;
 whereis(Name) ->
     erlang:error(badarg, [Name]).
@@ -1003,13 +1013,7 @@ whereis_program(Name) ->
             #{} -> mce_nif:whereis(erlang:get('$mce_search'), my_node(), Name)
         end,
     case N of
-        undefined ->
-            %% A standard name of a real node that the model does not have:
-            %% `undefined' would be a false alarm in a program that relies
-            %% on the process being there.
-            lists:member(Name, unmodelled_system_names()) andalso
-                fatal({mcerlang, {unsupported_system_process, Name, caller_location()}}),
-            undefined;
+        undefined -> undefined;
         _ ->
             case alive(N) orelse N =:= erlang:get('$mce_pid') of
                 true -> mce_pid:term(N);
