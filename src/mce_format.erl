@@ -281,9 +281,15 @@ step_text(N, #{kind := run, pid := Pid, action := Action, effects := Effects, ou
     More = [effect(E, F) || E <- Effects] ++
         [["prints ", show(O, F)] || O <- Output] ++
         [["probe ", show(L, F), ": ", show(T, F)] || {L, T} <- maps:get(probes, Step, [])],
+    %% A process that halts its node has no exit of its own: it vanishes
+    %% with the node.
+    Last = case lists:keymember(halt, 1, Effects) of
+               true -> "goes with its node";
+               false -> outcome(Outcome, F)
+           end,
     Text = case More of
-               [] -> [num(N), Head, "; ", outcome(Outcome, F), "\n"];
-               _ -> [num(N), Head, "\n", [[?MORE, L, "\n"] || L <- More ++ [outcome(Outcome, F)]]]
+               [] -> [num(N), Head, "; ", Last, "\n"];
+               _ -> [num(N), Head, "\n", [[?MORE, L, "\n"] || L <- More ++ [Last]]]
            end,
     {Text, learn(Pid, outcome, Outcome, lists:foldl(fun learn_effect/2, F, Effects))};
 step_text(N, #{kind := deliver, from := From, to := To, signal := Signal}, F) ->
@@ -390,6 +396,7 @@ effect({ets_put, Tid, _Owner, _Heir, Name, {_Type, _Prot, _KeyPos, Objects}, _He
     ["ETS table ", table(Tid, Name, F), " now holds ",
      show(lists:append([Os || {_Key, Os} <- Objects]), F)];
 effect({ets_delete, Tid}, F) -> ["deletes ETS table ", show(Tid, F)];
+effect({halt, Status}, F) -> ["halts its node (erlang:halt(", show(Status, F), "))"];
 effect(Other, F) -> show(Other, F).
 
 table(Tid, none, F) -> show(Tid, F);

@@ -34,11 +34,15 @@ halt_ends_the_node_test() ->
 %% The root never gets to its result: the halting step removes it.  Seen
 %% as a deadlock when the other node's process waits for ever.
 halt_is_a_step_of_the_trace_test() ->
-    {error, #{violation := deadlock, trace := Trace}} =
+    {error, #{violation := deadlock, trace := Trace} = Cex} =
         mcerlang:check({tprog_procs, halt_remote, []}, #{nodes => [a@h, b@h]}),
     ?assert(lists:any(fun(#{effects := Es}) -> lists:keymember(halt, 1, Es);
                          (_) -> false
-                      end, Trace)).
+                      end, Trace)),
+    Text = lists:flatten(io_lib:format("~s", [mcerlang:format(Cex)])),
+    ?assertNotEqual(nomatch, string:find(Text, "halts its node (erlang:halt(0))\n"
+                                               "        goes with its node")),
+    ?assertEqual(nomatch, string:find(Text, "exits normally")).
 
 %% erlang(3), group_leader/0: "every process is a member of some process
 %% group ... When a new process is spawned, it gets the same group leader
