@@ -470,7 +470,8 @@ unsupported_bifs() ->
 process_modules() ->
     [supervisor_bridge, rpc, erpc, global, global_group, pg, pg2, application, net_adm,
      net_kernel, code, file, filelib, gen_tcp, gen_udp, gen_sctp, ssl, inet, socket,
-     os, io, ets, dets, mnesia, logger, error_logger, timer, persistent_term, erl_ddll, init, heart, disk_log, slave, peer, httpc].
+     os, io, ets, dets, mnesia, logger, error_logger, timer, persistent_term,
+     erl_ddll, init, heart, disk_log, slave, peer, httpc].
 
 is_checker_module(M) ->
     lists:member(M, [mcerlang, mce_anf, mce_closure, mce_exec, mce_format, mce_nif, mce_pid,
