@@ -139,13 +139,19 @@ isolated(Work, Opts) ->
                            Caller ! {self(), Result}
                    end),
     Pid ! {Go, mce_watchdog:start(Caller, Pid, maps:get(max_reductions, Opts))},
-    await(Pid, Ref, Opts).
+    %% stop/1 finds the worker here: a stop goes to the check running now,
+    %% never into the caller's mailbox where a later check would read it.
+    Outer = put('$mce_check', Pid),
+    try await(Pid, Ref, Opts)
+    after
+        restore('$mce_check', Outer)
+    end.
+
+restore(Key, undefined) -> erase(Key);
+restore(Key, Value) -> put(Key, Value).
 
 await(Pid, Ref, Opts) ->
     receive
-        '$mce_stop' ->
-            Pid ! '$mce_stop',
-            await(Pid, Ref, Opts);
         {Pid, {ok, Result}} ->
             erlang:demonitor(Ref, [flush]),
             Result;
@@ -168,11 +174,23 @@ await(Pid, Ref, Opts) ->
 
 %% @doc Stops the check that process `Checker' is running (in `check/2'):
 %% the check returns `{inconclusive, stopped, Stats}' within milliseconds
-%% and frees its state space.  A process that is not checking ignores it.
+%% and frees its state space.  The stop addresses the check running when
+%% it is called: if `Checker' is not checking (or its check has ended) it
+%% is dropped, and it never stops a later check.
 -spec stop(pid()) -> ok.
+stop(Checker) when is_pid(Checker), node(Checker) =:= node() ->
+    case erlang:process_info(Checker, dictionary) of
+        {dictionary, Dict} ->
+            case lists:keyfind('$mce_check', 1, Dict) of
+                %% The worker receives it; once the check ends the worker
+                %% is gone and the stop with it.
+                {_, Worker} when is_pid(Worker) -> Worker ! '$mce_stop', ok;
+                _ -> ok
+            end;
+        undefined -> ok
+    end;
 stop(Checker) when is_pid(Checker) ->
-    Checker ! '$mce_stop',
-    ok;
+    erpc:cast(node(Checker), ?MODULE, stop, [Checker]);
 stop(Other) ->
     erlang:error({mcerlang, {bad_checker, Other, "expected the pid of a process running check/2"}}).
 
