@@ -227,7 +227,7 @@ entry(#cli{positional = [Call]}) ->
         {ok, Tokens, _} ->
             case erl_parse:parse_exprs(Tokens) of
                 {ok, [{call, _, {remote, _, {atom, _, M}, {atom, _, F}}, ArgExprs}]} ->
-                    {M, F, [element(2, erl_eval:expr(A, erl_eval:new_bindings())) || A <- ArgExprs]};
+                    {M, F, [literal(A, N, Call) || {N, A} <- lists:enumerate(ArgExprs)]};
                 _ -> bad_entry(Call)
             end;
         _ -> bad_entry(Call)
@@ -236,6 +236,17 @@ entry(#cli{positional = []}) ->
     throw({usage, "no entry: give the call that starts the program, as 'Module:Function(Args)'"});
 entry(#cli{positional = Many}) ->
     throw({usage, io_lib:format("one entry expected, got ~ts", [lists:join(" ", Many)])}).
+
+%% The entry's arguments are data, never evaluated: a command line pasted
+%% from elsewhere must not run code before the check (os:cmd(...)).
+literal(Expr, N, Call) ->
+    try erl_parse:normalise(Expr)
+    catch
+        error:_ ->
+            throw({usage, io_lib:format("~ts: argument ~b, ~ts, is not a literal term (the entry's "
+                                        "arguments are not evaluated)",
+                                        [Call, N, erl_pp:expr(Expr)])})
+    end.
 
 bad_entry(Call) ->
     throw({usage, io_lib:format("~ts: expected a call 'Module:Function(Args)' with literal "
@@ -290,7 +301,8 @@ simulate(Cli) ->
 replay(#cli{positional = [File]} = Cli) ->
     prepare(Cli),
     Cex = load(File),
-    case mcerlang:replay(Cex) of
+    %% Options given here replace the file's, whose funs are never run.
+    case mcerlang:replay(Cex, Cli#cli.options) of
         {ok, Replayed} ->
             Cli#cli.quiet orelse io:put_chars([mcerlang:format(Replayed, Cli#cli.format)]),
             io:format("replay: the counterexample reproduces~n"),

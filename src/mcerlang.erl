@@ -9,10 +9,10 @@
 %% naming the culprit.
 -module(mcerlang).
 
--export([check/1, check/2, stop/1, format/1, format/2, msc/2, replay/1, simulate/2,
+-export([check/1, check/2, stop/1, format/1, format/2, msc/2, replay/1, replay/2, simulate/2,
          save/2, load/1, debug/1, debug/2, translate/1, choice/1, prop/1, probe/2]).
 %% For the debugger (mce_debug) and the command line (mce_cli).
--export([options/1, entry/1, isolated/2]).
+-export([options/1, entry/1, isolated/2, replayable/2]).
 
 -type entry() :: {module(), atom(), [term()]} | fun(() -> term()).
 -type property() :: deadlock | abnormal_exit.
@@ -73,6 +73,18 @@
                             simulation => #{seed := integer(), run := pos_integer()}}.
 -type result() :: {ok, stats()} | {error, counterexample()}
                 | {inconclusive, term(), stats()}.
+-include_lib("kernel/include/file.hrl").
+
+%% Bounds on a counterexample file (load/1): its size, and its term's once
+%% inflated (a 1 MB file could otherwise inflate to gigabytes).
+-define(MAX_FILE_BYTES, (64 bsl 20)).
+-define(MAX_TERM_BYTES, (256 bsl 20)).
+%% Atoms are never collected: a file may name at most this many that the
+%% node does not know yet (a saved counterexample names a few dozen).
+-define(MAX_NEW_ATOMS, 1000).
+%% What load/1 puts in place of a fun of the file's entry or options.
+-define(FILE_FUN, '$mcerlang_fun_from_file').
+
 -export_type([entry/0, options/0, stats/0, counterexample/0, result/0, view/0, predicate/0]).
 
 -define(DEFAULTS, #{property => [deadlock, abnormal_exit],
@@ -248,25 +260,63 @@ msc(Cex, File) ->
     valid_counterexample(Cex),
     mce_msc:write(Cex, File).
 
-%% @doc Runs a counterexample's steps again, from its entry and options,
-%% each step matched exactly among the transitions enabled at that point,
-%% and checks that they end in the same violation.  Returns the
-%% counterexample as replayed (its final state recomputed), or where it
-%% diverged: `{diverged, StepNumber, Expected, Enabled}', or
-%% `{not_reproduced, Why}' when the steps replay but the violation does not
-%% follow.
+%% @equiv replay(Counterexample, #{})
 -spec replay(counterexample()) -> {ok, counterexample()} | {error, term()}.
 replay(Cex) ->
+    replay(Cex, #{}).
+
+%% @doc Runs a counterexample's steps again, from its entry and options,
+%% each step matched exactly among the transitions enabled at that point,
+%% and checks that they end in the same violation.  `Options' override the
+%% counterexample's own: a counterexample read by load/1 has its funs
+%% replaced (they are never run), so the options that held funs must be
+%% given again here.  Returns the counterexample as replayed (its final
+%% state recomputed), or where it diverged: `{diverged, StepNumber,
+%% Expected, Enabled}', or `{not_reproduced, Why}' when the steps replay
+%% but the violation does not follow.
+-spec replay(counterexample(), options() | [{atom(), term()}]) ->
+          {ok, counterexample()} | {error, term()}.
+replay(Cex, Options) ->
     valid_counterexample(Cex),
-    case Cex of
-        #{entry := Entry, options := Given} ->
-            Opts = (options(Given))#{progress => false},
-            InitCall = entry(Entry),
-            isolated(fun() -> mce_session:replay(InitCall, Opts, Cex) end, Opts);
-        _ ->
-            erlang:error({mcerlang, {not_replayable, "the counterexample has no entry and options "
-                                     "(made by check/2, simulate/2 or load/1)"}})
+    Extra = given(Options),
+    is_map(Extra) orelse erlang:error({mcerlang, {bad_options, Options}}),
+    {Entry, Given} = replayable(Cex, Extra),
+    Opts = (options(Given))#{progress => false},
+    InitCall = entry(Entry),
+    isolated(fun() -> mce_session:replay(InitCall, Opts, Cex) end, Opts).
+
+%% @doc The entry and options to run a counterexample again with: its own
+%% options overridden by `Extra', refused if a fun that load/1 replaced
+%% would be needed (for replay/2 and the debugger).
+-spec replayable(counterexample(), map()) -> {entry(), map()}.
+replayable(#{entry := Entry, options := Stored}, Extra) when is_map(Stored) ->
+    no_file_funs(entry, Entry),
+    Given = maps:merge(Stored, Extra),
+    maps:foreach(fun no_file_funs/2, Given),
+    {Entry, Given};
+replayable(_Cex, _Extra) ->
+    erlang:error({mcerlang, {not_replayable, "the counterexample has no entry and options "
+                             "(made by check/2, simulate/2 or load/1)"}}).
+
+no_file_funs(Where, Term) ->
+    case file_fun(Term) of
+        false -> ok;
+        {true, Text} ->
+            erlang:error({mcerlang, {fun_from_file, Where, Text,
+                                     "funs read by load/1 are never run: give the option again, "
+                                     "replay(Cex, #{Key => Value}) (a fun entry cannot be replayed "
+                                     "from a file)"}})
     end.
+
+file_fun({?FILE_FUN, Text}) -> {true, Text};
+file_fun(T) when is_tuple(T) -> file_fun(tuple_to_list(T));
+file_fun(M) when is_map(M) -> file_fun(maps:to_list(M));
+file_fun([H | T]) ->
+    case file_fun(H) of
+        false -> file_fun(T);
+        Found -> Found
+    end;
+file_fun(_) -> false.
 
 %% @doc Random exploration: `runs' walks (default 100) of at most
 %% `max_steps' steps each (default 1000) from the initial state, each step
@@ -313,26 +363,65 @@ save(Cex, File) ->
     file:write_file(File, [<<"mcerlang-counterexample 1 ">>, integer_to_binary(byte_size(Text)),
                            <<"\n">>, Text, Term]).
 
-%% @doc Reads a counterexample that save/2 wrote.
+%% @doc Reads a counterexample that save/2 wrote.  The file is untrusted:
+%% it may be at most 64 MiB and its term at most 256 MiB once inflated
+%% (checked before inflating and while inflating), it may name at most
+%% 1000 atoms the node does not know (atoms are never collected), it is
+%% decoded with the `safe' option of binary_to_term/2, and every fun in
+%% its entry and options is replaced by `{'$mcerlang_fun_from_file', Text}',
+%% so that replay/1 and debug/1 never run code the file brings.
 -spec load(file:name_all()) -> {ok, counterexample()} | {error, term()}.
 load(File) ->
-    case file:read_file(File) of
-        {ok, <<"mcerlang-counterexample 1 ", Rest/binary>>} ->
-            try
-                [LenText, Body] = binary:split(Rest, <<"\n">>),
-                Len = binary_to_integer(LenText),
-                <<_Text:Len/binary, Term/binary>> = Body,
-                Cex = binary_to_term(Term),
-                valid_counterexample(Cex),
-                {ok, Cex}
-            catch
-                error:_ -> {error, {bad_counterexample_file, File, "damaged contents"}}
-            end;
-        {ok, _} ->
-            {error, {bad_counterexample_file, File, "not written by mcerlang:save/2"}};
+    case file:read_file_info(File) of
+        {ok, #file_info{type = regular, size = Size}} when Size =< ?MAX_FILE_BYTES ->
+            load_contents(File, file:read_file(File));
+        {ok, #file_info{type = regular}} ->
+            {error, {bad_counterexample_file, File, "larger than 64 MiB"}};
+        {ok, #file_info{}} ->
+            {error, {bad_counterexample_file, File, "not a regular file"}};
         {error, _} = Error ->
             Error
     end.
+
+load_contents(File, {ok, <<"mcerlang-counterexample 1 ", Rest/binary>>}) ->
+    case header(Rest) of
+        {ok, Term} ->
+            case mce_etf:decode(Term, #{max_inflated => ?MAX_TERM_BYTES,
+                                        max_new_atoms => ?MAX_NEW_ATOMS}) of
+                {ok, #{violation := _, trace := T, final_state := _} = Cex} when is_list(T) ->
+                    {ok, without_funs(Cex)};
+                {ok, _} -> {error, {bad_counterexample_file, File, "damaged contents"}};
+                {error, Why} -> {error, {bad_counterexample_file, File, lists:flatten(Why)}}
+            end;
+        error ->
+            {error, {bad_counterexample_file, File, "damaged contents"}}
+    end;
+load_contents(File, {ok, _}) ->
+    {error, {bad_counterexample_file, File, "not written by mcerlang:save/2"}};
+load_contents(_File, {error, _} = Error) ->
+    Error.
+
+%% The text report's length, the report, then the term.
+header(Rest) ->
+    case binary:split(Rest, <<"\n">>) of
+        [LenText, Body] ->
+            case string:to_integer(LenText) of
+                {Len, <<>>} when Len >= 0, Len =< byte_size(Body) ->
+                    <<_Text:Len/binary, Term/binary>> = Body,
+                    {ok, Term};
+                _ -> error
+            end;
+        _ -> error
+    end.
+
+without_funs(#{entry := Entry, options := Options} = Cex) ->
+    Cex#{entry := deep_map(fun file_fun_placeholder/1, Entry),
+         options := deep_map(fun file_fun_placeholder/1, Options)};
+without_funs(Cex) ->
+    Cex.
+
+file_fun_placeholder(F) when is_function(F) -> {?FILE_FUN, erlang:fun_to_list(F)};
+file_fun_placeholder(X) -> X.
 
 %% @equiv debug(CounterexampleOrEntry, #{})
 -spec debug(counterexample() | entry()) -> ok.

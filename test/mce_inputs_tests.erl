@@ -1,0 +1,114 @@
+%% Untrusted and bad input: counterexample files (load/1, replay/2), the
+%% command line's entry, and every API function given bad arguments.
+-module(mce_inputs_tests).
+
+-include_lib("eunit/include/eunit.hrl").
+
+-define(OPTS, #{progress => false}).
+
+tmp(Name) ->
+    Dir = filename:join(["/tmp", "mce_inputs_tests_" ++ os:getpid()]),
+    ok = filelib:ensure_path(Dir),
+    filename:join(Dir, Name).
+
+%%--------------------------------------------------------------------
+%% Counterexample files
+%%--------------------------------------------------------------------
+
+%% A fun in a counterexample file's options is never run: replay refuses
+%% it until the option is given again.  The fun here stands for one an
+%% attacker wrote (it reports that it ran).
+file_funs_never_run_test_() ->
+    {timeout, 60,
+     fun() ->
+             Self = self(),
+             Final = fun(#{processes := Ps}) -> [V || #{props := Props} <- Ps, {final, V} <- Props] end,
+             Two = fun(View) -> Self ! invariant_ran,
+                                lists:all(fun(V) -> V =:= 2 end, Final(View)) end,
+             {error, Cex} = mcerlang:check({tprog_props, counter_race, []}, ?OPTS#{invariant => Two}),
+             flush(invariant_ran),
+             File = tmp("fun.cex"),
+             ok = mcerlang:save(Cex, File),
+             {ok, Loaded} = mcerlang:load(File),
+             ?assertMatch(#{options := #{invariant := {'$mcerlang_fun_from_file', _}}}, Loaded),
+             ?assertError({mcerlang, {fun_from_file, invariant, _, _}}, mcerlang:replay(Loaded)),
+             ?assertError({mcerlang, {fun_from_file, invariant, _, _}}, mcerlang:debug(Loaded)),
+             receive invariant_ran -> ?assert(false) after 0 -> ok end,
+             %% Given again by the user, it runs.
+             ?assertMatch({ok, _}, mcerlang:replay(Loaded, #{invariant => Two})),
+             ?assertMatch({ok, _}, mcerlang:replay(Loaded, [{invariant, Two}])),
+             %% A fun entry (with its arguments) is refused too.
+             Forged = Cex#{entry => fun() -> Self ! entry_ran end},
+             ok = mcerlang:save(Forged, File),
+             {ok, LoadedFun} = mcerlang:load(File),
+             ?assertError({mcerlang, {fun_from_file, entry, _, _}},
+                          mcerlang:replay(LoadedFun, #{invariant => Two})),
+             receive entry_ran -> ?assert(false) after 0 -> ok end,
+             ?assertError({mcerlang, {bad_options, x}}, mcerlang:replay(Loaded, x))
+     end}.
+
+flush(Msg) ->
+    receive Msg -> flush(Msg) after 0 -> ok end.
+
+%% A compressed term declares its inflated size: a file declaring more
+%% than the bound is refused before inflating.  (1 MB inflating to 1 GiB
+%% used to take 40 s and 2 GB; here 300 MiB of zeros, compressed in
+%% chunks.)
+decompression_bomb_test_() ->
+    {timeout, 60,
+     fun() ->
+             Size = 300 bsl 20,
+             Z = zlib:open(),
+             ok = zlib:deflateInit(Z, default),
+             Chunk = <<0:(1 bsl 23)>>,
+             Deflated = [zlib:deflate(Z, [<<109, Size:32>>]),
+                         [zlib:deflate(Z, Chunk) || _ <- lists:seq(1, Size div byte_size(Chunk))],
+                         zlib:deflate(Z, <<>>, finish)],
+             zlib:close(Z),
+             Term = iolist_to_binary([<<131, 80, (Size + 5):32>>, Deflated]),
+             ?assert(byte_size(Term) < 1 bsl 20),
+             File = tmp("bomb.cex"),
+             ok = file:write_file(File, [<<"mcerlang-counterexample 1 0\n">>, Term]),
+             {Micros, Result} = timer:tc(mcerlang, load, [File]),
+             ?assertEqual({error, {bad_counterexample_file, File,
+                                   "the term inflates to more than 256 MiB"}}, Result),
+             ?assert(Micros < 100000)
+     end}.
+
+%% Files too large, and files that are not regular (a device would be
+%% read forever), are refused without reading them.
+file_size_bounds_test() ->
+    Big = tmp("big.cex"),
+    {ok, F} = file:open(Big, [write]),
+    {ok, _} = file:position(F, (64 bsl 20) + 1),
+    ok = file:truncate(F),
+    ok = file:close(F),
+    ?assertEqual({error, {bad_counterexample_file, Big, "larger than 64 MiB"}}, mcerlang:load(Big)),
+    ?assertEqual({error, {bad_counterexample_file, "/dev/zero", "not a regular file"}},
+                 mcerlang:load("/dev/zero")),
+    %% Atoms are never collected: a file naming more than 1000 unknown
+    %% ones is refused, and none of them is made.
+    Names = [iolist_to_binary(["mce_inputs_unknown_", integer_to_list(I)]) || I <- lists:seq(1, 1001)],
+    Atoms = iolist_to_binary([<<131, 108, 1001:32>>, [<<119, (byte_size(N)), N/binary>> || N <- Names], 106]),
+    Unknown = tmp("atoms.cex"),
+    ok = file:write_file(Unknown, [<<"mcerlang-counterexample 1 0\n">>, Atoms]),
+    ?assertEqual({error, {bad_counterexample_file, Unknown,
+                          "names more than 1000 atoms this node does not know"}}, mcerlang:load(Unknown)),
+    ?assertError(badarg, binary_to_existing_atom(lists:last(Names))),
+    %% Lengths that lie, truncated terms, trailing garbage in the header.
+    [?assertMatch({error, {bad_counterexample_file, _, "damaged contents"}},
+                  (fun() -> ok = file:write_file(Unknown, [<<"mcerlang-counterexample 1 ">>, B]),
+                            mcerlang:load(Unknown) end)())
+     || B <- [<<"0\n", 131, 108, 255, 255, 255, 255, 106>>, <<"0\n", 131, 109, 0, 0, 0, 9, 1>>,
+              <<"x\n", 131, 106>>, <<"99\n", 131, 106>>, <<"-1\n", 131, 106>>,
+              <<"0\n", 131, 80, 0, 0, 0, 10, 1, 2, 3>>, <<"0\n", 131, 100, 1, 0, "a">>,
+              <<"0\n", 131, 106>>]].
+
+%% The command line's entry arguments are literal terms, never evaluated.
+cli_entry_literal_test() ->
+    Marker = tmp("pwned"),
+    Call = "pingpong:start(os:cmd(\"touch " ++ Marker ++ "\"))",
+    ?assertEqual(2, mce_cli:run(["check", "--no-progress", Call])),
+    ?assertNot(filelib:is_file(Marker)),
+    ?assertEqual(2, mce_cli:run(["check", "--no-progress", "pingpong:start(1 + 2)"])),
+    ?assertEqual(0, mce_cli:run(["check", "--no-progress", "--quiet", "pingpong:start(3)"])).
