@@ -82,6 +82,9 @@
 %% Atoms are never collected: a file may name at most this many that the
 %% node does not know yet (a saved counterexample names a few dozen).
 -define(MAX_NEW_ATOMS, 1000).
+%% Counts and limits go to the NIF as 64-bit integers (infinity is the
+%% way to say "no limit").
+-define(MAX_COUNT, (1 bsl 64)).
 %% What load/1 puts in place of a fun of the file's entry or options.
 -define(FILE_FUN, '$mcerlang_fun_from_file').
 
@@ -128,8 +131,42 @@ check(Entry, Options) ->
 
 %% The options as given, as a map: what replay/1 and load/1 need to run
 %% the same check again.
-given(List) when is_list(List) -> maps:from_list(lists:reverse(List));
-given(Map) -> Map.
+given(List) when is_list(List) ->
+    pairs(List) orelse erlang:error({mcerlang, {bad_options, List}}),
+    maps:from_list(lists:reverse(List));
+given(Map) when is_map(Map) -> Map;
+given(Other) -> erlang:error({mcerlang, {bad_options, Other}}).
+
+%% A proper list of {Key, Value}.
+pairs([{_, _} | T]) -> pairs(T);
+pairs([]) -> true;
+pairs(_) -> false.
+
+text(F) ->
+    try unicode:characters_to_binary(F) of
+        B -> is_binary(B)
+    catch error:_ -> false
+    end.
+
+%% A proper list (length/1 and the lists module raise on improper ones).
+proper([_ | T]) -> proper(T);
+proper([]) -> true;
+proper(_) -> false.
+
+%% What file:name_all() allows: an atom, a binary, or a deep list of
+%% characters (file functions given a pid would talk to it as an I/O
+%% server and wait forever).
+file_name(File) when is_atom(File); is_binary(File) -> ok;
+file_name(File) when is_list(File) ->
+    try lists:all(fun(C) -> is_integer(C) andalso C >= 0 end, lists:flatten(File)) of
+        true -> ok;
+        false -> bad_file_name(File)
+    catch error:_ -> bad_file_name(File)
+    end;
+file_name(File) -> bad_file_name(File).
+
+bad_file_name(File) ->
+    erlang:error({mcerlang, {bad_file_name, File, "expected a file name (string, binary or atom)"}}).
 
 %% @doc Runs `Work' (a search over translated code) in a process of its
 %% own: translated code uses the executor's process dictionary.  A
@@ -214,10 +251,14 @@ choice([First | _] = Alternatives) when is_list(Alternatives) ->
     case First of
         F when is_function(F, 0) -> F();
         {M, F, A} when is_atom(M), is_atom(F), is_list(A) -> erlang:apply(M, F, A);
-        _ -> erlang:error(badarg, [Alternatives])
+        _ -> bad_choice(Alternatives)
     end;
 choice(Other) ->
-    erlang:error(badarg, [Other]).
+    bad_choice(Other).
+
+bad_choice(Alternatives) ->
+    erlang:error({mcerlang, {bad_choice, Alternatives,
+                             "expected a non-empty list of funs of no arguments or {M, F, Args}"}}).
 
 %% @doc A state proposition (paper 003, section 4): in checked code, the
 %% state where the process is about to evaluate `prop(Term)' has `Term' as a
@@ -258,6 +299,7 @@ format(_Cex, FormatOpts) ->
 -spec msc(counterexample(), file:name_all()) -> ok | {error, file:posix() | term()}.
 msc(Cex, File) ->
     valid_counterexample(Cex),
+    file_name(File),
     mce_msc:write(Cex, File).
 
 %% @equiv replay(Counterexample, #{})
@@ -279,7 +321,6 @@ replay(Cex) ->
 replay(Cex, Options) ->
     valid_counterexample(Cex),
     Extra = given(Options),
-    is_map(Extra) orelse erlang:error({mcerlang, {bad_options, Options}}),
     {Entry, Given} = replayable(Cex, Extra),
     Opts = (options(Given))#{progress => false},
     InitCall = entry(Entry),
@@ -358,6 +399,7 @@ simulation_options(Given) ->
 -spec save(counterexample(), file:name_all()) -> ok | {error, file:posix()}.
 save(Cex, File) ->
     valid_counterexample(Cex),
+    file_name(File),
     Text = unicode:characters_to_binary(format(Cex)),
     Term = term_to_binary(Cex, [compressed]),
     file:write_file(File, [<<"mcerlang-counterexample 1 ">>, integer_to_binary(byte_size(Text)),
@@ -372,6 +414,7 @@ save(Cex, File) ->
 %% so that replay/1 and debug/1 never run code the file brings.
 -spec load(file:name_all()) -> {ok, counterexample()} | {error, term()}.
 load(File) ->
+    file_name(File),
     case file:read_file_info(File) of
         {ok, #file_info{type = regular, size = Size}} when Size =< ?MAX_FILE_BYTES ->
             load_contents(File, file:read_file(File));
@@ -434,7 +477,7 @@ debug(What) ->
 %% the commands; mce_debug offers the same commands as functions.
 -spec debug(counterexample() | entry(), options() | [{atom(), term()}]) -> ok.
 debug(What, Options) ->
-    mce_debug:repl(What, Options).
+    mce_debug:repl(What, given(Options)).
 
 valid_counterexample(#{violation := _, trace := Trace, final_state := _}) when is_list(Trace) ->
     ok;
@@ -446,13 +489,17 @@ valid_counterexample(Other) ->
 -spec translate(module()) -> {ok, string()}.
 translate(Module) when is_atom(Module) ->
     check_module(Module),
-    mce_translate:translate(Module).
+    mce_translate:translate(Module);
+translate(Other) ->
+    erlang:error({mcerlang, {bad_module, Other, "expected a module name"}}).
 
 %%--------------------------------------------------------------------
 
 %% @doc The initial call of the program `Entry' starts, in translated code.
 -spec entry(entry()) -> term().
-entry({M, F, Args}) when is_atom(M), is_atom(F), is_list(Args) ->
+entry({M, F, Args} = Entry) when is_atom(M), is_atom(F), is_list(Args) ->
+    proper(Args) orelse
+        erlang:error({mcerlang, {bad_entry, Entry, "the arguments are an improper list"}}),
     check_module(M),
     Arity = length(Args),
     case erlang:function_exported(M, F, Arity) of
@@ -528,7 +575,7 @@ check_module(M) ->
 %% @doc Checked options with their defaults (raises naming a bad one).
 -spec options(options() | [{atom(), term()}]) -> map().
 options(List) when is_list(List) ->
-    case lists:all(fun(X) -> is_tuple(X) andalso tuple_size(X) =:= 2 end, List) of
+    case pairs(List) of
         %% As proplists: the first of repeated keys counts.
         true -> options(maps:from_list(lists:reverse(List)));
         false -> erlang:error({mcerlang, {bad_options, List}})
@@ -547,24 +594,27 @@ options(Other) ->
 option(property, none) -> [];
 option(property, P) when P =:= deadlock; P =:= abnormal_exit -> [P];
 option(property, Ps) when is_list(Ps), Ps =/= [] ->
-    case lists:all(fun(P) -> P =:= deadlock orelse P =:= abnormal_exit end, Ps) of
+    case proper(Ps) andalso lists:all(fun(P) -> P =:= deadlock orelse P =:= abnormal_exit end, Ps) of
         true -> lists:usort(Ps);
         false -> erlang:error({mcerlang, {bad_option_value, property, Ps}})
     end;
-option(treat_as_normal, Rs) when is_list(Rs) -> Rs;
+option(treat_as_normal, Rs) when is_list(Rs) ->
+    proper(Rs) orelse erlang:error({mcerlang, {bad_option_value, treat_as_normal, Rs}}),
+    Rs;
 option(K, infinity) when K =:= max_states; K =:= max_depth; K =:= max_time -> infinity_value(K);
 option(K, N) when (K =:= max_states orelse K =:= max_depth orelse K =:= max_time),
-                  is_integer(N), N > 0 -> N;
+                  is_integer(N), N > 0, N < ?MAX_COUNT -> N;
 option(table_size, N) when is_integer(N), N > 0, N =< 1 bsl 40 -> N;
 option(table, T) when T =:= exact; T =:= hash_compact -> T;
 option(table, {bitstate, Bits} = T) when is_integer(Bits), Bits > 0, Bits =< 1 bsl 40 -> T;
-option(max_reductions, N) when is_integer(N), N > 0 -> N;
+option(max_reductions, N) when is_integer(N), N > 0, N < ?MAX_COUNT -> N;
 option(memory, infinity) -> infinity;
-option(memory, N) when is_integer(N), N > 0 -> N;
+option(memory, N) when is_integer(N), N > 0, N < ?MAX_COUNT -> N;
 option(progress, P) when is_boolean(P) -> P;
 option(shortest, B) when is_boolean(B) -> B;
 option(monitor, {M, _} = Mon) when is_atom(M) -> option(monitor, [Mon]);
 option(monitor, Mons) when is_list(Mons) ->
+    proper(Mons) orelse erlang:error({mcerlang, {bad_option_value, monitor, Mons}}),
     [case Mon of
          {M, _} when is_atom(M) ->
              code:ensure_loaded(M),
@@ -577,13 +627,15 @@ option(monitor, Mons) when is_list(Mons) ->
      end || Mon <- Mons];
 option(invariant, F) when is_function(F, 1) -> [F];
 option(invariant, Fs) when is_list(Fs) ->
+    proper(Fs) orelse erlang:error({mcerlang, {bad_option_value, invariant, Fs}}),
     [case F of
          _ when is_function(F, 1) -> F;
          _ -> erlang:error({mcerlang, {bad_option_value, invariant, F, "expected a fun of one argument"}})
      end || F <- Fs];
 option(mailbox_bound, infinity) -> infinity;
-option(mailbox_bound, N) when is_integer(N), N >= 0 -> N;
+option(mailbox_bound, N) when is_integer(N), N >= 0, N < ?MAX_COUNT -> N;
 option(ltl, F) when is_list(F); is_binary(F) ->
+    text(F) orelse erlang:error({mcerlang, {bad_option_value, ltl, F, "expected a string"}}),
     case mce_ltl:parse(F) of
         {ok, Formula} -> {unicode:characters_to_list(F), Formula};
         {error, {ltl_parse, Col, Msg}} ->
@@ -601,6 +653,8 @@ option(timeouts, T) when T =:= any; T =:= when_idle -> T;
 option(delivery, D) when D =:= instant; D =:= ether -> D;
 option(granularity, G) when G =:= big; G =:= small -> G;
 option(env, Env) when is_map(Env); is_list(Env) ->
+    is_map(Env) orelse proper(Env) orelse
+        erlang:error({mcerlang, {bad_option_value, env, Env, "expected App => #{Key => Value}"}}),
     Pairs = case Env of
                 _ when is_map(Env) -> maps:to_list(Env);
                 _ -> Env
@@ -609,7 +663,7 @@ option(env, Env) when is_map(Env); is_list(Env) ->
       [case P of
            {App, Vars} when is_atom(App), is_map(Vars) -> {App, Vars};
            {App, Vars} when is_atom(App), is_list(Vars) ->
-               lists:all(fun(V) -> is_tuple(V) andalso tuple_size(V) =:= 2 andalso
+               proper(Vars) andalso lists:all(fun(V) -> is_tuple(V) andalso tuple_size(V) =:= 2 andalso
                                        is_atom(element(1, V)) end, Vars)
                    orelse erlang:error({mcerlang, {bad_option_value, env, P,
                                                    "expected {App, [{Key, Value}]}"}}),
@@ -617,10 +671,18 @@ option(env, Env) when is_map(Env); is_list(Env) ->
            _ -> erlang:error({mcerlang, {bad_option_value, env, P,
                                          "expected App => #{Key => Value}"}})
        end || P <- Pairs]);
-option(nodes, Nodes) when is_list(Nodes), Nodes =/= [], length(Nodes) =< 64 ->
+option(nodes, Nodes) when is_list(Nodes), Nodes =/= [] ->
+    proper(Nodes) andalso length(Nodes) =< 64 orelse
+        erlang:error({mcerlang, {bad_option_value, nodes, Nodes, "expected a list of at most 64 nodes"}}),
     lists:foreach(fun(N) when is_atom(N) ->
                           case string:split(atom_to_list(N), "@") of
-                              [Name, Host] when Name =/= "", Host =/= "", length(Name) + length(Host) < 255 -> ok;
+                              %% Node names are Latin-1 atoms (the NIF and the
+                              %% distribution protocol encode them so).
+                              [Name, Host] when Name =/= "", Host =/= "", length(Name) + length(Host) < 255 ->
+                                  lists:all(fun(C) -> C =< 255 end, Name ++ Host) orelse
+                                      erlang:error({mcerlang, {bad_option_value, nodes, N,
+                                                               "a node name is a Latin-1 atom"}}),
+                                  ok;
                               _ -> erlang:error({mcerlang, {bad_option_value, nodes, N,
                                                             "a node name is an atom name@host"}})
                           end;

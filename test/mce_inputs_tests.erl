@@ -112,3 +112,101 @@ cli_entry_literal_test() ->
     ?assertNot(filelib:is_file(Marker)),
     ?assertEqual(2, mce_cli:run(["check", "--no-progress", "pingpong:start(1 + 2)"])),
     ?assertEqual(0, mce_cli:run(["check", "--no-progress", "--quiet", "pingpong:start(3)"])).
+
+%%--------------------------------------------------------------------
+%% Every API function, bad arguments
+%%--------------------------------------------------------------------
+
+%% Values no option, entry, file name or options list accepts (most of
+%% them), and the edge cases of each kind: 2^64 does not fit the NIF's
+%% 64-bit counts, improper lists crash length/1 and lists:*, a
+%% non-Latin-1 atom crashes latin1 encodings, 2^40 bits do not fit in
+%% memory.
+bad_values() ->
+    [foo, -1, 0, 1 bsl 64, 1.5, "str", <<"bin">>, [a | b], [{a, b} | c], {x}, fun(_) -> ok end,
+     fun(_, _, _) -> ok end, list_to_atom([1000 | "@h"]), self(), #{x => y}, [1 bsl 64],
+     [deadlock | abnormal_exit], [nonode@nohost | x], {bitstate, 1 bsl 40}, {bitstate, 1 bsl 64},
+     #{kill => 1 bsl 64}, [{a, [{b, c} | d]}], [{a, #{}} | x], lists:duplicate(65, 'a@b'),
+     "[] (", [1, 2, 3]].
+
+check_options() ->
+    [property, treat_as_normal, max_states, max_depth, max_time, max_reductions, memory, shortest,
+     monitor, invariant, mailbox_bound, ltl, predicates, fairness, progress, timeouts, table_size,
+     table, nodes, delivery, granularity, env, faults, no_such_option].
+
+%% Runs F in a process of its own under a time limit: a call that
+%% returns, or raises {mcerlang, Reason} naming the culprit (not a crash
+%% of the checker reported as one), is well-behaved.
+outcome(F) ->
+    Self = self(),
+    {Pid, Ref} = spawn_monitor(fun() -> Self ! {self(), try {returned, F()} catch C:R -> {C, R} end} end),
+    receive
+        {Pid, R} -> erlang:demonitor(Ref, [flush]), R;
+        {'DOWN', Ref, _, _, Why} -> {died, Why}
+    after 20000 -> exit(Pid, kill), timeout
+    end.
+
+file_name(V) ->
+    is_atom(V) orelse is_binary(V) orelse io_lib:deep_char_list(V).
+
+well_behaved({error, {mcerlang, {checker_crashed, _}}}) -> false;
+well_behaved({error, {mcerlang, _}}) -> true;
+well_behaved({returned, _}) -> true;
+well_behaved(_) -> false.
+
+misbehaving(Calls) ->
+    [{What, R} || {What, F} <- Calls, R <- [outcome(F)], not well_behaved(R)].
+
+api_bad_options_test_() ->
+    {timeout, 300,
+     fun() ->
+             E = {pingpong, start, [1]},
+             Calls = [{{Fn, K, V}, fun() -> mcerlang:Fn(E, #{K => V, progress => false, runs => 2}) end}
+                      || Fn <- [check, simulate], K <- check_options() ++ [runs, max_steps, seed],
+                         V <- bad_values(), Fn =:= simulate orelse not lists:member(K, [runs, max_steps, seed])],
+             ?assertEqual([], misbehaving(Calls))
+     end}.
+
+api_bad_arguments_test_() ->
+    {timeout, 300,
+     fun() ->
+             E = {pingpong, start, [1]},
+             {error, Cex} = mcerlang:check({dining, start, [2]}, ?OPTS),
+             Entries = bad_values() ++ [{pingpong, start, [1 | 2]}, {pingpong, start, foo}, {"p", s, []},
+                                        {nosuch, f, []}, {lists, map, []}, {pingpong, nosuch, []}],
+             Calls = [{{check, V}, fun() -> mcerlang:check(V, ?OPTS) end} || V <- Entries]
+                 ++ [{{simulate, V}, fun() -> mcerlang:simulate(V, ?OPTS) end} || V <- Entries]
+                 ++ [{{check_options, V}, fun() -> mcerlang:check(E, V) end} || V <- bad_values()]
+                 ++ [{{Fn, V}, fun() -> mcerlang:Fn(V) end}
+                     || Fn <- [check, stop, format, replay, load, translate, choice, debug], V <- bad_values()]
+                 ++ [{{Fn, cex, V}, fun() -> mcerlang:Fn(Cex, V) end}
+                     || Fn <- [format, replay, debug], V <- bad_values()]
+                 %% (Not the values that are file names: they would be written.)
+                 ++ [{{Fn, cex, V}, fun() -> mcerlang:Fn(Cex, V) end}
+                     || Fn <- [msc, save], V <- bad_values(), not file_name(V)]
+                 ++ [{{Fn, V, ok}, fun() -> mcerlang:Fn(V, tmp("x")) end} || Fn <- [msc, save], V <- bad_values()]
+                 ++ [{{format, K, V}, fun() -> mcerlang:format(Cex, #{K => V}) end}
+                     || K <- [depth, width, full, no_such_option], V <- bad_values()]
+                 ++ [{{debug, E, V}, fun() -> mcerlang:debug(E, V) end} || V <- bad_values(), not is_map(V)],
+             ?assertEqual([], misbehaving(Calls))
+     end}.
+
+%% The command line: bad arguments give a message and exit code 2, never an
+%% internal error.  (Names longer than an atom can hold used to crash in
+%% list_to_atom.)
+cli_bad_arguments_test_() ->
+    {timeout, 300,
+     fun() ->
+             Long = lists:duplicate(300, $a),
+             Bad = [["--fairness", Long], ["--nodes", Long ++ "@h"], ["--property", Long],
+                    ["--monitor", Long], ["--timeouts", Long], ["--option", Long ++ "=1"],
+                    ["--pred", Long ++ "=x"], ["--table", Long], ["--faults", Long ++ "=1"],
+                    ["--max-states", "99999999999999999999999"], ["--table", "bitstate:1099511627776"],
+                    ["--env", "[a|b]"], ["--option", "max_states=[a|b]"], ["--seed", "1.5"],
+                    ["--pred", "x=y="]],
+             Results = [{Args, mce_cli_tests:run_cli(["check", "--no-progress" | Args]
+                                                     ++ ["examples/pingpong.erl", "pingpong:start(1)"])}
+                        || Args <- Bad],
+             ?assertEqual([], [{A, R} || {A, {Code, Out} = R} <- Results,
+                                         Code =/= 2 orelse string:find(Out, "internal error") =/= nomatch])
+     end}.
