@@ -210,3 +210,22 @@ cli_bad_arguments_test_() ->
              ?assertEqual([], [{A, R} || {A, {Code, Out} = R} <- Results,
                                          Code =/= 2 orelse string:find(Out, "internal error") =/= nomatch])
      end}.
+
+%% mce_etf lists the atoms of every kind of term a counterexample holds
+%% without creating them, and decodes them as binary_to_term does.
+etf_decodes_every_kind_of_term_test() ->
+    Bounds = #{max_inflated => 1 bsl 20, max_new_atoms => 0},
+    Terms = [0, 255, 256, -1, 1 bsl 31, 1 bsl 64, -(1 bsl 300), 1.5, -0.0, a, 'ünï', '', "abc", [1000],
+             [], [a | b], {}, {a, {b, [c]}}, list_to_tuple(lists:seq(1, 300)), <<>>, <<1, 2>>, <<1:3>>,
+             #{}, #{a => [b], {c} => #{d => e}}, maps:from_list([{I, I} || I <- lists:seq(1, 40)]),
+             self(), make_ref(), alias(), list_to_pid("<0.1.0>"), hd(erlang:ports()),
+             fun lists:reverse/1, fun() -> ok end, (fun(X) -> fun() -> X end end)({captured, self()}),
+             lists:seq(1, 1000), lists:duplicate(20, {x, "y", <<"z">>})],
+    [?assertEqual({ok, T}, mce_etf:decode(term_to_binary(T), Bounds)) || T <- Terms],
+    [?assertEqual({ok, T}, mce_etf:decode(term_to_binary(T, [compressed]), Bounds)) || T <- Terms],
+    %% Older encodings: Latin-1 atoms (ATOM_EXT), text floats.
+    [?assertEqual({ok, Terms}, mce_etf:decode(term_to_binary(Terms, [{minor_version, V}]), Bounds))
+     || V <- [0, 1]],
+    %% A compressed stream that inflates beyond its declared size is cut off.
+    <<131, 80, Size:32, Z/binary>> = term_to_binary(lists:duplicate(1000, a), [compressed]),
+    ?assertEqual({error, "damaged contents"}, mce_etf:decode(<<131, 80, (Size - 1):32, Z/binary>>, Bounds)).
