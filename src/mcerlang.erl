@@ -142,6 +142,7 @@ pairs([{_, _} | T]) -> pairs(T);
 pairs([]) -> true;
 pairs(_) -> false.
 
+%% Characters unicode can convert (a string or binary, not any list).
 text(F) ->
     try unicode:characters_to_binary(F) of
         B -> is_binary(B)

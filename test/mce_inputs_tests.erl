@@ -50,6 +50,21 @@ file_funs_never_run_test_() ->
 flush(Msg) ->
     receive Msg -> flush(Msg) after 0 -> ok end.
 
+%% The same through the command line: a saved invariant is not run by
+%% `replay' until given again with --invariant.
+cli_replay_file_funs_test_() ->
+    {timeout, 120,
+     fun() ->
+             Saved = tmp("cli_fun.cex"),
+             Inv = "fun(#{processes := Ps}) -> length(Ps) < 2 end",
+             {1, _} = mce_cli_tests:run_cli(["check", "--no-progress", "--invariant", Inv, "--save", Saved,
+                                             "examples/pingpong.erl", "pingpong:start(1)"]),
+             {2, Refused} = mce_cli_tests:run_cli(["replay", "examples/pingpong.erl", Saved]),
+             ?assertNotEqual(nomatch, string:find(Refused, "fun_from_file")),
+             {1, Again} = mce_cli_tests:run_cli(["replay", "--invariant", Inv, "examples/pingpong.erl", Saved]),
+             ?assertNotEqual(nomatch, string:find(Again, "replay: the counterexample reproduces"))
+     end}.
+
 %% A compressed term declares its inflated size: a file declaring more
 %% than the bound is refused before inflating.  (1 MB inflating to 1 GiB
 %% used to take 40 s and 2 GB; here 300 MiB of zeros, compressed in
