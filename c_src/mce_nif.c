@@ -1022,7 +1022,8 @@ static ERL_NIF_TERM nif_stats(ErlNifEnv *env, int argc,
         atom(env, "stack_depth"), atom(env, "parts"), atom(env, "memory"),
         atom(env, "match_memo"), atom(env, "truncated"),
         atom(env, "memory_used"), atom(env, "table"), atom(env, "table_bytes"),
-        atom(env, "omission_probability") };
+        atom(env, "omission_probability"), atom(env, "states_lost_estimate"),
+        atom(env, "coverage_estimate") };
     ERL_NIF_TERM vals[] = {
         enif_make_uint64(env, st.states), enif_make_uint64(env, st.transitions),
         enif_make_uint64(env, st.max_depth_seen),
@@ -1033,10 +1034,12 @@ static ERL_NIF_TERM nif_stats(ErlNifEnv *env, int argc,
         atom(env, st.table_mode == VISITED_HASH_COMPACT ? "hash_compact"
                   : st.table_mode == VISITED_BITSTATE ? "bitstate" : "exact"),
         enif_make_uint64(env, st.table_bytes),
-        enif_make_double(env, st.omission_probability) };
-    /* omission_probability only for the lossy tables (it is last). */
+        enif_make_double(env, st.omission_probability),
+        enif_make_double(env, st.lost_estimate),
+        enif_make_double(env, st.coverage_estimate) };
+    /* The estimates only for the lossy tables (they are last). */
     size_t nkeys = sizeof keys / sizeof *keys -
-                   (st.table_mode == VISITED_EXACT ? 1 : 0);
+                   (st.table_mode == VISITED_EXACT ? 3 : 0);
     ERL_NIF_TERM map;
     if (!enif_make_map_from_arrays(env, keys, vals, nkeys, &map))
         return ERROR(env, "stats map");

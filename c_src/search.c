@@ -2254,11 +2254,15 @@ void search_get_stats(const search *s, search_stats *st)
         size_t lossy = visited_bytes(s->vis) + s->root_bytes;
         st->table_bytes = visited_bytes(s->vis);
         st->omission_probability = visited_omission_probability(s->vis);
+        st->lost_estimate = visited_lost_estimate(s->vis);
+        st->coverage_estimate = visited_coverage_estimate(s->vis);
         st->bytes += lossy;
         st->used_bytes += lossy;
     } else {
         st->table_bytes = part_store_used_bytes(s->ps);
         st->omission_probability = 0.0;
+        st->lost_estimate = 0.0;
+        st->coverage_estimate = 1.0;
     }
 }
 

@@ -256,6 +256,9 @@ typedef struct search_stats {
                                   (the store is the visited set) */
     double omission_probability;   /* lossy tables: some state was wrongly
                                       taken as visited (an estimate) */
+    double lost_estimate;          /* lossy tables: expected new states
+                                      wrongly taken as visited */
+    double coverage_estimate;      /* lossy tables: stored / (stored + lost) */
 } search_stats;
 void search_get_stats(const search *s, search_stats *st);
 

@@ -26,6 +26,13 @@ struct visited {
     /* BITSTATE */
     uint64_t *bits;         /* m bits, 64 a word */
     uint64_t m;             /* power of two */
+    uint64_t set_bits;      /* bits set in `bits` */
+    /* Expected number of new states wrongly taken as visited so far: each
+    ** time a state is stored, the states met since the previous store were
+    ** each lost with the probability f of a match at the current fill, a
+    ** geometric count of mean f/(1-f).  Kept as the search goes because
+    ** the fill at each insertion is known exactly only then. */
+    double lost;
 };
 
 visited *visited_new(enum visited_mode mode, uint64_t size)
@@ -126,6 +133,9 @@ int visited_insert_fingerprint(visited *v, uint64_t fp)
         i = probe(v->slots, v->nslots, fp);
     }
     v->slots[i] = fp;
+    /* A new state collides with one of n fingerprints: p = n/2^64, and
+    ** p/(1-p) is p at any n this table can hold. */
+    v->lost += ldexp((double)v->n, -64);
     v->n++;
     return 1;
 }
@@ -153,17 +163,27 @@ int visited_insert_hashes(visited *v, uint64_t h1, uint64_t h2)
 {
     if (v->mode != VISITED_BITSTATE)
         return -1;
+    /* The match probability at the fill before this insertion: a state
+    ** stored now ends the run of states lost at that fill. */
+    double fill = (double)v->set_bits / (double)v->m;
+    double f = 1.0;
+    for (unsigned i = 0; i < VISITED_BITSTATE_K; i++)
+        f *= fill;
     int fresh = 0;
     for (unsigned i = 0; i < VISITED_BITSTATE_K; i++) {
         uint64_t b = bit_position(v, h1, h2, i);
         uint64_t mask = (uint64_t)1 << (b & 63);
         if ((v->bits[b >> 6] & mask) == 0) {
             v->bits[b >> 6] |= mask;
+            v->set_bits++;
             fresh = 1;
         }
     }
-    if (fresh)
+    if (fresh) {
+        /* fresh implies a clear bit before, so f < 1. */
+        v->lost += f / (1.0 - f);
         v->n++;
+    }
     return fresh;
 }
 
@@ -237,6 +257,20 @@ size_t visited_bytes(const visited *v)
 **     p = 1 - e^{-n*f},
 ** which stays in [0, 1].  Both are estimates of what happened in this run
 ** (the states the search did explore), not of the full state space. */
+/* See `lost` in struct visited.  Only the states stored so far are
+** counted: the states a lost state would have led to are unknown, so this
+** is a lower bound on what the full state space lost. */
+double visited_lost_estimate(const visited *v)
+{
+    return v->lost;
+}
+
+double visited_coverage_estimate(const visited *v)
+{
+    double n = (double)v->n;
+    return n + v->lost > 0.0 ? n / (n + v->lost) : 1.0;
+}
+
 double visited_omission_probability(const visited *v)
 {
     double n = (double)v->n;

@@ -79,5 +79,12 @@ size_t visited_bytes(const visited *v);
 /* Estimated probability that at least one new state was wrongly taken as
 ** visited so far (see visited.c for the formulas). */
 double visited_omission_probability(const visited *v);
+/* Expected number of new states wrongly taken as visited so far, from the
+** fill (bitstate) or the fingerprint count (hash compaction) at each
+** insertion; unlike the probability above it does not saturate. */
+double visited_lost_estimate(const visited *v);
+/* n / (n + lost): the estimated fraction of the new states met that were
+** stored; 1.0 for an empty table. */
+double visited_coverage_estimate(const visited *v);
 
 #endif

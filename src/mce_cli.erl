@@ -147,7 +147,7 @@ set(K, V, #cli{options = O} = Cli) -> Cli#cli{options = O#{K => V}}.
 option({"property", V}, Cli) ->
     set(property, case V of
                       "none" -> none;
-                      _ -> [list_to_atom(P) || P <- string:lexemes(V, ",")]
+                      _ -> [atom(P, "--property") || P <- string:lexemes(V, ",")]
                   end, Cli);
 option({"treat-as-normal", V}, #cli{options = O} = Cli) ->
     set(treat_as_normal, maps:get(treat_as_normal, O, [normal, shutdown]) ++ [term(V, "--treat-as-normal")],
@@ -157,14 +157,14 @@ option({"pred", V}, #cli{options = O} = Cli) ->
     case string:split(V, "=") of
         [Name, Expr] when Name =/= "" ->
             Preds = maps:get(predicates, O, #{}),
-            set(predicates, Preds#{list_to_atom(string:trim(Name)) => term(Expr, "--pred")}, Cli);
+            set(predicates, Preds#{atom(string:trim(Name), "--pred") => term(Expr, "--pred")}, Cli);
         _ -> throw({usage, io_lib:format("--pred ~ts: expected NAME=EXPR", [V])})
     end;
-option({"fairness", V}, Cli) -> set(fairness, list_to_atom(V), Cli);
+option({"fairness", V}, Cli) -> set(fairness, atom(V, "--fairness"), Cli);
 option({"monitor", V}, #cli{options = O} = Cli) ->
     Mon = case string:split(V, "=") of
-              [M, Arg] -> {list_to_atom(M), term(Arg, "--monitor")};
-              [M] -> {list_to_atom(M), []}
+              [M, Arg] -> {atom(M, "--monitor"), term(Arg, "--monitor")};
+              [M] -> {atom(M, "--monitor"), []}
           end,
     set(monitor, maps:get(monitor, O, []) ++ [Mon], Cli);
 option({"invariant", V}, #cli{options = O} = Cli) ->
@@ -176,23 +176,23 @@ option({K, V}, Cli) when K =:= "max-states"; K =:= "max-depth"; K =:= "max-time"
 option({"table", V}, Cli) ->
     set(table, case string:split(V, ":") of
                    ["bitstate", Bits] -> {bitstate, integer(Bits, "--table")};
-                   [T] -> list_to_atom(T);
+                   [T] -> atom(T, "--table");
                    _ -> throw({usage, io_lib:format("--table ~ts: expected exact, hash_compact "
                                                     "or bitstate:BITS", [V])})
                end, Cli);
 option({K, V}, Cli) when K =:= "timeouts"; K =:= "granularity"; K =:= "delivery" ->
-    set(list_to_atom(K), list_to_atom(V), Cli);
-option({"nodes", V}, Cli) -> set(nodes, [list_to_atom(N) || N <- string:lexemes(V, ",")], Cli);
+    set(list_to_atom(K), atom(V, "--" ++ K), Cli);
+option({"nodes", V}, Cli) -> set(nodes, [atom(N, "--nodes") || N <- string:lexemes(V, ",")], Cli);
 option({"faults", V}, Cli) ->
     set(faults, maps:from_list(
                   [case string:split(KV, "=") of
-                       [K, N] -> {list_to_atom(K), integer(N, "--faults")};
+                       [K, N] -> {atom(K, "--faults"), integer(N, "--faults")};
                        _ -> throw({usage, io_lib:format("--faults ~ts: expected KIND=N", [V])})
                    end || KV <- string:lexemes(V, ",")]), Cli);
 option({"env", V}, Cli) -> set(env, term(V, "--env"), Cli);
 option({"option", V}, Cli) ->
     case string:split(V, "=") of
-        [K, T] when K =/= "" -> set(list_to_atom(K), term(T, "--option " ++ K), Cli);
+        [K, T] when K =/= "" -> set(atom(K, "--option"), term(T, "--option " ++ K), Cli);
         _ -> throw({usage, io_lib:format("--option ~ts: expected KEY=TERM", [V])})
     end;
 option({"msc", V}, Cli) -> Cli#cli{msc = V};
@@ -201,6 +201,14 @@ option({K, V}, Cli) when K =:= "depth"; K =:= "width" ->
     Cli#cli{format = (Cli#cli.format)#{list_to_atom(K) => integer(V, "--" ++ K)}};
 option({K, _}, _Cli) ->
     throw({usage, io_lib:format("unknown option --~ts", [K])}).
+
+%% Atoms hold at most 255 characters: a longer name is a usage error, not
+%% a system_limit crash.
+atom(Text, Culprit) ->
+    try list_to_atom(Text)
+    catch error:_ -> throw({usage, io_lib:format("~ts ~ts: not a name (at most 255 characters)",
+                                                 [Culprit, Text])})
+    end.
 
 integer(Text, Culprit) ->
     case string:to_integer(Text) of
@@ -227,7 +235,7 @@ entry(#cli{positional = [Call]}) ->
         {ok, Tokens, _} ->
             case erl_parse:parse_exprs(Tokens) of
                 {ok, [{call, _, {remote, _, {atom, _, M}, {atom, _, F}}, ArgExprs}]} ->
-                    {M, F, [element(2, erl_eval:expr(A, erl_eval:new_bindings())) || A <- ArgExprs]};
+                    {M, F, [literal(A, N, Call) || {N, A} <- lists:enumerate(ArgExprs)]};
                 _ -> bad_entry(Call)
             end;
         _ -> bad_entry(Call)
@@ -236,6 +244,17 @@ entry(#cli{positional = []}) ->
     throw({usage, "no entry: give the call that starts the program, as 'Module:Function(Args)'"});
 entry(#cli{positional = Many}) ->
     throw({usage, io_lib:format("one entry expected, got ~ts", [lists:join(" ", Many)])}).
+
+%% The entry's arguments are data, never evaluated: a command line pasted
+%% from elsewhere must not run code before the check (os:cmd(...)).
+literal(Expr, N, Call) ->
+    try erl_parse:normalise(Expr)
+    catch
+        error:_ ->
+            throw({usage, io_lib:format("~ts: argument ~b, ~ts, is not a literal term (the entry's "
+                                        "arguments are not evaluated)",
+                                        [Call, N, erl_pp:expr(Expr)])})
+    end.
 
 bad_entry(Call) ->
     throw({usage, io_lib:format("~ts: expected a call 'Module:Function(Args)' with literal "
@@ -290,7 +309,8 @@ simulate(Cli) ->
 replay(#cli{positional = [File]} = Cli) ->
     prepare(Cli),
     Cex = load(File),
-    case mcerlang:replay(Cex) of
+    %% Options given here replace the file's, whose funs are never run.
+    case mcerlang:replay(Cex, Cli#cli.options) of
         {ok, Replayed} ->
             Cli#cli.quiet orelse io:put_chars([mcerlang:format(Replayed, Cli#cli.format)]),
             io:format("replay: the counterexample reproduces~n"),

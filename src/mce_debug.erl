@@ -69,8 +69,9 @@ start_with_banner(What, Options0) ->
     FormatOpts = maps:with([depth, width, full], Options),
     {Entry, Given, Plan, CycleFrom} =
         case What of
-            #{trace := Trace, entry := E, options := G} ->
-                {E, maps:merge(G, maps:without([depth, width, full], Options)),
+            #{trace := Trace, entry := _, options := _} ->
+                {E, G} = mcerlang:replayable(What, maps:without([depth, width, full], Options)),
+                {E, G,
                  Trace ++ maps:get(cycle, What, []),
                  case What of
                      #{cycle := [_ | _]} -> length(Trace);

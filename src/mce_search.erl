@@ -61,7 +61,7 @@ new_context(Opts, ExpandOnly) ->
     Observe = (Monitors =/= [] orelse Invariants =/= [] orelse
                maps:get(mailbox_bound, Opts) =/= infinity) andalso not ExpandOnly,
     Initial = [monitor_init(M, Arg) || {M, Arg} <- Monitors],
-    Search = mce_nif:new(#{nodes => Nodes,
+    Search = new_search(Opts, #{nodes => Nodes,
                            creation => mce_pid:creation(),
                            delivery_ether => case maps:get(delivery, Opts) of
                                                  ether -> 1;
@@ -412,3 +412,18 @@ stats(#ctx{search = S, started = T0}) ->
     St#{time_ms => Ms,
         states_per_second => States * 1000 div max(Ms, 1),
         bytes_per_state => maps:get(memory_used, St) div max(States, 1)}.
+
+%% The options accept tables up to 2^40 slots or bits; whether one fits is
+%% the machine's to say: a failed allocation names the option.
+new_search(Opts, Config) ->
+    case mce_nif:new(Config) of
+        {error, _, "out of memory"} ->
+            Culprit = case maps:get(table, Opts) of
+                          {bitstate, _} = T -> {table, T};
+                          _ -> {table_size, maps:get(table_size, Opts)}
+                      end,
+            erlang:error({mcerlang, {cannot_allocate, Culprit,
+                                     "the visited table does not fit in memory: ask for a smaller one"}});
+        Search ->
+            Search
+    end.

@@ -42,7 +42,10 @@
 %% starts, with checked options `Opts'.
 -spec open(term(), map()) -> session().
 open(InitCall, Opts) ->
-    Ctx = mce_search:new_context(Opts#{max_states => 0, max_depth => 0}, true),
+    %% A session keeps no visited set: the table options of a check (the
+    %% NIF refuses a lossy table in expand-only mode) do not apply.
+    Ctx = mce_search:new_context(Opts#{max_states => 0, max_depth => 0, table => exact,
+                                       table_size => 0}, true),
     S = mce_search:search(Ctx),
     {expanded, Root, Succs, Deadlock} = answer(mce_nif:start(S, InitCall, 1), S, Opts),
     Sess = #session{ctx = Ctx, search = S, root = Root,

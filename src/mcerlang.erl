@@ -9,10 +9,10 @@
 %% naming the culprit.
 -module(mcerlang).
 
--export([check/1, check/2, stop/1, format/1, format/2, msc/2, replay/1, simulate/2,
+-export([check/1, check/2, stop/1, format/1, format/2, msc/2, replay/1, replay/2, simulate/2,
          save/2, load/1, debug/1, debug/2, translate/1, choice/1, prop/1, probe/2]).
 %% For the debugger (mce_debug) and the command line (mce_cli).
--export([options/1, entry/1, isolated/2]).
+-export([options/1, entry/1, isolated/2, replayable/2]).
 
 -type entry() :: {module(), atom(), [term()]} | fun(() -> term()).
 -type property() :: deadlock | abnormal_exit.
@@ -73,6 +73,21 @@
                             simulation => #{seed := integer(), run := pos_integer()}}.
 -type result() :: {ok, stats()} | {error, counterexample()}
                 | {inconclusive, term(), stats()}.
+-include_lib("kernel/include/file.hrl").
+
+%% Bounds on a counterexample file (load/1): its size, and its term's once
+%% inflated (a 1 MB file could otherwise inflate to gigabytes).
+-define(MAX_FILE_BYTES, (64 bsl 20)).
+-define(MAX_TERM_BYTES, (256 bsl 20)).
+%% Atoms are never collected: a file may name at most this many that the
+%% node does not know yet (a saved counterexample names a few dozen).
+-define(MAX_NEW_ATOMS, 1000).
+%% Counts and limits go to the NIF as 64-bit integers (infinity is the
+%% way to say "no limit").
+-define(MAX_COUNT, (1 bsl 64)).
+%% What load/1 puts in place of a fun of the file's entry or options.
+-define(FILE_FUN, '$mcerlang_fun_from_file').
+
 -export_type([entry/0, options/0, stats/0, counterexample/0, result/0, view/0, predicate/0]).
 
 -define(DEFAULTS, #{property => [deadlock, abnormal_exit],
@@ -116,8 +131,43 @@ check(Entry, Options) ->
 
 %% The options as given, as a map: what replay/1 and load/1 need to run
 %% the same check again.
-given(List) when is_list(List) -> maps:from_list(lists:reverse(List));
-given(Map) -> Map.
+given(List) when is_list(List) ->
+    pairs(List) orelse erlang:error({mcerlang, {bad_options, List}}),
+    maps:from_list(lists:reverse(List));
+given(Map) when is_map(Map) -> Map;
+given(Other) -> erlang:error({mcerlang, {bad_options, Other}}).
+
+%% A proper list of {Key, Value}.
+pairs([{_, _} | T]) -> pairs(T);
+pairs([]) -> true;
+pairs(_) -> false.
+
+%% Characters unicode can convert (a string or binary, not any list).
+text(F) ->
+    try unicode:characters_to_binary(F) of
+        B -> is_binary(B)
+    catch error:_ -> false
+    end.
+
+%% A proper list (length/1 and the lists module raise on improper ones).
+proper([_ | T]) -> proper(T);
+proper([]) -> true;
+proper(_) -> false.
+
+%% What file:name_all() allows: an atom, a binary, or a deep list of
+%% characters (file functions given a pid would talk to it as an I/O
+%% server and wait forever).
+file_name(File) when is_atom(File); is_binary(File) -> ok;
+file_name(File) when is_list(File) ->
+    try lists:all(fun(C) -> is_integer(C) andalso C >= 0 end, lists:flatten(File)) of
+        true -> ok;
+        false -> bad_file_name(File)
+    catch error:_ -> bad_file_name(File)
+    end;
+file_name(File) -> bad_file_name(File).
+
+bad_file_name(File) ->
+    erlang:error({mcerlang, {bad_file_name, File, "expected a file name (string, binary or atom)"}}).
 
 %% @doc Runs `Work' (a search over translated code) in a process of its
 %% own: translated code uses the executor's process dictionary.  A
@@ -139,13 +189,19 @@ isolated(Work, Opts) ->
                            Caller ! {self(), Result}
                    end),
     Pid ! {Go, mce_watchdog:start(Caller, Pid, maps:get(max_reductions, Opts))},
-    await(Pid, Ref, Opts).
+    %% stop/1 finds the worker here: a stop goes to the check running now,
+    %% never into the caller's mailbox where a later check would read it.
+    Outer = put('$mce_check', Pid),
+    try await(Pid, Ref, Opts)
+    after
+        restore('$mce_check', Outer)
+    end.
+
+restore(Key, undefined) -> erase(Key);
+restore(Key, Value) -> put(Key, Value).
 
 await(Pid, Ref, Opts) ->
     receive
-        '$mce_stop' ->
-            Pid ! '$mce_stop',
-            await(Pid, Ref, Opts);
         {Pid, {ok, Result}} ->
             erlang:demonitor(Ref, [flush]),
             Result;
@@ -168,11 +224,23 @@ await(Pid, Ref, Opts) ->
 
 %% @doc Stops the check that process `Checker' is running (in `check/2'):
 %% the check returns `{inconclusive, stopped, Stats}' within milliseconds
-%% and frees its state space.  A process that is not checking ignores it.
+%% and frees its state space.  The stop addresses the check running when
+%% it is called: if `Checker' is not checking (or its check has ended) it
+%% is dropped, and it never stops a later check.
 -spec stop(pid()) -> ok.
+stop(Checker) when is_pid(Checker), node(Checker) =:= node() ->
+    case erlang:process_info(Checker, dictionary) of
+        {dictionary, Dict} ->
+            case lists:keyfind('$mce_check', 1, Dict) of
+                %% The worker receives it; once the check ends the worker
+                %% is gone and the stop with it.
+                {_, Worker} when is_pid(Worker) -> Worker ! '$mce_stop', ok;
+                _ -> ok
+            end;
+        undefined -> ok
+    end;
 stop(Checker) when is_pid(Checker) ->
-    Checker ! '$mce_stop',
-    ok;
+    erpc:cast(node(Checker), ?MODULE, stop, [Checker]);
 stop(Other) ->
     erlang:error({mcerlang, {bad_checker, Other, "expected the pid of a process running check/2"}}).
 
@@ -184,10 +252,14 @@ choice([First | _] = Alternatives) when is_list(Alternatives) ->
     case First of
         F when is_function(F, 0) -> F();
         {M, F, A} when is_atom(M), is_atom(F), is_list(A) -> erlang:apply(M, F, A);
-        _ -> erlang:error(badarg, [Alternatives])
+        _ -> bad_choice(Alternatives)
     end;
 choice(Other) ->
-    erlang:error(badarg, [Other]).
+    bad_choice(Other).
+
+bad_choice(Alternatives) ->
+    erlang:error({mcerlang, {bad_choice, Alternatives,
+                             "expected a non-empty list of funs of no arguments or {M, F, Args}"}}).
 
 %% @doc A state proposition (paper 003, section 4): in checked code, the
 %% state where the process is about to evaluate `prop(Term)' has `Term' as a
@@ -228,27 +300,65 @@ format(_Cex, FormatOpts) ->
 -spec msc(counterexample(), file:name_all()) -> ok | {error, file:posix() | term()}.
 msc(Cex, File) ->
     valid_counterexample(Cex),
+    file_name(File),
     mce_msc:write(Cex, File).
+
+%% @equiv replay(Counterexample, #{})
+-spec replay(counterexample()) -> {ok, counterexample()} | {error, term()}.
+replay(Cex) ->
+    replay(Cex, #{}).
 
 %% @doc Runs a counterexample's steps again, from its entry and options,
 %% each step matched exactly among the transitions enabled at that point,
-%% and checks that they end in the same violation.  Returns the
-%% counterexample as replayed (its final state recomputed), or where it
-%% diverged: `{diverged, StepNumber, Expected, Enabled}', or
-%% `{not_reproduced, Why}' when the steps replay but the violation does not
-%% follow.
--spec replay(counterexample()) -> {ok, counterexample()} | {error, term()}.
-replay(Cex) ->
+%% and checks that they end in the same violation.  `Options' override the
+%% counterexample's own: a counterexample read by load/1 has its funs
+%% replaced (they are never run), so the options that held funs must be
+%% given again here.  Returns the counterexample as replayed (its final
+%% state recomputed), or where it diverged: `{diverged, StepNumber,
+%% Expected, Enabled}', or `{not_reproduced, Why}' when the steps replay
+%% but the violation does not follow.
+-spec replay(counterexample(), options() | [{atom(), term()}]) ->
+          {ok, counterexample()} | {error, term()}.
+replay(Cex, Options) ->
     valid_counterexample(Cex),
-    case Cex of
-        #{entry := Entry, options := Given} ->
-            Opts = (options(Given))#{progress => false},
-            InitCall = entry(Entry),
-            isolated(fun() -> mce_session:replay(InitCall, Opts, Cex) end, Opts);
-        _ ->
-            erlang:error({mcerlang, {not_replayable, "the counterexample has no entry and options "
-                                     "(made by check/2, simulate/2 or load/1)"}})
+    Extra = given(Options),
+    {Entry, Given} = replayable(Cex, Extra),
+    Opts = (options(Given))#{progress => false},
+    InitCall = entry(Entry),
+    isolated(fun() -> mce_session:replay(InitCall, Opts, Cex) end, Opts).
+
+%% @doc The entry and options to run a counterexample again with: its own
+%% options overridden by `Extra', refused if a fun that load/1 replaced
+%% would be needed (for replay/2 and the debugger).
+-spec replayable(counterexample(), map()) -> {entry(), map()}.
+replayable(#{entry := Entry, options := Stored}, Extra) when is_map(Stored) ->
+    no_file_funs(entry, Entry),
+    Given = maps:merge(Stored, Extra),
+    maps:foreach(fun no_file_funs/2, Given),
+    {Entry, Given};
+replayable(_Cex, _Extra) ->
+    erlang:error({mcerlang, {not_replayable, "the counterexample has no entry and options "
+                             "(made by check/2, simulate/2 or load/1)"}}).
+
+no_file_funs(Where, Term) ->
+    case file_fun(Term) of
+        false -> ok;
+        {true, Text} ->
+            erlang:error({mcerlang, {fun_from_file, Where, Text,
+                                     "funs read by load/1 are never run: give the option again, "
+                                     "replay(Cex, #{Key => Value}) (a fun entry cannot be replayed "
+                                     "from a file)"}})
     end.
+
+file_fun({?FILE_FUN, Text}) -> {true, Text};
+file_fun(T) when is_tuple(T) -> file_fun(tuple_to_list(T));
+file_fun(M) when is_map(M) -> file_fun(maps:to_list(M));
+file_fun([H | T]) ->
+    case file_fun(H) of
+        false -> file_fun(T);
+        Found -> Found
+    end;
+file_fun(_) -> false.
 
 %% @doc Random exploration: `runs' walks (default 100) of at most
 %% `max_steps' steps each (default 1000) from the initial state, each step
@@ -290,31 +400,72 @@ simulation_options(Given) ->
 -spec save(counterexample(), file:name_all()) -> ok | {error, file:posix()}.
 save(Cex, File) ->
     valid_counterexample(Cex),
+    file_name(File),
     Text = unicode:characters_to_binary(format(Cex)),
     Term = term_to_binary(Cex, [compressed]),
     file:write_file(File, [<<"mcerlang-counterexample 1 ">>, integer_to_binary(byte_size(Text)),
                            <<"\n">>, Text, Term]).
 
-%% @doc Reads a counterexample that save/2 wrote.
+%% @doc Reads a counterexample that save/2 wrote.  The file is untrusted:
+%% it may be at most 64 MiB and its term at most 256 MiB once inflated
+%% (checked before inflating and while inflating), it may name at most
+%% 1000 atoms the node does not know (atoms are never collected), it is
+%% decoded with the `safe' option of binary_to_term/2, and every fun in
+%% its entry and options is replaced by `{'$mcerlang_fun_from_file', Text}',
+%% so that replay/1 and debug/1 never run code the file brings.
 -spec load(file:name_all()) -> {ok, counterexample()} | {error, term()}.
 load(File) ->
-    case file:read_file(File) of
-        {ok, <<"mcerlang-counterexample 1 ", Rest/binary>>} ->
-            try
-                [LenText, Body] = binary:split(Rest, <<"\n">>),
-                Len = binary_to_integer(LenText),
-                <<_Text:Len/binary, Term/binary>> = Body,
-                Cex = binary_to_term(Term),
-                valid_counterexample(Cex),
-                {ok, Cex}
-            catch
-                error:_ -> {error, {bad_counterexample_file, File, "damaged contents"}}
-            end;
-        {ok, _} ->
-            {error, {bad_counterexample_file, File, "not written by mcerlang:save/2"}};
+    file_name(File),
+    case file:read_file_info(File) of
+        {ok, #file_info{type = regular, size = Size}} when Size =< ?MAX_FILE_BYTES ->
+            load_contents(File, file:read_file(File));
+        {ok, #file_info{type = regular}} ->
+            {error, {bad_counterexample_file, File, "larger than 64 MiB"}};
+        {ok, #file_info{}} ->
+            {error, {bad_counterexample_file, File, "not a regular file"}};
         {error, _} = Error ->
             Error
     end.
+
+load_contents(File, {ok, <<"mcerlang-counterexample 1 ", Rest/binary>>}) ->
+    case header(Rest) of
+        {ok, Term} ->
+            case mce_etf:decode(Term, #{max_inflated => ?MAX_TERM_BYTES,
+                                        max_new_atoms => ?MAX_NEW_ATOMS}) of
+                {ok, #{violation := _, trace := T, final_state := _} = Cex} when is_list(T) ->
+                    {ok, without_funs(Cex)};
+                {ok, _} -> {error, {bad_counterexample_file, File, "damaged contents"}};
+                {error, Why} -> {error, {bad_counterexample_file, File, lists:flatten(Why)}}
+            end;
+        error ->
+            {error, {bad_counterexample_file, File, "damaged contents"}}
+    end;
+load_contents(File, {ok, _}) ->
+    {error, {bad_counterexample_file, File, "not written by mcerlang:save/2"}};
+load_contents(_File, {error, _} = Error) ->
+    Error.
+
+%% The text report's length, the report, then the term.
+header(Rest) ->
+    case binary:split(Rest, <<"\n">>) of
+        [LenText, Body] ->
+            case string:to_integer(LenText) of
+                {Len, <<>>} when Len >= 0, Len =< byte_size(Body) ->
+                    <<_Text:Len/binary, Term/binary>> = Body,
+                    {ok, Term};
+                _ -> error
+            end;
+        _ -> error
+    end.
+
+without_funs(#{entry := Entry, options := Options} = Cex) ->
+    Cex#{entry := deep_map(fun file_fun_placeholder/1, Entry),
+         options := deep_map(fun file_fun_placeholder/1, Options)};
+without_funs(Cex) ->
+    Cex.
+
+file_fun_placeholder(F) when is_function(F) -> {?FILE_FUN, erlang:fun_to_list(F)};
+file_fun_placeholder(X) -> X.
 
 %% @equiv debug(CounterexampleOrEntry, #{})
 -spec debug(counterexample() | entry()) -> ok.
@@ -327,7 +478,7 @@ debug(What) ->
 %% the commands; mce_debug offers the same commands as functions.
 -spec debug(counterexample() | entry(), options() | [{atom(), term()}]) -> ok.
 debug(What, Options) ->
-    mce_debug:repl(What, Options).
+    mce_debug:repl(What, given(Options)).
 
 valid_counterexample(#{violation := _, trace := Trace, final_state := _}) when is_list(Trace) ->
     ok;
@@ -339,13 +490,17 @@ valid_counterexample(Other) ->
 -spec translate(module()) -> {ok, string()}.
 translate(Module) when is_atom(Module) ->
     check_module(Module),
-    mce_translate:translate(Module).
+    mce_translate:translate(Module);
+translate(Other) ->
+    erlang:error({mcerlang, {bad_module, Other, "expected a module name"}}).
 
 %%--------------------------------------------------------------------
 
 %% @doc The initial call of the program `Entry' starts, in translated code.
 -spec entry(entry()) -> term().
-entry({M, F, Args}) when is_atom(M), is_atom(F), is_list(Args) ->
+entry({M, F, Args} = Entry) when is_atom(M), is_atom(F), is_list(Args) ->
+    proper(Args) orelse
+        erlang:error({mcerlang, {bad_entry, Entry, "the arguments are an improper list"}}),
     check_module(M),
     Arity = length(Args),
     case erlang:function_exported(M, F, Arity) of
@@ -421,7 +576,7 @@ check_module(M) ->
 %% @doc Checked options with their defaults (raises naming a bad one).
 -spec options(options() | [{atom(), term()}]) -> map().
 options(List) when is_list(List) ->
-    case lists:all(fun(X) -> is_tuple(X) andalso tuple_size(X) =:= 2 end, List) of
+    case pairs(List) of
         %% As proplists: the first of repeated keys counts.
         true -> options(maps:from_list(lists:reverse(List)));
         false -> erlang:error({mcerlang, {bad_options, List}})
@@ -440,24 +595,27 @@ options(Other) ->
 option(property, none) -> [];
 option(property, P) when P =:= deadlock; P =:= abnormal_exit -> [P];
 option(property, Ps) when is_list(Ps), Ps =/= [] ->
-    case lists:all(fun(P) -> P =:= deadlock orelse P =:= abnormal_exit end, Ps) of
+    case proper(Ps) andalso lists:all(fun(P) -> P =:= deadlock orelse P =:= abnormal_exit end, Ps) of
         true -> lists:usort(Ps);
         false -> erlang:error({mcerlang, {bad_option_value, property, Ps}})
     end;
-option(treat_as_normal, Rs) when is_list(Rs) -> Rs;
+option(treat_as_normal, Rs) when is_list(Rs) ->
+    proper(Rs) orelse erlang:error({mcerlang, {bad_option_value, treat_as_normal, Rs}}),
+    Rs;
 option(K, infinity) when K =:= max_states; K =:= max_depth; K =:= max_time -> infinity_value(K);
 option(K, N) when (K =:= max_states orelse K =:= max_depth orelse K =:= max_time),
-                  is_integer(N), N > 0 -> N;
+                  is_integer(N), N > 0, N < ?MAX_COUNT -> N;
 option(table_size, N) when is_integer(N), N > 0, N =< 1 bsl 40 -> N;
 option(table, T) when T =:= exact; T =:= hash_compact -> T;
 option(table, {bitstate, Bits} = T) when is_integer(Bits), Bits > 0, Bits =< 1 bsl 40 -> T;
-option(max_reductions, N) when is_integer(N), N > 0 -> N;
+option(max_reductions, N) when is_integer(N), N > 0, N < ?MAX_COUNT -> N;
 option(memory, infinity) -> infinity;
-option(memory, N) when is_integer(N), N > 0 -> N;
+option(memory, N) when is_integer(N), N > 0, N < ?MAX_COUNT -> N;
 option(progress, P) when is_boolean(P) -> P;
 option(shortest, B) when is_boolean(B) -> B;
 option(monitor, {M, _} = Mon) when is_atom(M) -> option(monitor, [Mon]);
 option(monitor, Mons) when is_list(Mons) ->
+    proper(Mons) orelse erlang:error({mcerlang, {bad_option_value, monitor, Mons}}),
     [case Mon of
          {M, _} when is_atom(M) ->
              code:ensure_loaded(M),
@@ -470,13 +628,15 @@ option(monitor, Mons) when is_list(Mons) ->
      end || Mon <- Mons];
 option(invariant, F) when is_function(F, 1) -> [F];
 option(invariant, Fs) when is_list(Fs) ->
+    proper(Fs) orelse erlang:error({mcerlang, {bad_option_value, invariant, Fs}}),
     [case F of
          _ when is_function(F, 1) -> F;
          _ -> erlang:error({mcerlang, {bad_option_value, invariant, F, "expected a fun of one argument"}})
      end || F <- Fs];
 option(mailbox_bound, infinity) -> infinity;
-option(mailbox_bound, N) when is_integer(N), N >= 0 -> N;
+option(mailbox_bound, N) when is_integer(N), N >= 0, N < ?MAX_COUNT -> N;
 option(ltl, F) when is_list(F); is_binary(F) ->
+    text(F) orelse erlang:error({mcerlang, {bad_option_value, ltl, F, "expected a string"}}),
     case mce_ltl:parse(F) of
         {ok, Formula} -> {unicode:characters_to_list(F), Formula};
         {error, {ltl_parse, Col, Msg}} ->
@@ -494,6 +654,8 @@ option(timeouts, T) when T =:= any; T =:= when_idle -> T;
 option(delivery, D) when D =:= instant; D =:= ether -> D;
 option(granularity, G) when G =:= big; G =:= small -> G;
 option(env, Env) when is_map(Env); is_list(Env) ->
+    is_map(Env) orelse proper(Env) orelse
+        erlang:error({mcerlang, {bad_option_value, env, Env, "expected App => #{Key => Value}"}}),
     Pairs = case Env of
                 _ when is_map(Env) -> maps:to_list(Env);
                 _ -> Env
@@ -502,7 +664,7 @@ option(env, Env) when is_map(Env); is_list(Env) ->
       [case P of
            {App, Vars} when is_atom(App), is_map(Vars) -> {App, Vars};
            {App, Vars} when is_atom(App), is_list(Vars) ->
-               lists:all(fun(V) -> is_tuple(V) andalso tuple_size(V) =:= 2 andalso
+               proper(Vars) andalso lists:all(fun(V) -> is_tuple(V) andalso tuple_size(V) =:= 2 andalso
                                        is_atom(element(1, V)) end, Vars)
                    orelse erlang:error({mcerlang, {bad_option_value, env, P,
                                                    "expected {App, [{Key, Value}]}"}}),
@@ -510,10 +672,18 @@ option(env, Env) when is_map(Env); is_list(Env) ->
            _ -> erlang:error({mcerlang, {bad_option_value, env, P,
                                          "expected App => #{Key => Value}"}})
        end || P <- Pairs]);
-option(nodes, Nodes) when is_list(Nodes), Nodes =/= [], length(Nodes) =< 64 ->
+option(nodes, Nodes) when is_list(Nodes), Nodes =/= [] ->
+    proper(Nodes) andalso length(Nodes) =< 64 orelse
+        erlang:error({mcerlang, {bad_option_value, nodes, Nodes, "expected a list of at most 64 nodes"}}),
     lists:foreach(fun(N) when is_atom(N) ->
                           case string:split(atom_to_list(N), "@") of
-                              [Name, Host] when Name =/= "", Host =/= "", length(Name) + length(Host) < 255 -> ok;
+                              %% Node names are Latin-1 atoms (the NIF and the
+                              %% distribution protocol encode them so).
+                              [Name, Host] when Name =/= "", Host =/= "", length(Name) + length(Host) < 255 ->
+                                  lists:all(fun(C) -> C =< 255 end, Name ++ Host) orelse
+                                      erlang:error({mcerlang, {bad_option_value, nodes, N,
+                                                               "a node name is a Latin-1 atom"}}),
+                                  ok;
                               _ -> erlang:error({mcerlang, {bad_option_value, nodes, N,
                                                             "a node name is an atom name@host"}})
                           end;

@@ -148,6 +148,28 @@ saturated_bitstate_test() ->
     ?assert(Few < S),
     ?assert(P > 0.99).
 
+%% omission_probability saturates at 1.0 as soon as a few states may be
+%% lost, so a run that lost a few states and one that lost most looked the
+%% same; the coverage estimate tells them apart.  It counts only the new
+%% states the search met (not those a lost state would have led to), so it
+%% bounds the true coverage from above.
+coverage_estimate_test_() ->
+    {timeout, 60,
+     fun() ->
+             E = {client_server, start, [4, 2]},
+             {ok, #{states := All}} = mcerlang:check(E),
+             {ok, #{states := FewLost, omission_probability := P1, coverage_estimate := C1,
+                    states_lost_estimate := L1}} = mcerlang:check(E, #{table => {bitstate, 1 bsl 16}}),
+             {ok, #{states := MostLost, omission_probability := P2, coverage_estimate := C2,
+                    states_lost_estimate := L2}} = mcerlang:check(E, #{table => {bitstate, 1024}}),
+             ?assert(P1 > 0.99 andalso P2 > 0.99),
+             ?assert(C1 > 0.99 andalso C2 < 0.8),
+             ?assert(L1 > 0.0 andalso L2 > 10 * L1),
+             ?assert(C1 >= FewLost / All andalso C2 >= MostLost / All),
+             {ok, Exact} = mcerlang:check(E),
+             ?assertNot(maps:is_key(coverage_estimate, Exact))
+     end}.
+
 options_test() ->
     E = {pingpong, start, [1]},
     ?assertMatch({ok, #{table := exact}}, mcerlang:check(E, #{table => exact})),

@@ -302,6 +302,29 @@ stop_running_check_test_() ->
              ?assertError({mcerlang, {bad_checker, _, _}}, mcerlang:stop(self))
      end}.
 
+%% A stop sent to a process that is not checking used to wait in its
+%% mailbox and abort its next check; now it is dropped, and so is a stop
+%% for a check that has ended.
+stale_stop_test_() ->
+    {timeout, 60,
+     fun() ->
+             ok = mcerlang:stop(self()),
+             ?assertMatch({ok, _}, mcerlang:check({client_server, start, [4, 2]})),
+             Self = self(),
+             Checker = spawn(fun() ->
+                                     R1 = mcerlang:check({client_server, start, [4, 2]}),
+                                     Self ! {first, R1},
+                                     receive go -> ok end,
+                                     Self ! {second, mcerlang:check({client_server, start, [4, 2]})}
+                             end),
+             receive {first, R1} -> ?assertMatch({ok, _}, R1) end,
+             ok = mcerlang:stop(Checker),
+             Checker ! go,
+             receive {second, R2} -> ?assertMatch({ok, _}, R2) end,
+             {messages, Msgs} = erlang:process_info(self(), messages),
+             ?assertNot(lists:member('$mce_stop', Msgs))
+     end}.
+
 wait_until(Cond) ->
     wait_until(Cond, 100).
 wait_until(Cond, 0) ->

@@ -1812,6 +1812,11 @@ static void test_visited_bitstate(void)
     CHECK(visited_count(v) == 3);
     double p_early = visited_omission_probability(v);
     CHECK(p_early > 1e-6 && p_early < 1e-5);     /* 1 - e^{-3 (1 - e^{-9/1024})^3} */
+    /* Lost so far: f/(1-f) with f = fill^3 at the stores, fills 0, 3/1024
+    ** and 4/1024 (bit 6 was set already). */
+    double lost_early = visited_lost_estimate(v);
+    CHECK(lost_early > 8.4e-8 && lost_early < 8.6e-8);
+    CHECK(visited_coverage_estimate(v) > 0.999999);
     /* Saturation: fill every bit; then every state is taken as seen and
     ** the table does not grow. */
     for (uint64_t h = 0; h < 1024; h++)
@@ -1830,6 +1835,10 @@ static void test_visited_bitstate(void)
     CHECK(visited_bytes(v) == bytes && visited_capacity(v) == 1024);
     double p_full = visited_omission_probability(v);
     CHECK(p_full > 0.99 && p_full <= 1.0);
+    /* Where the probability saturates the expected loss still grows with
+    ** the fill. */
+    CHECK(visited_lost_estimate(v) > 100.0);
+    CHECK(visited_coverage_estimate(v) < 0.9);
     visited_free(v);
 
     /* Root vectors through the 128-bit hash: a large table keeps 1000
