@@ -33,7 +33,8 @@
          match/2, match_object/2, select/2, select_delete/2, select_count/2,
          update_counter/3, update_counter/4, update_element/3,
          first/1, last/1, next/2, prev/2, tab2list/1, info/1, info/2,
-         give_away/3, setopts/2, all/0, whereis/1, foldl/3, foldr/3, take/2, rename/2]).
+         give_away/3, setopts/2, all/0, whereis/1, foldl/3, foldr/3, take/2, rename/2,
+         match_delete/2, select_reverse/2]).
 
 -type tab() :: atom() | reference().
 
@@ -292,6 +293,16 @@ select(Tab, MS, Call) ->
     T = table(Tab, read, Call),
     ets:match_spec_run(all_objects(T), compile(MS, Call)).
 
+%% Backwards for an ordered_set; for the other types like select/2, as OTP
+%% documents.
+-spec select_reverse(tab(), list()) -> [term()].
+select_reverse(Tab, MS) ->
+    R = select(Tab, MS, {select_reverse, [Tab, MS]}),
+    case resolve(Tab) of
+        #{type := ordered_set} -> lists:reverse(R);
+        _ -> R
+    end.
+
 -spec select_count(tab(), list()) -> non_neg_integer().
 select_count(Tab, MS) ->
     T = table(Tab, read, [Tab, MS]),
@@ -300,8 +311,17 @@ select_count(Tab, MS) ->
 
 -spec select_delete(tab(), list()) -> non_neg_integer().
 select_delete(Tab, MS) ->
-    T = table(Tab, write, {internal_select_delete, [Tab, MS]}),
-    C = compile(MS, {internal_select_delete, [Tab, MS]}),
+    select_delete(Tab, MS, {internal_select_delete, [Tab, MS]}).
+
+-spec match_delete(tab(), term()) -> true.
+match_delete(Tab, Pattern) ->
+    MS = [{Pattern, [], [true]}],
+    _ = select_delete(Tab, MS, {internal_select_delete, [Tab, MS]}),
+    true.
+
+select_delete(Tab, MS, Call) ->
+    T = table(Tab, write, Call),
+    C = compile(MS, Call),
     {Gone, Kept} = lists:partition(fun(O) -> ets:match_spec_run([O], C) =:= [true] end,
                                    all_objects(T)),
     store(lists:foldl(fun(O, Acc) -> put_object(O, Acc) end, T#{objects := []}, Kept)),

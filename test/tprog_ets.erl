@@ -32,6 +32,8 @@ table_ops() ->
      {select, fun(T) -> lists:sort(ets:select(T, [{{'$1', '_'}, [], ['$1']}])) end},
      {select_count, fun(T) -> ets:select_count(T, [{'_', [], [true]}]) end},
      {select_delete, fun(T) -> ets:select_delete(T, [{{zz, '_'}, [], [true]}]) end},
+     {select_reverse, fun(T) -> lists:sort(ets:select_reverse(T, [{{'$1', '_'}, [], ['$1']}])) end},
+     {match_delete, fun(T) -> ets:match_delete(T, {zz, '_'}) end},
      {update_counter3, fun(T) -> ets:update_counter(T, k, 1) end},
      {update_counter4, fun(T) -> ets:update_counter(T, c, 1, {c, 0}) end},
      {update_element, fun(T) -> ets:update_element(T, k, {2, 7}) end},
@@ -71,6 +73,10 @@ arg_ops() ->
      {select_count_bad, fun(T) -> ets:select_count(T, [bad]) end},
      {select_delete_bad, fun(T) -> ets:select_delete(T, [bad]) end},
      {match_object_pattern, fun(T) -> ets:match_object(T, {'_', 1, '$1'}) end},
+     {select_reverse_bad, fun(T) -> ets:select_reverse(T, [bad]) end},
+     {select_reverse, fun(T) -> in_order(T, ets:select_reverse(T, [{{'$1', '_', '_'}, [], ['$1']}])) end},
+     {match_delete, fun(T) -> {ets:match_delete(T, {k, '_', '_'}), lists:sort(ets:tab2list(T))} end},
+     {match_delete_improper, fun(T) -> ets:match_delete(T, [bad | x]) end},
      {update_counter_keypos, fun(T) -> ets:update_counter(T, k, {1, 1}) end},
      {update_counter_not_int, fun(T) -> ets:update_counter(T, j, 1) end},
      {update_counter_missing, fun(T) -> ets:update_counter(T, zz, 1) end},
@@ -307,6 +313,14 @@ fresh(Type, F) ->
     R = outcome(fun() -> F(T) end, [{T, tab}]),
     _ = (catch ets:delete(T)),
     R.
+
+%% A list in the table's order for an ordered_set, sorted for the others
+%% (whose order OTP leaves unspecified).
+in_order(T, L) ->
+    case ets:info(T, type) of
+        ordered_set -> L;
+        _ -> lists:sort(L)
+    end.
 
 %% Which key, or whether any, is unspecified for a set.
 some_key(_) -> key.
