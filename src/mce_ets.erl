@@ -584,8 +584,9 @@ table_named(Name) ->
                 undefined -> undefined;
                 K ->
                     case maps:get({ets, K}, Overlay, stored) of
-                        deleted -> undefined;
-                        _ -> K
+                        stored -> K;
+                        #{name := Name} -> K;
+                        _ -> undefined          % deleted or renamed in this step
                     end
             end
     end.

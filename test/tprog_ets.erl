@@ -9,7 +9,7 @@
 
 -export([sweep_bad_tables/0, sweep_other_owner/0, sweep_bad_args/0, sweep_info/0,
          sweep_new/0, whereis_tid/0, heir_kept/0, rename/0, undefined_function/0,
-         ac_tab_env/0, system_table/0, all_tables/0]).
+         ac_tab_env/0, system_table/0, all_tables/0, rename_across_steps/0]).
 -export([arg_ops/0]).
 
 %%--------------------------------------------------------------------
@@ -239,6 +239,17 @@ rename() ->
          ets:rename(U, tprog_ets_r4) =:= U, ets:info(U, name), ets:info(U, named_table),
          ets:whereis(tprog_ets_r4), outcome(fun() -> ets:lookup(tprog_ets_r4, a) end, []),
          ets:rename(W, tprog_ets_r5), ets:info(tprog_ets_r5, size)],
+    exit({result, R}).
+
+%% Renaming a table made in an earlier step: the old name is free at once.
+rename_across_steps() ->
+    tprog_ets_s1 = ets:new(tprog_ets_s1, [named_table, public]),
+    ets:insert(tprog_ets_s1, {a, 1}),
+    self() ! go,
+    receive go -> ok end,
+    tprog_ets_s2 = ets:rename(tprog_ets_s1, tprog_ets_s2),
+    R = [outcome(fun() -> ets:lookup(tprog_ets_s1, a) end, []), ets:whereis(tprog_ets_s1),
+         ets:lookup(tprog_ets_s2, a), is_reference(ets:new(tprog_ets_s1, [named_table]))],
     exit({result, R}).
 
 %% A function ets does not export raises undef, as on the VM.
