@@ -25,7 +25,11 @@ system_table_refused_test() ->
     ?assertMatch({result, N} when is_integer(N), mce_otp_harness:real(tprog_ets, system_table)),
     ?assertError({mcerlang, {unsupported_system_table, global_names, {ets, info, 2},
                              {tprog_ets, system_table, 0, Line}}} when is_integer(Line),
-                 mcerlang:check({tprog_ets, system_table, []})).
+                 mcerlang:check({tprog_ets, system_table, []})),
+    ?assertEqual({result, true}, mce_otp_harness:real(tprog_ets, ac_tab_other)),
+    ?assertError({mcerlang, {unsupported_system_table, ac_tab, {ets, lookup, 2},
+                             {tprog_ets, ac_tab_other, 0, _}}},
+                 mcerlang:check({tprog_ets, ac_tab_other, []})).
 
 %% The checker's one result equals the real VM's, compared call by call so
 %% that a failure names the calls that differ.

@@ -9,7 +9,8 @@
 
 -export([sweep_bad_tables/0, sweep_other_owner/0, sweep_bad_args/0, sweep_info/0,
          sweep_new/0, whereis_tid/0, heir_kept/0, rename/0, undefined_function/0,
-         ac_tab_env/0, system_table/0, all_tables/0, rename_across_steps/0]).
+         ac_tab_env/0, system_table/0, all_tables/0, rename_across_steps/0,
+         ac_tab_other/0]).
 -export([arg_ops/0]).
 
 %%--------------------------------------------------------------------
@@ -268,6 +269,10 @@ ac_tab_env() ->
 %% A system table the model does not have (the checker refuses it).
 system_table() ->
     exit({result, ets:info(global_names, size)}).
+
+%% A use of ac_tab other than an env lookup (the checker refuses it).
+ac_tab_other() ->
+    exit({result, ets:lookup(ac_tab, {loaded, kernel}) =/= []}).
 
 %% ets:all/0 holds the tables of this node, by tid for unnamed tables and
 %% by name for named ones, without the deleted ones.
