@@ -34,7 +34,7 @@
          update_counter/3, update_counter/4, update_element/3,
          first/1, last/1, next/2, prev/2, tab2list/1, info/1, info/2,
          give_away/3, setopts/2, all/0, whereis/1, foldl/3, foldr/3, take/2, rename/2,
-         match_delete/2, select_reverse/2]).
+         match_delete/2, select_reverse/2, select_replace/2]).
 
 -type tab() :: atom() | reference().
 
@@ -292,6 +292,25 @@ select(Tab, MS) ->
 select(Tab, MS, Call) ->
     T = table(Tab, read, Call),
     ets:match_spec_run(all_objects(T), compile(MS, Call)).
+
+%% The VM's own select_replace/2 runs on a scratch copy of the table, so
+%% that its checks of the match specification (which must keep each key)
+%% and its count are OTP's.
+-spec select_replace(tab(), list()) -> non_neg_integer().
+select_replace(Tab, MS) ->
+    Call = {select_replace, [Tab, MS]},
+    #{type := Type, keypos := KP} = T = table(Tab, write, Call),
+    Scratch = ets:new(mce_ets_scratch, [Type, {keypos, KP}, private]),
+    try
+        true = ets:insert(Scratch, all_objects(T)),
+        N = try ets:select_replace(Scratch, MS)
+            catch error:badarg -> badarg(Call)
+            end,
+        store(lists:foldl(fun put_object/2, T#{objects := []}, ets:tab2list(Scratch))),
+        N
+    after
+        ets:delete(Scratch)
+    end.
 
 %% Backwards for an ordered_set; for the other types like select/2, as OTP
 %% documents.
