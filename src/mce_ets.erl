@@ -135,9 +135,7 @@ all() ->
 -spec whereis(atom()) -> reference() | undefined.
 whereis(Name) when is_atom(Name) ->
     case table_named(Name) of
-        undefined ->
-            lists:member(Name, ?SYSTEM_TABLES) andalso system_table(Name),
-            undefined;
+        undefined -> not_system_table(Name);
         Key -> mce_ref:term(Key)
     end;
 whereis(Name) ->
@@ -565,9 +563,7 @@ badarg(Args) ->
 
 resolve(Name) when is_atom(Name) ->
     case table_named(Name) of
-        undefined ->
-            lists:member(Name, ?SYSTEM_TABLES) andalso system_table(Name),
-            undefined;
+        undefined -> not_system_table(Name);
         Key -> lookup_tid(Key)
     end;
 resolve(Ref) when is_reference(Ref) ->
@@ -578,8 +574,15 @@ resolve(Ref) when is_reference(Ref) ->
 resolve(_) ->
     undefined.
 
+not_system_table(Name) ->
+    case lists:member(Name, ?SYSTEM_TABLES) of
+        true -> system_table(Name);
+        false -> undefined
+    end.
+
 %% The program touched a system table of the node, which the model does
 %% not hold: refused, naming the table, the ets call and its caller.
+-spec system_table(atom()) -> no_return().
 system_table(Name) ->
     {current_stacktrace, Stack} = erlang:process_info(self(), current_stacktrace),
     {Ets, Rest} = lists:splitwith(fun({M, _, _, _}) -> M =:= mce_ets orelse M =:= erlang end,
