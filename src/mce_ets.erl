@@ -85,15 +85,24 @@ new_option(named_table, T, _) -> T#{named := true};
 new_option({keypos, N}, T, _) when is_integer(N), N >= 1 -> T#{keypos := N};
 new_option({heir, none}, T, _) -> T#{heir := 0, heir_data := none};
 new_option({heir, Pid, Data}, T, Args) when is_pid(Pid) ->
-    case mce_pid:number(Pid) of
-        {ok, N} -> T#{heir := N, heir_data := {Data}};
-        error -> badarg({new, Args})
-    end;
+    heir(Pid, Data, T, {new, Args});
 new_option({K, B}, T, _) when (K =:= write_concurrency orelse K =:= read_concurrency orelse
                                K =:= decentralized_counters), is_boolean(B) -> T#{K := B};
 new_option({write_concurrency, auto}, T, _) -> T#{write_concurrency := auto};
 new_option(compressed, T, _) -> T#{compressed := true};
 new_option(_, _, Args) -> badarg({new, Args}).
+
+%% A heir that is not alive when it is set is none, as on OTP 25 (one that
+%% dies later stays the heir).
+heir(Pid, Data, T, Call) ->
+    case mce_pid:number(Pid) of
+        {ok, N} ->
+            case mce_rt:is_process_alive(Pid) of
+                true -> T#{heir := N, heir_data := {Data}};
+                false -> T#{heir := 0, heir_data := none}
+            end;
+        error -> badarg(Call)
+    end.
 
 %% What info/1 shows of the options, by OTP 25's rules: a private table
 %% has no concurrency, decentralized_counters needs write_concurrency and
@@ -183,10 +192,7 @@ setopts(Tab, Opts) ->
            end,
     store(lists:foldl(fun({heir, none}, Acc) -> Acc#{heir := 0, heir_data := none};
                          ({heir, Pid, Data}, Acc) when is_pid(Pid) ->
-                              case mce_pid:number(Pid) of
-                                  {ok, N} -> Acc#{heir := N, heir_data := {Data}};
-                                  error -> badarg({setopts, [Tab, Opts]})
-                              end;
+                              heir(Pid, Data, Acc, {setopts, [Tab, Opts]});
                          ({protection, P}, Acc) when P =:= public; P =:= protected;
                                                      P =:= private ->
                               Acc#{protection := P};

@@ -118,7 +118,7 @@ arg_ops() ->
      {setopts_unknown, fun(T) -> ets:setopts(T, {bogus, 1}) end},
      {setopts_not_tuple, fun(T) -> ets:setopts(T, bogus) end},
      {setopts_heir, fun(T) -> {ets:setopts(T, [{heir, self(), d}]), ets:info(T, heir)} end},
-     {setopts_heir_dead, fun(T) -> ets:setopts(T, {heir, dead_pid(), d}) end},
+     {setopts_heir_dead, fun(T) -> {ets:setopts(T, {heir, dead_pid(), d}), ets:info(T, heir)} end},
      {setopts_protection, fun(T) -> ets:setopts(T, {protection, private}) end},
      {info_bad_item, fun(T) -> ets:info(T, 1) end},
      {whereis_float, fun(_) -> ets:whereis(1.0) end},
@@ -198,7 +198,20 @@ sweep_new() ->
              {system_name_unnamed, fun() -> is_reference(ets:new(ac_tab, [])) end},
              {last_type_wins, fun() -> T = ets:new(x, [bag, set]), ets:info(T, type) end},
              {last_protection_wins, fun() -> T = ets:new(x, [private, public]),
-                                             ets:info(T, protection) end}],
+                                             ets:info(T, protection) end},
+             {heir_dead, fun() -> T = ets:new(x, [{heir, dead_pid(), d}]), ets:info(T, heir) end},
+             {heir_self, fun() -> T = ets:new(x, [{heir, self(), d}]), ets:info(T, heir) end},
+             {heir_then_none, fun() -> T = ets:new(x, [{heir, self(), d}, {heir, none}]),
+                                       ets:info(T, heir) end},
+             {keypos_atom, fun() -> ets:new(x, [{keypos, a}]) end},
+             {keypos_2_short, fun() -> T = ets:new(x, [{keypos, 2}]), ets:insert(T, {a}) end},
+             {write_concurrency_bad, fun() -> ets:new(x, [{write_concurrency, yes}]) end},
+             {compressed_tuple, fun() -> ets:new(x, [{compressed, true}]) end},
+             {named_twice_in_opts, fun() -> ets:new(tprog_ets_n2, [named_table, named_table]) end},
+             {unnamed_same_name, fun() -> is_reference(ets:new(y, [])) andalso
+                                              is_reference(ets:new(y, [])) end},
+             {named_then_unnamed, fun() -> ets:new(tprog_ets_n3, [named_table]),
+                                           is_reference(ets:new(tprog_ets_n3, [])) end}],
     exit({result, [{C, outcome(F, [])} || {C, F} <- Calls]}).
 
 %%--------------------------------------------------------------------
