@@ -1058,9 +1058,9 @@ static int process_dies(search *s, sys_state *st, uint32_t pid, part_id reason,
             ext_part(s, &e, t->heir_data);
         else
             ext_atom(&e, "undefined");
+        /* OTP keeps the heir (and its data): a table given away again
+        ** comes back to it when the new owner dies. */
         t->owner = t->heir;
-        t->heir = 0;
-        t->heir_data = 0;
         err = deliver_built(s, st, h, &e);
     }
     /* Timers aimed at a pid are cancelled when it dies. */

@@ -2,10 +2,11 @@
 %%
 %% The translator redirects `ets:F(...)' calls in user code here.  A table
 %% lives in the C state (`c_src/sys_state.h', `ets_table'): its owner, heir
-%% and name, which C needs when the owner dies (the table goes to the heir
-%% with an 'ETS-TRANSFER' message, or is deleted), and one data term
-%% `{Type, Protection, KeyPos, Objects}' that this module reads and
-%% rewrites.  Objects are `[{Key, [Object]}]' sorted by key (objects of a
+%% and name (a named table's), which C needs when the owner dies (the table
+%% goes to the heir with an 'ETS-TRANSFER' message, or is deleted), and one
+%% data term `{Type, Protection, KeyPos, Objects, {Name, DecentralizedCounters,
+%% ReadConcurrency, WriteConcurrency, Compressed}}' that this module reads
+%% and rewrites (the last element holds what only ets:info/1,2 shows).  Objects are `[{Key, [Object]}]' sorted by key (objects of a
 %% bag key in insertion order), so equal tables are equal terms whatever
 %% order the program inserted in: the state space does not grow with
 %% insertion orders.  first/next and tab2list therefore go in key order for
@@ -15,6 +16,16 @@
 %% change is recorded as an effect; the runtime applies the effects when
 %% the step ends.  Match specifications run through OTP's own
 %% ets:match_spec_compile/1 and ets:match_spec_run/2.
+%%
+%% Errors are OTP 25's: class, reason and the stack's top frame, which for
+%% a few functions names the internal ets function that fails on the VM
+%% (tab2list fails in match_object/2, foldl in safe_fixtable/2).
+%%
+%% The node's system tables (ac_tab, global_names, logger, ...) are not
+%% modelled: their names are taken, as on the VM, and a use of one is
+%% refused with {mcerlang, {unsupported_system_table, Name, {ets, F, A},
+%% Location}}, except ets:lookup(ac_tab, {env, App, Par}), which
+%% application:get_env/2 answers from the model (mce_app).
 -module(mce_ets).
 
 -export([new/2, insert/2, insert_new/2, lookup/2, lookup_element/3, member/2,
@@ -22,11 +33,17 @@
          match/2, match_object/2, select/2, select_delete/2, select_count/2,
          update_counter/3, update_counter/4, update_element/3,
          first/1, last/1, next/2, prev/2, tab2list/1, info/1, info/2,
-         give_away/3, setopts/2, all/0, whereis/1, foldl/3, foldr/3, take/2]).
+         give_away/3, setopts/2, all/0, whereis/1, foldl/3, foldr/3, take/2, rename/2,
+         match_delete/2, select_reverse/2, select_replace/2]).
 
 -type tab() :: atom() | reference().
 
--define(TYPES, [set, ordered_set, bag, duplicate_bag]).
+%% The named tables of an OTP 25 node (a distributed one for sys_dist).
+-define(SYSTEM_TABLES, [ac_tab, logger, code_names, file_io_servers, sys_dist,
+                        global_locks, global_names, global_names_ext, global_pid_names,
+                        global_pid_ids, global_lost_connections, global_node_resources,
+                        inet_db, inet_cache, inet_hosts_byname, inet_hosts_byaddr,
+                        inet_hosts_file_byname, inet_hosts_file_byaddr, inet_sockets]).
 
 %%--------------------------------------------------------------------
 %% Tables
@@ -35,18 +52,21 @@
 -spec new(atom(), list()) -> tab().
 new(Name, Opts) when is_atom(Name), is_list(Opts) ->
     Init = #{type => set, protection => protected, keypos => 1, named => false,
-             heir => 0, heir_data => none},
+             heir => 0, heir_data => none, decentralized_counters => default,
+             read_concurrency => false, write_concurrency => false, compressed => false},
+    is_proper_list(Opts) orelse erlang:error(badarg, [Name, Opts]),
     T = lists:foldl(fun(O, Acc) -> new_option(O, Acc, [Name, Opts]) end, Init, Opts),
     Me = me(),
     Named = maps:get(named, T),
-    Named andalso table_named(Name) =/= undefined andalso erlang:error(badarg, [Name, Opts]),
+    Named andalso name_taken(Name) andalso erlang:error(badarg, [Name, Opts]),
     Ref = mce_rt:make_ref(),
     {ok, Key} = mce_ref:number(Ref),
     Tab = #{tid => Key, owner => Me, heir => maps:get(heir, T),
             heir_data => maps:get(heir_data, T),
             name => case Named of true -> Name; false -> none end,
             type => maps:get(type, T), protection => maps:get(protection, T),
-            keypos => maps:get(keypos, T), objects => []},
+            keypos => maps:get(keypos, T), objects => [],
+            extra => extra(Name, T)},
     store(Tab),
     case Named of
         true -> Name;
@@ -55,27 +75,62 @@ new(Name, Opts) when is_atom(Name), is_list(Opts) ->
 new(Name, Opts) ->
     erlang:error(badarg, [Name, Opts]).
 
-new_option(Type, T, _) when Type =:= set; Type =:= ordered_set; Type =:= bag;
-                            Type =:= duplicate_bag ->
+%% The last type wins, but set only ever stands for the default: [bag, set]
+%% is a bag on OTP 25.
+new_option(set, T, _) -> T;
+new_option(Type, T, _) when Type =:= ordered_set; Type =:= bag; Type =:= duplicate_bag ->
     T#{type := Type};
 new_option(P, T, _) when P =:= public; P =:= protected; P =:= private -> T#{protection := P};
 new_option(named_table, T, _) -> T#{named := true};
 new_option({keypos, N}, T, _) when is_integer(N), N >= 1 -> T#{keypos := N};
 new_option({heir, none}, T, _) -> T#{heir := 0, heir_data := none};
 new_option({heir, Pid, Data}, T, Args) when is_pid(Pid) ->
-    case mce_pid:number(Pid) of
-        {ok, N} -> T#{heir := N, heir_data := {Data}};
-        error -> erlang:error(badarg, Args)
-    end;
+    heir(Pid, Data, T, {new, Args});
 new_option({K, B}, T, _) when (K =:= write_concurrency orelse K =:= read_concurrency orelse
-                               K =:= decentralized_counters), is_boolean(B) -> T;
-new_option({write_concurrency, auto}, T, _) -> T;
-new_option(compressed, T, _) -> T;
-new_option(_, _, Args) -> erlang:error(badarg, Args).
+                               K =:= decentralized_counters), is_boolean(B) -> T#{K := B};
+new_option({write_concurrency, auto}, T, _) -> T#{write_concurrency := auto};
+new_option(compressed, T, _) -> T#{compressed := true};
+new_option(_, _, Args) -> badarg({new, Args}).
+
+%% A heir that is not alive when it is set is none, as on OTP 25 (one that
+%% dies later stays the heir).
+heir(Pid, Data, T, Call) ->
+    case mce_pid:number(Pid) of
+        {ok, N} ->
+            case mce_rt:is_process_alive(Pid) of
+                true -> T#{heir := N, heir_data := {Data}};
+                false -> T#{heir := 0, heir_data := none}
+            end;
+        error -> badarg(Call)
+    end.
+
+%% What info/1 shows of the options, by OTP 25's rules: a private table
+%% has no concurrency, decentralized_counters needs write_concurrency and
+%% is on by default for an ordered_set and with {write_concurrency, auto}.
+extra(Name, #{protection := private, compressed := C}) ->
+    {Name, false, false, false, C};
+extra(Name, #{type := Type, read_concurrency := R, write_concurrency := W,
+              decentralized_counters := D, compressed := C}) ->
+    DC = case {W, D} of
+             {false, _} -> false;
+             {auto, _} -> true;
+             {true, default} -> Type =:= ordered_set;
+             {true, _} -> D
+         end,
+    {Name, DC, R, W, C}.
+
+%% A named table's name is free: no table of the model holds it and it is
+%% not one of the node's system tables.
+name_taken(Name) ->
+    table_named(Name) =/= undefined orelse lists:member(Name, ?SYSTEM_TABLES).
+
+is_proper_list([_ | T]) -> is_proper_list(T);
+is_proper_list([]) -> true;
+is_proper_list(_) -> false.
 
 -spec delete(tab()) -> true.
 delete(Tab) ->
-    T = table(Tab, owner, [Tab]),
+    T = table(Tab, write, [Tab]),
     drop(T),
     true.
 
@@ -89,9 +144,29 @@ all() ->
 -spec whereis(atom()) -> reference() | undefined.
 whereis(Name) when is_atom(Name) ->
     case table_named(Name) of
-        undefined -> undefined;
+        undefined -> not_system_table(Name);
         Key -> mce_ref:term(Key)
-    end.
+    end;
+whereis(Name) ->
+    erlang:error(badarg, [Name]).
+
+%% A named table takes the new name; an unnamed one only shows it in
+%% info(T, name), and its tid is returned.
+-spec rename(tab(), atom()) -> atom().
+rename(Tab, Name) ->
+    T = table(Tab, write, [Tab, Name]),
+    is_atom(Name) orelse erlang:error(badarg, [Tab, Name]),
+    #{name := Old, extra := Extra} = T,
+    New = case Old of
+              none -> none;
+              Name -> Name;
+              _ ->
+                  name_taken(Name) andalso erlang:error(badarg, [Tab, Name]),
+                  Name
+          end,
+    T1 = T#{name := New, extra := setelement(1, Extra, Name)},
+    store(T1),
+    tab_term(T1).
 
 -spec give_away(tab(), pid(), term()) -> true.
 give_away(Tab, Pid, Data) ->
@@ -105,20 +180,25 @@ give_away(Tab, Pid, Data) ->
     mce_rt:send(Pid, {'ETS-TRANSFER', tab_term(T), mce_rt:self(), Data}),
     true.
 
+%% OTP 25 also takes {protection, P}, though only heir is documented.
 -spec setopts(tab(), tuple() | [tuple()]) -> true.
-setopts(Tab, Opts) when is_list(Opts) ->
+setopts(Tab, Opts) ->
     T = table(Tab, owner, [Tab, Opts]),
+    List = case Opts of
+               _ when is_list(Opts) ->
+                   is_proper_list(Opts) orelse erlang:error(badarg, [Tab, Opts]),
+                   Opts;
+               _ -> [Opts]
+           end,
     store(lists:foldl(fun({heir, none}, Acc) -> Acc#{heir := 0, heir_data := none};
                          ({heir, Pid, Data}, Acc) when is_pid(Pid) ->
-                              case mce_pid:number(Pid) of
-                                  {ok, N} -> Acc#{heir := N, heir_data := {Data}};
-                                  error -> erlang:error(badarg, [Tab, Opts])
-                              end;
-                         (_, _) -> erlang:error(badarg, [Tab, Opts])
-                      end, T, Opts)),
-    true;
-setopts(Tab, Opt) ->
-    setopts(Tab, [Opt]).
+                              heir(Pid, Data, Acc, {setopts, [Tab, Opts]});
+                         ({protection, P}, Acc) when P =:= public; P =:= protected;
+                                                     P =:= private ->
+                              Acc#{protection := P};
+                         (_, _) -> badarg({setopts, [Tab, Opts]})
+                      end, T, List)),
+    true.
 
 %%--------------------------------------------------------------------
 %% Objects
@@ -142,6 +222,12 @@ insert_new(Tab, Objs) ->
     end.
 
 -spec lookup(tab(), term()) -> [tuple()].
+lookup(ac_tab, {env, App, Par} = Key) ->
+    %% No table of the model can be named ac_tab (name_taken/1).
+    case mce_app:get_env(App, Par) of
+        {ok, V} -> [{Key, V}];
+        undefined -> []
+    end;
 lookup(Tab, Key) ->
     find(Key, table(Tab, read, [Tab, Key])).
 
@@ -187,26 +273,58 @@ delete_object(Tab, Obj) ->
 
 -spec delete_all_objects(tab()) -> true.
 delete_all_objects(Tab) ->
-    T = table(Tab, write, [Tab]),
+    T = table(Tab, write, {internal_delete_all, [Tab, undefined]}),
     store(T#{objects := []}),
     true.
 
 -spec tab2list(tab()) -> [tuple()].
 tab2list(Tab) ->
-    all_objects(table(Tab, read, [Tab])).
+    all_objects(table(Tab, read, {match_object, [Tab, '_']})).
 
 -spec match_object(tab(), term()) -> [tuple()].
 match_object(Tab, Pattern) ->
-    select(Tab, [{Pattern, [], ['$_']}]).
+    select(Tab, [{Pattern, [], ['$_']}], {match_object, [Tab, Pattern]}).
 
 -spec match(tab(), term()) -> [[term()]].
 match(Tab, Pattern) ->
-    select(Tab, [{Pattern, [], ['$$']}]).
+    select(Tab, [{Pattern, [], ['$$']}], {match, [Tab, Pattern]}).
 
 -spec select(tab(), list()) -> [term()].
 select(Tab, MS) ->
-    T = table(Tab, read, [Tab, MS]),
-    ets:match_spec_run(all_objects(T), compile(MS, [Tab, MS])).
+    select(Tab, MS, {select, [Tab, MS]}).
+
+select(Tab, MS, Call) ->
+    T = table(Tab, read, Call),
+    ets:match_spec_run(all_objects(T), compile(MS, Call)).
+
+%% The VM's own select_replace/2 runs on a scratch copy of the table, so
+%% that its checks of the match specification (which must keep each key)
+%% and its count are OTP's.
+-spec select_replace(tab(), list()) -> non_neg_integer().
+select_replace(Tab, MS) ->
+    Call = {select_replace, [Tab, MS]},
+    #{type := Type, keypos := KP} = T = table(Tab, write, Call),
+    Scratch = ets:new(mce_ets_scratch, [Type, {keypos, KP}, private]),
+    try
+        true = ets:insert(Scratch, all_objects(T)),
+        N = try ets:select_replace(Scratch, MS)
+            catch error:badarg -> badarg(Call)
+            end,
+        store(lists:foldl(fun put_object/2, T#{objects := []}, ets:tab2list(Scratch))),
+        N
+    after
+        ets:delete(Scratch)
+    end.
+
+%% Backwards for an ordered_set; for the other types like select/2, as OTP
+%% documents.
+-spec select_reverse(tab(), list()) -> [term()].
+select_reverse(Tab, MS) ->
+    R = select(Tab, MS, {select_reverse, [Tab, MS]}),
+    case resolve(Tab) of
+        #{type := ordered_set} -> lists:reverse(R);
+        _ -> R
+    end.
 
 -spec select_count(tab(), list()) -> non_neg_integer().
 select_count(Tab, MS) ->
@@ -216,8 +334,17 @@ select_count(Tab, MS) ->
 
 -spec select_delete(tab(), list()) -> non_neg_integer().
 select_delete(Tab, MS) ->
-    T = table(Tab, write, [Tab, MS]),
-    C = compile(MS, [Tab, MS]),
+    select_delete(Tab, MS, {internal_select_delete, [Tab, MS]}).
+
+-spec match_delete(tab(), term()) -> true.
+match_delete(Tab, Pattern) ->
+    MS = [{Pattern, [], [true]}],
+    _ = select_delete(Tab, MS, {internal_select_delete, [Tab, MS]}),
+    true.
+
+select_delete(Tab, MS, Call) ->
+    T = table(Tab, write, Call),
+    C = compile(MS, Call),
     {Gone, Kept} = lists:partition(fun(O) -> ets:match_spec_run([O], C) =:= [true] end,
                                    all_objects(T)),
     store(lists:foldl(fun(O, Acc) -> put_object(O, Acc) end, T#{objects := []}, Kept)),
@@ -229,14 +356,17 @@ update_counter(Tab, Key, Op) ->
 
 -spec update_counter(tab(), term(), term(), tuple() | none) -> integer() | [integer()].
 update_counter(Tab, Key, Op, Default) ->
-    Args = case Default of none -> [Tab, Key, Op]; _ -> [Tab, Key, Op, Default] end,
+    Args = {update_counter, case Default of
+                                none -> [Tab, Key, Op];
+                                _ -> [Tab, Key, Op, Default]
+                            end},
     T = table(Tab, write, Args),
-    lists:member(maps:get(type, T), [set, ordered_set]) orelse erlang:error(badarg, Args),
+    lists:member(maps:get(type, T), [set, ordered_set]) orelse badarg(Args),
     Obj0 = case find(Key, T) of
                [O] -> O;
-               [] when is_tuple(Default), tuple_size(Default) >= 1 ->
+               [] when is_tuple(Default), tuple_size(Default) >= map_get(keypos, T) ->
                    setelement(maps:get(keypos, T), Default, Key);
-               [] -> erlang:error(badarg, Args)
+               [] -> badarg(Args)
            end,
     Ops = case Op of
               L when is_list(L) -> L;
@@ -259,7 +389,7 @@ counter_op({Pos, Incr}, Obj, KeyPos, Args) ->
 counter_op({Pos, Incr, Threshold, SetValue}, Obj, KeyPos, Args)
   when is_integer(Pos), Pos >= 1, Pos =< tuple_size(Obj), Pos =/= KeyPos, is_integer(Incr) ->
     Old = element(Pos, Obj),
-    is_integer(Old) orelse erlang:error(badarg, Args),
+    is_integer(Old) orelse badarg(Args),
     New0 = Old + Incr,
     New = case Threshold of
               none -> New0;
@@ -269,7 +399,7 @@ counter_op({Pos, Incr, Threshold, SetValue}, Obj, KeyPos, Args)
           end,
     {setelement(Pos, Obj, New), New};
 counter_op(_, _, _, Args) ->
-    erlang:error(badarg, Args).
+    badarg(Args).
 
 -spec update_element(tab(), term(), {pos_integer(), term()} | [{pos_integer(), term()}]) -> boolean().
 update_element(Tab, Key, Updates) ->
@@ -285,7 +415,7 @@ update_element(Tab, Key, Updates) ->
             New = lists:foldl(fun({Pos, V}, O) when is_integer(Pos), Pos >= 1, Pos =< tuple_size(O),
                                                    Pos =/= map_get(keypos, T) ->
                                       setelement(Pos, O, V);
-                                 (_, _) -> erlang:error(badarg, [Tab, Key, Updates])
+                                 (_, _) -> badarg({update_element, [Tab, Key, Updates]})
                               end, Obj, List),
             store(put_object(New, T)),
             true
@@ -300,20 +430,33 @@ first(Tab) ->
 
 -spec last(tab()) -> term().
 last(Tab) ->
-    case keys(table(Tab, read, [Tab])) of
-        [] -> '$end_of_table';
-        Ks -> lists:last(Ks)
+    case table(Tab, read, [Tab]) of
+        #{type := ordered_set} = T ->
+            case keys(T) of
+                [] -> '$end_of_table';
+                Ks -> lists:last(Ks)
+            end;
+        T ->
+            case keys(T) of
+                [] -> '$end_of_table';
+                [K | _] -> K
+            end
     end.
 
 -spec next(tab(), term()) -> term().
 next(Tab, Key) ->
     T = table(Tab, read, [Tab, Key]),
-    step(Key, keys(T), T, [Tab, Key]).
+    step(Key, keys(T), T, {next, [Tab, Key]}).
 
+%% For set, bag and duplicate_bag, OTP's prev/2 and last/1 work like
+%% next/2 and first/1.
 -spec prev(tab(), term()) -> term().
 prev(Tab, Key) ->
     T = table(Tab, read, [Tab, Key]),
-    step(Key, lists:reverse(keys(T)), T, [Tab, Key]).
+    case T of
+        #{type := ordered_set} -> step(Key, lists:reverse(keys(T)), T, {prev, [Tab, Key]});
+        _ -> step(Key, keys(T), T, {prev, [Tab, Key]})
+    end.
 
 %% The key after Key in Keys.  For an ordered_set a key not in the table
 %% still has a next one; for the other types it is badarg, as on the VM.
@@ -330,48 +473,66 @@ step(Key, Keys, T, Args) ->
                 [] -> '$end_of_table';
                 [N | _] -> N
             end;
-        [] -> erlang:error(badarg, Args)
+        [] -> badarg(Args)
     end.
 
 -spec foldl(fun((tuple(), A) -> A), A, tab()) -> A.
 foldl(F, Acc, Tab) ->
-    lists:foldl(F, Acc, all_objects(table(Tab, read, [F, Acc, Tab]))).
+    lists:foldl(F, Acc, all_objects(table(Tab, read, {safe_fixtable, [Tab, true]}))).
 
 -spec foldr(fun((tuple(), A) -> A), A, tab()) -> A.
 foldr(F, Acc, Tab) ->
-    lists:foldr(F, Acc, all_objects(table(Tab, read, [F, Acc, Tab]))).
+    lists:foldr(F, Acc, all_objects(table(Tab, read, {safe_fixtable, [Tab, true]}))).
 
+%% A reference that is not a table gives undefined, where OTP raises
+%% badarg unless it is the tid of a deleted table: the model's tids are
+%% plain references.
 -spec info(tab()) -> [{atom(), term()}] | undefined.
-info(Tab) ->
+info(Tab) when is_atom(Tab); is_reference(Tab) ->
     case resolve(Tab) of
         undefined -> undefined;
-        T -> [{I, info_item(I, T)} || I <- [id, name, named_table, type, keypos, protection,
-                                              owner, heir, size, node]]
-    end.
+        T -> [{I, info_item(I, T, [Tab])}
+              || I <- [id, decentralized_counters, read_concurrency, write_concurrency,
+                       compressed, memory, owner, heir, name, size, node, named_table,
+                       type, keypos, protection]]
+    end;
+info(Tab) ->
+    erlang:error(badarg, [Tab]).
 
 -spec info(tab(), atom()) -> term().
-info(Tab, Item) ->
+info(Tab, Item) when is_atom(Tab); is_reference(Tab) ->
     case resolve(Tab) of
         undefined -> undefined;
-        T -> info_item(Item, T)
-    end.
+        T -> info_item(Item, T, [Tab, Item])
+    end;
+info(Tab, Item) ->
+    erlang:error(badarg, [Tab, Item]).
 
-info_item(id, T) -> tab_term(T);
-info_item(name, #{name := none, tid := K}) -> mce_ref:term(K);
-info_item(name, #{name := N}) -> N;
-info_item(named_table, #{name := N}) -> N =/= none;
-info_item(type, #{type := Ty}) -> Ty;
-info_item(keypos, #{keypos := K}) -> K;
-info_item(protection, #{protection := P}) -> P;
-info_item(owner, #{owner := O}) -> mce_pid:term(O);
-info_item(heir, #{heir := 0}) -> none;
-info_item(heir, #{heir := H}) -> mce_pid:term(H);
-info_item(size, T) -> length(all_objects(T));
-info_item(node, _T) -> mce_rt:node();
-info_item(Item, _T) ->
+info_item(id, #{tid := K}, _) -> mce_ref:term(K);
+info_item(name, #{extra := Extra}, _) -> element(1, Extra);
+info_item(decentralized_counters, #{extra := Extra}, _) -> element(2, Extra);
+info_item(read_concurrency, #{extra := Extra}, _) -> element(3, Extra);
+info_item(write_concurrency, #{extra := Extra}, _) -> element(4, Extra);
+info_item(compressed, #{extra := Extra}, _) -> element(5, Extra);
+%% Words of the implementation: an estimate, from the objects' sizes.
+info_item(memory, T, _) -> 305 + lists:sum([erts_debug:flat_size(O) + 3 || O <- all_objects(T)]);
+info_item(Fixed, _, _) when Fixed =:= fixed; Fixed =:= safe_fixed;
+                            Fixed =:= safe_fixed_monotonic_time -> false;
+info_item(named_table, #{name := N}, _) -> N =/= none;
+info_item(type, #{type := Ty}, _) -> Ty;
+info_item(keypos, #{keypos := K}, _) -> K;
+info_item(protection, #{protection := P}, _) -> P;
+info_item(owner, #{owner := O}, _) -> mce_pid:term(O);
+info_item(heir, #{heir := 0}, _) -> none;
+info_item(heir, #{heir := H}, _) -> mce_pid:term(H);
+info_item(size, T, _) -> length(all_objects(T));
+info_item(node, _T, _) -> mce_rt:node();
+info_item(Item, _T, _) when Item =:= stats; Item =:= binary ->
     mce_rt:fatal({mcerlang, {unsupported_bif, {ets, info, 2},
-                             {item, Item, "modelled items: id, name, named_table, type, keypos, "
-                                          "protection, owner, heir, size, node"}}}).
+                             {item, Item, "the items of the implementation's memory and "
+                                          "statistics are not modelled"}}});
+info_item(_, _T, Args) ->
+    badarg({info, Args}).
 
 %%--------------------------------------------------------------------
 %% The table store: state, step overlay and effects
@@ -380,9 +541,11 @@ info_item(Item, _T) ->
 me() -> erlang:get('$mce_pid').
 
 %% The table Tab, checked for an access of kind Need (read, write, owner).
+%% Args are the failing call's arguments, or {F, Args} where the VM fails
+%% in another ets function F.
 table(Tab, Need, Args) ->
     case resolve(Tab) of
-        undefined -> erlang:error(badarg, Args);
+        undefined -> badarg(Args);
         #{owner := Owner, protection := P} = T ->
             Mine = Owner =:= me(),
             Ok = case Need of
@@ -390,26 +553,53 @@ table(Tab, Need, Args) ->
                      write -> Mine orelse P =:= public;
                      read -> Mine orelse P =/= private
                  end,
-            Ok orelse erlang:error(badarg, Args),
+            Ok orelse badarg(Args),
             T
     end.
 
+%% badarg with the top frame {ets, F, Args}: the executor names mce_ets
+%% frames after the outermost one (mce_exec:clean_stack/1), so a frame
+%% naming another function is built here, above the caller's frames.
+badarg({F, Args}) ->
+    {current_stacktrace, Stack} = erlang:process_info(self(), current_stacktrace),
+    Caller = lists:dropwhile(fun({M, _, _, _}) -> M =:= mce_ets orelse M =:= erlang end, Stack),
+    erlang:raise(error, badarg, [{ets, F, Args, []} | Caller]);
+badarg(Args) ->
+    erlang:error(badarg, Args).
+
 resolve(Name) when is_atom(Name) ->
     case table_named(Name) of
-        undefined -> undefined;
+        undefined -> not_system_table(Name);
         Key -> lookup_tid(Key)
     end;
 resolve(Ref) when is_reference(Ref) ->
     case mce_ref:number(Ref) of
-        {ok, Key} ->
-            case lookup_tid(Key) of
-                #{name := none} = T -> T;
-                _ -> undefined          % a named table is used by its name
-            end;
+        {ok, Key} -> lookup_tid(Key);
         error -> undefined
     end;
 resolve(_) ->
     undefined.
+
+not_system_table(Name) ->
+    case lists:member(Name, ?SYSTEM_TABLES) of
+        true -> system_table(Name);
+        false -> undefined
+    end.
+
+%% The program touched a system table of the node, which the model does
+%% not hold: refused, naming the table, the ets call and its caller.
+-spec system_table(atom()) -> no_return().
+system_table(Name) ->
+    {current_stacktrace, Stack} = erlang:process_info(self(), current_stacktrace),
+    {Ets, Rest} = lists:splitwith(fun({M, _, _, _}) -> M =:= mce_ets orelse M =:= erlang end,
+                                  Stack),
+    {mce_ets, F, A, _} = lists:last([Fr || {mce_ets, _, _, _} = Fr <- Ets]),
+    Location = case mce_exec:clean_stack(Rest) of
+                   [{CM, CF, CA, Info} | _] ->
+                       {CM, CF, CA, proplists:get_value(line, Info, 0)};
+                   [] -> undefined
+               end,
+    mce_rt:fatal({mcerlang, {unsupported_system_table, Name, {ets, F, A}, Location}}).
 
 table_named(Name) ->
     Overlay = erlang:get('$mce_overlay'),
@@ -422,8 +612,9 @@ table_named(Name) ->
                 undefined -> undefined;
                 K ->
                     case maps:get({ets, K}, Overlay, stored) of
-                        deleted -> undefined;
-                        _ -> K
+                        stored -> K;
+                        #{name := Name} -> K;
+                        _ -> undefined          % deleted or renamed in this step
                     end
             end
     end.
@@ -435,20 +626,20 @@ lookup_tid(Key) ->
             case mce_nif:ets_table(erlang:get('$mce_search'), Key) of
                 undefined -> undefined;
                 {error, Where, Why} -> mce_rt:fatal({mcerlang_internal, Where, Why});
-                {Owner, Heir, HeirData, Name, {Type, Prot, KeyPos, Objects}} ->
+                {Owner, Heir, HeirData, Name, {Type, Prot, KeyPos, Objects, Extra}} ->
                     #{tid => Key, owner => Owner, heir => Heir,
                       heir_data => case HeirData of none -> none; D -> {D} end,
                       name => Name, type => Type, protection => Prot, keypos => KeyPos,
-                      objects => Objects}
+                      objects => Objects, extra => Extra}
             end;
         T -> T
     end.
 
 store(#{tid := Key, owner := Owner, heir := Heir, heir_data := HD, name := Name,
-        type := Type, protection := P, keypos := KP, objects := Objs} = T) ->
+        type := Type, protection := P, keypos := KP, objects := Objs, extra := Extra} = T) ->
     overlay({ets, Key}, T),
     effect({ets_put, Key, Owner, Heir, Name,
-            {Type, P, KP, Objs}, case HD of none -> undefined; {D} -> D end}).
+            {Type, P, KP, Objs, Extra}, case HD of none -> undefined; {D} -> D end}).
 
 drop(#{tid := Key}) ->
     overlay({ets, Key}, deleted),
@@ -470,7 +661,8 @@ tab_term(#{name := N}) -> N.
 objects_arg(T, Obj, Args) when is_tuple(Obj) ->
     objects_arg(T, [Obj], Args);
 objects_arg(#{keypos := KP}, Objs, Args) when is_list(Objs) ->
-    lists:all(fun(O) -> is_tuple(O) andalso tuple_size(O) >= KP end, Objs)
+    is_proper_list(Objs) andalso
+        lists:all(fun(O) -> is_tuple(O) andalso tuple_size(O) >= KP end, Objs)
         orelse erlang:error(badarg, Args),
     Objs;
 objects_arg(_, _, Args) ->
@@ -526,5 +718,5 @@ key_le({A, _}, {B, _}) ->
 
 compile(MS, Args) ->
     try ets:match_spec_compile(MS)
-    catch error:badarg -> erlang:error(badarg, Args)
+    catch error:badarg -> badarg(Args)
     end.

@@ -392,7 +392,8 @@ effect({alias, Ref}, F) -> ["makes alias ", show(Ref, F)];
 effect({unalias, Ref}, F) -> ["removes alias ", show(Ref, F)];
 effect({unique, _}, _F) -> "takes a unique integer";
 effect({trap_exit, Flag}, F) -> ["sets trap_exit to ", show(Flag, F)];
-effect({ets_put, Tid, _Owner, _Heir, Name, {_Type, _Prot, _KeyPos, Objects}, _HeirData}, F) ->
+effect({ets_put, Tid, _Owner, _Heir, Name, {_Type, _Prot, _KeyPos, Objects, _Info}, _HeirData},
+       F) ->
     ["ETS table ", table(Tid, Name, F), " now holds ",
      show(lists:append([Os || {_Key, Os} <- Objects]), F)];
 effect({ets_delete, Tid}, F) -> ["deletes ETS table ", show(Tid, F)];

@@ -202,8 +202,10 @@ classify_call(ets, F, A) ->
          erlang:function_exported(mce_ets, F, A)) of
         true -> {redirect, mce_ets, F};
         false ->
+            %% A function ets does not export raises undef, as on the VM.
             case lists:member({F, A}, [{match_spec_compile, 1}, {match_spec_run, 2},
-                                       {test_ms, 2}, {fun2ms, 1}, {is_compiled_ms, 1}]) of
+                                       {test_ms, 2}, {fun2ms, 1}, {is_compiled_ms, 1}])
+                orelse not erlang:function_exported(ets, F, A) of
                 true -> pure;
                 false -> {unsupported, unsupported_call}
             end
