@@ -21,7 +21,7 @@
                             unique_integer/0, unique_integer/1, process_info/2,
          monotonic_time/0, monotonic_time/1, system_time/0, system_time/1, timestamp/0, process_info/2]}).
 
--export([yield/1, resume/1, prop/1, prop_resume/1, probe/2]).
+-export([yield/1, yield/2, resume/1, prop/1, prop_resume/1, probe/2]).
 -export([self/0, node/0, send/2, send/3, spawn/1, spawn/3, spawn_link/1, spawn_link/3,
          suspend/4, apply/2, apply/3, output/1, output/2, output/3, unsupported/3,
          fatal/1, clean_stack/1, io_put_chars/1, io_put_chars/2, io_nl/0, io_nl/1,
@@ -317,9 +317,16 @@ choice(Other) ->
 %% default big-step mode it just returns Value.
 -spec yield(T) -> T | {'$mce_suspend', tuple(), []}.
 yield(Value) ->
+    yield(Value, undefined).
+
+%% @doc yield/1 with the source location of the call, `{M, F, A, Line}',
+%% named by the error when the suspension is lost on its way out.
+-spec yield(T, {module(), atom(), arity(), integer()} | undefined) ->
+          T | {'$mce_suspend', tuple(), []}.
+yield(Value, Where) ->
     case erlang:get('$mce_granularity') of
         small ->
-            erlang:put('$mce_suspensions', [{mce_rt, yield} | erlang:get('$mce_suspensions')]),
+            erlang:put('$mce_suspensions', [{yield, Where} | erlang:get('$mce_suspensions')]),
             {'$mce_suspend', {'$mce_choice', [{mce_rt, resume, [Value]}]}, []};
         _ ->
             Value
