@@ -179,8 +179,18 @@ hoist(E, Ctx) ->
         false ->
             L = element(2, E),
             T = {var, L, (maps:get(fresh, Ctx))()},
-            {Pre ++ [{match, L, T, V}], T}
+            {Pre ++ bind(T, V), T}
     end.
+
+%% `T = P = E' is written `T = E, P = T': OTP 25's compiler turns the chain
+%% into an alias pattern and drops the test of a variable of P that is
+%% already bound (`T1 = X = id(1), T2 = X = id(2)' binds T2 = 2 instead of
+%% raising {badmatch, 2}), which unrolled matches do not.  The value is the
+%% same, so is a failing match's {badmatch, V}.
+bind(T, {match, L, P, R}) ->
+    bind(T, R) ++ [{match, L, P, T}];
+bind(T, V) ->
+    [{match, element(2, V), T, V}].
 
 last_index(Pred, Es) ->
     {_, Last} = lists:foldl(fun(E, {I, Found}) ->

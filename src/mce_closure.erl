@@ -77,8 +77,13 @@ zero_arity_funs(Forms) ->
 %% for funs (numbered after their bodies), local fun references `fun f/A'
 %% (numbered where they stand) and list and binary comprehensions (one
 %% number per generator, drawn after the generators' sources and the
-%% filters are translated and before the template is), so a comprehension
-%% shifts the numbers of the funs after it.
+%% filters are translated and before the template is), and it translates
+%% the elements of tuples and lists, the arguments of calls and the
+%% operands of operators right to left (safe_list/2 folds from the right);
+%% the rest (bodies, clauses, case heads before clauses, a receive's
+%% timeout and after body before its clauses) in order.  Records are not
+%% expanded here: funs written in record fields of the same expression may
+%% be numbered differently.
 -spec numbered_funs([erl_parse:abstract_clause()]) -> [{non_neg_integer(), erl_parse:abstract_expr()}].
 numbered_funs(Clauses) ->
     {_, Funs} = number(Clauses, {0, []}),
@@ -92,6 +97,8 @@ number({named_fun, _, _, Cls} = F, Acc) ->
     {N + 1, [{N, F} | Funs]};
 number({'fun', _, {function, F, _A}}, {N, Funs}) when is_atom(F) ->
     {N + 1, Funs};
+number({op, _, '++', {lc, _, _, _} = Lc, More}, Acc) ->
+    number(Lc, number(More, Acc));
 number({Comp, _, Template, Quals}, Acc) when Comp =:= lc; Comp =:= bc ->
     Sources = [case Q of
                    {G, _, _P, E} when G =:= generate; G =:= b_generate -> E;
@@ -100,6 +107,22 @@ number({Comp, _, Template, Quals}, Acc) when Comp =:= lc; Comp =:= bc ->
     {N, Funs} = number(Sources, Acc),
     Generators = length([G || {G, _, _, _} <- Quals, G =:= generate orelse G =:= b_generate]),
     number(Template, {N + Generators, Funs});
+number({op, _, Op, A, B}, Acc) when Op =:= 'andalso'; Op =:= 'orelse' ->
+    number(B, number(A, Acc));
+number({op, _, _Op, A, B}, Acc) ->
+    number(A, number(B, Acc));
+number({tuple, _, Es}, Acc) ->
+    number(lists:reverse(Es), Acc);
+number({cons, _, H, T}, Acc) ->
+    number(H, number(T, Acc));
+number({call, _, {remote, _, M, F}, As}, Acc) ->
+    number(lists:reverse([M, F | As]), Acc);
+number({call, _, {atom, _, _}, As}, Acc) ->
+    number(lists:reverse(As), Acc);
+number({call, _, Fun, As}, Acc) ->
+    number(lists:reverse(As), number(Fun, Acc));
+number({'receive', _, Cls, Timeout, After}, Acc) ->
+    number(Cls, number(After, number(Timeout, Acc)));
 number(T, Acc) when is_tuple(T) ->
     number(tuple_to_list(T), Acc);
 number([H | T], Acc) ->

@@ -587,8 +587,7 @@ analyse_forms(M, Forms0) ->
 %% spawning through a helper) is then translated where it runs, like any
 %% other expression of the function that builds the record, and the fields
 %% are evaluated in the VM's order (definition order, not written order).
-%% Literal defaults are left to the compiler; a creation with a `_ = V'
-%% wildcard is left as written.
+%% Literal defaults are left to the compiler.
 record_creations(Forms) ->
     Recs = maps:from_list([{Name, [field_default(F) || F <- Fields]}
                            || {attribute, _, record, {Name, Fields}} <- Forms]),
@@ -615,22 +614,23 @@ creations({G, L, P, E}, Recs) when G =:= generate; G =:= b_generate ->
 creations({record, L, Name, Inits}, Recs) when is_map_key(Name, Recs) ->
     Inits1 = creations(Inits, Recs),
     Given = [{F, I} || {record_field, _, {atom, _, F}, _} = I <- Inits1],
-    Wildcard = [I || {record_field, _, {var, _, '_'}, _} = I <- Inits1],
-    case Wildcard of
-        [] ->
-            Fields = [case lists:keyfind(F, 1, Given) of
-                          {F, I} -> [I];
-                          false when D =:= none -> [];
-                          false ->
+    Wildcard = [W || {record_field, _, {var, _, '_'}, W} <- Inits1],
+    Fields = [case lists:keyfind(F, 1, Given) of
+                  {F, I} -> [I];
+                  false ->
+                      case {Wildcard, D} of
+                          %% `_ = V' stands for every field not given, and is
+                          %% evaluated once for each (as on the VM).
+                          {[W | _], _} -> [{record_field, L, {atom, L, F}, W}];
+                          {[], none} -> [];
+                          {[], _} ->
                               case is_literal(D) of
                                   true -> [];
                                   false -> [{record_field, L, {atom, L, F}, creations(D, Recs)}]
                               end
-                      end || {F, D} <- maps:get(Name, Recs)],
-            {record, L, Name, lists:append(Fields)};
-        _ ->
-            {record, L, Name, Inits1}
-    end;
+                      end
+              end || {F, D} <- maps:get(Name, Recs)],
+    {record, L, Name, lists:append(Fields)};
 creations(T, Recs) when is_tuple(T) ->
     list_to_tuple(creations(tuple_to_list(T), Recs));
 creations(Xs, Recs) when is_list(Xs) ->
