@@ -1,33 +1,38 @@
 %% Translator fidelity (issue 14, items 2, 4 and 4b): scheduling points
 %% inside funs run by helpers, variables bound in the arguments of calls
 %% that may block, record defaults that run process code, closure entries
-%% with comprehensions.  Differential: each program (test/tprog_bind.erl)
+%% with comprehensions.  Differential: each program (test/tprog_helper_funs.erl, tprog_bind.erl, tprog_bind_bif.erl,
+%% tprog_recdef.erl, tprog_fun_entry.erl)
 %% runs on the real VM and under the checker, in both granularities, and
 %% every interleaving must end the way the VM's run does.
 -module(mce_translate_bind_tests).
 -include_lib("eunit/include/eunit.hrl").
 
 warm_up_test_() ->
-    {timeout, 120, fun() -> [mce_translate:ensure(M) || M <- [tprog_bind, tprog_helper]] end}.
+    {timeout, 120,
+     fun() ->
+             [mce_translate:ensure(M) || M <- [tprog_helper_funs, tprog_bind, tprog_recdef,
+                                               tprog_fun_entry, tprog_helper]]
+     end}.
 
 differential_test_() ->
-    Cases = [helper_foreach, helper_sets_fold, helper_assert, helper_assert_fails,
-             helper_immediate_fun,
-             send_bind, notify_abort, remote_bind, nested_bind, bind_badmatch, bind_order,
-             same_var_twice, same_var_clash, local_bind_tail,
-             rec_default, rec_order, rec_wildcard],
-    [{atom_to_list(F) ++ " " ++ atom_to_list(G),
-      fun() -> same_result({tprog_bind, F, []}, G) end}
-     || F <- Cases, G <- [big, small]].
+    Cases = [{tprog_helper_funs, [helper_foreach, helper_sets_fold, helper_assert,
+                                  helper_assert_fails, helper_immediate_fun]},
+             {tprog_bind, [send_bind, notify_abort, remote_bind, nested_bind, bind_badmatch,
+                           bind_order, same_var_twice, same_var_clash, local_bind_tail]},
+             {tprog_recdef, [rec_default, rec_order, rec_wildcard]},
+             {tprog_bind_bif, [other]}],
+    [{atom_to_list(F) ++ " " ++ atom_to_list(G), fun() -> same_result({M, F, []}, G) end}
+     || {M, Fs} <- Cases, F <- Fs, G <- [big, small]].
 
-%% Closures compiled into a module (tprog_bind, compiled like any test
+%% Closures compiled into a module (tprog_fun_entry, compiled like any test
 %% program) as entries: comprehensions, nested funs and `fun f/A' in the
 %% body or before it shift the compiler's fun numbers.
 fun_entry_test_() ->
-    Entries = [{lc_entry, tprog_bind:lc_entry([1, 2, 3])},
-               {nested_fun_entry, tprog_bind:nested_fun_entry([1, 2])},
-               {fun_ref_entry, tprog_bind:fun_ref_entry([3, 4])},
-               {filter_entry, tprog_bind:filter_entry([1, 2, 3, 4])}],
+    Entries = [{lc_entry, tprog_fun_entry:lc_entry([1, 2, 3])},
+               {nested_fun_entry, tprog_fun_entry:nested_fun_entry([1, 2])},
+               {fun_ref_entry, tprog_fun_entry:fun_ref_entry([3, 4])},
+               {filter_entry, tprog_fun_entry:filter_entry([1, 2, 3, 4])}],
     [{atom_to_list(Name), fun() -> same_result(Fun, big) end} || {Name, Fun} <- Entries].
 
 %% The same written in this EUnit module, compiled by rebar3.
@@ -46,28 +51,28 @@ eunit_fun_entry_test_() ->
 %% A scheduling point inside a fun that untranslated library code (sofs)
 %% calls: the suspension is lost, and the error names where it was made.
 lost_yield_has_location_test() ->
-    {ok, Src} = file:read_file(proplists:get_value(source, tprog_bind:module_info(compile))),
+    {ok, Src} = file:read_file(proplists:get_value(source, tprog_helper_funs:module_info(compile))),
     Line = line_of(<<"sofs:specification(">>, Src),
     ?assertError({mcerlang, {receive_reached_through_untranslated_code,
-                             {tprog_bind, lost_yield, 0, Line}, _, _}},
-                 mcerlang:check({tprog_bind, lost_yield, []},
+                             {tprog_helper_funs, lost_yield, 0, Line}, _, _}},
+                 mcerlang:check({tprog_helper_funs, lost_yield, []},
                                 #{granularity => small, progress => false})),
-    ?assertEqual([{result, done}], checked_exits({tprog_bind, lost_yield, []}, big)).
+    ?assertEqual([{result, done}], checked_exits({tprog_helper_funs, lost_yield, []}, big)).
 
 %% A match in the arguments of an unsupported BIF: the module translates
-%% (the other tests run its other functions) and reaching the call stops
+%% (differential_test_ runs its other function) and reaching the call stops
 %% the check with the call and its location.
 unsupported_call_with_binding_test() ->
-    {ok, Src} = file:read_file(proplists:get_value(source, tprog_bind:module_info(compile))),
+    {ok, Src} = file:read_file(proplists:get_value(source, tprog_bind_bif:module_info(compile))),
     Line = line_of(<<"check_process_code(S = self()">>, Src),
     ?assertError({mcerlang, {unsupported_bif, {erlang, check_process_code, 2},
-                             {tprog_bind, unsupported_bind, 0, Line}}},
-                 mcerlang:check({tprog_bind, unsupported_bind, []}, #{progress => false})).
+                             {tprog_bind_bif, unsupported_bind, 0, Line}}},
+                 mcerlang:check({tprog_bind_bif, unsupported_bind, []}, #{progress => false})).
 
 %% A record whose default spawns through a helper no longer makes the
 %% module untranslatable: the translation compiles.
 record_default_translates_test() ->
-    ?assertMatch({ok, _}, mcerlang:translate(tprog_bind)).
+    ?assertMatch({ok, _}, mcerlang:translate(tprog_recdef)).
 
 line_of(Needle, Src) ->
     {Pos, _} = binary:match(Src, Needle),
