@@ -33,7 +33,8 @@ fun_entry_test_() ->
                {nested_fun_entry, tprog_fun_entry:nested_fun_entry([1, 2])},
                {fun_ref_entry, tprog_fun_entry:fun_ref_entry([3, 4])},
                {filter_entry, tprog_fun_entry:filter_entry([1, 2, 3, 4])}],
-    [{atom_to_list(Name), fun() -> same_result(Fun, big) end} || {Name, Fun} <- Entries].
+    [{atom_to_list(Name) ++ " " ++ atom_to_list(G), fun() -> same_result(Fun, G) end}
+     || {Name, Fun} <- Entries, G <- [big, small]].
 
 %% The same written in this EUnit module, compiled by rebar3.
 eunit_fun_entry_test_() ->
