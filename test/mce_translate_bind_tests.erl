@@ -17,7 +17,7 @@ warm_up_test_() ->
 
 differential_test_() ->
     Cases = [{tprog_helper_funs, [helper_foreach, helper_sets_fold, helper_assert,
-                                  helper_assert_fails, helper_immediate_fun]},
+                                  helper_assert_fails, helper_immediate_fun, helper_passed_fun]},
              {tprog_bind, [send_bind, notify_abort, remote_bind, nested_bind, bind_badmatch,
                            bind_order, same_var_twice, same_var_clash, local_bind_tail]},
              {tprog_recdef, [rec_default, rec_order, rec_wildcard]},

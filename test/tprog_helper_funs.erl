@@ -3,7 +3,7 @@
 -module(tprog_helper_funs).
 -include_lib("eunit/include/eunit.hrl").
 -export([helper_foreach/0, helper_sets_fold/0, helper_assert/0, helper_assert_fails/0,
-         helper_immediate_fun/0, lost_yield/0]).
+         helper_immediate_fun/0, helper_passed_fun/0, lost_yield/0]).
 
 %% Item 2: scheduling points inside funs that helpers run.
 
@@ -35,6 +35,14 @@ helper_immediate_fun() ->
     Ps = start_workers(1),
     stop_now(hd(Ps)),
     exit({result, collect(Ps)}).
+
+helper_passed_fun() ->
+    Ps = start_workers(2),
+    apply_all(fun(P) -> P ! stop end, Ps),
+    exit({result, collect(Ps)}).
+
+apply_all(F, Ps) ->
+    lists:foreach(F, Ps).
 
 %% sofs is not translated: its call of the fun loses the suspension of a
 %% small step, and the check must say where it was made.
