@@ -1614,7 +1614,7 @@ tr_remote_call(L, M, F, Args, St) ->
             Stop = rt_call(L, unsupported, [abstract({M, F, Arity}, L), Loc, {atom, L, Why}]),
             case [A || A <- Args, not is_literal(A)] of
                 [] -> Stop;
-                Evaluated -> {block, L, [{match, L, {var, L, '_'}, A} || A <- Evaluated] ++ [Stop]}
+                Evaluated -> {block, L, Evaluated ++ [Stop]}
             end;
         Direct when Direct =:= pure; Direct =:= library_hof ->
             {call, L, {remote, L, {atom, L, M}, {atom, L, F}}, Args};
