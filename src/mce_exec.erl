@@ -280,9 +280,9 @@ check_suspensions(_, [First | _] = All) ->
                              "inside an expression; see docs/ARCHITECTURE.md"}}).
 
 %% Where a lost suspension was made: a receive's generated function, or
-%% the call a small-step yield follows ({M, F, A, Line}, given by the
-%% translation).
-suspension_location({yield, Where}) -> Where;
+%% the call of a small-step yield or a choice ({M, F, A, Line}, given by
+%% the translation).
+suspension_location({at, Where}) -> Where;
 suspension_location({Mod, Name}) -> info(Mod, Name).
 
 action(start, Cont) -> {start, Cont};

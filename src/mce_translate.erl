@@ -1604,6 +1604,10 @@ tr_call({call, L, F, As}, Env, St) ->
 tr_remote_call(L, M, F, Args, St) ->
     Arity = length(Args),
     case classify(M, F, Arity, St) of
+        {redirect, mce_rt, choice} when Arity =:= 1 ->
+            %% The location names a choice whose suspension is lost.
+            {FunName, FunArity} = St#tr.fa,
+            rt_call(L, choice, Args ++ [abstract({St#tr.mod, FunName, FunArity, line_number(L)}, L)]);
         {redirect, RM, RF} -> rt_remote(L, RM, RF, Args);
         {unsupported, Why} ->
             {FunName, FunArity} = St#tr.fa,

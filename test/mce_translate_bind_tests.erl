@@ -49,8 +49,8 @@ eunit_fun_entry_test_() ->
                fun() -> exit({result, [{X, Y} || X <- L, Y <- [Tag], X > 1]}) end],
     [fun() -> same_result(Fun, G) end || Fun <- Entries, G <- [big, small]].
 
-%% A scheduling point inside a fun that untranslated library code (sofs)
-%% calls: the suspension is lost, and the error names where it was made.
+%% A scheduling point or a choice inside a fun that untranslated library
+%% code (sofs) calls: the suspension is lost, and the error names where it was made.
 lost_yield_has_location_test() ->
     {ok, Src} = file:read_file(proplists:get_value(source, tprog_helper_funs:module_info(compile))),
     Line = line_of(<<"sofs:specification(">>, Src),
@@ -58,7 +58,11 @@ lost_yield_has_location_test() ->
                              {tprog_helper_funs, lost_yield, 0, Line}, _, _}},
                  mcerlang:check({tprog_helper_funs, lost_yield, []},
                                 #{granularity => small, progress => false})),
-    ?assertEqual([{result, done}], checked_exits({tprog_helper_funs, lost_yield, []}, big)).
+    ?assertEqual([{result, done}], checked_exits({tprog_helper_funs, lost_yield, []}, big)),
+    ChoiceLine = line_of(<<"sofs:specification(fun(_) -> mcerlang:choice(">>, Src),
+    ?assertError({mcerlang, {receive_reached_through_untranslated_code,
+                             {tprog_helper_funs, '-lost_choice/0-fun-1-', 1, ChoiceLine}, _, _}},
+                 mcerlang:check({tprog_helper_funs, lost_choice, []}, #{progress => false})).
 
 %% A match in the arguments of an unsupported BIF: the module translates
 %% (differential_test_ runs its other function) and reaching the call stops

@@ -3,7 +3,8 @@
 -module(tprog_helper_funs).
 -include_lib("eunit/include/eunit.hrl").
 -export([helper_foreach/0, helper_sets_fold/0, helper_assert/0, helper_assert_fails/0,
-         helper_immediate_fun/0, helper_passed_fun/0, lost_yield/0]).
+         helper_immediate_fun/0, helper_passed_fun/0, lost_yield/0,
+         lost_choice/0]).
 
 %% Item 2: scheduling points inside funs that helpers run.
 
@@ -49,6 +50,11 @@ apply_all(F, Ps) ->
 lost_yield() ->
     Self = self(),
     sofs:specification(fun(X) -> Self ! X, true end, sofs:set([1])),
+    exit({result, done}).
+
+%% The same for a choice (checker only: mcerlang:choice/1).
+lost_choice() ->
+    sofs:specification(fun(_) -> mcerlang:choice([fun() -> true end]) end, sofs:set([1])),
     exit({result, done}).
 
 start_workers(N) ->
