@@ -59,10 +59,10 @@ site(E, Ctx) ->
     end.
 
 site1({call, L, {remote, RL, M, F}, As}, Ctx) ->
-    {Pre, [M1, F1 | As1]} = values([M, F | As], Ctx),
+    {Pre, [M1, F1 | As1]} = call_values([M, F | As], Ctx),
     {Pre, {call, L, {remote, RL, M1, F1}, As1}};
 site1({call, L, F, As}, Ctx) ->
-    {Pre, [F1 | As1]} = values([F | As], Ctx),
+    {Pre, [F1 | As1]} = call_values([F | As], Ctx),
     {Pre, {call, L, F1, As1}};
 site1({'case', L, H, Cls}, Ctx) ->
     {Pre, H1} = value(H, Ctx),
@@ -138,11 +138,25 @@ next_sub() ->
     put(mce_anf_subs, Rest),
     S.
 
+%% The parts of a call that may block.  Variables bound in its arguments
+%% (`Pid ! {req, Ref = make_ref()}', `notify(P, R = {abort, X})') are bound
+%% after the call on the VM, but a call that suspends is resumed in a frame
+%% that only receives its value: the arguments up to the last one that
+%% binds are hoisted too, so the matches happen in body-level order before
+%% the call, as the VM evaluates them (left to right, a failed match raising
+%% `{badmatch, V}' before the call is made).
+call_values(Es, Ctx) ->
+    Bound = maps:get(bound, Ctx),
+    values(Es, Ctx, fun(E) -> needs(E, Ctx) orelse Bound(E) =/= [] end).
+
 %% Makes a list of expressions blocking-free, evaluated left to right:
 %% everything up to the last one that may block is hoisted (unless it is a
 %% variable or a literal, which cannot have effects).
 values(Es, Ctx) ->
-    Last = last_index(fun(E) -> needs(E, Ctx) end, Es),
+    values(Es, Ctx, fun(E) -> needs(E, Ctx) end).
+
+values(Es, Ctx, Hoist) ->
+    Last = last_index(Hoist, Es),
     {Pre, Rev, _} =
         lists:foldl(
           fun(E, {Pre0, Acc, I}) when I =< Last ->
@@ -165,8 +179,18 @@ hoist(E, Ctx) ->
         false ->
             L = element(2, E),
             T = {var, L, (maps:get(fresh, Ctx))()},
-            {Pre ++ [{match, L, T, V}], T}
+            {Pre ++ bind(T, V), T}
     end.
+
+%% `T = P = E' is written `T = E, P = T': OTP 25's compiler turns the chain
+%% into an alias pattern and drops the test of a variable of P that is
+%% already bound (`T1 = X = id(1), T2 = X = id(2)' binds T2 = 2 instead of
+%% raising {badmatch, 2}), which unrolled matches do not.  The value is the
+%% same, so is a failing match's {badmatch, V}.
+bind(T, {match, L, P, R}) ->
+    bind(T, R) ++ [{match, L, P, T}];
+bind(T, V) ->
+    [{match, element(2, V), T, V}].
 
 last_index(Pred, Es) ->
     {_, Last} = lists:foldl(fun(E, {I, Found}) ->

@@ -19,7 +19,7 @@
 %% entry becomes `{'mce$M', '$mce_closure', [FunName, Values]}'.
 -module(mce_closure).
 
--export([entry/1, free_vars/2, zero_arity_funs/1]).
+-export([entry/1, free_vars/2, zero_arity_funs/1, numbered_funs/1]).
 
 -define(PROBE_TAG, '$mce_probe').
 
@@ -52,9 +52,8 @@ locate(Name, Forms) ->
             Index = list_to_integer(N),
             case [Cs || {function, _, Fn1, Ar1, Cs} <- Forms, Fn1 =:= Fn, Ar1 =:= Ar] of
                 [Clauses] ->
-                    Funs = lists:reverse(funs_post_order(Clauses, [])),
-                    case Index < length(Funs) of
-                        true -> {ok, lists:nth(Index + 1, Funs), Clauses};
+                    case lists:keyfind(Index, 1, numbered_funs(Clauses)) of
+                        {Index, Fun} -> {ok, Fun, Clauses};
                         false -> error
                     end;
                 _ -> error
@@ -70,21 +69,69 @@ locate(Name, Forms) ->
 zero_arity_funs(Forms) ->
     [{fun_name(F, A, I), free_vars(Fun, Cs), Body, L}
      || {function, _, F, A, Cs} <- Forms,
-        {I, Fun} <- lists:zip(lists:seq(0, length(funs(Cs)) - 1), funs(Cs)),
+        {I, Fun} <- numbered_funs(Cs),
         {'fun', L, {clauses, [{clause, _, [], [], Body}]}} <- [Fun]].
 
-funs(Clauses) ->
-    lists:reverse(funs_post_order(Clauses, [])).
+%% @doc The funs of a function's clauses with the numbers the compiler gives
+%% them ('-F/A-fun-N-').  OTP 25's v3_core draws one counter per function
+%% for funs (numbered after their bodies), local fun references `fun f/A'
+%% (numbered where they stand) and list and binary comprehensions (one
+%% number per generator, drawn after the generators' sources and the
+%% filters are translated and before the template is), and it translates
+%% the elements of tuples and lists, the arguments of calls and the
+%% operands of operators right to left (safe_list/2 folds from the right);
+%% the rest (bodies, clauses, case heads before clauses, a receive's
+%% timeout and after body before its clauses) in order.  Records are not
+%% expanded here: funs written in record fields of the same expression may
+%% be numbered differently.
+-spec numbered_funs([erl_parse:abstract_clause()]) -> [{non_neg_integer(), erl_parse:abstract_expr()}].
+numbered_funs(Clauses) ->
+    {_, Funs} = number(Clauses, {0, []}),
+    lists:reverse(Funs).
+
+number({'fun', _, {clauses, Cls}} = F, Acc) ->
+    {N, Funs} = number(Cls, Acc),
+    {N + 1, [{N, F} | Funs]};
+number({named_fun, _, _, Cls} = F, Acc) ->
+    {N, Funs} = number(Cls, Acc),
+    {N + 1, [{N, F} | Funs]};
+number({'fun', _, {function, F, _A}}, {N, Funs}) when is_atom(F) ->
+    {N + 1, Funs};
+number({op, _, '++', {lc, _, _, _} = Lc, More}, Acc) ->
+    number(Lc, number(More, Acc));
+number({Comp, _, Template, Quals}, Acc) when Comp =:= lc; Comp =:= bc ->
+    Sources = [case Q of
+                   {G, _, _P, E} when G =:= generate; G =:= b_generate -> E;
+                   Filter -> Filter
+               end || Q <- Quals],
+    {N, Funs} = number(Sources, Acc),
+    Generators = length([G || {G, _, _, _} <- Quals, G =:= generate orelse G =:= b_generate]),
+    number(Template, {N + Generators, Funs});
+number({op, _, Op, A, B}, Acc) when Op =:= 'andalso'; Op =:= 'orelse' ->
+    number(B, number(A, Acc));
+number({op, _, _Op, A, B}, Acc) ->
+    number(A, number(B, Acc));
+number({tuple, _, Es}, Acc) ->
+    number(lists:reverse(Es), Acc);
+number({cons, _, H, T}, Acc) ->
+    number(H, number(T, Acc));
+number({call, _, {remote, _, M, F}, As}, Acc) ->
+    number(lists:reverse([M, F | As]), Acc);
+number({call, _, {atom, _, _}, As}, Acc) ->
+    number(lists:reverse(As), Acc);
+number({call, _, Fun, As}, Acc) ->
+    number(lists:reverse(As), number(Fun, Acc));
+number({'receive', _, Cls, Timeout, After}, Acc) ->
+    number(Cls, number(After, number(Timeout, Acc)));
+number(T, Acc) when is_tuple(T) ->
+    number(tuple_to_list(T), Acc);
+number([H | T], Acc) ->
+    number(T, number(H, Acc));
+number(_, Acc) ->
+    Acc.
 
 fun_name(F, A, I) ->
     list_to_atom(lists:flatten(io_lib:format("-~ts/~b-fun-~b-", [F, A, I]))).
-
-%% Reversed post-order (the last fun completed comes first).
-funs_post_order({'fun', _, {clauses, Cls}} = F, Acc) -> [F | funs_post_order(Cls, Acc)];
-funs_post_order({named_fun, _, _, Cls} = F, Acc) -> [F | funs_post_order(Cls, Acc)];
-funs_post_order(T, Acc) when is_tuple(T) -> funs_post_order(tuple_to_list(T), Acc);
-funs_post_order([H | T], Acc) -> funs_post_order(T, funs_post_order(H, Acc));
-funs_post_order(_, Acc) -> Acc.
 
 %% @doc Variables of FunExpr that are bound outside it in the enclosing
 %% function (sorted): the ones its environment can hold.
@@ -189,15 +236,18 @@ optimisation_option(_) -> false.
 %% The probe's name for the fun: funs nested in the original body are gone
 %% from the probe, so its post-order number can be smaller.
 probe_name(Name, FunExpr, _Forms) ->
-    Nested = length(funs_post_order(fun_clauses(FunExpr), [])),
+    {Nested, _} = number(fun_clauses(FunExpr), {0, []}),
     {match, [Prefix, N]} = re:run(atom_to_list(Name), "^(.*-fun-)([0-9]+)-$",
                                   [{capture, all_but_first, list}, unicode]),
     list_to_atom(Prefix ++ integer_to_list(list_to_integer(N) - Nested) ++ "-").
 
 call_probe(ProbeM, Bin, ProbeName, Env, NVars) ->
     {ok, {ProbeM, [{atoms, Atoms}]}} = beam_lib:chunks(Bin, [atoms]),
-    {ok, {ProbeM, [{"FunT", FunT}]}} = beam_lib:chunks(Bin, ["FunT"]),
-    <<_Count:32, Entries/binary>> = FunT,
+    %% A module whose funs were all optimised away has no fun table.
+    Entries = case beam_lib:chunks(Bin, ["FunT"]) of
+                  {ok, {ProbeM, [{"FunT", <<_Count:32, Es/binary>>}]}} -> Es;
+                  _ -> <<>>
+              end,
     Found = [{Index, NumFree, OldUniq}
              || <<FnAtom:32, _Arity:32, _Label:32, Index:32, NumFree:32, OldUniq:32>>
                     <= Entries,

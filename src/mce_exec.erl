@@ -272,12 +272,18 @@ check_suspensions({wait, _, _}, [_]) -> ok;
 check_suspensions({wait, _, _}, []) -> ok;       % user code returned the tag itself
 check_suspensions({exit, _}, []) -> ok;
 check_suspensions({done, _}, []) -> ok;
-check_suspensions(_, [{Mod, Name} | _] = All) ->
-    Where = lists:usort([info(M, N) || {M, N} <- All]),
+check_suspensions(_, [First | _] = All) ->
+    Where = lists:usort([suspension_location(S) || S <- All]),
     erlang:error({mcerlang, {receive_reached_through_untranslated_code,
-                             info(Mod, Name), Where,
+                             suspension_location(First), Where,
                              "a fun that blocks was called by library code or "
                              "inside an expression; see docs/ARCHITECTURE.md"}}).
+
+%% Where a lost suspension was made: a receive's generated function, or
+%% the call of a small-step yield or a choice ({M, F, A, Line}, given by
+%% the translation).
+suspension_location({at, Where}) -> Where;
+suspension_location({Mod, Name}) -> info(Mod, Name).
 
 action(start, Cont) -> {start, Cont};
 action(timeout, _Cont) -> timeout;

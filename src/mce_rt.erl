@@ -22,7 +22,7 @@
                             group_leader/0, group_leader/2, processes/0, halt/0, halt/1, halt/2,
          monotonic_time/0, monotonic_time/1, system_time/0, system_time/1, timestamp/0, process_info/2]}).
 
--export([yield/1, resume/1, prop/1, prop_resume/1, probe/2]).
+-export([yield/1, yield/2, resume/1, prop/1, prop_resume/1, probe/2]).
 -export([self/0, node/0, send/2, send/3, spawn/1, spawn/3, spawn_link/1, spawn_link/3,
          suspend/4, apply/2, apply/3, output/1, output/2, output/3, unsupported/3,
          fatal/1, clean_stack/1, io_put_chars/1, io_put_chars/2, io_nl/0, io_nl/1,
@@ -31,7 +31,7 @@
 %% Process BIFs of the simulated process.
 -export([link/1, unlink/1, exit/2, register/2, unregister/1, whereis/1, registered/0,
          process_flag/2, is_process_alive/1, make_ref/0, monitor/2, demonitor/1, demonitor/2,
-         spawn_monitor/1, spawn_monitor/3, choice/1,
+         spawn_monitor/1, spawn_monitor/3, choice/1, choice/2,
          spawn/2, spawn/4, spawn_link/2, spawn_link/4, spawn_opt/2, spawn_opt/4,
          spawn_monitor/2, spawn_monitor/4, nodes/0, monitor_node/2, ping/1, known_node/1,
          monitor/3, alias/0, alias/1, unalias/1, send_after/3, send_after/4, start_timer/3,
@@ -322,17 +322,24 @@ is_process_alive(Pid) ->
 %% @doc mcerlang:choice/1 in checked code: the process suspends, and the
 %% search takes every alternative as a separate transition.
 -spec choice([function() | {module(), atom(), [term()]}]) -> tuple().
-choice(Alternatives) when is_list(Alternatives), Alternatives =/= [],
-                          length(Alternatives) =< 65535 ->
+choice(Alternatives) ->
+    choice(Alternatives, undefined).
+
+%% @doc choice/1 with the source location of the call, `{M, F, A, Line}',
+%% named by the error when the suspension is lost on its way out.
+-spec choice([function() | {module(), atom(), [term()]}],
+             {module(), atom(), arity(), integer()} | undefined) -> tuple().
+choice(Alternatives, Where) when is_list(Alternatives), Alternatives =/= [],
+                                 length(Alternatives) =< 65535 ->
     Alts = [case A of
                 F when is_function(F, 0) -> F;
                 {M, F, Args} when is_atom(M), is_atom(F), is_list(Args) ->
                     checker_call(fun() -> mce_translate:init_call({M, F, Args}) end);
                 _ -> erlang:error(badarg, [Alternatives])
             end || A <- Alternatives],
-    erlang:put('$mce_suspensions', [{mcerlang, choice} | erlang:get('$mce_suspensions')]),
+    erlang:put('$mce_suspensions', [{at, Where} | erlang:get('$mce_suspensions')]),
     {'$mce_suspend', {'$mce_choice', Alts}, []};
-choice(Other) ->
+choice(Other, _Where) ->
     erlang:error(badarg, [Other]).
 
 %% @doc A scheduling point after a side effect (see
@@ -341,9 +348,16 @@ choice(Other) ->
 %% default big-step mode it just returns Value.
 -spec yield(T) -> T | {'$mce_suspend', tuple(), []}.
 yield(Value) ->
+    yield(Value, undefined).
+
+%% @doc yield/1 with the source location of the call, `{M, F, A, Line}',
+%% named by the error when the suspension is lost on its way out.
+-spec yield(T, {module(), atom(), arity(), integer()} | undefined) ->
+          T | {'$mce_suspend', tuple(), []}.
+yield(Value, Where) ->
     case erlang:get('$mce_granularity') of
         small ->
-            erlang:put('$mce_suspensions', [{mce_rt, yield} | erlang:get('$mce_suspensions')]),
+            erlang:put('$mce_suspensions', [{at, Where} | erlang:get('$mce_suspensions')]),
             {'$mce_suspend', {'$mce_choice', [{mce_rt, resume, [Value]}]}, []};
         _ ->
             Value

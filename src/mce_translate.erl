@@ -595,16 +595,75 @@ analyse_forms(M, Forms0) ->
                                       "modules that load native code cannot be checked; "
                                       "model the NIF in Erlang"}})
     end,
-    Forms = yield_points(clean_caught_stacks(model_calls(sleep_as_receive(resolve_imports(Forms0))))),
+    Forms = yield_points(M, clean_caught_stacks(model_calls(sleep_as_receive(
+                                                            resolve_imports(record_creations(Forms0)))))),
     Defs = sets:from_list([{F, A} || {function, _, F, A, _} <- Forms]),
-    Calls = maps:from_list([{{F, A}, callees(Cs, Defs)} || {function, _, F, A, Cs} <- Forms]),
+    Runs = [{{F, A}, runs_with(Cs)} || {function, _, F, A, Cs} <- Forms],
+    Calls = maps:from_list([{FA, callees(Cs, Defs)} || {FA, Cs} <- Runs]),
     %% A function that calls a fun it was given (or apply) may block when
     %% that fun does: its callers need frames too (supervisor's
     %% children_map(Terminate, Children) with a Terminate that waits).
-    Receives = sets:from_list([{F, A} || {function, _, F, A, Cs} <- Forms,
-                                         has_receive(Cs) orelse calls_unknown_fun(Cs)]),
+    Receives = sets:from_list([FA || {FA, Cs} <- Runs,
+                                     has_receive(Cs) orelse calls_unknown_fun(Cs)]),
     #mod{name = M, forms = Forms, defs = Defs, calls = Calls,
          receives = Receives, md5 = <<>>}.
+
+%% `#s{...}' as the compiler expands it (erl_expand_records:record_inits/2):
+%% every field in the record's definition order, a field not given taking
+%% its default expression.  A default that calls code (`pid = start()',
+%% spawning through a helper) is then translated where it runs, like any
+%% other expression of the function that builds the record, and the fields
+%% are evaluated in the VM's order (definition order, not written order).
+%% Literal defaults are left to the compiler.
+record_creations(Forms) ->
+    Recs = maps:from_list([{Name, [field_default(F) || F <- Fields]}
+                           || {attribute, _, record, {Name, Fields}} <- Forms]),
+    case map_size(Recs) of
+        0 -> Forms;
+        _ ->
+            [case F of
+                 {function, L, N, A, Cs} -> {function, L, N, A, creations(Cs, Recs)};
+                 _ -> F
+             end || F <- Forms]
+    end.
+
+field_default({typed_record_field, F, _Type}) -> field_default(F);
+field_default({record_field, _, {atom, _, Name}}) -> {Name, none};
+field_default({record_field, _, {atom, _, Name}, D}) -> {Name, D}.
+
+%% Rewrites the record creations of expressions, leaving patterns alone.
+creations({clause, L, Ps, Gs, B}, Recs) ->
+    {clause, L, Ps, Gs, creations(B, Recs)};
+creations({match, L, P, E}, Recs) ->
+    {match, L, P, creations(E, Recs)};
+creations({G, L, P, E}, Recs) when G =:= generate; G =:= b_generate ->
+    {G, L, P, creations(E, Recs)};
+creations({record, L, Name, Inits}, Recs) when is_map_key(Name, Recs) ->
+    Inits1 = creations(Inits, Recs),
+    Given = [{F, I} || {record_field, _, {atom, _, F}, _} = I <- Inits1],
+    Wildcard = [W || {record_field, _, {var, _, '_'}, W} <- Inits1],
+    Fields = [case lists:keyfind(F, 1, Given) of
+                  {F, I} -> [I];
+                  false ->
+                      case {Wildcard, D} of
+                          %% `_ = V' stands for every field not given, and is
+                          %% evaluated once for each (as on the VM).
+                          {[W | _], _} -> [{record_field, L, {atom, L, F}, W}];
+                          {[], none} -> [];
+                          {[], _} ->
+                              case is_literal(D) of
+                                  true -> [];
+                                  false -> [{record_field, L, {atom, L, F}, creations(D, Recs)}]
+                              end
+                      end
+              end || {F, D} <- maps:get(Name, Recs)],
+    {record, L, Name, lists:append(Fields)};
+creations(T, Recs) when is_tuple(T) ->
+    list_to_tuple(creations(tuple_to_list(T), Recs));
+creations(Xs, Recs) when is_list(Xs) ->
+    [creations(X, Recs) || X <- Xs];
+creations(X, _Recs) ->
+    X.
 
 %% rpc and erpc calls run in mce_rpc, a model of them written in plain
 %% Erlang and translated like user code (it spawns on the target node,
@@ -628,30 +687,36 @@ model_calls(Forms) ->
 %% default big-step mode and suspends the process after the effect in small
 %% mode (a one-way choice, see mce_rt:yield/1).  The translation is the
 %% same in both modes, so one cached translation serves both.
-yield_points(Forms) ->
+yield_points(M, Forms) ->
     Defs = sets:from_list([{F, A} || {function, _, F, A, _} <- Forms]),
-    Rewrite = fun({op, L, '!', _, _} = Send) -> yield(L, Send);
-                 ({call, L, {atom, _, F}, As} = C) ->
-                      case not sets:is_element({F, length(As)}, Defs) andalso
-                          erl_internal:bif(F, length(As)) andalso
-                          side_effect(erlang, F, length(As)) of
-                          true -> yield(L, C);
-                          false -> C
-                      end;
-                 ({call, L, {remote, _, {atom, _, M}, {atom, _, F}}, As} = C) ->
-                      case side_effect(M, F, length(As)) of
-                          true -> yield(L, C);
-                          false -> C
-                      end;
-                 (Other) -> Other
-              end,
     [case F of
-         {function, L, N, A, Cs} -> {function, L, N, A, postwalk(Rewrite, Cs)};
+         {function, L, N, A, Cs} ->
+             {function, L, N, A, postwalk(yield_rewrite(Defs, {M, N, A}), Cs)};
          _ -> F
      end || F <- Forms].
 
-yield(L, Call) ->
-    {call, L, {remote, L, {atom, L, mce_rt}, {atom, L, yield}}, [Call]}.
+yield_rewrite(Defs, Where) ->
+    Yield = fun(L, Call) -> yield(L, Call, Where) end,
+    fun({op, L, '!', _, _} = Send) -> Yield(L, Send);
+       ({call, L, {atom, _, F}, As} = C) ->
+            case not sets:is_element({F, length(As)}, Defs) andalso
+                erl_internal:bif(F, length(As)) andalso
+                side_effect(erlang, F, length(As)) of
+                true -> Yield(L, C);
+                false -> C
+            end;
+       ({call, L, {remote, _, {atom, _, M}, {atom, _, F}}, As} = C) ->
+            case side_effect(M, F, length(As)) of
+                true -> Yield(L, C);
+                false -> C
+            end;
+       (Other) -> Other
+    end.
+
+%% The location lets a lost suspension be reported where it was made.
+yield(L, Call, {M, F, A}) ->
+    {call, L, {remote, L, {atom, L, mce_rt}, {atom, L, yield}},
+     [Call, abstract({M, F, A, line_number(L)}, L)]}.
 
 side_effect(erlang, F, A) ->
     lists:member({F, A}, [{send, 2}, {send, 3}, {spawn, 1}, {spawn, 2}, {spawn, 3}, {spawn, 4},
@@ -770,14 +835,71 @@ calls_unknown_fun(T) ->
                     ({call, _, {remote, _, {atom, _, erlang}, {atom, _, apply}}, _}, _) -> true;
                     ({call, _, {remote, _, {var, _, _}, _}, _}, _) -> true;
                     ({call, _, {remote, _, _, {var, _, _}}, _}, _) -> true;
+                    ({call, _, {atom, _, _}, _}, Acc) -> Acc;
+                    ({call, _, {remote, _, _, _}, _}, Acc) -> Acc;
+                    ({call, _, {'fun', _, {clauses, _}}, _}, Acc) -> Acc;
+                    ({call, _, {named_fun, _, _, _}, _}, Acc) -> Acc;
+                    %% A fun computed by an expression: (element(1, T))().
+                    ({call, _, _, _}, _) -> true;
                     (_, Acc) -> Acc
                  end, false, T).
+
+%% A function's clauses and the code written inside funs that runs when
+%% the function runs: a fun called where it is written (`(fun() -> ...
+%% end)()', which ?assertEqual expands to) and the funs given to a library
+%% higher-order function (lists:foreach(fun(P) -> P ! stop end, Ps)).  A
+%% value passed to one that may be a fun stands as a call of an unknown
+%% fun.  Without this a helper whose only scheduling point is inside such a
+%% fun would not count as blocking, and its callers would lose the
+%% suspension.
+runs_with(Cs) ->
+    [Cs | called_funs(Cs)].
+
+called_funs(T) ->
+    fold_no_funs(fun(E, Acc) -> called_in(E) ++ Acc end, [], T).
+
+called_in({call, _, {'fun', _, {clauses, Cls}}, _}) ->
+    runs_with(Cls);
+called_in({call, _, {named_fun, _, _, Cls}, _}) ->
+    runs_with(Cls);
+called_in({call, L, {remote, _, {atom, _, M}, {atom, _, F}}, As}) ->
+    case classify_call(M, F, length(As)) of
+        library_hof -> lists:append([passed_fun(A, L) || A <- hof_fun_args(As)]);
+        _ -> []
+    end;
+called_in(_) ->
+    [].
+
+passed_fun({'fun', _, {clauses, Cls}}, _L) ->
+    runs_with(Cls);
+passed_fun({named_fun, _, _, Cls}, _L) ->
+    runs_with(Cls);
+passed_fun({'fun', L, {function, F, A}}, _L) when is_atom(F) ->
+    [{call, L, {atom, L, F}, lists:duplicate(A, {nil, L})}];
+passed_fun({'fun', L, {function, {atom, _, _} = M, {atom, _, _} = F, {integer, _, A}}}, _L) ->
+    [{call, L, {remote, L, M, F}, lists:duplicate(A, {nil, L})}];
+passed_fun(_, L) ->
+    [{call, L, {var, L, 'MCE@UnknownFun'}, []}].
+
+%% The arguments of a library higher-order call that may be the funs it
+%% calls: the fun expressions written there or, when there are none, every
+%% argument that is not a literal.  (OTP's higher-order functions take one
+%% fun; the runtime check of lost suspensions covers the rest.)
+hof_fun_args(As) ->
+    case [A || A <- As, is_fun_expr(A)] of
+        [] -> [A || A <- As, not is_literal(A)];
+        Funs -> Funs
+    end.
+
+is_fun_expr({'fun', _, _}) -> true;
+is_fun_expr({named_fun, _, _, _}) -> true;
+is_fun_expr(_) -> false.
 
 has_receive(T) ->
     fold_no_funs(fun({'receive', _, _}, _) -> true;
                     ({'receive', _, _, _, _}, _) -> true;
                     ({call, _, {remote, _, {atom, _, mcerlang}, {atom, _, choice}}, [_]}, _) -> true;
-                    ({call, _, {remote, _, {atom, _, mce_rt}, {atom, _, yield}}, [_]}, _) -> true;
+                    ({call, _, {remote, _, {atom, _, mce_rt}, {atom, _, yield}}, [_ | _]}, _) -> true;
                     ({call, _, {remote, _, {atom, _, mcerlang}, {atom, _, prop}}, [_]}, _) -> true;
                     ({call, _, {remote, _, {atom, _, erlang}, {atom, _, hibernate}}, [_, _, _]}, _) -> true;
                     (_, Acc) -> Acc
@@ -835,8 +957,13 @@ blocking_fixpoint(Mods) ->
                  fun(_, #mod{calls = Calls} = Mod, Acc) ->
                          Ms = [RM || Cs <- maps:values(Calls), {remote, RM, _, _} <- Cs]
                              ++ referenced_modules(Mod),
+                         %% Library modules are left out: whether a call of
+                         %% one of their higher-order functions blocks depends
+                         %% on the funs passed (runs_with/1, routes_to_library/2),
+                         %% not on whether an earlier check translated them.
                          lists:foldl(fun(RM, A) -> sets:union(A, Cached(RM)) end, Acc,
-                                     [RM || RM <- lists:usort(Ms), not is_map_key(RM, Mods)])
+                                     [RM || RM <- lists:usort(Ms), not is_map_key(RM, Mods),
+                                            not lists:member(RM, library_modules())])
                  end, sets:new(), Mods),
     fixpoint(Mods, sets:union(Initial, External)).
 
@@ -989,7 +1116,9 @@ translate_form(Other, _St) ->
 
 record_default({record_field, L, Field, Default}, St) ->
     case may_block(Default, St) of
-        true -> unsupported(L, St, blocking_record_default);
+        %% Every creation of the record in the module gives this field
+        %% explicitly (record_creations/1), where it may block.
+        true -> {record_field, L, Field};
         false -> {record_field, L, Field, tr_expr(Default, [], St)}
     end;
 record_default({typed_record_field, Field, Type}, St) ->
@@ -1054,27 +1183,17 @@ closure_entries(Forms, St) ->
     end.
 
 %% The compiler's names for the funs of function F/A: '-F/A-fun-N-', N
-%% counting the funs of the function in post-order (inner funs first).
-%% Code lifted out of a fun body carries the fun's name and arity, so
-%% stack traces name the fun as the VM does.
+%% as the compiler numbers them (mce_closure:numbered_funs/1).  Code lifted
+%% out of a fun body carries the fun's name and arity, so stack traces
+%% name the fun as the VM does.
 fun_names(F, A, Clauses) ->
-    {_, Names} = number_funs(Clauses, {0, #{}}),
     maps:map(fun(_Anno, N) ->
                      list_to_atom(lists:flatten(io_lib:format("-~ts/~b-fun-~b-", [F, A, N])))
-             end, Names).
+             end, number_funs(Clauses)).
 
-number_funs({'fun', L, {clauses, Cls}}, Acc) ->
-    {N, Names} = number_funs(Cls, Acc),
-    {N + 1, Names#{L => N}};
-number_funs({named_fun, L, _, Cls}, Acc) ->
-    {N, Names} = number_funs(Cls, Acc),
-    {N + 1, Names#{L => N}};
-number_funs(T, Acc) when is_tuple(T) ->
-    number_funs(tuple_to_list(T), Acc);
-number_funs([H | T], Acc) ->
-    number_funs(T, number_funs(H, Acc));
-number_funs(_, Acc) ->
-    Acc.
+%% Source location => number.
+number_funs(Clauses) ->
+    maps:from_list([{element(2, Fun), N} || {N, Fun} <- mce_closure:numbered_funs(Clauses)]).
 
 in_fun(L, Cls, St) ->
     [{clause, _, Ps, _, _} | _] = Cls,
@@ -1090,7 +1209,7 @@ in_fun(L, Cls, St) ->
 fun_renames(Functions, Originals) ->
     [{{'fun', Compiled}, Orig, 0, line_number(Anno)}
      || {function, _, Fn, Ar, Cls} <- Functions,
-        {Anno, Index} <- maps:to_list(element(2, number_funs(Cls, {0, #{}}))),
+        {Anno, Index} <- maps:to_list(number_funs(Cls)),
         Orig <- [maps:get(Anno, Originals, undefined)],
         Orig =/= undefined,
         Compiled <- [list_to_atom(lists:flatten(io_lib:format("-~ts/~b-fun-~b-", [Fn, Ar, Index])))],
@@ -1515,12 +1634,22 @@ tr_call({call, L, F, As}, Env, St) ->
 tr_remote_call(L, M, F, Args, St) ->
     Arity = length(Args),
     case classify(M, F, Arity, St) of
+        {redirect, mce_rt, choice} when Arity =:= 1 ->
+            %% The location names a choice whose suspension is lost.
+            {FunName, FunArity} = St#tr.fa,
+            rt_call(L, choice, Args ++ [abstract({St#tr.mod, FunName, FunArity, line_number(L)}, L)]);
         {redirect, RM, RF} -> rt_remote(L, RM, RF, Args);
         {unsupported, Why} ->
             {FunName, FunArity} = St#tr.fa,
             Loc = abstract({St#tr.mod, FunName, FunArity, line_number(L)}, L),
-            rt_call(L, unsupported, [abstract({M, F, Arity}, L), Loc,
-                                     {atom, L, Why}]);
+            %% The arguments are evaluated first, as the VM does before the
+            %% call: their effects happen and the variables they bind stay
+            %% bound for the code after (group_leader(S = self(), P)).
+            Stop = rt_call(L, unsupported, [abstract({M, F, Arity}, L), Loc, {atom, L, Why}]),
+            case [A || A <- Args, not is_literal(A)] of
+                [] -> Stop;
+                Evaluated -> {block, L, Evaluated ++ [Stop]}
+            end;
         Direct when Direct =:= pure; Direct =:= library_hof ->
             {call, L, {remote, L, {atom, L, M}, {atom, L, F}}, Args};
         translate -> {call, L, {remote, L, {atom, L, translated_name(M)}, {atom, L, F}}, Args};
@@ -1532,7 +1661,7 @@ tr_remote_call(L, M, F, Args, St) ->
 %% value the translator cannot see (a variable, a call's result).
 routes_to_library({call, _, {remote, _, {atom, _, M}, {atom, _, F}}, As}, St) ->
     classify_call(M, F, length(As)) =:= library_hof andalso
-        lists:any(fun(A) -> may_be_blocking_fun(A, St) end, As).
+        lists:any(fun(A) -> may_be_blocking_fun(A, St) end, hof_fun_args(As)).
 
 may_be_blocking_fun({'fun', _, {clauses, Cls}}, St) -> may_block(clause_bodies(Cls), St);
 may_be_blocking_fun({named_fun, _, _, Cls}, St) -> may_block(clause_bodies(Cls), St);
@@ -1573,7 +1702,7 @@ must_block_call({call, _, {atom, _, F}, As}, #tr{mod = M, defs = Defs, blocking 
         orelse lists:member({F, A}, get(mce_tr_extra_blocking));
 must_block_call({call, _, {remote, _, {atom, _, mcerlang}, {atom, _, choice}}, [_]}, _St) ->
     true;
-must_block_call({call, _, {remote, _, {atom, _, mce_rt}, {atom, _, yield}}, [_]}, _St) ->
+must_block_call({call, _, {remote, _, {atom, _, mce_rt}, {atom, _, yield}}, [_ | _]}, _St) ->
     true;
 must_block_call({call, _, {remote, _, {atom, _, erlang}, {atom, _, hibernate}}, [_, _, _]}, _St) ->
     true;
