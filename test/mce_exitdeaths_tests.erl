@@ -144,3 +144,45 @@ msc_with_fun_test() ->
     {ok, Svg} = file:read_file(File),
     ok = file:delete(File),
     ?assertNotEqual(nomatch, binary:match(Svg, <<"boom">>)).
+
+%% The command line's --treat-as-normal takes a fun too (exit status 0:
+%% holds, 1: a violation).
+cli_treat_as_normal_fun_test_() ->
+    Run = fun(Normal) ->
+                  mce_cli:run(["check", "tprog_exitdeaths:exit_kill()", "--treat-as-normal", Normal,
+                               "--no-progress", "--quiet"])
+          end,
+    {timeout, 60,
+     fun() ->
+             ?assertEqual(0, Run("fun({result, _}) -> true; (killed) -> true; (_) -> false end")),
+             ?assertEqual(1, Run("result"))
+     end}.
+
+%% The NIF protocol: a step that kills by exit signal asks for a verdict
+%% ({deaths, [{PidKey, Reason}]}) only with judge_deaths; a violation stops
+%% the search at the successor; answers out of turn are errors, never
+%% crashes.
+deaths_request_protocol_test() ->
+    Config = #{node => mce_pid:node_name(), creation => mce_pid:creation(),
+               max_states => 0, max_depth => 0},
+    ?assertError(badarg, mce_nif:new(Config#{judge_deaths => 2})),
+    Kill = fun(S) ->
+                   {run, 1, start, _, [], false} = mce_nif:start(S, {m, f, []}, 1),
+                   Two = mce_nif:fresh_pid(S, 0),
+                   {Two, mce_nif:ran(S, {wait, false, {recv, []}, []},
+                                     [{spawn, Two, {m, g, []}, false}, {exit, Two, boom}], l, false)}
+           end,
+    Judged = mce_nif:new(Config#{judge_deaths => 1}),
+    ?assertMatch({error, {_, _}, _}, mce_nif:deaths_judged(Judged, true)),
+    {Two, Req} = Kill(Judged),
+    ?assertEqual({deaths, [{Two, boom}]}, Req),
+    ?assertError(badarg, mce_nif:deaths_judged(Judged, maybe)),
+    ?assertEqual(stopped, mce_nif:deaths_judged(Judged, true)),
+    ?assertMatch({error, {_, _}, _}, mce_nif:deaths_judged(Judged, true)),
+    ?assertEqual([l], mce_nif:trace(Judged)),
+    %% Without judge_deaths the search goes on at once; judged normal, too.
+    {_, Unjudged} = Kill(mce_nif:new(Config)),
+    ?assertNotMatch({deaths, _}, Unjudged),
+    Normal = mce_nif:new(Config#{judge_deaths => 1}),
+    {_, {deaths, _}} = Kill(Normal),
+    ?assertEqual(Unjudged, mce_nif:deaths_judged(Normal, false)).
