@@ -309,10 +309,13 @@ result_carrier(_, _) ->
 %% option is `Normal': an atom A covers A and {A, _} (OTP's {shutdown, _}
 %% convention, for any atom), a fun of one argument decides, any other
 %% term covers itself.  The process of an rpc/erpc call ends by carrying
-%% its result in its exit reason (see mce_rpc): not a failure of the
-%% program.
+%% its result in its exit reason (see mce_rpc), and timer:cancel/1 ends
+%% the process of an mce_timer timer (mce_rt:timer_cancel/1): not
+%% failures of the program.
 -spec normal_reason(term(), [term()]) -> boolean().
 normal_reason({'$mce_erpc_result', _}, _Normal) ->
+    true;
+normal_reason('$mce_timer_cancelled', _Normal) ->
     true;
 normal_reason(Reason, Normal) ->
     lists:any(fun(N) -> covers(N, Reason) end, Normal).
