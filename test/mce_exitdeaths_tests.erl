@@ -186,3 +186,19 @@ deaths_request_protocol_test() ->
     Normal = mce_nif:new(Config#{judge_deaths => 1}),
     {_, {deaths, _}} = Kill(Normal),
     ?assertEqual(Unjudged, mce_nif:deaths_judged(Normal, false)).
+
+%% Every search mode judges the deaths: breadth-first, the lossy tables,
+%% with monitors or invariants (the verdict on deaths comes before theirs),
+%% and simulation.
+search_modes_test_() ->
+    {timeout, 60,
+     fun() ->
+             Kill = #{faults => #{kill => 1}},
+             [?assertMatch({error, #{violation := {abnormal_exit, _, killed}}},
+                           check(linked_pair, [], maps:merge(Kill, Opts)))
+              || Opts <- [#{shortest => true}, #{table => hash_compact},
+                          #{table => {bitstate, 1 bsl 20}}, #{invariant => fun(_) -> true end}]],
+             ?assertMatch({error, #{violation := {abnormal_exit, _, boom}}},
+                          mcerlang:simulate({?P, exit_boom, []},
+                                            ?RESULT_NORMAL#{seed => 1, runs => 5, progress => false}))
+     end}.
