@@ -162,6 +162,7 @@ static ERL_NIF_TERM nif_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     char (*namebuf)[256] = NULL;
     uint64_t creation = 0, max_states = 0, max_depth = 0, table_slots = 0;
     uint64_t check_deadlock = 1, when_idle = 0, ether = 0, bfs = 0, observe = 0;
+    uint64_t judge_deaths = 0;
     uint64_t expand_only = 0, table_mode = VISITED_EXACT, bitstate_bits = 0;
     uint64_t crashes = 0, disconnects = 0, kills = 0;
     unsigned nnodes = 0;
@@ -187,6 +188,7 @@ static ERL_NIF_TERM nif_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
         map_u64(env, argv[0], "delivery_ether", &ether) < 0 || ether > 1 ||
         map_u64(env, argv[0], "breadth_first", &bfs) < 0 || bfs > 1 ||
         map_u64(env, argv[0], "observe", &observe) < 0 || observe > 1 ||
+        map_u64(env, argv[0], "judge_deaths", &judge_deaths) < 0 || judge_deaths > 1 ||
         map_u64(env, argv[0], "expand_only", &expand_only) < 0 || expand_only > 1 ||
         map_u64(env, argv[0], "table_mode", &table_mode) < 0 ||
         table_mode > VISITED_BITSTATE ||
@@ -204,6 +206,7 @@ static ERL_NIF_TERM nif_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
                           .timeouts_when_idle = (int)when_idle,
                           .breadth_first = (int)bfs,
                           .observe = (int)observe,
+                          .judge_deaths = (int)judge_deaths,
                           .expand_only = (int)expand_only,
                           .table_slots = (size_t)table_slots,
                           .table_mode = (int)table_mode,
@@ -363,6 +366,18 @@ static ERL_NIF_TERM request_term(ErlNifEnv *env, search *s, const request *q)
         return enif_make_tuple3(env, atom(env, "observe"), obs, label);
     }
     case REQ_EXPANDED: return expanded_term(env, s);
+    case REQ_DEATHS: {
+        const death *d;
+        size_t n = search_deaths(s, &d);
+        ERL_NIF_TERM list = enif_make_list(env, 0), reason;
+        for (size_t i = n; i-- > 0;) {
+            if (!part_term(env, ps, d[i].reason, &reason))
+                return ERROR(env, "stored term does not decode");
+            list = enif_make_list_cell(
+                env, enif_make_tuple2(env, enif_make_uint(env, d[i].pid), reason), list);
+        }
+        return enif_make_tuple2(env, atom(env, "deaths"), list);
+    }
     case REQ_ERROR: return ERROR(env, q->error ? q->error : "search failed");
     }
     return ERROR(env, "unknown request");
@@ -497,6 +512,24 @@ static int get_bool(ErlNifEnv *env, ERL_NIF_TERM t, int *out)
     else
         return 0;
     return 1;
+}
+
+/* deaths_judged(Search, boolean()) -> Request: whether one of the deaths
+** of a REQ_DEATHS is a violation. */
+static ERL_NIF_TERM nif_deaths_judged(ErlNifEnv *env, int argc,
+                                      const ERL_NIF_TERM argv[])
+{
+    (void)argc;
+    search_res *r;
+    int violation;
+    if (!get_res(env, argv[0], &r) || !get_bool(env, argv[1], &violation))
+        return enif_make_badarg(env);
+    enif_mutex_lock(r->lock);
+    request q;
+    search_answer_deaths(r->s, violation, &q);
+    ERL_NIF_TERM t = request_term(env, r->s, &q);
+    enif_mutex_unlock(r->lock);
+    return t;
 }
 
 /* Everything the effects list owns while it is being converted. */
@@ -1651,6 +1684,7 @@ static ErlNifFunc nif_funcs[] = {
     {"unique", 1, nif_unique, 0},
     {"live_searches", 0, nif_live_searches, 0},
     {"observed", 3, nif_observed, 0},
+    {"deaths_judged", 2, nif_deaths_judged, 0},
     {"process", 2, nif_process, 0},
     {"app_env", 1, nif_app_env, 0},
     {"ets_table", 2, nif_ets_table, 0},

@@ -93,6 +93,11 @@ struct search {
     uint8_t *obs_label;
     size_t obs_label_len;
     int obs_stop;
+    /* Deaths by exit signal in the step being built (REQ_DEATHS), and
+    ** whether the parked successor waits for their verdict. */
+    death *deaths;
+    size_t ndeaths, capdeaths;
+    int deaths_pending;
     /* breadth-first order only */
     bfs_node *bfs;
     size_t nbfs, capbfs;
@@ -287,6 +292,7 @@ void search_free(search *s)
     free(s->allocated_refs);
     sys_state_clear(&s->obs_st);
     free(s->obs_label);
+    free(s->deaths);
     for (size_t i = 0; i < s->nbfs; i++)
         free(s->bfs[i].label);
     free(s->bfs);
@@ -1071,6 +1077,23 @@ static int process_dies(search *s, sys_state *st, uint32_t pid, part_id reason,
     return err;
 }
 
+/* Remembers a death by exit signal for the driver to judge: the policy
+** of which reasons are normal (treat_as_normal, funs included) lives in
+** Erlang. */
+static int record_death(search *s, uint32_t pid, part_id reason)
+{
+    if (s->ndeaths == s->capdeaths) {
+        size_t cap = s->capdeaths ? 2 * s->capdeaths : 4;
+        death *grown = realloc(s->deaths, cap * sizeof *grown);
+        if (grown == NULL)
+            return -1;
+        s->deaths = grown;
+        s->capdeaths = cap;
+    }
+    s->deaths[s->ndeaths++] = (death){ pid, reason };
+    return 0;
+}
+
 /* Delivers the queued exit signals, and those they cause, as OTP does: an
 ** untrappable kill kills with reason killed; a trapping process gets an
 ** 'EXIT' message; normal is otherwise ignored; any other reason kills. */
@@ -1081,15 +1104,19 @@ static int deliver_signals(search *s, sys_state *st, signal_queue *sq)
         int q = sys_state_find(st, sig.to);
         if (q < 0)
             continue;
-        int err;
+        int err = 0;
+        part_id dies = 0;
         if (sig.untrappable)
-            err = process_dies(s, st, sig.to, s->atoms[ATOM_KILLED], sq);
+            dies = s->atoms[ATOM_KILLED];
         else if (st->procs[q].flags & PF_TRAP_EXIT)
             err = deliver_exit_message(s, st, q, sig.from, sig.reason);
         else if (sig.reason == s->atoms[ATOM_NORMAL])
             err = 0;
         else
-            err = process_dies(s, st, sig.to, sig.reason, sq);
+            dies = sig.reason;
+        if (dies != 0)
+            err = record_death(s, sig.to, dies) != 0 ||
+                  process_dies(s, st, sig.to, dies, sq) != 0;
         if (err)
             return -1;
     }
@@ -1734,7 +1761,13 @@ static int apply_fault(search *s, sys_state *st, const fault *f, ext_buf *lb,
         ext_atom(lb, "kill");
         ext_pid(s, lb, f->a);
         st->kills++;
-        return signal_now(s, st, sq, (exit_signal){ f->a, f->a, s->atoms[ATOM_KILL], 1 });
+        if (signal_now(s, st, sq, (exit_signal){ f->a, f->a, s->atoms[ATOM_KILL], 1 }) != 0)
+            return -1;
+        /* The victim's death is the fault the user asked for, not a
+        ** violation; those it takes along through links are judged. */
+        if (s->ndeaths > 0 && s->deaths[0].pid == f->a)
+            memmove(&s->deaths[0], &s->deaths[1], --s->ndeaths * sizeof *s->deaths);
+        return 0;
     }
     return -1;
 }
@@ -1859,7 +1892,8 @@ static int record_successor(search *s, part_id state, uint8_t *label,
 static int successor(search *s, sys_state *st, uint8_t *label, size_t label_len,
                      int stop, request *req)
 {
-    if (!s->cfg.observe)
+    int judge = s->cfg.judge_deaths && s->ndeaths > 0 && !stop;
+    if (!s->cfg.observe && !judge)
         return commit_successor(s, st, label, label_len, stop, req);
     sys_state_clear(&s->obs_st);
     s->obs_st = *st;
@@ -1868,10 +1902,39 @@ static int successor(search *s, sys_state *st, uint8_t *label, size_t label_len,
     s->obs_label_len = label_len;
     s->obs_stop = stop;
     s->obs_pending = 1;
+    s->deaths_pending = judge;
     memset(req, 0, sizeof *req);
-    req->kind = s->pending = REQ_OBSERVE;
+    req->kind = s->pending = judge ? REQ_DEATHS : REQ_OBSERVE;
     req->observer = s->obs_st.observer;
     return 1;
+}
+
+int search_answer_deaths(search *s, int violation, request *req)
+{
+    if (s->pending != REQ_DEATHS || !s->deaths_pending || s->finished)
+        return fail(req, "no deaths are waiting for a verdict");
+    s->deaths_pending = 0;
+    if (!violation && s->cfg.observe) {
+        memset(req, 0, sizeof *req);
+        req->kind = s->pending = REQ_OBSERVE;
+        req->observer = s->obs_st.observer;
+        return 0;
+    }
+    s->obs_pending = 0;
+    s->pending = 0;
+    uint8_t *label = s->obs_label;
+    s->obs_label = NULL;
+    int r = commit_successor(s, &s->obs_st, label, s->obs_label_len,
+                             s->obs_stop || violation, req);
+    if (r != 0)
+        return r < 0 ? -1 : 0;
+    return next_request(s, req);
+}
+
+size_t search_deaths(const search *s, const death **out)
+{
+    *out = s->deaths;
+    return s->deaths_pending ? s->ndeaths : 0;
 }
 
 int search_answer_observe(search *s, int verdict, term_in *observer, request *req)
@@ -1918,6 +1981,7 @@ static int c_transition(search *s, uint32_t ci, const fault *f, request *req)
     } else {
         s->mover = (agent){ AGENT_NONE, 0, 0, 0 };
     }
+    s->ndeaths = 0;
     sys_state st;
     if (sys_state_copy(&st, &s->cur) != 0)
         return fail(req, "out of memory");
@@ -1941,6 +2005,7 @@ int search_answer_run(search *s, run_result *res, request *req)
         free_result(res);
         return fail(req, "no run is outstanding");
     }
+    s->ndeaths = 0;
     sys_state st;
     if (sys_state_copy(&st, &s->cur) != 0) {
         free_result(res);

@@ -49,6 +49,9 @@ typedef struct search_config {
     int check_deadlock;        /* 0: a stuck state just ends its path */
     int observe;               /* 1: every successor is judged by the
                                   safety monitors (REQ_OBSERVE) */
+    int judge_deaths;          /* 1: a successor in which processes died
+                                  of exit signals waits for the caller's
+                                  verdict on their reasons (REQ_DEATHS) */
     int breadth_first;         /* 1: breadth-first order, so the first
                                   violation found is one nearest the
                                   initial state */
@@ -170,6 +173,9 @@ enum request_kind {
                            step into it) */
     REQ_EXPANDED,       /* expand_only: the state search_expanding names
                            is expanded; search_expansion lists them */
+    REQ_DEATHS,         /* judge_deaths: processes died of exit signals in
+                           the step into a successor (search_deaths lists
+                           them); is one of them a violation? */
     REQ_ERROR           /* out of memory or a malformed answer */
 };
 
@@ -201,6 +207,18 @@ int search_answer_run(search *s, run_result *res, request *req);
 ** VIOLATION to stop the search at it. */
 enum observe_verdict { OBSERVE_OK = 0, OBSERVE_SKIP, OBSERVE_VIOLATION };
 int search_answer_observe(search *s, int verdict, term_in *observer, request *req);
+/* A process that died of an exit signal in the step being built (not the
+** process that ran and ended by itself, nor the direct victim of a kill
+** fault or of a node crash: the user asked for those). */
+typedef struct death {
+    uint32_t pid;
+    part_id reason;
+} death;
+/* During a REQ_DEATHS: the deaths in the order they happened. */
+size_t search_deaths(const search *s, const death **out);
+/* Answers a REQ_DEATHS: violation (non-zero) stops the search at the
+** successor; otherwise it goes on to the monitors or is committed. */
+int search_answer_deaths(search *s, int violation, request *req);
 /* The label of the step into the successor being observed (NULL: none). */
 const uint8_t *search_observed_label(const search *s, size_t *len);
 

@@ -60,6 +60,7 @@ counterexample(#{violation := Violation, trace := Trace, final_state := Final} =
          _ -> ["Cycle (repeats forever):\n", CycleText]
      end,
      violation(Violation, F1),
+     cause(Violation, Trace, F1),
      final_state(Final, Cycle, F1),
      ether(maps:get(ether, Cex, []), F1),
      footer(Cex)].
@@ -149,6 +150,18 @@ summary({ltl, Formula}, _F) -> ["the LTL property ", Formula, " fails"];
 summary({invariant, _}, _F) -> "an invariant fails";
 summary({monitor, M, _}, F) -> ["monitor ", show(M, F), " objects"];
 summary(_, _F) -> "violation".
+
+%% A process that did not end by its own last step died of an exit signal
+%% (exit/2, a link, a fault's noconnection) that the last step sent or
+%% delivered.
+cause({abnormal_exit, Pid, _}, [_ | _] = Trace, F) ->
+    case lists:last(Trace) of
+        #{kind := run, pid := Pid} -> "";
+        _ -> io_lib:format("  (~ts died of an exit signal caused by step ~b)~n",
+                           [label(Pid, F), length(Trace)])
+    end;
+cause(_Violation, _Trace, _F) ->
+    "".
 
 violation(deadlock, _F) ->
     "Violation: deadlock (processes are alive but none can move)\n";

@@ -171,8 +171,8 @@ cached(W, St) ->
     end.
 
 %% Answers the match and run requests of one expansion.  A step that is a
-%% safety violation (an abnormal exit, when that is a property) ends the
-%% expansion at it: `record/4' then reports it.
+%% safety violation (an abnormal exit, its own or by exit signal, when that
+%% is a property) ends the expansion at it: `record/4' then reports it.
 expand_loop({match, Cont, Msg}, #st{search = S} = St) ->
     expand_loop(mce_nif:match(S, mce_exec:matches(Cont, Msg)), St);
 expand_loop({run, Pid, How, Cont, Dict, TrapExit}, #st{search = S, opts = Opts} = St) ->
@@ -181,6 +181,10 @@ expand_loop({run, Pid, How, Cont, Dict, TrapExit}, #st{search = S, opts = Opts} 
     put('$mce_ltl_violation', Violation),
     Next = mce_nif:ran(S, Outcome, Effects, Label, Violation =/= none),
     expand_loop(Next, tick(St));
+expand_loop({deaths, Deaths}, #st{search = S, opts = Opts} = St) ->
+    Violation = mce_search:death_violation(Deaths, Opts),
+    put('$mce_ltl_violation', Violation),
+    expand_loop(mce_nif:deaths_judged(S, Violation =/= none), St);
 expand_loop({expanded, W, Succs, Deadlock}, St) ->
     {expanded, W, Succs, Deadlock, St};
 expand_loop(Other, _St) ->

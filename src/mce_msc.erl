@@ -574,12 +574,8 @@ outcome(_C, _Outcome, _LaneY, _Bottom, S) ->
 
 %% An exit reason the check treats as normal (its treat_as_normal option,
 %% as mce_search judges them); the result an rpc process carries.
-expected({'$mce_erpc_result', _}, _S) ->
-    true;
 expected(Reason, #s{normal = Normal}) ->
-    lists:member(Reason, Normal) orelse
-        (is_tuple(Reason) andalso tuple_size(Reason) =:= 2 andalso
-         element(1, Reason) =:= shutdown andalso lists:member(shutdown, Normal)).
+    mce_search:normal_reason(Reason, Normal).
 
 %% C ended with a reason other than normal at Y: its links carry the exit signal, at once to
 %% the processes whose signals do not go through the ether.

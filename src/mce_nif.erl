@@ -5,7 +5,7 @@
 %% docs/ARCHITECTURE.md for the request/answer protocol.
 -module(mce_nif).
 
--export([new/1, start/3, match/2, ran/5, observed/3, fresh_pid/2, fresh_ref/2, node_status/3, ether/1,
+-export([new/1, start/3, match/2, ran/5, observed/3, deaths_judged/2, fresh_pid/2, fresh_ref/2, node_status/3, ether/1,
          alias_active/3, timer/2, unique/1, live_searches/0, process/2, ets_table/2, app_env/1,
          ets_named/3, ets_tables/2,
          stats/1, trace/1,
@@ -27,6 +27,7 @@
                  | {run, pos_integer(), start | timeout | {'receive', term()}, term(),
                     [{term(), term()}], boolean()}
                  | {observe, term(), term()}
+                 | {deaths, [{pos_integer(), term()}]}
                  | {expanded, pos_integer(), [{pos_integer(), agent(), term(), boolean()}],
                     boolean()}
                  | done | max_states | deadlock | stopped
@@ -89,6 +90,12 @@ unique(_Search) -> erlang:nif_error(not_loaded).
 %% `{observe, MonitorStates, Label}' request.
 -spec observed(search(), ok | skip | violation, term()) -> request().
 observed(_Search, _Verdict, _MonitorStates) -> erlang:nif_error(not_loaded).
+
+%% @doc The verdict on a `{deaths, [{PidKey, Reason}]}' request: whether
+%% one of the processes that died of an exit signal in the step is a
+%% violation (the search then stops at the successor).
+-spec deaths_judged(search(), boolean()) -> request().
+deaths_judged(_Search, _Violation) -> erlang:nif_error(not_loaded).
 
 %% @doc How many searches in this VM are not yet freed.
 -spec live_searches() -> non_neg_integer().

@@ -10,10 +10,12 @@
 -export([run/2]).
 %% For the LTL product search (mce_ltl_search), which drives the same C
 %% search in expand-only mode and shares the limits, views and reports.
--export([search/1, options/1, tick/1, view/2, step/1, stats/1, violation/3,
+-export([search/1, options/1, tick/1, view/2, step/1, stats/1, violation/3, death_violation/2,
          internal_error/1, final_state/1, ether/1, property_call/2]).
 %% For stepping sessions (mce_session: replay, simulation, the debugger).
 -export([new_context/2, judge/3, initial_observer/1]).
+%% For the MSC drawing (mce_msc), which marks the exits a check tolerates.
+-export([normal_reason/2]).
 
 -record(ctx, {search :: mce_nif:search(),
               opts :: map(),
@@ -51,6 +53,10 @@ new_context(Opts, ExpandOnly) ->
                         true -> 1;
                         false -> 0
                     end,
+    JudgeDeaths = case lists:member(abnormal_exit, maps:get(property, Opts)) of
+                      true -> 1;
+                      false -> 0
+                  end,
     Nodes = maps:get(nodes, Opts),
     mce_pid:set_nodes(Nodes),
     put('$mce_granularity', maps:get(granularity, Opts)),
@@ -83,6 +89,7 @@ new_context(Opts, ExpandOnly) ->
                                                 _ -> 0
                                             end,
                            check_deadlock => CheckDeadlock,
+                           judge_deaths => JudgeDeaths,
                            observe => case Observe of
                                           true -> 1;
                                           false -> 0
@@ -134,6 +141,14 @@ loop({run, Pid, How, Cont, Dict, TrapExit}, #ctx{search = S, opts = Opts} = Ctx)
             end;
         _ ->
             internal_error(Next),
+            counterexample(Violation, Ctx)
+    end;
+loop({deaths, Deaths}, #ctx{search = S, opts = Opts} = Ctx) ->
+    case death_violation(Deaths, Opts) of
+        none ->
+            loop(mce_nif:deaths_judged(S, false), Ctx);
+        Violation ->
+            internal_error(mce_nif:deaths_judged(S, true)),
             counterexample(Violation, Ctx)
     end;
 loop({observe, Observer, Label}, #ctx{search = S} = Ctx) ->
@@ -272,6 +287,17 @@ violation({exit, Reason}, Pid, Opts) ->
 violation(_, _, _) ->
     none.
 
+%% Processes killed by exit signals in one step (the C search lists them,
+%% in the order they died, as pid keys): the first whose reason is not
+%% normal for the check is the violation, whoever sent the signal.
+-spec death_violation([{pos_integer(), term()}], map()) -> none | {abnormal_exit, pid(), term()}.
+death_violation(Deaths, Opts) ->
+    Normal = maps:get(treat_as_normal, Opts),
+    case [D || {_, Reason} = D <- Deaths, not normal_reason(Reason, Normal)] of
+        [{Pid, Reason} | _] -> {abnormal_exit, mce_pid:term(Pid), Reason};
+        [] -> none
+    end.
+
 %% gen_server:multi_call/4's middleman (OTP 25) hands its result back in
 %% its exit reason {self(), Tag, Result}: not a failure.
 result_carrier({Self, Tag, _Result}, Pid) when is_pid(Self), is_reference(Tag) ->
@@ -279,14 +305,32 @@ result_carrier({Self, Tag, _Result}, Pid) when is_pid(Self), is_reference(Tag) -
 result_carrier(_, _) ->
     false.
 
-%% The process of an rpc/erpc call ends by carrying its result in its exit
-%% reason (see mce_rpc): not a failure of the program.
+%% Whether an exit reason is normal for a check whose treat_as_normal
+%% option is `Normal': an atom A covers A and {A, _} (OTP's {shutdown, _}
+%% convention, for any atom), a fun of one argument decides, any other
+%% term covers itself.  The process of an rpc/erpc call ends by carrying
+%% its result in its exit reason (see mce_rpc), and timer:cancel/1 ends
+%% the process of an mce_timer timer (mce_rt:timer_cancel/1): not
+%% failures of the program.
+-spec normal_reason(term(), [term()]) -> boolean().
 normal_reason({'$mce_erpc_result', _}, _Normal) ->
     true;
+normal_reason('$mce_timer_cancelled', _Normal) ->
+    true;
 normal_reason(Reason, Normal) ->
-    lists:member(Reason, Normal) orelse
-        (is_tuple(Reason) andalso tuple_size(Reason) =:= 2 andalso
-         element(1, Reason) =:= shutdown andalso lists:member(shutdown, Normal)).
+    lists:any(fun(N) -> covers(N, Reason) end, Normal).
+
+covers(F, Reason) when is_function(F, 1) ->
+    case property_call({treat_as_normal, F}, fun() -> F(Reason) end) of
+        Bool when is_boolean(Bool) -> Bool;
+        Other -> erlang:error({mcerlang, {bad_treat_as_normal_value, F, Other,
+                                          "a treat_as_normal fun returns true or false"}})
+    end;
+covers(A, Reason) when is_atom(A) ->
+    Reason =:= A orelse
+        (is_tuple(Reason) andalso tuple_size(Reason) =:= 2 andalso element(1, Reason) =:= A);
+covers(Term, Reason) ->
+    Term =:= Reason.
 
 %% Every ?TICK steps: the limits, a stop request, and a progress line a
 %% second.

@@ -47,6 +47,7 @@ open(InitCall, Opts) ->
     Ctx = mce_search:new_context(Opts#{max_states => 0, max_depth => 0, table => exact,
                                        table_size => 0}, true),
     S = mce_search:search(Ctx),
+    erase('$mce_session_death'),
     {expanded, Root, Succs, Deadlock} = answer(mce_nif:start(S, InitCall, 1), S, Opts),
     Sess = #session{ctx = Ctx, search = S, root = Root,
                     started = erlang:monotonic_time(millisecond)},
@@ -67,6 +68,7 @@ expand(#session{memo = Memo} = Sess, W) ->
             {Succs, Deadlock, Sess};
         _ ->
             Opts = options(Sess),
+            erase('$mce_session_death'),
             {expanded, W, Raw, Deadlock} = answer(mce_nif:expand(Sess#session.search, W),
                                                   Sess#session.search, Opts),
             Succs = successors(Raw, Opts),
@@ -83,7 +85,7 @@ remember(W, Succs, Deadlock, #session{memo = Memo} = Sess) ->
 successors(Raw, Opts) ->
     [#{state => W, step => mce_search:step(Label), label => Label, agent => Agent,
        violation => case Stop of
-                        true -> violation_of(Label, Opts);
+                        true -> stop_violation(Label, Opts);
                         false -> none
                     end}
      || {W, Agent, Label, Stop} <- Raw].
@@ -96,7 +98,19 @@ violation_of(#{pid := Pid, outcome := Outcome}, Opts) ->
 violation_of(_, _Opts) ->
     none.
 
+%% The step an expansion stops at is a violation by itself, or killed a
+%% process by an exit signal (answer/3 remembers which).
+stop_violation(Label, Opts) ->
+    case violation_of(Label, Opts) of
+        none -> get('$mce_session_death');
+        V -> V
+    end.
+
 %% Answers the match and run requests of one expansion.
+answer({deaths, Deaths}, S, Opts) ->
+    Violation = mce_search:death_violation(Deaths, Opts),
+    Violation =/= none andalso put('$mce_session_death', Violation),
+    answer(mce_nif:deaths_judged(S, Violation =/= none), S, Opts);
 answer({match, Cont, Msg}, S, Opts) ->
     answer(mce_nif:match(S, mce_exec:matches(Cont, Msg)), S, Opts);
 answer({run, Pid, How, Cont, Dict, TrapExit}, S, Opts) ->

@@ -17,7 +17,7 @@
 -type entry() :: {module(), atom(), [term()]} | fun(() -> term()).
 -type property() :: deadlock | abnormal_exit.
 -type options() :: #{property => property() | [property()] | none,
-                     treat_as_normal => [term()],
+                     treat_as_normal => [atom() | term() | fun((term()) -> boolean())],
                      max_states => pos_integer() | infinity,
                      max_depth => pos_integer() | infinity,
                      max_time => pos_integer() | infinity,
@@ -560,6 +560,14 @@ deep_map_list(F, [H | T]) -> [deep_map(F, H) | deep_map_list(F, T)];
 deep_map_list(_F, []) -> [];
 deep_map_list(F, Tail) -> deep_map(F, Tail).
 
+%% treat_as_normal: atoms and other terms are reasons, a fun of one
+%% argument decides for any reason (mce_search:normal_reason/2).
+treat_as_normal([F | _], _All) when is_function(F), not is_function(F, 1) ->
+    erlang:error({mcerlang, {bad_option_value, treat_as_normal, F}});
+treat_as_normal([_ | T], All) -> treat_as_normal(T, All);
+treat_as_normal([], All) -> All;
+treat_as_normal(_Tail, All) -> erlang:error({mcerlang, {bad_option_value, treat_as_normal, All}}).
+
 check_module(M) ->
     case code:ensure_loaded(M) of
         {module, M} ->
@@ -600,8 +608,7 @@ option(property, Ps) when is_list(Ps), Ps =/= [] ->
         false -> erlang:error({mcerlang, {bad_option_value, property, Ps}})
     end;
 option(treat_as_normal, Rs) when is_list(Rs) ->
-    proper(Rs) orelse erlang:error({mcerlang, {bad_option_value, treat_as_normal, Rs}}),
-    Rs;
+    treat_as_normal(Rs, Rs);
 option(K, infinity) when K =:= max_states; K =:= max_depth; K =:= max_time -> infinity_value(K);
 option(K, N) when (K =:= max_states orelse K =:= max_depth orelse K =:= max_time),
                   is_integer(N), N > 0, N < ?MAX_COUNT -> N;

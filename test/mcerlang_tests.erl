@@ -116,10 +116,20 @@ all_root_exits(Entry) ->
 all_root_exits(Entry, Seen) ->
     all_root_exits(Entry, Seen, #{}).
 
+%% Only the root's exits are collected (the real VM's side sees that one);
+%% other processes' deaths (a victim of exit/2, of timer:kill_after) are
+%% set aside as normal.
 all_root_exits(Entry, Seen, Opts) ->
-    case mcerlang:check(Entry, Opts#{treat_as_normal => [normal | Seen]}) of
+    all_root_exits(Entry, Seen, [], Opts).
+
+all_root_exits(Entry, Seen, Others, Opts) ->
+    Root = mce_pid:term(1),
+    case mcerlang:check(Entry, Opts#{treat_as_normal => [normal | Seen ++ Others]}) of
         {ok, _} -> Seen;
-        {error, #{violation := {abnormal_exit, _, R}}} -> all_root_exits(Entry, [R | Seen], Opts)
+        {error, #{violation := {abnormal_exit, Root, R}}} ->
+            all_root_exits(Entry, [R | Seen], Others, Opts);
+        {error, #{violation := {abnormal_exit, _, R}}} ->
+            all_root_exits(Entry, Seen, [R | Others], Opts)
     end.
 
 order_race_found_test() ->
