@@ -416,7 +416,12 @@ closure_in_arguments_refused_test() ->
 
 %% Closures compiled into a module are entries, with their captured
 %% variables: parameters, constants the compiler propagated, computed values.
-closure_entry_test() ->
+%% Each check translates tprog's closures (a probe compile per fun): seconds
+%% of compiling, past EUnit's default 5 s on a loaded machine.
+closure_entry_test_() ->
+    {timeout, 120, fun closure_entries/0}.
+
+closure_entries() ->
     ?assertMatch({ok, #{states := 10}}, mcerlang:check(tprog:closure_param(3))),
     ?assertMatch({ok, #{states := 8}}, mcerlang:check(tprog:closure_const())),
     ?assertMatch({error, #{violation := {abnormal_exit, _, {result, 42}}}},
