@@ -363,6 +363,7 @@ static ERL_NIF_TERM request_term(ErlNifEnv *env, search *s, const request *q)
         return enif_make_tuple3(env, atom(env, "observe"), obs, label);
     }
     case REQ_EXPANDED: return expanded_term(env, s);
+    case REQ_YIELD: return atom(env, "yield");
     case REQ_ERROR: return ERROR(env, q->error ? q->error : "search failed");
     }
     return ERROR(env, "unknown request");
@@ -431,6 +432,21 @@ static ERL_NIF_TERM nif_focus(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[
     int rc = search_focus(r->s, id);
     enif_mutex_unlock(r->lock);
     return rc == 0 ? atom(env, "ok") : enif_make_badarg(env);
+}
+
+/* resume(Search) -> Request: goes on after a `yield'. */
+static ERL_NIF_TERM nif_resume(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
+{
+    (void)argc;
+    search_res *r;
+    if (!get_res(env, argv[0], &r))
+        return enif_make_badarg(env);
+    enif_mutex_lock(r->lock);
+    request q;
+    search_resume(r->s, &q);
+    ERL_NIF_TERM t = request_term(env, r->s, &q);
+    enif_mutex_unlock(r->lock);
+    return t;
 }
 
 /* match(Search, boolean()) -> Request */
@@ -1612,6 +1628,7 @@ static ErlNifFunc nif_funcs[] = {
     {"new", 1, nif_new, 0},
     {"start", 3, nif_start, 0},
     {"match", 2, nif_match, 0},
+    {"resume", 1, nif_resume, 0},
     {"ran", 5, nif_ran, 0},
     {"fresh_pid", 2, nif_fresh_pid, 0},
     {"fresh_ref", 2, nif_fresh_ref, 0},

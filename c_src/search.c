@@ -103,6 +103,7 @@ struct search {
     size_t nexp, capexp;
     int exp_deadlock;
     agent mover;
+    uint32_t work;        /* units done in C since the last request */
 };
 
 static uint64_t mix64(uint64_t x)
@@ -482,7 +483,12 @@ static int next_request(search *s, request *req)
         req->kind = s->pending;
         return 0;
     }
+    s->work = 0;
     while (s->depth > 0) {
+        if (!s->cfg.expand_only && s->work++ >= SEARCH_WORK_BUDGET) {
+            s->pending = req->kind = REQ_YIELD;
+            return 0;
+        }
         if (decode_top(s) != 0)
             return fail(req, "out of memory decoding a state");
         frame *f = &s->stack[s->depth - 1];
@@ -677,6 +683,14 @@ int search_start(search *s, term_in *init, uint32_t pid, request *req)
         s->pending = req->kind = REQ_LIMIT_STATES;
         return 0;
     }
+    return next_request(s, req);
+}
+
+int search_resume(search *s, request *req)
+{
+    if (s->pending != REQ_YIELD || s->finished)
+        return fail(req, "the search has not yielded");
+    s->pending = 0;
     return next_request(s, req);
 }
 

@@ -168,6 +168,10 @@ enum request_kind {
                            step into it) */
     REQ_EXPANDED,       /* expand_only: the state search_expanding names
                            is expanded; search_expansion lists them */
+    REQ_YIELD,          /* SEARCH_WORK_BUDGET units of work (deliveries,
+                           faults, backtracking) done in C within one call:
+                           the caller may check its limits, then
+                           search_resume */
     REQ_ERROR           /* out of memory or a malformed answer */
 };
 
@@ -190,6 +194,14 @@ void search_free(search *s);
 
 /* Starts from one INIT process running `init` (ownership of nothing). */
 int search_start(search *s, term_in *init, uint32_t pid, request *req);
+/* Work done in C (a delivery, a fault, a backtrack) between two requests
+** before the search yields (REQ_YIELD): a few hundred microseconds, so a
+** NIF call stays near the 1 ms a normal scheduler allows and the caller's
+** time, memory and stop checks run often.  Not in expand_only mode, whose
+** calls expand one state. */
+#define SEARCH_WORK_BUDGET 64
+/* Answers a REQ_YIELD and returns the next request. */
+int search_resume(search *s, request *req);
 /* Answers a REQ_MATCH and returns the next request. */
 int search_answer_match(search *s, int matches, request *req);
 /* Answers a REQ_RUN.  Frees everything in `res` that it does not keep. */

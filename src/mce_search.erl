@@ -154,6 +154,13 @@ loop({observe, Observer, Label}, #ctx{search = S} = Ctx) ->
             internal_error(mce_nif:observed(S, violation, none)),
             counterexample(V, Ctx)
     end;
+loop(yield, #ctx{search = S} = Ctx) ->
+    %% The C search explored deliveries or faults, or backtracked, for its
+    %% whole budget: look at the limits now, whatever the step count.
+    case tick(Ctx#ctx{steps = ?TICK}) of
+        {continue, Ctx1} -> loop(mce_nif:resume(S), Ctx1);
+        {stop, Why} -> {inconclusive, Why, stats(Ctx)}
+    end;
 loop(done, Ctx) ->
     Stats = stats(Ctx),
     case maps:get(truncated, Stats) of

@@ -1548,6 +1548,11 @@ static void test_search_growth(void)
             break;
     }
     CHECK(chain_ok);
+    /* Backtracking the chain is work done in C: it yields on the way. */
+    unsigned yields = 0;
+    while (q.kind == REQ_YIELD && search_resume(s, &q) == 0)
+        yields++;
+    CHECK(yields == (CHAIN + 1) / SEARCH_WORK_BUDGET);
     CHECK(q.kind == REQ_DONE);
     search_stats st = stats(s);
     CHECK(st.states == CHAIN + 2 && st.transitions == CHAIN + 1);
@@ -1922,6 +1927,63 @@ static void test_search_lossy(void)
     }
 }
 
+/* Deliveries are computed in C without a request; a search whose
+** deliveries alone outlast SEARCH_WORK_BUDGET yields (REQ_YIELD) instead
+** of running them all in one call, and resumes where it stopped. */
+static void test_search_yield(void)
+{
+    enum { NSENDS = 200 };
+    search_config cfg = { .node = NODE, .nodelen = strlen(NODE),
+                          .creation = CREATION, .check_deadlock = 0,
+                          .delivery_ether = 1 };
+    search *s = search_new(&cfg);
+    CHECK(s != NULL);
+    if (s == NULL)
+        return;
+    request q;
+    CHECK(start(s, 1, &q) == 0 && q.kind == REQ_RUN && q.pid == 1);
+    /* 1 spawns 2 and waits in 10 (matches nothing but 30). */
+    effs f = { .n = 0 };
+    eff_spawn(&f, 2, 0, 20);
+    CHECK(run_wait(s, 10, 0, &f, 1, 0, &q) == 0);
+    CHECK(q.kind == REQ_RUN && q.run == RUN_START && q.pid == 2);
+    /* 2 sends 31 NSENDS times to 1 and exits: NSENDS deliveries follow,
+    ** each a state of its own, with one match question (the memo answers
+    ** the others). */
+    effect *e = xmalloc(NSENDS * sizeof *e);
+    uint8_t msg[NSENDS][3];
+    for (int k = 0; k < NSENDS; k++) {
+        set_int(msg[k], 31);
+        e[k] = (effect){ .kind = EFFECT_SEND, .pid = 1, .term = { msg[k], 3 } };
+    }
+    run_result r = { .outcome = OUTCOME_EXIT, .normal = 1, .effects = e,
+                     .neffects = NSENDS, .label = mklabel(2), .label_len = 3 };
+    CHECK(search_answer_run(s, &r, &q) == 0);
+    free(e);
+    unsigned yields = 0, matches = 0, other = 0;
+    while (q.kind == REQ_YIELD || q.kind == REQ_MATCH) {
+        if (q.kind == REQ_YIELD) {
+            yields++;
+            CHECK(search_answer_match(s, 0, &q) == -1 && q.kind == REQ_ERROR);
+            q.kind = REQ_YIELD;
+            if (search_resume(s, &q) != 0)
+                other++;
+        } else {
+            matches++;
+            CHECK(search_resume(s, &q) == -1 && q.kind == REQ_ERROR);
+            q.kind = REQ_MATCH;
+            if (search_answer_match(s, 0, &q) != 0)
+                other++;
+        }
+    }
+    CHECK(other == 0 && matches == 1);
+    CHECK(yields >= NSENDS / SEARCH_WORK_BUDGET && yields <= 2 * NSENDS / SEARCH_WORK_BUDGET + 2);
+    CHECK(q.kind == REQ_DONE);
+    search_stats st = stats(s);
+    CHECK(st.states == 3 + NSENDS && st.transitions == 2 + NSENDS);
+    search_free(s);
+}
+
 int main(void)
 {
     test_part_store();
@@ -1944,6 +2006,7 @@ int main(void)
     test_visited_hash_compact();
     test_visited_bitstate();
     test_search_lossy();
+    test_search_yield();
     printf("%lu passed, %lu failed\n", g_passed, g_failed);
     return g_failed != 0;
 }
