@@ -964,8 +964,29 @@ static int enqueue(search *s, sys_state *st, uint32_t from, uint32_t to,
                    part_id name, uint32_t kind, uint32_t a, uint32_t b,
                    uint32_t c)
 {
-    return sys_state_enqueue(s->ps, st, from, to, name,
-                             signal_intern(s->ps, kind, a, b, c));
+    part_id sig = signal_intern(s->ps, kind, a, b, c);
+    if (s->cfg.node_pair && !(from & KEY_TIMER) && KEY_NODE(from) != KEY_NODE(to))
+        return sys_state_enqueue(s->ps, st, MAKE_KEY(KEY_NODE(from), KEY_NODE_CHAN),
+                                 MAKE_KEY(KEY_NODE(to), KEY_NODE_CHAN), 0,
+                                 envelope_intern(s->ps, from, to, name, sig));
+    return sys_state_enqueue(s->ps, st, from, to, name, sig);
+}
+
+/* The head signal of a channel, with the ends it travels between: a
+** node-pair channel's envelope gives them. */
+static int channel_head(const part_store *ps, channel *c, uint32_t sig[4])
+{
+    part_id id = mailbox_at(ps, c->queue, 0);
+    if (KEY_NUM(c->from) == KEY_NODE_CHAN && !(c->from & KEY_TIMER)) {
+        uint32_t env[4];
+        if (envelope_get(ps, id, env) != 0)
+            return -1;
+        c->from = env[0];
+        c->to = env[1];
+        c->name = env[2];
+        id = env[3];
+    }
+    return signal_get(ps, id, sig);
 }
 
 /* Appends {nodedown, Node} to st->procs[to]'s mailbox. */
@@ -1492,8 +1513,7 @@ static int deliver_channel(search *s, sys_state *st, uint32_t ci, ext_buf *lb,
 {
     channel c = st->chans[ci];
     uint32_t sig[4];
-    if (signal_get(s->ps, mailbox_at(s->ps, c.queue, 0), sig) != 0 ||
-        sys_state_dequeue(s->ps, st, ci) != 0)
+    if (channel_head(s->ps, &c, sig) != 0 || sys_state_dequeue(s->ps, st, ci) != 0)
         return -1;
     int q = KEY_NUM(c.to) == KEY_BY_NAME
                 ? sys_state_find_name(st, c.name, KEY_NODE(c.to))
@@ -2117,8 +2137,14 @@ static void mark_state(search *s, key_marks *m)
         mark(m, c->to);
         uint32_t n = mailbox_length(ps, c->queue);
         for (uint32_t k = 0; k < n; k++) {
-            uint32_t sig[4];
-            if (signal_get(ps, mailbox_at(ps, c->queue, k), sig) != 0)
+            uint32_t sig[4], env[4];
+            part_id id = mailbox_at(ps, c->queue, k);
+            if (envelope_get(ps, id, env) == 0) {
+                mark(m, env[0]);
+                mark(m, env[1]);
+                id = env[3];
+            }
+            if (signal_get(ps, id, sig) != 0)
                 continue;
             switch (sig[0]) {
             case SIG_MSG: case SIG_EXIT:

@@ -42,6 +42,11 @@ typedef struct search_config {
     size_t node_atom_etf_len[SEARCH_MAX_NODES];
     int delivery_ether;        /* 1: signals inside a node also travel
                                   through the ether */
+    int node_pair;             /* 1: signals between two nodes keep their
+                                  send order across all the processes of
+                                  the sending node (one channel per ordered
+                                  pair of nodes, as BEAM's one connection);
+                                  0: per ordered pair of processes */
     uint32_t max_crashes, max_disconnects, max_kills;   /* fault budgets */
     uint32_t creation;         /* creation of simulated pids */
     uint64_t max_states;       /* 0: unlimited */

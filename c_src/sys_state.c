@@ -528,6 +528,27 @@ int signal_get(const part_store *ps, part_id id, uint32_t out[4])
     return 0;
 }
 
+part_id envelope_intern(part_store *ps, uint32_t from, uint32_t to,
+                        part_id name, part_id sig)
+{
+    if (sig == 0)
+        return 0;
+    uint32_t w[5] = { SIG_ENVELOPE, from, to, name, sig };
+    int fresh;
+    return part_store_intern(ps, PART_SIGNAL, w, sizeof w, NULL, 0, &fresh);
+}
+
+int envelope_get(const part_store *ps, part_id id, uint32_t out[4])
+{
+    const part *p = part_store_get(ps, id);
+    if (p == NULL || p->kind != PART_SIGNAL || p->len != 20 ||
+        word(p->data, 0) != SIG_ENVELOPE)
+        return -1;
+    for (uint32_t k = 0; k < 4; k++)
+        out[k] = word(p->data, k + 1);
+    return 0;
+}
+
 static part_id empty_vector(part_store *ps)
 {
     int fresh;

@@ -93,6 +93,9 @@ typedef struct proc {
 #define KEY_NUM(k) ((k) & 0xffffffu)
 #define MAKE_KEY(node, num) ((uint32_t)(node) << KEY_NODE_SHIFT | (num))
 #define KEY_BY_NAME 0xffffffu
+/* ordering => node_pair: the channel between two nodes is keyed by
+** MAKE_KEY(node, KEY_NODE_CHAN) at both ends; its queue holds envelopes. */
+#define KEY_NODE_CHAN 0xfffffeu
 #define KEY_TIMER 0x80000000u   /* = ETF_REF_TAG: marks the ref as used */
 
 enum alias_mode {
@@ -111,7 +114,8 @@ enum signal_kind {
     SIG_MONITOR,        /* a: ref, b: item term (0: the target's pid) */
     SIG_DEMONITOR,      /* a: ref */
     SIG_DOWN,           /* a: ref, b: item term (0: the sender's pid), c: reason */
-    SIG_ALIAS_MSG       /* a: message term, b: the alias (ref) it was sent to */
+    SIG_ALIAS_MSG,      /* a: message term, b: the alias (ref) it was sent to */
+    SIG_ENVELOPE        /* see envelope_intern */
 };
 
 enum signal_flag {
@@ -190,6 +194,12 @@ part_id signal_intern(part_store *ps, uint32_t kind, uint32_t a, uint32_t b,
                       uint32_t c);
 /* Decodes a PART_SIGNAL; -1 if id is not one. */
 int signal_get(const part_store *ps, part_id id, uint32_t out[4]);
+/* A signal on a node-pair channel with its ends: a PART_SIGNAL of five
+** words (SIG_ENVELOPE, from, to, name, signal id), so it never decodes as
+** a plain signal.  envelope_get: -1 if id is not one. */
+part_id envelope_intern(part_store *ps, uint32_t from, uint32_t to,
+                        part_id name, part_id sig);
+int envelope_get(const part_store *ps, part_id id, uint32_t out[4]);
 
 /* Index of table tid, or -1; sets (replacing) and removes tables. */
 int sys_state_find_table(const sys_state *s, uint32_t tid);

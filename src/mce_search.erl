@@ -67,6 +67,10 @@ new_context(Opts, ExpandOnly) ->
                                                  ether -> 1;
                                                  instant -> 0
                                              end,
+                           node_pair => case maps:get(ordering, Opts) of
+                                            node_pair -> 1;
+                                            process_pair -> 0
+                                        end,
                            max_crashes => maps:get(crash_node, Faults, 0),
                            max_disconnects => maps:get(disconnect, Faults, 0),
                            max_kills => maps:get(kill, Faults, 0),

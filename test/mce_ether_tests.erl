@@ -48,3 +48,67 @@ stop_answered_under_ether_test_() ->
              ?assertMatch({inconclusive, stopped, _}, R),
              ?assert(Ms < 500)
      end}.
+
+%%--------------------------------------------------------------------
+%% ordering => process_pair | node_pair
+%%--------------------------------------------------------------------
+
+-define(N1, 'n1@sim').
+-define(N2, 'n2@sim').
+-define(N3, 'n3@sim').
+
+world_hello_setup_test_() ->
+    {timeout, 120, fun() -> [mce_translate:ensure(M) || M <- [world_hello, tprog_dist]] end}.
+
+%% World Hello with A and B on node n1 and C on n2 (paper 004, Fig. 1): A
+%% sends hello to C, then world to B, which forwards it to C.  Per pair of
+%% processes (the language's only guarantee) world may overtake hello; on
+%% one connection between n1 and n2, as BEAM sends everything between two
+%% nodes, it cannot: hello was sent first from n1 to n2.
+world_hello_ordering_test() ->
+    Entry = {world_hello, worldhello, [?N1, ?N1, ?N2]},
+    Opts = #{nodes => [?N1, ?N2]},
+    ?assertMatch({error, #{violation := {abnormal_exit, _, {wrong_order, world, hello}}}},
+                 mcerlang:check(Entry, Opts)),
+    ?assertMatch({error, #{violation := {abnormal_exit, _, {wrong_order, world, hello}}}},
+                 mcerlang:check(Entry, Opts#{ordering => process_pair})),
+    ?assertMatch({ok, _}, mcerlang:check(Entry, Opts#{ordering => node_pair})),
+    %% A to B inside n1 through the ether too: still in order at C.
+    ?assertMatch({ok, _}, mcerlang:check(Entry, Opts#{ordering => node_pair,
+                                                      delivery => ether})),
+    %% With three nodes hello (n1 to n3) and world (n2 to n3) use two
+    %% connections: world hello under both orderings.
+    ?assertMatch({error, #{violation := {abnormal_exit, _, {wrong_order, world, hello}}}},
+                 mcerlang:check({world_hello, worldhello, [?N1, ?N2, ?N3]},
+                                #{nodes => [?N1, ?N2, ?N3], ordering => node_pair})),
+    ?assertError({mcerlang, {bad_option_value, ordering, per_node}},
+                 mcerlang:check(Entry, Opts#{ordering => per_node})).
+
+%% The ether as users see it names the processes a signal travels between,
+%% in send order, also on a node-pair channel.
+node_pair_ether_view_test() ->
+    Entry = {world_hello, worldhello, [?N1, ?N1, ?N2]},
+    TwoInFlight = fun(#{ether := Ether}) -> length(Ether) < 2 end,
+    {error, Cex} = mcerlang:check(Entry, #{nodes => [?N1, ?N2], ordering => node_pair,
+                                           invariant => TwoInFlight}),
+    #{violation := {invariant, _}, ether := Ether, final_state := Procs} = Cex,
+    Pid = fun(Where) -> hd([P || #{pid := P, where := {world_hello, F, _, _, _}} <- Procs,
+                                 F =:= Where])
+          end,
+    C = Pid(procC),
+    ?assertMatch([#{to := C, signals := [{message, hello}]},
+                  #{to := C, signals := [{message, world}]}], Ether),
+    [#{from := A}, #{from := B}] = Ether,
+    ?assertEqual([?N1, ?N1, ?N2], [node(A), node(B), node(C)]),
+    ?assertNotEqual(A, B).
+
+%% Faults act on node-pair channels as on the others.
+node_pair_faults_test() ->
+    Opts = #{nodes => [?N1, ?N2, ?N3], ordering => node_pair},
+    ?assertMatch({ok, _}, mcerlang:check({tprog_dist, disconnect_lost, [?N2]}, Opts)),
+    ?assertMatch({error, #{violation := deadlock}},
+                 mcerlang:check({tprog_dist, disconnect_lost, [?N2]},
+                                Opts#{faults => #{disconnect => 1}})),
+    ?assertMatch({error, #{violation := {abnormal_exit, _, {{badmatch, noconnection}, _}}}},
+                 mcerlang:check({tprog_dist, crash_watch, [?N2]},
+                                Opts#{faults => #{crash_node => 1}})).
