@@ -104,6 +104,7 @@ struct search {
     int exp_deadlock;
     agent mover;
     uint32_t work;        /* units done in C since the last request */
+    size_t used_at_yield; /* the store's used bytes at the last yield */
 };
 
 static uint64_t mix64(uint64_t x)
@@ -197,6 +198,7 @@ search *search_new(const search_config *cfg)
     s->names = malloc(total);
     s->ps = cfg->table_slots ? part_store_new_sized(cfg->table_slots)
                              : part_store_new();
+    s->used_at_yield = s->ps != NULL ? part_store_used_bytes(s->ps) : 0;
     if (cfg->table_mode != VISITED_EXACT)
         s->vis = visited_new((enum visited_mode)cfg->table_mode,
                              cfg->table_mode == VISITED_BITSTATE
@@ -485,7 +487,10 @@ static int next_request(search *s, request *req)
     }
     s->work = 0;
     while (s->depth > 0) {
-        if (!s->cfg.expand_only && s->work++ >= SEARCH_WORK_BUDGET) {
+        if (!s->cfg.expand_only &&
+            (s->work++ >= SEARCH_WORK_BUDGET ||
+             part_store_used_bytes(s->ps) - s->used_at_yield >= SEARCH_BYTES_BUDGET)) {
+            s->used_at_yield = part_store_used_bytes(s->ps);
             s->pending = req->kind = REQ_YIELD;
             return 0;
         }
@@ -862,10 +867,8 @@ static int deliver_built(search *s, sys_state *st, int to, ext_buf *e)
     free(e->b);
     if (err || msg == 0)
         return -1;
-    part_id mb = mailbox_append(s->ps, st->procs[to].mailbox, msg);
-    if (mb == 0)
+    if (sys_state_append(st, (uint32_t)to, msg) != 0)
         return -1;
-    st->procs[to].mailbox = mb;
     return 0;
 }
 
@@ -924,6 +927,10 @@ static int flush_down(search *s, sys_state *st, int at, uint32_t ref)
     ext_part(s, &e, s->atoms[ATOM_DOWN]);
     ext_ref(s, &e, ref);
     if (e.err) {
+        free(e.b);
+        return -1;
+    }
+    if (sys_state_flush(s->ps, st) != 0) {
         free(e.b);
         return -1;
     }
@@ -1156,8 +1163,7 @@ static int alias_owner(const sys_state *st, uint32_t ref)
 
 /* A message sent to alias ref arrives at st->procs[q], if the alias is
 ** still active there; a reply alias is then used up. */
-static int deliver_via_alias(search *s, sys_state *st, int q, uint32_t ref,
-                             part_id msg)
+static int deliver_via_alias(sys_state *st, int q, uint32_t ref, part_id msg)
 {
     proc *p = &st->procs[q];
     for (uint32_t k = 0; k < p->aliases.n; k++) {
@@ -1174,10 +1180,8 @@ static int deliver_via_alias(search *s, sys_state *st, int q, uint32_t ref,
                     monitor_remove(&st->procs[t].monby, ref, NULL);
             }
         }
-        part_id mb = mailbox_append(s->ps, st->procs[q].mailbox, msg);
-        if (mb == 0)
+        if (sys_state_append(st, (uint32_t)q, msg) != 0)
             return -1;
-        st->procs[q].mailbox = mb;
         return 0;
     }
     return 0;
@@ -1272,10 +1276,8 @@ static int apply_effects(search *s, sys_state *st, run_result *res,
                     return -1;
                 break;
             }
-            part_id mb = mailbox_append(s->ps, st->procs[q].mailbox, term);
-            if (mb == 0)
+            if (sys_state_append(st, (uint32_t)q, term) != 0)
                 return -1;
-            st->procs[q].mailbox = mb;
             break;
         }
         case EFFECT_SEND_NAME: {
@@ -1290,10 +1292,8 @@ static int apply_effects(search *s, sys_state *st, run_result *res,
             }
             int r = sys_state_find_name(st, term2, tnode);
             if (r >= 0) {
-                part_id mb = mailbox_append(s->ps, st->procs[r].mailbox, term);
-                if (mb == 0)
+                if (sys_state_append(st, (uint32_t)r, term) != 0)
                     return -1;
-                st->procs[r].mailbox = mb;
             }
             break;
         }
@@ -1424,7 +1424,7 @@ static int apply_effects(search *s, sys_state *st, run_result *res,
             if (routed(s, me, to)) {
                 if (enqueue(s, st, me, to, 0, SIG_ALIAS_MSG, term, ef->ref, 0) != 0)
                     return -1;
-            } else if (deliver_via_alias(s, st, owner, ef->ref, term) != 0) {
+            } else if (deliver_via_alias(st, owner, ef->ref, term) != 0) {
                 return -1;
             }
             break;
@@ -1533,16 +1533,14 @@ static int deliver_channel(search *s, sys_state *st, uint32_t ci, ext_buf *lb,
         ext_tuple(lb, 2);
         ext_atom(lb, "message");
         ext_part(s, lb, sig[1]);
-        return q >= 0 ? deliver_via_alias(s, st, q, sig[2], sig[1]) : 0;
+        return q >= 0 ? deliver_via_alias(st, q, sig[2], sig[1]) : 0;
     case SIG_MSG:
         ext_tuple(lb, 2);
         ext_atom(lb, "message");
         ext_part(s, lb, sig[1]);
         if (q >= 0) {
-            part_id mb = mailbox_append(s->ps, st->procs[q].mailbox, sig[1]);
-            if (mb == 0)
+            if (sys_state_append(st, (uint32_t)q, sig[1]) != 0)
                 return -1;
-            st->procs[q].mailbox = mb;
         }
         return 0;
     case SIG_EXIT:
@@ -1878,6 +1876,11 @@ static int record_successor(search *s, part_id state, uint8_t *label,
 static int successor(search *s, sys_state *st, uint8_t *label, size_t label_len,
                      int stop, request *req)
 {
+    if (sys_state_flush(s->ps, st) != 0) {
+        sys_state_clear(st);
+        free(label);
+        return fail(req, "out of memory");
+    }
     if (!s->cfg.observe)
         return commit_successor(s, st, label, label_len, stop, req);
     sys_state_clear(&s->obs_st);

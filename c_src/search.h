@@ -174,8 +174,9 @@ enum request_kind {
     REQ_EXPANDED,       /* expand_only: the state search_expanding names
                            is expanded; search_expansion lists them */
     REQ_YIELD,          /* SEARCH_WORK_BUDGET units of work (deliveries,
-                           faults, backtracking) done in C within one call:
-                           the caller may check its limits, then
+                           faults, backtracking) done in C within one call,
+                           or SEARCH_BYTES_BUDGET more bytes stored: the
+                           caller may check its limits, then
                            search_resume */
     REQ_ERROR           /* out of memory or a malformed answer */
 };
@@ -205,6 +206,10 @@ int search_start(search *s, term_in *init, uint32_t pid, request *req);
 ** time, memory and stop checks run often.  Not in expand_only mode, whose
 ** calls expand one state. */
 #define SEARCH_WORK_BUDGET 64
+/* ... and whenever the store grew by this many bytes since the last
+** yield, so a `memory` cap holds however the growth comes (long mailboxes
+** answered one match question at a time). */
+#define SEARCH_BYTES_BUDGET ((size_t)1 << 20)
 /* Answers a REQ_YIELD and returns the next request. */
 int search_resume(search *s, request *req);
 /* Answers a REQ_MATCH and returns the next request. */

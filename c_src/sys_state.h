@@ -144,7 +144,22 @@ typedef struct node_monitor {
     uint32_t pid, node, count;
 } node_monitor;
 
+/* Messages (or signals) appended during one transition to a process's
+** mailbox or a channel's queue, not yet interned: interning each append
+** would store every intermediate vector, 2·N² bytes for N sends in one
+** step.  sys_state_flush interns each grown vector once. */
+typedef struct pending_append {
+    int is_chan;
+    uint32_t from, to;  /* process: from is its pid; channel: its key */
+    part_id name;
+    part_id *ids;
+    uint32_t n, cap;
+} pending_append;
+
 typedef struct sys_state {
+    pending_append *pend;   /* see pending_append: empty in a stored or
+                               decoded state */
+    uint32_t npend, cappend;
     proc *procs;
     uint32_t nprocs, cap;
     uint64_t down;      /* bit i: node i has crashed */
@@ -221,6 +236,13 @@ void proc_free(proc *p);   /* frees what the record owns */
 
 int proc_link_add(proc *p, uint32_t pid);
 void proc_link_remove(proc *p, uint32_t pid);
+
+/* Appends msg to the mailbox of s->procs[index], pending (see
+** pending_append); mailbox reads of that process must flush first. */
+int sys_state_append(sys_state *s, uint32_t index, part_id msg);
+/* Interns the pending appends: every mailbox and queue field is then
+** complete.  Encoding refuses a state with appends pending. */
+int sys_state_flush(part_store *ps, sys_state *s);
 
 /* Mailbox parts (and ether queues) are vectors of message term ids. */
 part_id mailbox_append(part_store *ps, part_id mailbox, part_id msg);

@@ -1177,7 +1177,12 @@ typedef struct drive_counts {
 static enum request_kind drive(search *s, request *q, drive_counts *dc)
 {
     uint8_t label = 100;
-    while (q->kind == REQ_MATCH || q->kind == REQ_RUN) {
+    while (q->kind == REQ_MATCH || q->kind == REQ_RUN || q->kind == REQ_YIELD) {
+        if (q->kind == REQ_YIELD) {
+            if (search_resume(s, q) != 0)
+                dc->errors++;
+            continue;
+        }
         if (q->kind == REQ_MATCH) {
             dc->matches++;
             int ok = term_int(s, q->cont) == 10 && term_int(s, q->msg) == 30;
