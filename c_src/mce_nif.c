@@ -371,6 +371,15 @@ static ERL_NIF_TERM request_term(ErlNifEnv *env, search *s, const request *q)
     return ERROR(env, "unknown request");
 }
 
+/* Tells the scheduler how much of a timeslice (about 1 ms) a call that
+** drove the search used: NIF calls count few reductions, so without this
+** the check worker ran tens of milliseconds of them in one slice. */
+static void charge(ErlNifEnv *env, ErlNifTime t0)
+{
+    ErlNifTime us = enif_monotonic_time(ERL_NIF_USEC) - t0;
+    enif_consume_timeslice(env, us >= 1000 ? 100 : (int)(us / 10) + 1);
+}
+
 /* Encodes a term for the store.  The binary must be released. */
 static int encode(ErlNifEnv *env, ERL_NIF_TERM t, ErlNifBinary *bin,
                   term_in *out)
@@ -395,11 +404,13 @@ static ERL_NIF_TERM nif_start(ErlNifEnv *env, int argc,
     term_in init;
     if (!encode(env, argv[1], &bin, &init))
         return enif_make_badarg(env);
+    ErlNifTime t0 = enif_monotonic_time(ERL_NIF_USEC);
     enif_mutex_lock(r->lock);
     request q;
     search_start(r->s, &init, pid, &q);
     ERL_NIF_TERM t = request_term(env, r->s, &q);
     enif_mutex_unlock(r->lock);
+    charge(env, t0);
     enif_release_binary(&bin);
     return t;
 }
@@ -413,11 +424,13 @@ static ERL_NIF_TERM nif_expand(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv
     unsigned id;
     if (!get_res(env, argv[0], &r) || !enif_get_uint(env, argv[1], &id))
         return enif_make_badarg(env);
+    ErlNifTime t0 = enif_monotonic_time(ERL_NIF_USEC);
     enif_mutex_lock(r->lock);
     request q;
     search_expand(r->s, id, &q);
     ERL_NIF_TERM t = request_term(env, r->s, &q);
     enif_mutex_unlock(r->lock);
+    charge(env, t0);
     return t;
 }
 
@@ -443,11 +456,13 @@ static ERL_NIF_TERM nif_resume(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv
     search_res *r;
     if (!get_res(env, argv[0], &r))
         return enif_make_badarg(env);
+    ErlNifTime t0 = enif_monotonic_time(ERL_NIF_USEC);
     enif_mutex_lock(r->lock);
     request q;
     search_resume(r->s, &q);
     ERL_NIF_TERM t = request_term(env, r->s, &q);
     enif_mutex_unlock(r->lock);
+    charge(env, t0);
     return t;
 }
 
@@ -466,11 +481,13 @@ static ERL_NIF_TERM nif_match(ErlNifEnv *env, int argc,
         matches = 0;
     else
         return enif_make_badarg(env);
+    ErlNifTime t0 = enif_monotonic_time(ERL_NIF_USEC);
     enif_mutex_lock(r->lock);
     request q;
     search_answer_match(r->s, matches, &q);
     ERL_NIF_TERM t = request_term(env, r->s, &q);
     enif_mutex_unlock(r->lock);
+    charge(env, t0);
     return t;
 }
 
@@ -496,11 +513,13 @@ static ERL_NIF_TERM nif_observed(ErlNifEnv *env, int argc,
     term_in obs = { NULL, 0 };
     if (verdict == OBSERVE_OK && !encode(env, argv[2], &bin, &obs))
         return enif_make_badarg(env);
+    ErlNifTime t0 = enif_monotonic_time(ERL_NIF_USEC);
     enif_mutex_lock(r->lock);
     request q;
     search_answer_observe(r->s, verdict, verdict == OBSERVE_OK ? &obs : NULL, &q);
     ERL_NIF_TERM t = request_term(env, r->s, &q);
     enif_mutex_unlock(r->lock);
+    charge(env, t0);
     if (verdict == OBSERVE_OK)
         enif_release_binary(&bin);
     return t;
@@ -770,11 +789,13 @@ static ERL_NIF_TERM nif_ran(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     } else {
         res.effects = eb.effects;
         res.neffects = eb.n;
+        ErlNifTime t0 = enif_monotonic_time(ERL_NIF_USEC);
         enif_mutex_lock(r->lock);
         request q;
         search_answer_run(r->s, &res, &q);
         t = request_term(env, r->s, &q);
         enif_mutex_unlock(r->lock);
+        charge(env, t0);
     }
     effects_release(&eb);
     if (have_cont)
