@@ -145,3 +145,31 @@ burst_through_the_ether_stops_at_memory_cap_test_() ->
              ?assert(Used < Cap + (8 bsl 20)),
              ?assert(Ms < 5000)
      end}.
+
+%% A node_pair counterexample replays (the session's expand-only search
+%% takes the option from the counterexample), and an LTL check sees the
+%% node-pair channel as one agent under weak fairness.
+node_pair_replay_and_ltl_test() ->
+    Entry = {world_hello, worldhello, [?N1, ?N1, ?N2]},
+    TwoInFlight = fun(#{ether := Ether}) -> length(Ether) < 2 end,
+    {error, Cex} = mcerlang:check(Entry, #{nodes => [?N1, ?N2], ordering => node_pair,
+                                           invariant => TwoInFlight}),
+    ?assertMatch({ok, #{violation := {invariant, _}}}, mcerlang:replay(Cex)),
+    %% The LTL search (expand-only, node-pair channels as fairness agents)
+    %% gives the same verdicts: world reaches C first only per process pair.
+    %% C waits in its first receive with world at the head of its mailbox.
+    {ok, Src} = file:read_file(proplists:get_value(source, world_hello:module_info(compile))),
+    Lines = binary:split(Src, <<"\n">>, [global]),
+    First = length(lists:takewhile(fun(L) -> binary:match(L, <<"X = receive">>) =:= nomatch end,
+                                   Lines)) + 1,
+    WorldFirst = fun(#{processes := Ps}) ->
+                         lists:any(fun(#{mailbox := [world | _],
+                                         where := {world_hello, procC, _, _, Line}}) ->
+                                           Line =:= First;
+                                      (_) -> false
+                                   end, Ps)
+                 end,
+    Ltl = #{nodes => [?N1, ?N2], ltl => "[] not world_first",
+            predicates => #{world_first => WorldFirst}},
+    ?assertMatch({error, #{violation := {ltl, _}}}, mcerlang:check(Entry, Ltl)),
+    ?assertMatch({ok, _}, mcerlang:check(Entry, Ltl#{ordering => node_pair})).
