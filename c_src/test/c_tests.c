@@ -1932,6 +1932,70 @@ static void test_search_lossy(void)
     }
 }
 
+/* Appends within a transition wait in the state and are interned once;
+** the result equals appending one by one (same part ids: canonical). */
+static void test_pending_appends(void)
+{
+    part_store *ps = part_store_new();
+    CHECK(ps != NULL);
+    if (ps == NULL)
+        return;
+    int fresh;
+    part_id empty = part_store_intern(ps, PART_MAILBOX, "", 0, NULL, 0, &fresh);
+    part_id c1 = part_store_intern(ps, PART_TERM, "\x83\x61\x01", 3, NULL, 0, &fresh);
+    part_id c2 = part_store_intern(ps, PART_TERM, "\x83\x61\x02", 3, NULL, 0, &fresh);
+    part_id m1 = mailbox_append(ps, empty, c1);
+    part_id m12 = mailbox_append(ps, m1, c2);
+    part_id m121 = mailbox_append(ps, m12, c1);
+    sys_state s = { 0 };
+    proc a = mkproc(1, PROC_WAITING, c1, m1), b = mkproc(2, PROC_WAITING, c1, empty),
+         c = mkproc(3, PROC_WAITING, c1, empty);
+    CHECK(sys_state_insert(&s, &a) >= 0 && sys_state_insert(&s, &b) >= 0 &&
+          sys_state_insert(&s, &c) >= 0);
+    size_t parts = part_store_count(ps);
+    /* 1 gets c2 then c1 (after its c1); 2 gets c1; 3 gets c2 and dies. */
+    CHECK(sys_state_append(&s, 0, c2) == 0 && sys_state_append(&s, 1, c1) == 0 &&
+          sys_state_append(&s, 0, c1) == 0 && sys_state_append(&s, 2, c2) == 0);
+    CHECK(sys_state_append(&s, 0, 0) == -1);
+    CHECK(s.procs[0].mailbox == m1);              /* nothing interned yet */
+    CHECK(part_store_count(ps) == parts);
+    int is_new;
+    CHECK(sys_state_encode(ps, &s, &is_new) == 0);      /* refused while pending */
+    sys_state cp;
+    CHECK(sys_state_copy(&cp, &s) == -1);
+    sys_state_remove(&s, 2);
+    CHECK(s.npend == 2);
+    /* Channels: a signal enqueued now, another after, both in one vector. */
+    part_id g1 = signal_intern(ps, SIG_MSG, c1, 0, 0), g2 = signal_intern(ps, SIG_MSG, c2, 0, 0);
+    CHECK(sys_state_enqueue(ps, &s, 1, 2, 0, g1) == 0 && sys_state_enqueue(ps, &s, 1, 2, 0, g2) == 0);
+    CHECK(s.nchans == 1 && mailbox_length(ps, s.chans[0].queue) == 0);
+    parts = part_store_count(ps);
+    CHECK(sys_state_flush(ps, &s) == 0 && s.npend == 0);
+    CHECK(s.procs[0].mailbox == m121);            /* hash-consed: the same id */
+    CHECK(mailbox_length(ps, s.procs[1].mailbox) == 1 &&
+          mailbox_at(ps, s.procs[1].mailbox, 0) == c1);
+    CHECK(mailbox_length(ps, s.chans[0].queue) == 2 &&
+          mailbox_at(ps, s.chans[0].queue, 0) == g1 && mailbox_at(ps, s.chans[0].queue, 1) == g2);
+    CHECK(part_store_count(ps) == parts + 1);     /* the queue; [c1] is m1 */
+    /* Dequeue flushes first; a removed channel drops what was pending. */
+    CHECK(sys_state_enqueue(ps, &s, 1, 2, 0, g1) == 0);
+    CHECK(sys_state_dequeue(ps, &s, 0) == 0 && s.npend == 0);
+    CHECK(mailbox_length(ps, s.chans[0].queue) == 2 &&
+          mailbox_at(ps, s.chans[0].queue, 0) == g2);
+    CHECK(sys_state_enqueue(ps, &s, 1, 2, 0, g2) == 0);
+    sys_state_remove_channel(&s, 0);
+    CHECK(s.npend == 0 && s.nchans == 0);
+    /* Envelopes are not plain signals, and back. */
+    part_id env = envelope_intern(ps, 1, 2, 0, g1);
+    uint32_t w[4];
+    CHECK(env != 0 && signal_get(ps, env, w) == -1 && envelope_get(ps, g1, w) == -1);
+    CHECK(envelope_get(ps, env, w) == 0 && w[0] == 1 && w[1] == 2 && w[2] == 0 && w[3] == g1);
+    CHECK(envelope_intern(ps, 1, 2, 0, 0) == 0);
+    CHECK(sys_state_append(&s, 0, c2) == 0);
+    sys_state_clear(&s);                          /* frees what is pending */
+    part_store_free(ps);
+}
+
 /* Deliveries are computed in C without a request; a search whose
 ** deliveries alone outlast SEARCH_WORK_BUDGET yields (REQ_YIELD) instead
 ** of running them all in one call, and resumes where it stopped. */
@@ -2012,6 +2076,7 @@ int main(void)
     test_visited_bitstate();
     test_search_lossy();
     test_search_yield();
+    test_pending_appends();
     printf("%lu passed, %lu failed\n", g_passed, g_failed);
     return g_failed != 0;
 }
