@@ -173,3 +173,14 @@ node_pair_replay_and_ltl_test() ->
             predicates => #{world_first => WorldFirst}},
     ?assertMatch({error, #{violation := {ltl, _}}}, mcerlang:check(Entry, Ltl)),
     ?assertMatch({ok, _}, mcerlang:check(Entry, Ltl#{ordering => node_pair})).
+
+%% resume/1 is an answer like the others: refused when the search has not
+%% yielded, badarg for what is not a search; node_pair is a 0/1 flag.
+resume_protocol_test() ->
+    ?assertError(badarg, mce_nif:resume(make_ref())),
+    Config = #{node => n, creation => 1},
+    ?assertError(badarg, mce_nif:new(Config#{node_pair => 2})),
+    S = mce_nif:new(Config#{node_pair => 1}),
+    ?assertMatch({error, {_, _}, _}, mce_nif:resume(S)),
+    ?assertMatch({run, 1, start, {m, f, []}, [], false}, mce_nif:start(S, {m, f, []}, 1)),
+    ?assertMatch({error, {_, _}, _}, mce_nif:resume(S)).
