@@ -226,6 +226,14 @@ static void test_part_store(void)
             all_new = 0;
         if (i > 0 && ids[i] != ids[i - 1] + 1)
             distinct = 0;
+        /* Earlier parts are found while the index grows (ids moving from
+        ** the old index a few at a time). */
+        for (uint32_t back = i / 2; back < i; back += i / 3 + 1) {
+            n = snprintf(buf, sizeof buf, "part-%u", back);
+            if (part_store_intern(ps, (uint8_t)(PART_TERM + back % 4), buf, (uint32_t)n,
+                                  NULL, 0, &is_new) != ids[back] || is_new)
+                all_new = 0;
+        }
     }
     CHECK(all_new);
     CHECK(distinct);
