@@ -184,3 +184,10 @@ resume_protocol_test() ->
     ?assertMatch({error, {_, _}, _}, mce_nif:resume(S)),
     ?assertMatch({run, 1, start, {m, f, []}, [], false}, mce_nif:start(S, {m, f, []}, 1)),
     ?assertMatch({error, {_, _}, _}, mce_nif:resume(S)).
+
+%% bin/mcerlang --ordering (mce_cli:run/1 is what the escript runs).
+cli_ordering_test() ->
+    Args = ["check", "--quiet", "--no-progress", "--nodes", "n1@sim,n2@sim", "examples/world_hello.erl",
+            "world_hello:worldhello('n1@sim', 'n1@sim', 'n2@sim')"],
+    ?assertEqual(1, mce_cli:run(Args)),
+    ?assertEqual(0, mce_cli:run(Args ++ ["--ordering", "node_pair"])).
