@@ -161,7 +161,7 @@ static ERL_NIF_TERM nif_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     ERL_NIF_TERM nodes, head;
     char (*namebuf)[256] = NULL;
     uint64_t creation = 0, max_states = 0, max_depth = 0, table_slots = 0;
-    uint64_t check_deadlock = 1, when_idle = 0, ether = 0, bfs = 0, observe = 0;
+    uint64_t check_deadlock = 1, when_idle = 0, ether = 0, bfs = 0, observe = 0, node_pair = 0;
     uint64_t judge_deaths = 0;
     uint64_t expand_only = 0, table_mode = VISITED_EXACT, bitstate_bits = 0;
     uint64_t crashes = 0, disconnects = 0, kills = 0;
@@ -186,6 +186,7 @@ static ERL_NIF_TERM nif_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
         check_deadlock > 1 ||
         map_u64(env, argv[0], "timeouts_when_idle", &when_idle) < 0 || when_idle > 1 ||
         map_u64(env, argv[0], "delivery_ether", &ether) < 0 || ether > 1 ||
+        map_u64(env, argv[0], "node_pair", &node_pair) < 0 || node_pair > 1 ||
         map_u64(env, argv[0], "breadth_first", &bfs) < 0 || bfs > 1 ||
         map_u64(env, argv[0], "observe", &observe) < 0 || observe > 1 ||
         map_u64(env, argv[0], "judge_deaths", &judge_deaths) < 0 || judge_deaths > 1 ||
@@ -212,6 +213,7 @@ static ERL_NIF_TERM nif_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
                           .table_mode = (int)table_mode,
                           .bitstate_bits = bitstate_bits,
                           .delivery_ether = (int)ether,
+                          .node_pair = (int)node_pair,
                           .max_crashes = (uint32_t)crashes,
                           .max_disconnects = (uint32_t)disconnects,
                           .max_kills = (uint32_t)kills,
@@ -378,9 +380,19 @@ static ERL_NIF_TERM request_term(ErlNifEnv *env, search *s, const request *q)
         }
         return enif_make_tuple2(env, atom(env, "deaths"), list);
     }
+    case REQ_YIELD: return atom(env, "yield");
     case REQ_ERROR: return ERROR(env, q->error ? q->error : "search failed");
     }
     return ERROR(env, "unknown request");
+}
+
+/* Tells the scheduler how much of a timeslice (about 1 ms) a call that
+** drove the search used: NIF calls count few reductions, so without this
+** the check worker ran tens of milliseconds of them in one slice. */
+static void charge(ErlNifEnv *env, ErlNifTime t0)
+{
+    ErlNifTime us = enif_monotonic_time(ERL_NIF_USEC) - t0;
+    enif_consume_timeslice(env, us >= 1000 ? 100 : (int)(us / 10) + 1);
 }
 
 /* Encodes a term for the store.  The binary must be released. */
@@ -407,11 +419,13 @@ static ERL_NIF_TERM nif_start(ErlNifEnv *env, int argc,
     term_in init;
     if (!encode(env, argv[1], &bin, &init))
         return enif_make_badarg(env);
+    ErlNifTime t0 = enif_monotonic_time(ERL_NIF_USEC);
     enif_mutex_lock(r->lock);
     request q;
     search_start(r->s, &init, pid, &q);
     ERL_NIF_TERM t = request_term(env, r->s, &q);
     enif_mutex_unlock(r->lock);
+    charge(env, t0);
     enif_release_binary(&bin);
     return t;
 }
@@ -425,11 +439,13 @@ static ERL_NIF_TERM nif_expand(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv
     unsigned id;
     if (!get_res(env, argv[0], &r) || !enif_get_uint(env, argv[1], &id))
         return enif_make_badarg(env);
+    ErlNifTime t0 = enif_monotonic_time(ERL_NIF_USEC);
     enif_mutex_lock(r->lock);
     request q;
     search_expand(r->s, id, &q);
     ERL_NIF_TERM t = request_term(env, r->s, &q);
     enif_mutex_unlock(r->lock);
+    charge(env, t0);
     return t;
 }
 
@@ -448,6 +464,23 @@ static ERL_NIF_TERM nif_focus(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[
     return rc == 0 ? atom(env, "ok") : enif_make_badarg(env);
 }
 
+/* resume(Search) -> Request: goes on after a `yield'. */
+static ERL_NIF_TERM nif_resume(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
+{
+    (void)argc;
+    search_res *r;
+    if (!get_res(env, argv[0], &r))
+        return enif_make_badarg(env);
+    ErlNifTime t0 = enif_monotonic_time(ERL_NIF_USEC);
+    enif_mutex_lock(r->lock);
+    request q;
+    search_resume(r->s, &q);
+    ERL_NIF_TERM t = request_term(env, r->s, &q);
+    enif_mutex_unlock(r->lock);
+    charge(env, t0);
+    return t;
+}
+
 /* match(Search, boolean()) -> Request */
 static ERL_NIF_TERM nif_match(ErlNifEnv *env, int argc,
                               const ERL_NIF_TERM argv[])
@@ -463,11 +496,13 @@ static ERL_NIF_TERM nif_match(ErlNifEnv *env, int argc,
         matches = 0;
     else
         return enif_make_badarg(env);
+    ErlNifTime t0 = enif_monotonic_time(ERL_NIF_USEC);
     enif_mutex_lock(r->lock);
     request q;
     search_answer_match(r->s, matches, &q);
     ERL_NIF_TERM t = request_term(env, r->s, &q);
     enif_mutex_unlock(r->lock);
+    charge(env, t0);
     return t;
 }
 
@@ -493,11 +528,13 @@ static ERL_NIF_TERM nif_observed(ErlNifEnv *env, int argc,
     term_in obs = { NULL, 0 };
     if (verdict == OBSERVE_OK && !encode(env, argv[2], &bin, &obs))
         return enif_make_badarg(env);
+    ErlNifTime t0 = enif_monotonic_time(ERL_NIF_USEC);
     enif_mutex_lock(r->lock);
     request q;
     search_answer_observe(r->s, verdict, verdict == OBSERVE_OK ? &obs : NULL, &q);
     ERL_NIF_TERM t = request_term(env, r->s, &q);
     enif_mutex_unlock(r->lock);
+    charge(env, t0);
     if (verdict == OBSERVE_OK)
         enif_release_binary(&bin);
     return t;
@@ -789,11 +826,13 @@ static ERL_NIF_TERM nif_ran(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     } else {
         res.effects = eb.effects;
         res.neffects = eb.n;
+        ErlNifTime t0 = enif_monotonic_time(ERL_NIF_USEC);
         enif_mutex_lock(r->lock);
         request q;
         search_answer_run(r->s, &res, &q);
         t = request_term(env, r->s, &q);
         enif_mutex_unlock(r->lock);
+        charge(env, t0);
     }
     effects_release(&eb);
     if (have_cont)
@@ -1205,6 +1244,51 @@ static ERL_NIF_TERM nif_node_status(ErlNifEnv *env, int argc,
 /* ether(Search) -> [{From, To, Name | undefined, [Signal]}] for the state on
 ** top of the stack; Signal = {message, M} | {exit, R} | {link_exit, R} | link
 ** | unlink | {monitor, RefNum} | {demonitor, RefNum} | {down, RefNum, R}. */
+/* A signal in the ether as ether/1 shows it; 0 if it does not decode. */
+static int signal_term(ErlNifEnv *env, const part_store *ps, part_id id, ERL_NIF_TERM *out)
+{
+    uint32_t sig[4];
+    ERL_NIF_TERM a;
+    if (signal_get(ps, id, sig) != 0)
+        return 0;
+    switch (sig[0]) {
+    case SIG_MSG:
+        if (!part_term(env, ps, sig[1], &a))
+            return 0;
+        *out = enif_make_tuple2(env, atom(env, "message"), a);
+        return 1;
+    case SIG_EXIT:
+        if (!part_term(env, ps, sig[1], &a))
+            return 0;
+        *out = enif_make_tuple2(env, atom(env, (sig[2] & SIGF_LINK) ? "link_exit" : "exit"), a);
+        return 1;
+    case SIG_LINK: *out = atom(env, "link"); return 1;
+    case SIG_UNLINK: *out = atom(env, "unlink"); return 1;
+    case SIG_MONITOR:
+        *out = enif_make_tuple2(env, atom(env, "monitor"), enif_make_uint(env, sig[1]));
+        return 1;
+    case SIG_DEMONITOR:
+        *out = enif_make_tuple2(env, atom(env, "demonitor"), enif_make_uint(env, sig[1]));
+        return 1;
+    case SIG_DOWN:
+        if (!part_term(env, ps, sig[3], &a))
+            return 0;
+        *out = enif_make_tuple3(env, atom(env, "down"), enif_make_uint(env, sig[1]), a);
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+static int name_term(ErlNifEnv *env, const part_store *ps, part_id name, ERL_NIF_TERM *out)
+{
+    *out = atom(env, "undefined");
+    return name == 0 || part_term(env, ps, name, out);
+}
+
+/* ether(Search) -> [{From, To, Name, [Signal]}], oldest signal first.  A
+** node-pair channel shows as one entry per signal, in send order, naming
+** the processes it travels between. */
 static ERL_NIF_TERM nif_ether(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
 {
     (void)argc;
@@ -1217,43 +1301,30 @@ static ERL_NIF_TERM nif_ether(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[
     ERL_NIF_TERM list = enif_make_list(env, 0);
     for (uint32_t i = st ? st->nchans : 0; i-- > 0;) {
         const channel *c = &st->chans[i];
-        ERL_NIF_TERM sigs = enif_make_list(env, 0), name = atom(env, "undefined");
-        if (c->name != 0 && !part_term(env, ps, c->name, &name))
-            goto bad;
+        ERL_NIF_TERM sigs = enif_make_list(env, 0), name, t;
+        int node_chan = KEY_NUM(c->from) == KEY_NODE_CHAN && !(c->from & KEY_TIMER);
         for (uint32_t k = mailbox_length(ps, c->queue); k-- > 0;) {
-            uint32_t sig[4];
-            ERL_NIF_TERM t, a;
-            if (signal_get(ps, mailbox_at(ps, c->queue, k), sig) != 0)
-                goto bad;
-            switch (sig[0]) {
-            case SIG_MSG:
-                if (!part_term(env, ps, sig[1], &a))
+            part_id id = mailbox_at(ps, c->queue, k);
+            uint32_t env4[4];
+            if (node_chan) {
+                if (envelope_get(ps, id, env4) != 0 || !signal_term(env, ps, env4[3], &t) ||
+                    !name_term(env, ps, env4[2], &name))
                     goto bad;
-                t = enif_make_tuple2(env, atom(env, "message"), a);
-                break;
-            case SIG_EXIT:
-                if (!part_term(env, ps, sig[1], &a))
-                    goto bad;
-                t = enif_make_tuple2(env, atom(env, (sig[2] & SIGF_LINK) ? "link_exit" : "exit"), a);
-                break;
-            case SIG_LINK: t = atom(env, "link"); break;
-            case SIG_UNLINK: t = atom(env, "unlink"); break;
-            case SIG_MONITOR:
-                t = enif_make_tuple2(env, atom(env, "monitor"), enif_make_uint(env, sig[1]));
-                break;
-            case SIG_DEMONITOR:
-                t = enif_make_tuple2(env, atom(env, "demonitor"), enif_make_uint(env, sig[1]));
-                break;
-            case SIG_DOWN:
-                if (!part_term(env, ps, sig[3], &a))
-                    goto bad;
-                t = enif_make_tuple3(env, atom(env, "down"), enif_make_uint(env, sig[1]), a);
-                break;
-            default:
-                goto bad;
+                list = enif_make_list_cell(
+                    env, enif_make_tuple4(env, enif_make_uint(env, env4[0]),
+                                          enif_make_uint(env, env4[1]), name,
+                                          enif_make_list1(env, t)),
+                    list);
+                continue;
             }
+            if (!signal_term(env, ps, id, &t))
+                goto bad;
             sigs = enif_make_list_cell(env, t, sigs);
         }
+        if (node_chan)
+            continue;
+        if (!name_term(env, ps, c->name, &name))
+            goto bad;
         list = enif_make_list_cell(env,
                                    enif_make_tuple4(env, enif_make_uint(env, c->from),
                                                     enif_make_uint(env, c->to), name, sigs),
@@ -1675,6 +1746,7 @@ static ErlNifFunc nif_funcs[] = {
     {"new", 1, nif_new, 0},
     {"start", 3, nif_start, 0},
     {"match", 2, nif_match, 0},
+    {"resume", 1, nif_resume, 0},
     {"ran", 5, nif_ran, 0},
     {"fresh_pid", 2, nif_fresh_pid, 0},
     {"fresh_ref", 2, nif_fresh_ref, 0},

@@ -25,6 +25,11 @@ struct part_store {
     size_t nparts, capparts;
     part_id *index;         /* hash slots holding ids, 0 = empty */
     size_t nslots;          /* power of two */
+    /* While the index grows: the previous one, which still finds the ids
+    ** below `old_end` not yet moved (those below `moved` are in both).  A
+    ** few ids move at each intern, so no call rehashes the whole store. */
+    part_id *old_index;
+    size_t old_nslots, moved, old_end;
     arena_chunk *arena;
     size_t arena_bytes;
     size_t arena_used;
@@ -89,6 +94,7 @@ void part_store_free(part_store *ps)
     }
     free(ps->parts);
     free(ps->index);
+    free(ps->old_index);
     free(ps);
 }
 
@@ -97,21 +103,65 @@ static uint64_t part_hash(uint8_t kind, const void *data, uint32_t len)
     return XXH3_64bits_withSeed(data, len, kind);
 }
 
+static void index_put(part_id *index, size_t nslots, uint64_t hash, part_id id)
+{
+    size_t i = hash & (nslots - 1);
+    while (index[i] != 0)
+        i = (i + 1) & (nslots - 1);
+    index[i] = id;
+}
+
+/* Moves up to n ids into the grown index; frees the old one when done. */
+static void move_ids(part_store *ps, size_t n)
+{
+    if (ps->old_index == NULL)
+        return;
+    for (; n > 0 && ps->moved < ps->old_end; n--, ps->moved++)
+        index_put(ps->index, ps->nslots, ps->parts[ps->moved].hash, (part_id)ps->moved);
+    if (ps->moved == ps->old_end) {
+        free(ps->old_index);
+        ps->old_index = NULL;
+        ps->old_nslots = 0;
+    }
+}
+
+/* Doubles the index.  The ids move a few per intern (move_ids): the new
+** index has room for as many again before it must grow, and 8 moves per
+** intern finish long before. */
 static int grow_index(part_store *ps)
 {
+    move_ids(ps, SIZE_MAX);         /* a previous growth, if unfinished */
     size_t nslots = ps->nslots * 2;
     part_id *index = calloc(nslots, sizeof *index);
     if (index == NULL)
         return -1;
-    for (size_t id = 1; id < ps->nparts; id++) {
-        size_t i = ps->parts[id].hash & (nslots - 1);
-        while (index[i] != 0)
-            i = (i + 1) & (nslots - 1);
-        index[i] = (part_id)id;
-    }
-    free(ps->index);
+    ps->old_index = ps->index;
+    ps->old_nslots = ps->nslots;
+    ps->moved = 1;
+    ps->old_end = ps->nparts;
     ps->index = index;
     ps->nslots = nslots;
+    return 0;
+}
+
+/* The id of (h, kind, data, len) in an index, or 0; *slot: where the probe
+** ended (the empty slot for an insert). */
+static part_id probe(const part_store *ps, const part_id *index, size_t nslots, uint64_t h,
+                     uint8_t kind, const void *data, uint32_t len, size_t *slot)
+{
+    size_t mask = nslots - 1;
+    size_t i = h & mask;
+    for (;;) {
+        part_id id = index[i];
+        if (id == 0)
+            break;
+        const part *p = &ps->parts[id];
+        if (p->hash == h && p->kind == kind && p->len == len &&
+            (len == 0 || memcmp(p->data, data, len) == 0))
+            return id;
+        i = (i + 1) & mask;
+    }
+    *slot = i;
     return 0;
 }
 
@@ -130,19 +180,16 @@ part_id part_store_intern(part_store *ps, uint8_t kind, const void *data,
     ** allocation failure like any other. */
     if (ps->nparts * 10 > ps->nslots * 7 && grow_index(ps) != 0)
         return 0;
-    size_t mask = ps->nslots - 1;
-    size_t i = h & mask;
+    move_ids(ps, 8);
+    size_t i = 0, unused;
     *is_new = 0;
-    for (;;) {
-        part_id id = ps->index[i];
-        if (id == 0)
-            break;
-        const part *p = &ps->parts[id];
-        if (p->hash == h && p->kind == kind && p->len == len &&
-            (len == 0 || memcmp(p->data, data, len) == 0))
-            return id;
-        i = (i + 1) & mask;
-    }
+    part_id found = ps->old_index != NULL
+                        ? probe(ps, ps->old_index, ps->old_nslots, h, kind, data, len, &unused)
+                        : 0;
+    if (found == 0)
+        found = probe(ps, ps->index, ps->nslots, h, kind, data, len, &i);
+    if (found != 0)
+        return found;
     if (ps->nparts >= UINT32_MAX - 1)
         return 0;
     if (ps->nparts == ps->capparts) {
@@ -193,11 +240,11 @@ size_t part_store_count(const part_store *ps)
 size_t part_store_used_bytes(const part_store *ps)
 {
     return ps->arena_used + ps->nparts * sizeof *ps->parts +
-           ps->nslots * sizeof *ps->index;
+           (ps->nslots + ps->old_nslots) * sizeof *ps->index;
 }
 
 size_t part_store_bytes(const part_store *ps)
 {
     return ps->arena_bytes + ps->capparts * sizeof *ps->parts +
-           ps->nslots * sizeof *ps->index;
+           (ps->nslots + ps->old_nslots) * sizeof *ps->index;
 }

@@ -108,6 +108,8 @@ struct search {
     size_t nexp, capexp;
     int exp_deadlock;
     agent mover;
+    uint32_t work;        /* units done in C since the last request */
+    size_t used_at_yield; /* the store's used bytes at the last yield */
 };
 
 static uint64_t mix64(uint64_t x)
@@ -201,6 +203,7 @@ search *search_new(const search_config *cfg)
     s->names = malloc(total);
     s->ps = cfg->table_slots ? part_store_new_sized(cfg->table_slots)
                              : part_store_new();
+    s->used_at_yield = s->ps != NULL ? part_store_used_bytes(s->ps) : 0;
     if (cfg->table_mode != VISITED_EXACT)
         s->vis = visited_new((enum visited_mode)cfg->table_mode,
                              cfg->table_mode == VISITED_BITSTATE
@@ -488,7 +491,15 @@ static int next_request(search *s, request *req)
         req->kind = s->pending;
         return 0;
     }
+    s->work = 0;
     while (s->depth > 0) {
+        if (!s->cfg.expand_only &&
+            (s->work++ >= SEARCH_WORK_BUDGET ||
+             part_store_used_bytes(s->ps) - s->used_at_yield >= SEARCH_BYTES_BUDGET)) {
+            s->used_at_yield = part_store_used_bytes(s->ps);
+            s->pending = req->kind = REQ_YIELD;
+            return 0;
+        }
         if (decode_top(s) != 0)
             return fail(req, "out of memory decoding a state");
         frame *f = &s->stack[s->depth - 1];
@@ -686,6 +697,14 @@ int search_start(search *s, term_in *init, uint32_t pid, request *req)
     return next_request(s, req);
 }
 
+int search_resume(search *s, request *req)
+{
+    if (s->pending != REQ_YIELD || s->finished)
+        return fail(req, "the search has not yielded");
+    s->pending = 0;
+    return next_request(s, req);
+}
+
 int search_answer_match(search *s, int matches, request *req)
 {
     if (s->pending != REQ_MATCH || s->finished)
@@ -854,10 +873,8 @@ static int deliver_built(search *s, sys_state *st, int to, ext_buf *e)
     free(e->b);
     if (err || msg == 0)
         return -1;
-    part_id mb = mailbox_append(s->ps, st->procs[to].mailbox, msg);
-    if (mb == 0)
+    if (sys_state_append(st, (uint32_t)to, msg) != 0)
         return -1;
-    st->procs[to].mailbox = mb;
     return 0;
 }
 
@@ -919,6 +936,10 @@ static int flush_down(search *s, sys_state *st, int at, uint32_t ref)
         free(e.b);
         return -1;
     }
+    if (sys_state_flush(s->ps, st) != 0) {
+        free(e.b);
+        return -1;
+    }
     uint32_t n = mailbox_length(s->ps, st->procs[at].mailbox);
     for (uint32_t k = n; k-- > 0;) {
         const part *m = part_store_get(s->ps, mailbox_at(s->ps, st->procs[at].mailbox, k));
@@ -956,8 +977,29 @@ static int enqueue(search *s, sys_state *st, uint32_t from, uint32_t to,
                    part_id name, uint32_t kind, uint32_t a, uint32_t b,
                    uint32_t c)
 {
-    return sys_state_enqueue(s->ps, st, from, to, name,
-                             signal_intern(s->ps, kind, a, b, c));
+    part_id sig = signal_intern(s->ps, kind, a, b, c);
+    if (s->cfg.node_pair && !(from & KEY_TIMER) && KEY_NODE(from) != KEY_NODE(to))
+        return sys_state_enqueue(s->ps, st, MAKE_KEY(KEY_NODE(from), KEY_NODE_CHAN),
+                                 MAKE_KEY(KEY_NODE(to), KEY_NODE_CHAN), 0,
+                                 envelope_intern(s->ps, from, to, name, sig));
+    return sys_state_enqueue(s->ps, st, from, to, name, sig);
+}
+
+/* The head signal of a channel, with the ends it travels between: a
+** node-pair channel's envelope gives them. */
+static int channel_head(const part_store *ps, channel *c, uint32_t sig[4])
+{
+    part_id id = mailbox_at(ps, c->queue, 0);
+    if (KEY_NUM(c->from) == KEY_NODE_CHAN && !(c->from & KEY_TIMER)) {
+        uint32_t env[4];
+        if (envelope_get(ps, id, env) != 0)
+            return -1;
+        c->from = env[0];
+        c->to = env[1];
+        c->name = env[2];
+        id = env[3];
+    }
+    return signal_get(ps, id, sig);
 }
 
 /* Appends {nodedown, Node} to st->procs[to]'s mailbox. */
@@ -1148,8 +1190,7 @@ static int alias_owner(const sys_state *st, uint32_t ref)
 
 /* A message sent to alias ref arrives at st->procs[q], if the alias is
 ** still active there; a reply alias is then used up. */
-static int deliver_via_alias(search *s, sys_state *st, int q, uint32_t ref,
-                             part_id msg)
+static int deliver_via_alias(sys_state *st, int q, uint32_t ref, part_id msg)
 {
     proc *p = &st->procs[q];
     for (uint32_t k = 0; k < p->aliases.n; k++) {
@@ -1166,10 +1207,8 @@ static int deliver_via_alias(search *s, sys_state *st, int q, uint32_t ref,
                     monitor_remove(&st->procs[t].monby, ref, NULL);
             }
         }
-        part_id mb = mailbox_append(s->ps, st->procs[q].mailbox, msg);
-        if (mb == 0)
+        if (sys_state_append(st, (uint32_t)q, msg) != 0)
             return -1;
-        st->procs[q].mailbox = mb;
         return 0;
     }
     return 0;
@@ -1266,10 +1305,8 @@ static int apply_effects(search *s, sys_state *st, run_result *res,
                     return -1;
                 break;
             }
-            part_id mb = mailbox_append(s->ps, st->procs[q].mailbox, term);
-            if (mb == 0)
+            if (sys_state_append(st, (uint32_t)q, term) != 0)
                 return -1;
-            st->procs[q].mailbox = mb;
             break;
         }
         case EFFECT_SEND_NAME: {
@@ -1284,10 +1321,8 @@ static int apply_effects(search *s, sys_state *st, run_result *res,
             }
             int r = sys_state_find_name(st, term2, tnode);
             if (r >= 0) {
-                part_id mb = mailbox_append(s->ps, st->procs[r].mailbox, term);
-                if (mb == 0)
+                if (sys_state_append(st, (uint32_t)r, term) != 0)
                     return -1;
-                st->procs[r].mailbox = mb;
             }
             break;
         }
@@ -1418,7 +1453,7 @@ static int apply_effects(search *s, sys_state *st, run_result *res,
             if (routed(s, me, to)) {
                 if (enqueue(s, st, me, to, 0, SIG_ALIAS_MSG, term, ef->ref, 0) != 0)
                     return -1;
-            } else if (deliver_via_alias(s, st, owner, ef->ref, term) != 0) {
+            } else if (deliver_via_alias(st, owner, ef->ref, term) != 0) {
                 return -1;
             }
             break;
@@ -1513,8 +1548,7 @@ static int deliver_channel(search *s, sys_state *st, uint32_t ci, ext_buf *lb,
 {
     channel c = st->chans[ci];
     uint32_t sig[4];
-    if (signal_get(s->ps, mailbox_at(s->ps, c.queue, 0), sig) != 0 ||
-        sys_state_dequeue(s->ps, st, ci) != 0)
+    if (channel_head(s->ps, &c, sig) != 0 || sys_state_dequeue(s->ps, st, ci) != 0)
         return -1;
     int q = KEY_NUM(c.to) == KEY_BY_NAME
                 ? sys_state_find_name(st, c.name, KEY_NODE(c.to))
@@ -1534,16 +1568,14 @@ static int deliver_channel(search *s, sys_state *st, uint32_t ci, ext_buf *lb,
         ext_tuple(lb, 2);
         ext_atom(lb, "message");
         ext_part(s, lb, sig[1]);
-        return q >= 0 ? deliver_via_alias(s, st, q, sig[2], sig[1]) : 0;
+        return q >= 0 ? deliver_via_alias(st, q, sig[2], sig[1]) : 0;
     case SIG_MSG:
         ext_tuple(lb, 2);
         ext_atom(lb, "message");
         ext_part(s, lb, sig[1]);
         if (q >= 0) {
-            part_id mb = mailbox_append(s->ps, st->procs[q].mailbox, sig[1]);
-            if (mb == 0)
+            if (sys_state_append(st, (uint32_t)q, sig[1]) != 0)
                 return -1;
-            st->procs[q].mailbox = mb;
         }
         return 0;
     case SIG_EXIT:
@@ -1892,6 +1924,11 @@ static int record_successor(search *s, part_id state, uint8_t *label,
 static int successor(search *s, sys_state *st, uint8_t *label, size_t label_len,
                      int stop, request *req)
 {
+    if (sys_state_flush(s->ps, st) != 0) {
+        sys_state_clear(st);
+        free(label);
+        return fail(req, "out of memory");
+    }
     int judge = s->cfg.judge_deaths && s->ndeaths > 0 && !stop;
     if (!s->cfg.observe && !judge)
         return commit_successor(s, st, label, label_len, stop, req);
@@ -2183,8 +2220,14 @@ static void mark_state(search *s, key_marks *m)
         mark(m, c->to);
         uint32_t n = mailbox_length(ps, c->queue);
         for (uint32_t k = 0; k < n; k++) {
-            uint32_t sig[4];
-            if (signal_get(ps, mailbox_at(ps, c->queue, k), sig) != 0)
+            uint32_t sig[4], env[4];
+            part_id id = mailbox_at(ps, c->queue, k);
+            if (envelope_get(ps, id, env) == 0) {
+                mark(m, env[0]);
+                mark(m, env[1]);
+                id = env[3];
+            }
+            if (signal_get(ps, id, sig) != 0)
                 continue;
             switch (sig[0]) {
             case SIG_MSG: case SIG_EXIT:

@@ -42,6 +42,11 @@ typedef struct search_config {
     size_t node_atom_etf_len[SEARCH_MAX_NODES];
     int delivery_ether;        /* 1: signals inside a node also travel
                                   through the ether */
+    int node_pair;             /* 1: signals between two nodes keep their
+                                  send order across all the processes of
+                                  the sending node (one channel per ordered
+                                  pair of nodes, as BEAM's one connection);
+                                  0: per ordered pair of processes */
     uint32_t max_crashes, max_disconnects, max_kills;   /* fault budgets */
     uint32_t creation;         /* creation of simulated pids */
     uint64_t max_states;       /* 0: unlimited */
@@ -176,6 +181,11 @@ enum request_kind {
     REQ_DEATHS,         /* judge_deaths: processes died of exit signals in
                            the step into a successor (search_deaths lists
                            them); is one of them a violation? */
+    REQ_YIELD,          /* SEARCH_WORK_BUDGET units of work (deliveries,
+                           faults, backtracking) done in C within one call,
+                           or SEARCH_BYTES_BUDGET more bytes stored: the
+                           caller may check its limits, then
+                           search_resume */
     REQ_ERROR           /* out of memory or a malformed answer */
 };
 
@@ -198,6 +208,18 @@ void search_free(search *s);
 
 /* Starts from one INIT process running `init` (ownership of nothing). */
 int search_start(search *s, term_in *init, uint32_t pid, request *req);
+/* Work done in C (a delivery, a fault, a backtrack) between two requests
+** before the search yields (REQ_YIELD): a few hundred microseconds, so a
+** NIF call stays near the 1 ms a normal scheduler allows and the caller's
+** time, memory and stop checks run often.  Not in expand_only mode, whose
+** calls expand one state. */
+#define SEARCH_WORK_BUDGET 64
+/* ... and whenever the store grew by this many bytes since the last
+** yield, so a `memory` cap holds however the growth comes (long mailboxes
+** answered one match question at a time). */
+#define SEARCH_BYTES_BUDGET ((size_t)1 << 20)
+/* Answers a REQ_YIELD and returns the next request. */
+int search_resume(search *s, request *req);
 /* Answers a REQ_MATCH and returns the next request. */
 int search_answer_match(search *s, int matches, request *req);
 /* Answers a REQ_RUN.  Frees everything in `res` that it does not keep. */

@@ -68,8 +68,17 @@ int monitor_remove(monitor_set *ms, uint32_t ref, monitor *out)
     return 0;
 }
 
+static void drop_pending(sys_state *s, uint32_t k)
+{
+    free(s->pend[k].ids);
+    s->pend[k] = s->pend[--s->npend];
+}
+
 void sys_state_clear(sys_state *s)
 {
+    while (s->npend > 0)
+        drop_pending(s, s->npend - 1);
+    free(s->pend);
     for (uint32_t i = 0; i < s->nprocs; i++)
         proc_free(&s->procs[i]);
     free(s->procs);
@@ -164,6 +173,8 @@ static int copy_links(proc *dst, const uint32_t *links, uint32_t n)
 int sys_state_copy(sys_state *dst, const sys_state *src)
 {
     memset(dst, 0, sizeof *dst);
+    if (src->npend != 0)
+        return -1;      /* only complete states are copied */
     if (copy_world(dst, src) != 0 || reserve(dst, src->nprocs) != 0) {
         sys_state_clear(dst);
         return -1;
@@ -450,6 +461,8 @@ fail:
 
 part_id sys_state_encode(part_store *ps, const sys_state *s, int *is_new)
 {
+    if (s->npend != 0)
+        return 0;
     uint32_t *ids = encode_root(ps, s);
     if (ids == NULL)
         return 0;
@@ -462,6 +475,8 @@ part_id sys_state_encode(part_store *ps, const sys_state *s, int *is_new)
 uint8_t *sys_state_encode_root(part_store *ps, const sys_state *s,
                                uint32_t *len)
 {
+    if (s->npend != 0)
+        return NULL;
     uint32_t *ids = encode_root(ps, s);
     if (ids == NULL)
         return NULL;
@@ -528,10 +543,120 @@ int signal_get(const part_store *ps, part_id id, uint32_t out[4])
     return 0;
 }
 
+part_id envelope_intern(part_store *ps, uint32_t from, uint32_t to,
+                        part_id name, part_id sig)
+{
+    if (sig == 0)
+        return 0;
+    uint32_t w[5] = { SIG_ENVELOPE, from, to, name, sig };
+    int fresh;
+    return part_store_intern(ps, PART_SIGNAL, w, sizeof w, NULL, 0, &fresh);
+}
+
+int envelope_get(const part_store *ps, part_id id, uint32_t out[4])
+{
+    const part *p = part_store_get(ps, id);
+    if (p == NULL || p->kind != PART_SIGNAL || p->len != 20 ||
+        word(p->data, 0) != SIG_ENVELOPE)
+        return -1;
+    for (uint32_t k = 0; k < 4; k++)
+        out[k] = word(p->data, k + 1);
+    return 0;
+}
+
 static part_id empty_vector(part_store *ps)
 {
     int fresh;
     return part_store_intern(ps, PART_MAILBOX, "", 0, NULL, 0, &fresh);
+}
+
+static int pend_match(const pending_append *p, int is_chan, uint32_t from,
+                      uint32_t to, part_id name)
+{
+    return p->is_chan == is_chan && p->from == from && p->to == to && p->name == name;
+}
+
+/* Adds id to the pending appends of a process (is_chan 0, from: its pid)
+** or a channel.  Bursts go to one target: the last entry is looked at
+** first. */
+static int pend_push(sys_state *s, int is_chan, uint32_t from, uint32_t to,
+                     part_id name, part_id id)
+{
+    uint32_t k = s->npend;
+    if (k > 0 && pend_match(&s->pend[k - 1], is_chan, from, to, name))
+        k--;
+    else
+        for (k = 0; k < s->npend && !pend_match(&s->pend[k], is_chan, from, to, name); k++)
+            ;
+    if (k == s->npend) {
+        if (grow((void **)&s->pend, &s->cappend, s->npend + 1, sizeof *s->pend) != 0)
+            return -1;
+        s->pend[k] = (pending_append){ is_chan, from, to, name, NULL, 0, 0 };
+        s->npend++;
+    }
+    pending_append *p = &s->pend[k];
+    if (grow((void **)&p->ids, &p->cap, p->n + 1, sizeof *p->ids) != 0)
+        return -1;
+    p->ids[p->n++] = id;
+    return 0;
+}
+
+/* Drops the pending appends of a process or channel that goes away. */
+static void pend_drop(sys_state *s, int is_chan, uint32_t from, uint32_t to, part_id name)
+{
+    for (uint32_t k = s->npend; k-- > 0;)
+        if (pend_match(&s->pend[k], is_chan, from, to, name))
+            drop_pending(s, k);
+}
+
+int sys_state_append(sys_state *s, uint32_t index, part_id msg)
+{
+    if (msg == 0)
+        return -1;
+    return pend_push(s, 0, s->procs[index].pid, 0, 0, msg);
+}
+
+static part_id concat(part_store *ps, part_id base, const part_id *ids, uint32_t n)
+{
+    const part *m = part_store_get(ps, base);
+    if (m == NULL || m->kind != PART_MAILBOX)
+        return 0;
+    uint32_t had = m->len / 4;
+    uint32_t *buf = malloc(((size_t)had + n) * sizeof *buf);
+    if (buf == NULL)
+        return 0;
+    if (had)
+        memcpy(buf, m->data, 4 * (size_t)had);
+    memcpy(buf + had, ids, 4 * (size_t)n);
+    int fresh;
+    part_id id = part_store_intern(ps, PART_MAILBOX, buf, 4 * (had + n), NULL, 0, &fresh);
+    free(buf);
+    return id;
+}
+
+int sys_state_flush(part_store *ps, sys_state *s)
+{
+    while (s->npend > 0) {
+        pending_append *p = &s->pend[s->npend - 1];
+        part_id *field = NULL;
+        if (p->is_chan) {
+            int i = sys_state_find_channel(s, p->from, p->to, p->name);
+            if (i >= 0)
+                field = &s->chans[i].queue;
+        } else {
+            int i = sys_state_find(s, p->from);
+            if (i >= 0)
+                field = &s->procs[i].mailbox;
+        }
+        if (field != NULL) {
+            part_id id = concat(ps, *field, p->ids, p->n);
+            if (id == 0)
+                return -1;
+            *field = id;
+        }
+        drop_pending(s, s->npend - 1);
+    }
+    return 0;
 }
 
 int sys_state_enqueue(part_store *ps, sys_state *s, uint32_t from,
@@ -551,21 +676,20 @@ int sys_state_enqueue(part_store *ps, sys_state *s, uint32_t from,
         s->chans[i] = (channel){ from, to, name, empty };
         s->nchans++;
     }
-    part_id q = mailbox_append(ps, s->chans[i].queue, sig);
-    if (q == 0)
-        return -1;
-    s->chans[i].queue = q;
-    return 0;
+    return pend_push(s, 1, from, to, name, sig);
 }
 
 void sys_state_remove_channel(sys_state *s, uint32_t i)
 {
+    pend_drop(s, 1, s->chans[i].from, s->chans[i].to, s->chans[i].name);
     memmove(&s->chans[i], &s->chans[i + 1], (s->nchans - i - 1) * sizeof *s->chans);
     s->nchans--;
 }
 
 int sys_state_dequeue(part_store *ps, sys_state *s, uint32_t i)
 {
+    if (s->npend != 0 && sys_state_flush(ps, s) != 0)
+        return -1;
     if (mailbox_length(ps, s->chans[i].queue) <= 1) {
         sys_state_remove_channel(s, i);
         return 0;
@@ -684,6 +808,7 @@ int sys_state_insert(sys_state *s, const proc *p)
 
 void sys_state_remove(sys_state *s, uint32_t index)
 {
+    pend_drop(s, 0, s->procs[index].pid, 0, 0);
     proc_free(&s->procs[index]);
     memmove(&s->procs[index], &s->procs[index + 1],
             (s->nprocs - index - 1) * sizeof *s->procs);

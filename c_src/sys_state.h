@@ -93,6 +93,9 @@ typedef struct proc {
 #define KEY_NUM(k) ((k) & 0xffffffu)
 #define MAKE_KEY(node, num) ((uint32_t)(node) << KEY_NODE_SHIFT | (num))
 #define KEY_BY_NAME 0xffffffu
+/* ordering => node_pair: the channel between two nodes is keyed by
+** MAKE_KEY(node, KEY_NODE_CHAN) at both ends; its queue holds envelopes. */
+#define KEY_NODE_CHAN 0xfffffeu
 #define KEY_TIMER 0x80000000u   /* = ETF_REF_TAG: marks the ref as used */
 
 enum alias_mode {
@@ -111,7 +114,8 @@ enum signal_kind {
     SIG_MONITOR,        /* a: ref, b: item term (0: the target's pid) */
     SIG_DEMONITOR,      /* a: ref */
     SIG_DOWN,           /* a: ref, b: item term (0: the sender's pid), c: reason */
-    SIG_ALIAS_MSG       /* a: message term, b: the alias (ref) it was sent to */
+    SIG_ALIAS_MSG,      /* a: message term, b: the alias (ref) it was sent to */
+    SIG_ENVELOPE        /* see envelope_intern */
 };
 
 enum signal_flag {
@@ -140,7 +144,22 @@ typedef struct node_monitor {
     uint32_t pid, node, count;
 } node_monitor;
 
+/* Messages (or signals) appended during one transition to a process's
+** mailbox or a channel's queue, not yet interned: interning each append
+** would store every intermediate vector, 2·N² bytes for N sends in one
+** step.  sys_state_flush interns each grown vector once. */
+typedef struct pending_append {
+    int is_chan;
+    uint32_t from, to;  /* process: from is its pid; channel: its key */
+    part_id name;
+    part_id *ids;
+    uint32_t n, cap;
+} pending_append;
+
 typedef struct sys_state {
+    pending_append *pend;   /* see pending_append: empty in a stored or
+                               decoded state */
+    uint32_t npend, cappend;
     proc *procs;
     uint32_t nprocs, cap;
     uint64_t down;      /* bit i: node i has crashed */
@@ -190,6 +209,12 @@ part_id signal_intern(part_store *ps, uint32_t kind, uint32_t a, uint32_t b,
                       uint32_t c);
 /* Decodes a PART_SIGNAL; -1 if id is not one. */
 int signal_get(const part_store *ps, part_id id, uint32_t out[4]);
+/* A signal on a node-pair channel with its ends: a PART_SIGNAL of five
+** words (SIG_ENVELOPE, from, to, name, signal id), so it never decodes as
+** a plain signal.  envelope_get: -1 if id is not one. */
+part_id envelope_intern(part_store *ps, uint32_t from, uint32_t to,
+                        part_id name, part_id sig);
+int envelope_get(const part_store *ps, part_id id, uint32_t out[4]);
 
 /* Index of table tid, or -1; sets (replacing) and removes tables. */
 int sys_state_find_table(const sys_state *s, uint32_t tid);
@@ -211,6 +236,13 @@ void proc_free(proc *p);   /* frees what the record owns */
 
 int proc_link_add(proc *p, uint32_t pid);
 void proc_link_remove(proc *p, uint32_t pid);
+
+/* Appends msg to the mailbox of s->procs[index], pending (see
+** pending_append); mailbox reads of that process must flush first. */
+int sys_state_append(sys_state *s, uint32_t index, part_id msg);
+/* Interns the pending appends: every mailbox and queue field is then
+** complete.  Encoding refuses a state with appends pending. */
+int sys_state_flush(part_store *ps, sys_state *s);
 
 /* Mailbox parts (and ether queues) are vectors of message term ids. */
 part_id mailbox_append(part_store *ps, part_id mailbox, part_id msg);

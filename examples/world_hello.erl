@@ -8,7 +8,10 @@
 %% pair of processes stay in order: `hello' (A to C) and `world' (B to C)
 %% travel on different pairs, and C may print "world hello".  That holds
 %% even when A and B share a node (nodes 1 = 2 =/= 3): ordering is per pair
-%% of processes, not per pair of nodes.
+%% of processes, not per pair of nodes.  With `ordering => node_pair' (all
+%% signals from one node to another in send order, as over BEAM's single
+%% connection between two nodes) hello always comes first in that case, and
+%% world hello remains possible only with three nodes.
 %%
 %% C exits with `{wrong_order, X, Y}' when the messages come the other way
 %% round, so the checker reports that order as an abnormal exit.

@@ -81,6 +81,7 @@ usage() ->
       "  --shortest                   breadth-first: a shortest counterexample\n"
       "  --table exact|hash_compact|bitstate:BITS\n"
       "  --timeouts any|when_idle  --granularity big|small  --delivery instant|ether\n"
+      "  --ordering process_pair|node_pair\n"
       "  --nodes N1@H,N2@H            simulated nodes (the entry runs on the first)\n"
       "  --faults KIND=N[,KIND=N]     crash_node, disconnect, kill: how many may happen\n"
       "  --env TERM                   application environments, #{App => #{Key => Value}}\n"
@@ -181,7 +182,8 @@ option({"table", V}, Cli) ->
                    _ -> throw({usage, io_lib:format("--table ~ts: expected exact, hash_compact "
                                                     "or bitstate:BITS", [V])})
                end, Cli);
-option({K, V}, Cli) when K =:= "timeouts"; K =:= "granularity"; K =:= "delivery" ->
+option({K, V}, Cli) when K =:= "timeouts"; K =:= "granularity"; K =:= "delivery";
+                         K =:= "ordering" ->
     set(list_to_atom(K), atom(V, "--" ++ K), Cli);
 option({"nodes", V}, Cli) -> set(nodes, [atom(N, "--nodes") || N <- string:lexemes(V, ",")], Cli);
 option({"faults", V}, Cli) ->

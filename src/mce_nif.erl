@@ -5,7 +5,7 @@
 %% docs/ARCHITECTURE.md for the request/answer protocol.
 -module(mce_nif).
 
--export([new/1, start/3, match/2, ran/5, observed/3, deaths_judged/2, fresh_pid/2, fresh_ref/2, node_status/3, ether/1,
+-export([new/1, start/3, match/2, resume/1, ran/5, observed/3, deaths_judged/2, fresh_pid/2, fresh_ref/2, node_status/3, ether/1,
          alias_active/3, timer/2, unique/1, live_searches/0, process/2, ets_table/2, app_env/1,
          ets_named/3, ets_tables/2,
          stats/1, trace/1,
@@ -30,7 +30,7 @@
                  | {deaths, [{pos_integer(), term()}]}
                  | {expanded, pos_integer(), [{pos_integer(), agent(), term(), boolean()}],
                     boolean()}
-                 | done | max_states | deadlock | stopped
+                 | done | max_states | deadlock | stopped | yield
                  | {error, {string(), integer()}, string()}.
 -export_type([search/0, request/0, buchi/0, agent/0, buchi_request/0]).
 
@@ -51,6 +51,10 @@ new(_Config) -> erlang:nif_error(not_loaded).
 
 -spec start(search(), term(), pos_integer()) -> request().
 start(_Search, _InitCall, _Pid) -> erlang:nif_error(not_loaded).
+
+%% After `yield' (the C search did its share of work in one call).
+-spec resume(search()) -> request().
+resume(_Search) -> erlang:nif_error(not_loaded).
 
 -spec match(search(), boolean()) -> request().
 match(_Search, _Matches) -> erlang:nif_error(not_loaded).

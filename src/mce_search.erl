@@ -73,6 +73,10 @@ new_context(Opts, ExpandOnly) ->
                                                  ether -> 1;
                                                  instant -> 0
                                              end,
+                           node_pair => case maps:get(ordering, Opts) of
+                                            node_pair -> 1;
+                                            process_pair -> 0
+                                        end,
                            max_crashes => maps:get(crash_node, Faults, 0),
                            max_disconnects => maps:get(disconnect, Faults, 0),
                            max_kills => maps:get(kill, Faults, 0),
@@ -168,6 +172,13 @@ loop({observe, Observer, Label}, #ctx{search = S} = Ctx) ->
         {violation, V} ->
             internal_error(mce_nif:observed(S, violation, none)),
             counterexample(V, Ctx)
+    end;
+loop(yield, #ctx{search = S} = Ctx) ->
+    %% The C search explored deliveries or faults, or backtracked, for its
+    %% whole budget: look at the limits now, whatever the step count.
+    case tick(Ctx#ctx{steps = ?TICK}) of
+        {continue, Ctx1} -> loop(mce_nif:resume(S), Ctx1);
+        {stop, Why} -> {inconclusive, Why, stats(Ctx)}
     end;
 loop(done, Ctx) ->
     Stats = stats(Ctx),

@@ -36,6 +36,7 @@
                      table => exact | hash_compact | {bitstate, pos_integer()},
                      nodes => [node(), ...],
                      delivery => instant | ether,
+                     ordering => process_pair | node_pair,
                      granularity => big | small,
                      env => #{atom() => #{atom() => term()}} | [{atom(), [{atom(), term()}]}],
                      faults => #{crash_node => non_neg_integer(),
@@ -110,6 +111,7 @@
                     table => exact,
                     nodes => ['nonode@nohost'],
                     delivery => instant,
+                    ordering => process_pair,
                     granularity => big,
                     env => #{},
                     faults => #{}}).
@@ -659,6 +661,7 @@ option(predicates, Ps) when is_map(Ps) ->
 option(fairness, F) when F =:= weak; F =:= none -> F;
 option(timeouts, T) when T =:= any; T =:= when_idle -> T;
 option(delivery, D) when D =:= instant; D =:= ether -> D;
+option(ordering, O) when O =:= process_pair; O =:= node_pair -> O;
 option(granularity, G) when G =:= big; G =:= small -> G;
 option(env, Env) when is_map(Env); is_list(Env) ->
     is_map(Env) orelse proper(Env) orelse

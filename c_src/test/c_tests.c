@@ -226,6 +226,14 @@ static void test_part_store(void)
             all_new = 0;
         if (i > 0 && ids[i] != ids[i - 1] + 1)
             distinct = 0;
+        /* Earlier parts are found while the index grows (ids moving from
+        ** the old index a few at a time). */
+        for (uint32_t back = i / 2; back < i; back += i / 3 + 1) {
+            n = snprintf(buf, sizeof buf, "part-%u", back);
+            if (part_store_intern(ps, (uint8_t)(PART_TERM + back % 4), buf, (uint32_t)n,
+                                  NULL, 0, &is_new) != ids[back] || is_new)
+                all_new = 0;
+        }
     }
     CHECK(all_new);
     CHECK(distinct);
@@ -1177,7 +1185,12 @@ typedef struct drive_counts {
 static enum request_kind drive(search *s, request *q, drive_counts *dc)
 {
     uint8_t label = 100;
-    while (q->kind == REQ_MATCH || q->kind == REQ_RUN) {
+    while (q->kind == REQ_MATCH || q->kind == REQ_RUN || q->kind == REQ_YIELD) {
+        if (q->kind == REQ_YIELD) {
+            if (search_resume(s, q) != 0)
+                dc->errors++;
+            continue;
+        }
         if (q->kind == REQ_MATCH) {
             dc->matches++;
             int ok = term_int(s, q->cont) == 10 && term_int(s, q->msg) == 30;
@@ -1548,6 +1561,11 @@ static void test_search_growth(void)
             break;
     }
     CHECK(chain_ok);
+    /* Backtracking the chain is work done in C: it yields on the way. */
+    unsigned yields = 0;
+    while (q.kind == REQ_YIELD && search_resume(s, &q) == 0)
+        yields++;
+    CHECK(yields == (CHAIN + 1) / SEARCH_WORK_BUDGET);
     CHECK(q.kind == REQ_DONE);
     search_stats st = stats(s);
     CHECK(st.states == CHAIN + 2 && st.transitions == CHAIN + 1);
@@ -1931,6 +1949,127 @@ static void test_search_lossy(void)
     }
 }
 
+/* Appends within a transition wait in the state and are interned once;
+** the result equals appending one by one (same part ids: canonical). */
+static void test_pending_appends(void)
+{
+    part_store *ps = part_store_new();
+    CHECK(ps != NULL);
+    if (ps == NULL)
+        return;
+    int fresh;
+    part_id empty = part_store_intern(ps, PART_MAILBOX, "", 0, NULL, 0, &fresh);
+    part_id c1 = part_store_intern(ps, PART_TERM, "\x83\x61\x01", 3, NULL, 0, &fresh);
+    part_id c2 = part_store_intern(ps, PART_TERM, "\x83\x61\x02", 3, NULL, 0, &fresh);
+    part_id m1 = mailbox_append(ps, empty, c1);
+    part_id m12 = mailbox_append(ps, m1, c2);
+    part_id m121 = mailbox_append(ps, m12, c1);
+    sys_state s = { 0 };
+    proc a = mkproc(1, PROC_WAITING, c1, m1), b = mkproc(2, PROC_WAITING, c1, empty),
+         c = mkproc(3, PROC_WAITING, c1, empty);
+    CHECK(sys_state_insert(&s, &a) >= 0 && sys_state_insert(&s, &b) >= 0 &&
+          sys_state_insert(&s, &c) >= 0);
+    size_t parts = part_store_count(ps);
+    /* 1 gets c2 then c1 (after its c1); 2 gets c1; 3 gets c2 and dies. */
+    CHECK(sys_state_append(&s, 0, c2) == 0 && sys_state_append(&s, 1, c1) == 0 &&
+          sys_state_append(&s, 0, c1) == 0 && sys_state_append(&s, 2, c2) == 0);
+    CHECK(sys_state_append(&s, 0, 0) == -1);
+    CHECK(s.procs[0].mailbox == m1);              /* nothing interned yet */
+    CHECK(part_store_count(ps) == parts);
+    int is_new;
+    CHECK(sys_state_encode(ps, &s, &is_new) == 0);      /* refused while pending */
+    sys_state cp;
+    CHECK(sys_state_copy(&cp, &s) == -1);
+    sys_state_remove(&s, 2);
+    CHECK(s.npend == 2);
+    /* Channels: a signal enqueued now, another after, both in one vector. */
+    part_id g1 = signal_intern(ps, SIG_MSG, c1, 0, 0), g2 = signal_intern(ps, SIG_MSG, c2, 0, 0);
+    CHECK(sys_state_enqueue(ps, &s, 1, 2, 0, g1) == 0 && sys_state_enqueue(ps, &s, 1, 2, 0, g2) == 0);
+    CHECK(s.nchans == 1 && mailbox_length(ps, s.chans[0].queue) == 0);
+    parts = part_store_count(ps);
+    CHECK(sys_state_flush(ps, &s) == 0 && s.npend == 0);
+    CHECK(s.procs[0].mailbox == m121);            /* hash-consed: the same id */
+    CHECK(mailbox_length(ps, s.procs[1].mailbox) == 1 &&
+          mailbox_at(ps, s.procs[1].mailbox, 0) == c1);
+    CHECK(mailbox_length(ps, s.chans[0].queue) == 2 &&
+          mailbox_at(ps, s.chans[0].queue, 0) == g1 && mailbox_at(ps, s.chans[0].queue, 1) == g2);
+    CHECK(part_store_count(ps) == parts + 1);     /* the queue; [c1] is m1 */
+    /* Dequeue flushes first; a removed channel drops what was pending. */
+    CHECK(sys_state_enqueue(ps, &s, 1, 2, 0, g1) == 0);
+    CHECK(sys_state_dequeue(ps, &s, 0) == 0 && s.npend == 0);
+    CHECK(mailbox_length(ps, s.chans[0].queue) == 2 &&
+          mailbox_at(ps, s.chans[0].queue, 0) == g2);
+    CHECK(sys_state_enqueue(ps, &s, 1, 2, 0, g2) == 0);
+    sys_state_remove_channel(&s, 0);
+    CHECK(s.npend == 0 && s.nchans == 0);
+    /* Envelopes are not plain signals, and back. */
+    part_id env = envelope_intern(ps, 1, 2, 0, g1);
+    uint32_t w[4];
+    CHECK(env != 0 && signal_get(ps, env, w) == -1 && envelope_get(ps, g1, w) == -1);
+    CHECK(envelope_get(ps, env, w) == 0 && w[0] == 1 && w[1] == 2 && w[2] == 0 && w[3] == g1);
+    CHECK(envelope_intern(ps, 1, 2, 0, 0) == 0);
+    CHECK(sys_state_append(&s, 0, c2) == 0);
+    sys_state_clear(&s);                          /* frees what is pending */
+    part_store_free(ps);
+}
+
+/* Deliveries are computed in C without a request; a search whose
+** deliveries alone outlast SEARCH_WORK_BUDGET yields (REQ_YIELD) instead
+** of running them all in one call, and resumes where it stopped. */
+static void test_search_yield(void)
+{
+    enum { NSENDS = 200 };
+    search_config cfg = { .node = NODE, .nodelen = strlen(NODE),
+                          .creation = CREATION, .check_deadlock = 0,
+                          .delivery_ether = 1 };
+    search *s = search_new(&cfg);
+    CHECK(s != NULL);
+    if (s == NULL)
+        return;
+    request q;
+    CHECK(start(s, 1, &q) == 0 && q.kind == REQ_RUN && q.pid == 1);
+    /* 1 spawns 2 and waits in 10 (matches nothing but 30). */
+    effs f = { .n = 0 };
+    eff_spawn(&f, 2, 0, 20);
+    CHECK(run_wait(s, 10, 0, &f, 1, 0, &q) == 0);
+    CHECK(q.kind == REQ_RUN && q.run == RUN_START && q.pid == 2);
+    /* 2 sends 31 NSENDS times to 1 and exits: NSENDS deliveries follow,
+    ** each a state of its own, with one match question (the memo answers
+    ** the others). */
+    effect *e = xmalloc(NSENDS * sizeof *e);
+    uint8_t msg[NSENDS][3];
+    for (int k = 0; k < NSENDS; k++) {
+        set_int(msg[k], 31);
+        e[k] = (effect){ .kind = EFFECT_SEND, .pid = 1, .term = { msg[k], 3 } };
+    }
+    run_result r = { .outcome = OUTCOME_EXIT, .normal = 1, .effects = e,
+                     .neffects = NSENDS, .label = mklabel(2), .label_len = 3 };
+    CHECK(search_answer_run(s, &r, &q) == 0);
+    free(e);
+    unsigned yields = 0, matches = 0, other = 0;
+    while (q.kind == REQ_YIELD || q.kind == REQ_MATCH) {
+        if (q.kind == REQ_YIELD) {
+            yields++;
+            CHECK(search_answer_match(s, 0, &q) == -1 && q.kind == REQ_ERROR);
+            q.kind = REQ_YIELD;
+            if (search_resume(s, &q) != 0)
+                other++;
+        } else {
+            matches++;
+            CHECK(search_resume(s, &q) == -1 && q.kind == REQ_ERROR);
+            q.kind = REQ_MATCH;
+            if (search_answer_match(s, 0, &q) != 0)
+                other++;
+        }
+    }
+    CHECK(other == 0 && matches == 1);
+    CHECK(yields >= NSENDS / SEARCH_WORK_BUDGET && yields <= 2 * NSENDS / SEARCH_WORK_BUDGET + 2);
+    CHECK(q.kind == REQ_DONE);
+    search_stats st = stats(s);
+    CHECK(st.states == 3 + NSENDS && st.transitions == 2 + NSENDS);
+    search_free(s);
+}
+
 int main(void)
 {
     test_part_store();
@@ -1953,6 +2092,8 @@ int main(void)
     test_visited_hash_compact();
     test_visited_bitstate();
     test_search_lossy();
+    test_search_yield();
+    test_pending_appends();
     printf("%lu passed, %lu failed\n", g_passed, g_failed);
     return g_failed != 0;
 }
