@@ -27,6 +27,8 @@
 %% New atoms checked code may make in one check: a small fraction of the
 %% VM's default table (1,048,576), so that a check never fills it.
 -define(ATOM_BUDGET, 100000).
+%% Steps between two reads of the atom table's size.
+-define(ATOM_SAMPLE, 64).
 
 %%====================================================================
 %% Classification
@@ -72,24 +74,40 @@ refused_bif(F, A) ->
 %% unchanged so that the call fails as on the VM (badfun).
 -spec checked_fun(term(), term()) -> term().
 checked_fun(Fun, Where) when is_function(Fun) ->
+    {module, M} = erlang:fun_info(Fun, module),
     case erlang:fun_info(Fun, type) of
         {type, local} ->
-            {module, M} = erlang:fun_info(Fun, module),
             case is_translation(M) of
                 true -> Fun;
                 false -> local_fun(Fun, M, Where)
             end;
         {type, external} ->
-            {module, M} = erlang:fun_info(Fun, module),
             {name, F} = erlang:fun_info(Fun, name),
             {arity, A} = erlang:fun_info(Fun, arity),
             case is_translation(M) of
                 true -> Fun;
-                false -> call_fun(M, F, A, Fun, Where)
+                false -> memo_call_fun(M, F, A, Fun, Where)
             end
     end;
 checked_fun(NotFun, _Where) ->
     NotFun.
+
+%% Classifying costs microseconds (the library's higher-order functions are
+%% looked up): the fun to call for an external fun is remembered for the
+%% check, in the worker's dictionary.  Refusals are not remembered: they
+%% stop the check.
+memo_call_fun(M, F, A, Fun, Where) ->
+    Memo = case erlang:get('$mce_sandbox_funs') of
+               undefined -> #{};
+               Map -> Map
+           end,
+    case Memo of
+        #{{M, F, A} := Checked} -> Checked;
+        _ ->
+            Checked = call_fun(M, F, A, Fun, Where),
+            erlang:put('$mce_sandbox_funs', Memo#{{M, F, A} => Checked}),
+            Checked
+    end.
 
 local_fun(Fun, M, Where) ->
     case M =/= erl_eval andalso (is_checker_module(M) orelse pure_module(M)) of
@@ -211,37 +229,50 @@ outside_step(Fun) ->
 atom_budget() ->
     ?ATOM_BUDGET.
 
-%% @doc Atoms made so far in this check (by the steps run in this
-%% process), counting the running step.
+%% @doc Atoms made since this check's first step (the check worker runs
+%% one check).  The table is the VM's: atoms made meanwhile by other
+%% processes count too, since they fill the same table.
 -spec atoms_made() -> non_neg_integer().
 atoms_made() ->
-    Done = case erlang:get('$mce_atoms_made') of
-               undefined -> 0;
-               N -> N
-           end,
-    case erlang:get('$mce_atoms_at_step') of
-        undefined -> Done;
-        Start -> Done + max(0, erlang:system_info(atom_count) - Start)
+    Now = erlang:system_info(atom_count),
+    case erlang:get('$mce_atoms_base') of
+        undefined ->
+            erlang:put('$mce_atoms_base', Now),
+            0;
+        Base -> Now - Base
     end.
 
-%% @doc Called by the executor when a step starts.
+%% @doc Called by the executor when a step starts: the first one sets the
+%% base of the count.
 -spec step_atoms_start() -> ok.
 step_atoms_start() ->
-    erlang:put('$mce_atoms_at_step', erlang:system_info(atom_count)),
+    case erlang:get('$mce_atoms_base') of
+        undefined -> erlang:put('$mce_atoms_base', erlang:system_info(atom_count));
+        _ -> ok
+    end,
     ok.
 
-%% @doc Called by the executor when a step ends: adds the atoms the step
-%% made (the table only grows); over budget, the reason to stop the check.
-%% Atoms made meanwhile by other processes of the VM are counted too: the
-%% bound is on the table, which they share.
+%% @doc Called by the executor when a step ends; over budget, the reason
+%% to stop the check.  The atom-making BIFs check the budget at each call;
+%% this catches atoms made otherwise (erl_scan, a translation), reading the
+%% table's size (microseconds) every ?ATOM_SAMPLE steps only.
 -spec step_atoms_end() -> ok | {error, term()}.
 step_atoms_end() ->
-    Made = atoms_made(),
-    erlang:put('$mce_atoms_made', Made),
-    erlang:erase('$mce_atoms_at_step'),
-    case Made > ?ATOM_BUDGET of
-        true -> {error, over_budget(Made)};
-        false -> ok
+    N = case erlang:get('$mce_atom_steps') of
+            undefined -> 0;
+            S -> S
+        end,
+    case N >= ?ATOM_SAMPLE of
+        false ->
+            erlang:put('$mce_atom_steps', N + 1),
+            ok;
+        true ->
+            erlang:put('$mce_atom_steps', 0),
+            Made = atoms_made(),
+            case Made > ?ATOM_BUDGET of
+                true -> {error, over_budget(Made)};
+                false -> ok
+            end
     end.
 
 over_budget(Made) ->
