@@ -15,7 +15,7 @@
 %% against a budget per check (the BEAM never frees atoms, and a full atom
 %% table aborts the VM); the heap limit is set by mcerlang:isolated/2.
 -module(mce_sandbox).
--compile({no_auto_import, [list_to_atom/1, binary_to_atom/1, binary_to_atom/2, binary_to_term/1, binary_to_term/2]}).
+-compile({no_auto_import, [list_to_binary/1, iolist_to_binary/1, list_to_atom/1, binary_to_atom/1, binary_to_atom/2, binary_to_term/1, binary_to_term/2]}).
 
 -export([pure_module/1, refused_bif/2, checked_fun/2, make_fun/3, init_mfa/3, init_fun/1,
          entry_args/1]).
@@ -23,6 +23,8 @@
 -export([list_to_atom/1, binary_to_atom/1, binary_to_atom/2, binary_to_term/1,
          binary_to_term/2, atom_budget/0, atoms_made/0, step_atoms_start/0,
          step_atoms_end/0, executor_memory/0]).
+%% Binary-making BIFs, redirected here by the translator.
+-export([binary_copy/2, list_to_binary/1, iolist_to_binary/1]).
 
 %% New atoms checked code may make in one check: a small fraction of the
 %% VM's default table (1,048,576), so that a check never fills it.
@@ -319,6 +321,46 @@ binary_to_term(B, Opts) ->
 %%====================================================================
 %% Memory
 %%====================================================================
+
+%% Binaries live outside the heap, where max_heap_size does not see them,
+%% and one call can make a huge one: the BIFs that build a binary of a size
+%% known beforehand check it against the step's limit (the heap limit, in
+%% bytes) before building it.
+
+-spec binary_copy(term(), term()) -> binary().
+binary_copy(B, N) when is_binary(B), is_integer(N), N >= 0 ->
+    binary_size_check(byte_size(B) * N),
+    binary:copy(B, N);
+binary_copy(B, N) ->
+    binary:copy(B, N).
+
+-spec list_to_binary(term()) -> binary().
+list_to_binary(L) ->
+    binary_size_check(iolist_size_or_zero(L)),
+    erlang:list_to_binary(L).
+
+-spec iolist_to_binary(term()) -> binary().
+iolist_to_binary(L) ->
+    binary_size_check(iolist_size_or_zero(L)),
+    erlang:iolist_to_binary(L).
+
+%% A bad argument fails in the BIF itself, as on the VM.
+iolist_size_or_zero(L) ->
+    try erlang:iolist_size(L)
+    catch error:badarg -> 0
+    end.
+
+binary_size_check(Bytes) ->
+    case erlang:get('$mce_heap_limit') of
+        Words when is_integer(Words) ->
+            Limit = Words * erlang:system_info(wordsize),
+            case Bytes > Limit of
+                true -> mce_rt:fatal({mcerlang, {step_heap_limit, mce_rt:self(),
+                                                 {binary, Bytes, Limit}}});
+                false -> ok
+            end;
+        _ -> ok
+    end.
 
 %% @doc Bytes held by the executor (the calling process): its heap, stack
 %% and mailbox, and the off-heap binaries it references, which

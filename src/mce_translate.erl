@@ -172,6 +172,7 @@ classify_call(mcerlang, probe, 2) -> {redirect, mce_rt, probe};
 classify_call(net_adm, ping, 1) -> {redirect, mce_rt, ping};
 classify_call(timer, send_after, A) when A =:= 2; A =:= 3 -> {redirect, mce_rt, timer_send_after};
 classify_call(timer, cancel, 1) -> {redirect, mce_rt, timer_cancel};
+classify_call(binary, copy, 2) -> {redirect, mce_sandbox, binary_copy};
 classify_call(persistent_term, F, A) ->
     _ = code:ensure_loaded(mce_pterm),
     case erlang:function_exported(mce_pterm, F, A) of
@@ -413,6 +414,8 @@ classify_erlang(make_fun, 3) -> {redirect, mce_sandbox, make_fun};
 classify_erlang(list_to_atom, 1) -> {redirect, mce_sandbox, list_to_atom};
 classify_erlang(binary_to_atom, A) when A =:= 1; A =:= 2 -> {redirect, mce_sandbox, binary_to_atom};
 classify_erlang(binary_to_term, A) when A =:= 1; A =:= 2 -> {redirect, mce_sandbox, binary_to_term};
+classify_erlang(list_to_binary, 1) -> {redirect, mce_sandbox, list_to_binary};
+classify_erlang(iolist_to_binary, 1) -> {redirect, mce_sandbox, iolist_to_binary};
 classify_erlang(F, A) when is_atom(F) ->
     case lists:member({F, A}, rt_bifs()) of
         true -> {redirect, mce_rt, F};

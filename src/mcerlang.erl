@@ -137,6 +137,7 @@ isolated(Work, Opts) ->
                            %% builds a huge term kills it instead of the VM.
                            _ = process_flag(max_heap_size, #{size => HeapLimit, kill => true,
                                                              error_logger => false}),
+                           put('$mce_heap_limit', HeapLimit),
                            Result = try {ok, Work()}
                                     catch error:{mcerlang, _} = E -> {raise, E};
                                           error:{mcerlang_internal, _, _} = E -> {raise, E}

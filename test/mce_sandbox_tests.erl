@@ -158,3 +158,13 @@ temp_path(Tag) ->
                              integer_to_list(erlang:unique_integer([positive]))]),
     ok = filelib:ensure_dir(filename:join(Dir, "x")),
     filename:join(Dir, atom_to_list(Tag)).
+
+%% Binaries are not on the heap: the BIFs that build one of a size known
+%% beforehand check it against the same limit (here 40 MB).
+step_binary_limit_test() ->
+    ?assertError({mcerlang, {step_heap_limit, _, {binary, 100000000, _}}},
+                 mcerlang:check({tprog_sandbox, big_binary_copy, [100000000]},
+                                #{memory => 40000000})),
+    ?assertError({mcerlang, {step_heap_limit, _, {binary, 100000000, _}}},
+                 mcerlang:check({tprog_sandbox, big_iolist_binary, [100]},
+                                #{memory => 40000000})).

@@ -8,7 +8,7 @@
          call_arg/3, make_fun_write_file/1, term_fun_write_file/1]).
 -export([fun_halt/0, apply_fun_halt/0, make_fun_halt/0, spawn_halt/0, foreach_fun_halt/0,
          call0/1]).
--export([many_atoms/1, many_atoms_term/1, big_list/1]).
+-export([many_atoms/1, many_atoms_term/1, big_list/1, big_binary_copy/1, big_iolist_binary/1]).
 
 %% Funs of process-dictionary BIFs act on the simulated process's dictionary.
 fun_put() ->
@@ -109,6 +109,14 @@ many_atoms_term(N) ->
              || I <- lists:seq(1, N), S <- [<<"tprog_sandbox_t", (integer_to_binary(I))/binary>>] >>,
     binary_to_term(<<131, 108, N:32, Ext/binary, 106>>).
 
-%% A list of N elements built in one step.
+%% A term of N words built in one step, by one BIF (few reductions).
 big_list(N) ->
-    exit({result, length(lists:seq(1, N))}).
+    exit({result, tuple_size(erlang:make_tuple(N, 0))}).
+
+%% Binaries of N bytes built in one call: outside the heap.
+big_binary_copy(N) ->
+    exit({result, byte_size(binary:copy(<<0>>, N))}).
+
+big_iolist_binary(N) ->
+    B = binary:copy(<<0>>, 1000000),
+    exit({result, byte_size(iolist_to_binary([B || _ <- lists:seq(1, N)]))}).
