@@ -389,6 +389,7 @@ is_checker_module(M) ->
 
 %% Inside a step, a refusal must stop the check even if the program
 %% catches it (mce_rt:fatal/1).
+-spec refuse(term()) -> no_return().
 refuse(Reason) ->
     mce_rt:fatal({mcerlang, Reason}).
 

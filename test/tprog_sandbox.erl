@@ -109,9 +109,9 @@ many_atoms_term(N) ->
              || I <- lists:seq(1, N), S <- [<<"tprog_sandbox_t", (integer_to_binary(I))/binary>>] >>,
     binary_to_term(<<131, 108, N:32, Ext/binary, 106>>).
 
-%% A term of N words built in one step, by one BIF (few reductions).
+%% A list of N elements built in one step.
 big_list(N) ->
-    exit({result, tuple_size(erlang:make_tuple(N, 0))}).
+    exit({result, length(lists:duplicate(N, x))}).
 
 %% Binaries of N bytes built in one call: outside the heap.
 big_binary_copy(N) ->
