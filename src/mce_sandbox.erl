@@ -192,8 +192,14 @@ entry_fun(Fun) when is_function(Fun) ->
             end;
         {type, local} ->
             case mce_translate:translatable(M) of
+                true when is_function(Fun, 0) ->
+                    %% A closure of a user module without arguments runs
+                    %% translated, as a closure entry does.
+                    {TrM, F, Args} = mce_closure:entry(Fun),
+                    fun() -> erlang:apply(TrM, F, Args) end;
                 true -> erlang:error({mcerlang, {untranslated_closure_in_arguments, Fun,
-                                                 "pass fun M:F/A or data instead"}});
+                                                 "pass fun M:F/A, a fun of no arguments or data "
+                                                 "instead"}});
                 false -> outside_step(fun() -> local_fun(Fun, M, entry_argument) end)
             end
     end;
@@ -315,8 +321,29 @@ binary_to_term(B, Opts) ->
     T = erlang:binary_to_term(B, Opts),
     case atoms_made() > ?ATOM_BUDGET of
         true -> mce_rt:fatal(over_budget(atoms_made()));
-        false -> T
+        false -> ok
+    end,
+    %% A decoded fun was never seen by the translator, and untranslated
+    %% code (sofs, ets:foldl) may call it without checked_fun/2: one that
+    %% would reach the host is refused here.  Funs are tags 112, 113 and
+    %% 117 of the external format, 80 a compressed term.
+    case binary:match(B, [<<112>>, <<113>>, <<117>>, <<80>>]) of
+        nomatch -> T;
+        _ -> check_decoded(T), T
     end.
+
+check_decoded(F) when is_function(F) ->
+    _ = checked_fun(F, binary_to_term),
+    ok;
+check_decoded([H | T]) ->
+    check_decoded(H),
+    check_decoded(T);
+check_decoded(T) when is_tuple(T) ->
+    lists:foreach(fun check_decoded/1, tuple_to_list(T));
+check_decoded(M) when is_map(M) ->
+    maps:foreach(fun(K, V) -> check_decoded(K), check_decoded(V) end, M);
+check_decoded(_) ->
+    ok.
 
 %%====================================================================
 %% Memory

@@ -37,7 +37,8 @@ refused_io_test_() ->
                       {map_os_cmd, {os, cmd, 1}},
                       {spawn_write_file, {file, write_file, 2}},
                       {make_fun_write_file, {file, write_file, 2}},
-                      {term_fun_write_file, {file, write_file, 2}}]].
+                      {term_fun_write_file, {file, write_file, 2}},
+                      {parse_term_os_cmd, {os, cmd, 1}}]].
 
 refused_write(F, Call) ->
     Path = temp_path(F),
@@ -61,16 +62,22 @@ entry_argument_fun_test() ->
                  mcerlang:check({tprog_sandbox, call_arg, [fun file:write_file/2, Path, <<"x">>]})),
     ?assertNot(filelib:is_file(Path)).
 
-%% A closure entry's captured closure would run untranslated.  (Decoding
-%% a closure entry compiles a probe of this module: seconds on a busy
-%% machine.)
+%% A closure entry's captured closure runs translated: the write is
+%% refused, where the closure was written.  One with arguments is refused.
+%% (Decoding a closure entry compiles a probe of this module: seconds on a
+%% busy machine.)
 closure_entry_capture_test_() ->
     {timeout, 120,
      fun() ->
              Path = temp_path(closure),
              Write = fun() -> file:write_file(Path, <<"x">>) end,
-             ?assertError({mcerlang, {untranslated_closure_in_arguments, _, _}},
+             ?assertError({mcerlang, {unsupported_call, {file, write_file, 2},
+                                      {?MODULE, _, 0, _}}},
                           mcerlang:check(fun() -> Write() end)),
+             ?assertNot(filelib:is_file(Path)),
+             WriteTo = fun(P) -> file:write_file(P, <<"x">>) end,
+             ?assertError({mcerlang, {untranslated_closure_in_arguments, _, _}},
+                          mcerlang:check(fun() -> WriteTo(Path) end)),
              ?assertNot(filelib:is_file(Path))
      end}.
 
