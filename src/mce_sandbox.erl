@@ -46,7 +46,7 @@ pure_module(M) ->
                      filename, gb_sets, gb_trees, io_lib, io_lib_format, io_lib_fread,
                      io_lib_pretty, lists, maps, math, orddict, ordsets, proplists, queue,
                      rand, random, re, sets, sofs, string, unicode, unicode_util, uri_string,
-                     zlib, crypto, erl_bits, ms_transform, erl_expand_records]).
+                     zlib, erl_bits, ms_transform, erl_expand_records]).
 
 %% @doc BIFs of module erlang that reach the host (I/O, code loading, VM
 %% settings, the executor itself) beyond those mce_translate already
@@ -111,8 +111,11 @@ memo_call_fun(M, F, A, Fun, Where) ->
             Checked
     end.
 
+%% A closure of a user module is untranslated code; of the checker's own
+%% modules or of a pure OTP module, it is not the program's.
 local_fun(Fun, M, Where) ->
-    case M =/= erl_eval andalso (is_checker_module(M) orelse pure_module(M)) of
+    case M =/= erl_eval andalso not mce_translate:translatable(M) andalso
+         (is_checker_module(M) orelse pure_module(M)) of
         true -> Fun;
         false ->
             {name, Name} = erlang:fun_info(Fun, name),

@@ -81,6 +81,16 @@ closure_entry_capture_test_() ->
              ?assertNot(filelib:is_file(Path))
      end}.
 
+%% A closure that reaches the program as data would run untranslated: it is
+%% refused when decoded, although this module's name looks like the
+%% checker's.
+decoded_closure_test() ->
+    Path = temp_path(decoded),
+    Bin = term_to_binary(fun() -> file:write_file(Path, <<"x">>) end),
+    ?assertError({mcerlang, {untranslated_closure, {?MODULE, _}, binary_to_term}},
+                 mcerlang:check({tprog_sandbox, call_decoded, [Bin]})),
+    ?assertNot(filelib:is_file(Path)).
+
 %% A shell fun in the arguments would be evaluated by erl_eval, outside
 %% the model.
 shell_fun_argument_test() ->

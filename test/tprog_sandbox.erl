@@ -8,7 +8,7 @@
          call_arg/3, make_fun_write_file/1, term_fun_write_file/1]).
 -export([fun_halt/0, apply_fun_halt/0, make_fun_halt/0, spawn_halt/0, foreach_fun_halt/0,
          call0/1]).
--export([parse_term_os_cmd/1]).
+-export([parse_term_os_cmd/1, call_decoded/1]).
 -export([many_atoms/1, many_atoms_term/1, big_list/1, big_binary_copy/1, big_iolist_binary/1]).
 
 %% Funs of process-dictionary BIFs act on the simulated process's dictionary.
@@ -127,3 +127,8 @@ big_iolist_binary(N) ->
 parse_term_os_cmd(Path) ->
     F = binary_to_term(term_to_binary(fun os:cmd/1)),
     erl_parse:map_anno(F, {atom, "touch " ++ Path, a}).
+
+%% A fun that reaches the program as data (a binary) and is decoded.
+call_decoded(Bin) ->
+    F = binary_to_term(Bin),
+    F().
