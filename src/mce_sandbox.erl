@@ -4,7 +4,7 @@
 %% is a pure function of an OTP module on the allow list below, or stops the
 %% check with `{unsupported_call | unsupported_bif, {M, F, A}, Where}'.
 %% Static calls are classified by the translator (mce_translate:classify_call/3,
-%% which consults pure_module/1 and refused_bif/2 here); everything only known
+%% which consults pure_call/3 and refused_bif/2 here); everything only known
 %% at run time comes through this module: fun values when they are called
 %% (checked_fun/2), erlang:make_fun/3 and `fun M:F/A' with computed parts
 %% (make_fun/3), the initial call of a spawned process (init_mfa/3,
@@ -17,7 +17,7 @@
 -module(mce_sandbox).
 -compile({no_auto_import, [list_to_binary/1, iolist_to_binary/1, list_to_atom/1, binary_to_atom/1, binary_to_atom/2, binary_to_term/1, binary_to_term/2]}).
 
--export([pure_module/1, refused_bif/2, checked_fun/2, make_fun/3, init_mfa/3, init_fun/1,
+-export([pure_call/3, refused_bif/2, checked_fun/2, make_fun/3, init_mfa/3, init_fun/1,
          entry_args/1]).
 %% Atom-making BIFs, redirected here by the translator.
 -export([list_to_atom/1, binary_to_atom/1, binary_to_atom/2, binary_to_term/1,
@@ -39,7 +39,15 @@
 %% @doc OTP modules whose functions compute on their arguments only: they
 %% are called directly.  Any other OTP module not modelled or translated
 %% (file, os, code, init, zip, prim_file, erl_eval, ...) is refused.
--spec pure_module(module()) -> boolean().
+-spec pure_call(module(), atom(), arity()) -> boolean().
+pure_call(crypto, F, _A) ->
+    %% Hashes, MACs, ciphers; not engines (shared libraries), FIPS mode or
+    %% starting the application.
+    not lists:member(F, [start, stop, enable_fips_mode, ensure_engine_loaded]) andalso
+        not lists:prefix("engine_", atom_to_list(F));
+pure_call(M, _F, _A) ->
+    pure_module(M).
+
 pure_module(M) ->
     lists:member(M, [array, base64, binary, calendar, dict, erl_anno, erl_error,
                      erl_internal, erl_lint, erl_parse, erl_pp, erl_scan, erl_stdlib_errors,

@@ -244,7 +244,7 @@ classify_other(M, F, A) ->
                         true -> library_hof;
                         false ->
                             %% The sandbox's allow list (mce_sandbox).
-                            case is_checker_module(M) orelse mce_sandbox:pure_module(M) of
+                            case is_checker_module(M) orelse mce_sandbox:pure_call(M, F, A) of
                                 true -> pure;
                                 false -> {unsupported, unsupported_call}
                             end

@@ -81,6 +81,13 @@ closure_entry_capture_test_() ->
              ?assertNot(filelib:is_file(Path))
      end}.
 
+%% crypto's hashes are pure; its engines load shared libraries.
+crypto_test() ->
+    ?assertEqual([{result, crypto:hash(sha256, <<"x">>)}],
+                 mce_otp_harness:checked(tprog_sandbox, crypto_hash)),
+    ?assertError({mcerlang, {unsupported_call, {crypto, engine_list, 0}, _}},
+                 mcerlang:check({tprog_sandbox, crypto_engine, []})).
+
 %% A closure that reaches the program as data would run untranslated: it is
 %% refused when decoded, although this module's name looks like the
 %% checker's.
