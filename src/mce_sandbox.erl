@@ -335,26 +335,18 @@ binary_to_term(B, Opts) ->
         false -> ok
     end,
     %% A decoded fun was never seen by the translator, and untranslated
-    %% code (sofs, ets:foldl) may call it without checked_fun/2: one that
-    %% would reach the host is refused here.  Funs are tags 112, 113 and
-    %% 117 of the external format, 80 a compressed term.
+    %% code (sofs, erl_parse:map_anno/2, ets:foldl) may call it without
+    %% checked_fun/2: each is replaced here by the fun checked_fun/2 gives
+    %% (fun erlang:put/2 becomes the model's, as the translator makes the
+    %% literal), and one that would reach the host is refused.  Funs are
+    %% tags 112, 113 and 117 of the external format, 80 a compressed term.
     case binary:match(B, [<<112>>, <<113>>, <<117>>, <<80>>]) of
         nomatch -> T;
-        _ -> check_decoded(T), T
+        _ -> deep_map(fun decoded_fun/1, T)
     end.
 
-check_decoded(F) when is_function(F) ->
-    _ = checked_fun(F, binary_to_term),
-    ok;
-check_decoded([H | T]) ->
-    check_decoded(H),
-    check_decoded(T);
-check_decoded(T) when is_tuple(T) ->
-    lists:foreach(fun check_decoded/1, tuple_to_list(T));
-check_decoded(M) when is_map(M) ->
-    maps:foreach(fun(K, V) -> check_decoded(K), check_decoded(V) end, M);
-check_decoded(_) ->
-    ok.
+decoded_fun(F) when is_function(F) -> checked_fun(F, binary_to_term);
+decoded_fun(X) -> X.
 
 %%====================================================================
 %% Memory

@@ -81,6 +81,17 @@ closure_entry_capture_test_() ->
              ?assertNot(filelib:is_file(Path))
      end}.
 
+%% A decoded fun of a modelled BIF, called by untranslated code
+%% (erl_parse:map_anno/2), acts on the model, as on the VM: it is replaced
+%% when decoded.
+decoded_modelled_fun_test() ->
+    Bin = term_to_binary(fun erlang:erase/1),
+    {Pid, Ref} = spawn_monitor(tprog_sandbox, map_anno_decoded, [Bin]),
+    Real = receive {'DOWN', Ref, process, Pid, R} -> R end,
+    ?assertEqual({result, undefined}, Real),
+    ?assertMatch({error, #{violation := {abnormal_exit, _, Real}}},
+                 mcerlang:check({tprog_sandbox, map_anno_decoded, [Bin]})).
+
 %% crypto's hashes are pure; its engines load shared libraries.
 crypto_test() ->
     ?assertEqual([{result, crypto:hash(sha256, <<"x">>)}],

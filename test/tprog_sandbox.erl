@@ -8,7 +8,7 @@
          call_arg/3, make_fun_write_file/1, term_fun_write_file/1]).
 -export([fun_halt/0, apply_fun_halt/0, make_fun_halt/0, spawn_halt/0, foreach_fun_halt/0,
          call0/1]).
--export([parse_term_os_cmd/1, call_decoded/1, crypto_engine/0, crypto_hash/0]).
+-export([parse_term_os_cmd/1, call_decoded/1, crypto_engine/0, crypto_hash/0, map_anno_decoded/1]).
 -export([many_atoms/1, many_atoms_term/1, big_list/1, big_binary_copy/1, big_iolist_binary/1]).
 
 %% Funs of process-dictionary BIFs act on the simulated process's dictionary.
@@ -138,3 +138,10 @@ crypto_engine() ->
 
 crypto_hash() ->
     exit({result, crypto:hash(sha256, <<"x">>)}).
+
+%% A decoded fun of a modelled BIF, called by untranslated code.
+map_anno_decoded(Bin) ->
+    put(k, v),
+    F = binary_to_term(Bin),
+    _ = erl_parse:map_anno(F, {atom, k, a}),
+    exit({result, get(k)}).
