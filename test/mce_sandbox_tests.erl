@@ -193,11 +193,13 @@ step_heap_limit_test() ->
     ?assertError({mcerlang, {step_heap_limit, _, {max_heap_size, _}}},
                  mcerlang:check({tprog_sandbox, big_list, [8000000]}, #{memory => 40000000})).
 
+%% A path that does not exist, in one directory per test run (a file there
+%% would be a write that escaped the model).
 temp_path(Tag) ->
-    Dir = filename:join(["/tmp", "mce_sandbox_" ++ os:getpid() ++ "_" ++
-                             integer_to_list(erlang:unique_integer([positive]))]),
+    Dir = filename:join(["/tmp", "mce_sandbox_" ++ os:getpid()]),
     ok = filelib:ensure_dir(filename:join(Dir, "x")),
-    filename:join(Dir, atom_to_list(Tag)).
+    filename:join(Dir, atom_to_list(Tag) ++ "_" ++
+                      integer_to_list(erlang:unique_integer([positive]))).
 
 %% Binaries are not on the heap: the BIFs that build one of a size known
 %% beforehand check it against the same limit (here 40 MB).
