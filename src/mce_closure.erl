@@ -36,7 +36,9 @@ entry(Fun) ->
         {ok, FunExpr, Enclosing} ->
             Vars = free_vars(FunExpr, Enclosing),
             Values = probe(M, Name, FunExpr, Vars, Env, Forms),
-            {TrM, '$mce_closure', [Name, list_to_tuple(Values)]};
+            %% Captured funs are called by checked code: the sandbox rule
+            %% applies to them as to an entry's arguments.
+            {TrM, '$mce_closure', [Name, list_to_tuple(mce_sandbox:entry_args(Values))]};
         error ->
             refuse(Fun, "its code was not found in the module's abstract code")
     end.

@@ -40,8 +40,13 @@ run(Search, Pid, How, Cont, Dict, TrapExit) ->
     put('$mce_probes', []),
     Watch = get('$mce_watch'),
     mce_watchdog:step_started(Watch, Pid),
+    mce_sandbox:step_atoms_start(),
     Result0 = step(How, Cont),
     mce_watchdog:step_ended(Watch),
+    case mce_sandbox:step_atoms_end() of
+        ok -> ok;
+        {error, Over} -> get('$mce_fatal') =:= undefined andalso put('$mce_fatal', Over)
+    end,
     %% A signal the process sent itself (exit(self(), kill)) ends it
     %% whatever its code did afterwards: signals cannot be caught.
     Killed = erase('$mce_killed'),

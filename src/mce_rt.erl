@@ -332,9 +332,9 @@ choice(Alternatives) ->
 choice(Alternatives, Where) when is_list(Alternatives), Alternatives =/= [],
                                  length(Alternatives) =< 65535 ->
     Alts = [case A of
-                F when is_function(F, 0) -> F;
+                F when is_function(F, 0) -> mce_sandbox:init_fun(F);
                 {M, F, Args} when is_atom(M), is_atom(F), is_list(Args) ->
-                    checker_call(fun() -> mce_translate:init_call({M, F, Args}) end);
+                    mce_sandbox:init_mfa(M, F, Args);
                 _ -> erlang:error(badarg, [Alternatives])
             end || A <- Alternatives],
     erlang:put('$mce_suspensions', [{at, Where} | erlang:get('$mce_suspensions')]),
@@ -528,10 +528,10 @@ spawn_node(_Node, Args) ->
     erlang:error(badarg, Args).
 
 init(Fun) ->
-    checker_call(fun() -> mce_translate:init_call(Fun) end).
+    mce_sandbox:init_fun(Fun).
 
 init_mfa(M, F, A, _Args) when is_atom(M), is_atom(F), is_list(A) ->
-    checker_call(fun() -> mce_translate:init_call({M, F, A}) end);
+    mce_sandbox:init_mfa(M, F, A);
 init_mfa(_M, _F, _A, Args) ->
     erlang:error(badarg, Args).
 
@@ -1308,7 +1308,7 @@ hibernate(M, F, A) ->
 %% @doc `apply(Fun, Args)' and `Fun(Args...)' from translated code.
 -spec apply(function(), [term()]) -> term().
 apply(Fun, Args) ->
-    erlang:apply(Fun, Args).
+    erlang:apply(mce_sandbox:checked_fun(Fun, dynamic_call), Args).
 
 %% @doc `M:F(Args)' with M or F computed at run time, and `apply/3'.
 -spec apply(module(), atom(), [term()]) -> term().

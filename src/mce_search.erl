@@ -356,7 +356,10 @@ tick(#ctx{deadline = Deadline, memory = Cap} = Ctx) ->
             if
                 Deadline =/= infinity, Now >= Deadline -> {stop, max_time};
                 true ->
-                    Stats = maps:get(memory_used, mce_nif:stats(Ctx#ctx.search)),
+                    %% The cap covers the executor (this process: its heap and
+                    %% the binaries it holds) as well as the state store.
+                    Stats = maps:get(memory_used, mce_nif:stats(Ctx#ctx.search))
+                        + mce_sandbox:executor_memory(),
                     case Cap =/= infinity andalso Stats > Cap of
                         true -> {stop, {memory, Cap}};
                         false -> {continue, report(Ctx#ctx{steps = 0}, Now)}

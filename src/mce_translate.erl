@@ -172,6 +172,7 @@ classify_call(mcerlang, probe, 2) -> {redirect, mce_rt, probe};
 classify_call(net_adm, ping, 1) -> {redirect, mce_rt, ping};
 classify_call(timer, send_after, A) when A =:= 2; A =:= 3 -> {redirect, mce_rt, timer_send_after};
 classify_call(timer, cancel, 1) -> {redirect, mce_rt, timer_cancel};
+classify_call(binary, copy, 2) -> {redirect, mce_sandbox, binary_copy};
 classify_call(persistent_term, F, A) ->
     _ = code:ensure_loaded(mce_pterm),
     case erlang:function_exported(mce_pterm, F, A) of
@@ -266,7 +267,12 @@ classify_other(M, F, A) ->
                     case lists:member(M, library_modules()) andalso
                          sets:is_element({F, A}, library_hofs(M)) of
                         true -> library_hof;
-                        false -> pure
+                        false ->
+                            %% The sandbox's allow list (mce_sandbox).
+                            case is_checker_module(M) orelse mce_sandbox:pure_call(M, F, A) of
+                                true -> pure;
+                                false -> {unsupported, unsupported_call}
+                            end
                     end
             end
     end.
@@ -428,6 +434,14 @@ classify_erlang(send_nosuspend, A) when A =:= 2; A =:= 3 -> {redirect, mce_rt, s
 classify_erlang(statistics, 1) -> {redirect, mce_rt, statistics};
 classify_erlang(yield, 0) -> {redirect, mce_rt, erlang_yield};
 classify_erlang(system_info, 1) -> {redirect, mce_rt, system_info};
+%% The sandbox (mce_sandbox): funs made at run time are classified, and
+%% atoms made by checked code counted against the check's budget.
+classify_erlang(make_fun, 3) -> {redirect, mce_sandbox, make_fun};
+classify_erlang(list_to_atom, 1) -> {redirect, mce_sandbox, list_to_atom};
+classify_erlang(binary_to_atom, A) when A =:= 1; A =:= 2 -> {redirect, mce_sandbox, binary_to_atom};
+classify_erlang(binary_to_term, A) when A =:= 1; A =:= 2 -> {redirect, mce_sandbox, binary_to_term};
+classify_erlang(list_to_binary, 1) -> {redirect, mce_sandbox, list_to_binary};
+classify_erlang(iolist_to_binary, 1) -> {redirect, mce_sandbox, iolist_to_binary};
 classify_erlang(F, A) when is_atom(F) ->
     case lists:member({F, A}, rt_bifs()) of
         true -> {redirect, mce_rt, F};
@@ -454,7 +468,11 @@ classify_other_bif(F, A) ->
                           send, send_nosuspend, start_timer, send_after])
     of
         true -> {unsupported, unsupported_bif};
-        false -> pure
+        false ->
+            case mce_sandbox:refused_bif(F, A) of
+                true -> {unsupported, unsupported_bif};
+                false -> pure
+            end
     end.
 
 %% Process-related BIFs that are not modelled yet: running them for real
@@ -480,7 +498,7 @@ is_checker_module(M) ->
                      mce_ref, mce_rt, mce_search, mce_translate, mce_watchdog, mce_ets,
                      mce_logger, mce_app, mce_global, mce_session, mce_debug, mce_cli, mce_msc,
                      mce_ltl, mce_ltl_search, mcerlang_monitor, mce_pterm, mce_env,
-                     mce_atomics, mce_counters])
+                     mce_atomics, mce_counters, mce_sandbox, mce_etf])
         orelse is_translation(M).
 
 is_translation(M) ->
@@ -1563,14 +1581,22 @@ tr_expr({'fun', L, {clauses, Cls}}, Env, St) ->
 tr_expr({named_fun, L, Name, Cls}, Env, St) ->
     FunSt = in_fun(L, Cls, St),
     {named_fun, L, Name, [tr_clause(C, union(Env, [Name]), FunSt) || C <- Cls]};
-tr_expr({'fun', L, {function, {atom, _, M}, {atom, _, _} = F, A}} = Fun, _Env, St) ->
-    case (St#tr.translated)(M) of
-        true -> {'fun', L, {function, {atom, L, translated_name(M)}, F, A}};
-        false -> Fun
+tr_expr({'fun', L, {function, {atom, _, M}, {atom, FL, F}, {integer, _, A}}} = Fun, _Env, St) ->
+    %% `fun M:F/A' is classified like a call M:F/A: pointed at the
+    %% translation or the model, refused where it is made if it would
+    %% reach the host (the sandbox rule, see mce_sandbox).
+    case classify(M, F, A, St) of
+        translate -> {'fun', L, {function, {atom, L, translated_name(M)}, {atom, FL, F}, {integer, L, A}}};
+        pure -> Fun;
+        library_hof -> Fun;
+        {redirect, RM, RF} -> {'fun', L, {function, {atom, L, RM}, {atom, L, RF}, {integer, L, A}}};
+        {model, MM, MF} ->
+            {'fun', L, {function, {atom, L, translated_name(MM)}, {atom, L, MF}, {integer, L, A}}};
+        {unsupported, Why} ->
+            rt_call(L, unsupported, [abstract({M, F, A}, L), location(L, St), {atom, L, Why}])
     end;
-tr_expr({'fun', L, {function, M, F, A}}, Env, St) when element(1, M) =/= atom;
-                                                       element(1, F) =/= atom ->
-    rt_remote(L, mce_translate, make_fun, [tr_expr(X, Env, St) || X <- [M, F, A]]);
+tr_expr({'fun', L, {function, M, F, A}}, Env, St) when is_tuple(M) ->
+    rt_remote(L, mce_sandbox, make_fun, [tr_expr(X, Env, St) || X <- [M, F, A]]);
 tr_expr({'case', L, _, _} = E, Env, St) ->
     no_blocking(E, L, St),
     tr_tail(E, Env, St);
@@ -1628,8 +1654,16 @@ tr_call({call, L, {remote, _, {atom, _, M}, {atom, _, F}}, As} = C, Env, St) ->
 tr_call({call, L, {remote, _, M, F}, As}, Env, St) ->
     rt_call(L, apply, [tr_expr(M, Env, St), tr_expr(F, Env, St),
                        list_expr([tr_expr(A, Env, St) || A <- As], L)]);
+tr_call({call, L, {'fun', _, {clauses, _}} = F, As}, Env, St) ->
+    {call, L, tr_expr(F, Env, St), [tr_expr(A, Env, St) || A <- As]};
 tr_call({call, L, F, As}, Env, St) ->
-    {call, L, tr_expr(F, Env, St), [tr_expr(A, Env, St) || A <- As]}.
+    %% A fun value may be anything at run time (fun erlang:halt/0, a fun
+    %% decoded by binary_to_term): the sandbox checks it when it is called.
+    Checked = rt_remote(L, mce_sandbox, checked_fun, [tr_expr(F, Env, St), location(L, St)]),
+    {call, L, Checked, [tr_expr(A, Env, St) || A <- As]}.
+
+location(L, #tr{mod = M, fa = {FunName, FunArity}}) ->
+    abstract({M, FunName, FunArity, line_number(L)}, L).
 
 tr_remote_call(L, M, F, Args, St) ->
     Arity = length(Args),
@@ -1679,6 +1713,13 @@ is_literal(E) ->
 
 classify(M, F, A, St) ->
     case classify_call(M, F, A) of
+        {unsupported, unsupported_call} = Refused ->
+            %% A module generated for a shell entry is translated although
+            %% it has no file.
+            case (St#tr.translated)(M) of
+                true -> translate;
+                false -> Refused
+            end;
         pure ->
             case (St#tr.translated)(M) of
                 true -> translate;

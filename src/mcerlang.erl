@@ -180,27 +180,43 @@ bad_file_name(File) ->
 isolated(Work, Opts) ->
     Caller = self(),
     Go = make_ref(),
+    HeapLimit = heap_limit(Opts),
     {Pid, Ref} = spawn_monitor(
                    fun() ->
                            Counter = receive {Go, C} -> C end,
                            put('$mce_watch', Counter),
+                           %% The steps run in this process: a step that
+                           %% builds a huge term kills it instead of the VM.
+                           _ = process_flag(max_heap_size, #{size => HeapLimit, kill => true,
+                                                             error_logger => false}),
+                           put('$mce_heap_limit', HeapLimit),
                            Result = try {ok, Work()}
                                     catch error:{mcerlang, _} = E -> {raise, E};
                                           error:{mcerlang_internal, _, _} = E -> {raise, E}
                                     end,
                            Caller ! {self(), Result}
                    end),
-    Pid ! {Go, mce_watchdog:start(Caller, Pid, maps:get(max_reductions, Opts))},
+    Counter = mce_watchdog:start(Caller, Pid, maps:get(max_reductions, Opts)),
+    Pid ! {Go, Counter},
     %% stop/1 finds the worker here: a stop goes to the check running now,
     %% never into the caller's mailbox where a later check would read it.
     Outer = put('$mce_check', Pid),
-    try await(Pid, Ref, Opts)
+    try await(Pid, Ref, Opts#{'$mce_counter' => Counter, '$mce_heap_limit' => HeapLimit})
     after
         restore('$mce_check', Outer)
     end.
 
 restore(Key, undefined) -> erase(Key);
 restore(Key, Value) -> put(Key, Value).
+
+%% The worker's heap limit in words: the memory cap when there is one
+%% (the executor's memory counts against it too), else 1 GiB.
+heap_limit(Opts) ->
+    Bytes = case maps:get(memory, Opts, infinity) of
+                infinity -> 1 bsl 30;
+                Cap -> Cap
+            end,
+    max(Bytes div erlang:system_info(wordsize), 1 bsl 16).
 
 await(Pid, Ref, Opts) ->
     receive
@@ -220,6 +236,22 @@ await(Pid, Ref, Opts) ->
                                      Where, "a receive ran in code the checker did not translate "
                                      "(a fun made by erlang:make_fun/3, a fun in the env option, "
                                      "...): call translated functions instead"}});
+        {'DOWN', Ref, process, Pid, killed} ->
+            %% Killed by the watchdog (its message follows at once) or by
+            %% the heap limit, in a step.
+            receive
+                {mce_runaway, Pid, _, _, _} = M -> self() ! M, await(Pid, Ref, Opts);
+                {mce_blocked, Pid, _, _} = M -> self() ! M, await(Pid, Ref, Opts)
+            after 200 ->
+                    Running = atomics:get(maps:get('$mce_counter', Opts), 2),
+                    case Running of
+                        0 -> erlang:error({mcerlang, {checker_crashed, killed}});
+                        _ -> erlang:error({mcerlang, {step_heap_limit,
+                                                      mce_pid:term(Running, maps:get(nodes, Opts)),
+                                                      {max_heap_size,
+                                                       maps:get('$mce_heap_limit', Opts)}}})
+                    end
+            end;
         {'DOWN', Ref, process, Pid, Reason} ->
             erlang:error({mcerlang, {checker_crashed, Reason}})
     end.
@@ -506,7 +538,7 @@ entry({M, F, Args} = Entry) when is_atom(M), is_atom(F), is_list(Args) ->
     check_module(M),
     Arity = length(Args),
     case erlang:function_exported(M, F, Arity) of
-        true -> mce_translate:init_call({M, F, translated_args(Args)});
+        true -> mce_translate:init_call({M, F, mce_sandbox:entry_args(Args)});
         false -> erlang:error({mcerlang, {undefined_function, {M, F, Arity}}})
     end;
 entry(Fun) when is_function(Fun, 0) ->
@@ -527,30 +559,6 @@ entry(Fun) when is_function(Fun) ->
     erlang:error({mcerlang, {bad_entry, Fun, {arity, A}, "an entry fun takes no arguments"}});
 entry(Other) ->
     erlang:error({mcerlang, {bad_entry, Other, "expected {Module, Function, Args} or fun M:F/0"}}).
-
-%% Funs inside the entry's arguments are called by checked code: external
-%% funs of user modules are pointed at their translations; closures
-%% compiled into user modules would run untranslated code (a receive in them
-%% would block the checker itself), so they are refused.
-translated_args(Args) ->
-    deep_map(fun translated_fun/1, Args).
-
-translated_fun(Fun) when is_function(Fun) ->
-    {module, M} = erlang:fun_info(Fun, module),
-    case erlang:fun_info(Fun, type) of
-        {type, external} ->
-            {name, F} = erlang:fun_info(Fun, name),
-            {arity, A} = erlang:fun_info(Fun, arity),
-            mce_translate:make_fun(M, F, A);
-        {type, local} ->
-            case mce_translate:translatable(M) of
-                true -> erlang:error({mcerlang, {untranslated_closure_in_arguments, Fun,
-                                                 "pass fun M:F/A or data instead"}});
-                false -> Fun
-            end
-    end;
-translated_fun(Other) ->
-    Other.
 
 deep_map(F, L) when is_list(L) -> deep_map_list(F, L);
 deep_map(F, T) when is_tuple(T) -> list_to_tuple(deep_map_list(F, tuple_to_list(T)));

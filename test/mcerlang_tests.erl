@@ -364,9 +364,10 @@ shortest_counterexample_test() ->
     ?assertError({mcerlang, {bad_option_value, shortest, yes}},
                  mcerlang:check({tprog, far_or_near, []}, #{shortest => yes})).
 
-%% memory => Bytes caps the state store: the search ends inconclusive.
+%% memory => Bytes caps the state store and the executor's memory (its
+%% heap and binaries, not in memory_used): the search ends inconclusive.
 memory_cap_test() ->
-    ?assertMatch({inconclusive, {memory, 200000}, #{memory_used := M}} when M > 200000,
+    ?assertMatch({inconclusive, {memory, 200000}, #{memory_used := M}} when M > 100000,
                  mcerlang:check({client_server, start, [4, 2]}, #{memory => 200000})),
     ?assertError({mcerlang, {bad_option_value, memory, -1}}, mcerlang:check({tprog, hello, []}, #{memory => -1})).
 
@@ -540,12 +541,14 @@ spawn_request_refused_test() ->
                  mcerlang:check(fun() -> spawn_request(fun() -> ok end, [monitor]) end,
                                 #{progress => false})).
 
-%% A real receive in untranslated code blocks the worker: the check stops
-%% with an error naming the process and place, not a hang.
+%% A fun made by erlang:make_fun/3 used to run untranslated, its real
+%% receive blocking the worker (blocked_outside_the_model).  The sandbox
+%% points it at the translation: the receive is the model's, and the
+%% process waits for go_never for ever, as on the VM: a deadlock.
 blocked_outside_the_model_test_() ->
     {timeout, 60,
      fun() ->
-             ?assertError({mcerlang, {blocked_outside_the_model, _, {tprog, wait_for_go, 0, _, _}, _}},
+             ?assertMatch({error, #{violation := deadlock}},
                           mcerlang:check({tprog, make_fun_receive, []},
                                          #{progress => false, max_time => 1000}))
      end}.

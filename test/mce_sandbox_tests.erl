@@ -1,0 +1,212 @@
+%% The sandbox rule (mce_sandbox): checked code never reaches the host.
+%% Every program here ran for real (or crashed the checker) before the
+%% rule: its fun, apply, make_fun or spawn passed untranslated to the BIF.
+%% Programs that would halt the VM are checked in a peer node, and the ones
+%% that would write files write under a fresh temporary directory that the
+%% test looks at afterwards.
+-module(mce_sandbox_tests).
+-include_lib("eunit/include/eunit.hrl").
+
+-export([check_result/1]).
+
+warm_up_test_() ->
+    {timeout, 120, fun() -> mce_translate:ensure(tprog_sandbox) end}.
+
+%%--------------------------------------------------------------------
+%% Funs of modelled BIFs act on the model, as on the real VM
+%%--------------------------------------------------------------------
+
+fun_put_test() -> mce_otp_harness:same_result(tprog_sandbox, fun_put).
+fun_erase_test() -> mce_otp_harness:same_result(tprog_sandbox, fun_erase).
+apply_fun_put_test() -> mce_otp_harness:same_result(tprog_sandbox, apply_fun_put).
+make_fun_put_test() -> mce_otp_harness:same_result(tprog_sandbox, make_fun_put).
+foldl_fun_put_test() -> mce_otp_harness:same_result(tprog_sandbox, foldl_fun_put).
+spawn_send_test() -> mce_otp_harness:same_result(tprog_sandbox, spawn_send).
+fun_from_term_put_test() -> mce_otp_harness:same_result(tprog_sandbox, fun_from_term_put).
+computed_fun_put_test() -> mce_otp_harness:same_result(tprog_sandbox, computed_fun_put).
+
+%%--------------------------------------------------------------------
+%% Host I/O is refused, naming the call and where
+%%--------------------------------------------------------------------
+
+refused_io_test_() ->
+    [{atom_to_list(F), fun() -> refused_write(F, Call) end}
+     || {F, Call} <- [{fun_write_file, {file, write_file, 2}},
+                      {prim_file_write, {prim_file, write_file, 2}},
+                      {zip_create, {zip, create, 2}},
+                      {map_os_cmd, {os, cmd, 1}},
+                      {spawn_write_file, {file, write_file, 2}},
+                      {make_fun_write_file, {file, write_file, 2}},
+                      {term_fun_write_file, {file, write_file, 2}},
+                      {parse_term_os_cmd, {os, cmd, 1}}]].
+
+refused_write(F, Call) ->
+    Path = temp_path(F),
+    ?assertError({mcerlang, {unsupported_call, Call, _}},
+                 mcerlang:check({tprog_sandbox, F, [Path]})),
+    ?assertNot(filelib:is_file(Path)).
+
+%% The location names the program's function and line for calls the
+%% translator sees, and `dynamic_call', `make_fun' or `spawn' otherwise.
+refusal_location_test() ->
+    Path = temp_path(location),
+    ?assertError({mcerlang, {unsupported_call, {file, write_file, 2},
+                             {tprog_sandbox, fun_write_file, 1, _Line}}},
+                 mcerlang:check({tprog_sandbox, fun_write_file, [Path]})),
+    ?assertError({mcerlang, {unsupported_call, {file, write_file, 2}, spawn}},
+                 mcerlang:check({tprog_sandbox, spawn_write_file, [Path]})).
+
+entry_argument_fun_test() ->
+    Path = temp_path(entry_arg),
+    ?assertError({mcerlang, {unsupported_call, {file, write_file, 2}, entry_argument}},
+                 mcerlang:check({tprog_sandbox, call_arg, [fun file:write_file/2, Path, <<"x">>]})),
+    ?assertNot(filelib:is_file(Path)).
+
+%% A closure entry's captured closure runs translated: the write is
+%% refused, where the closure was written.  One with arguments is refused.
+%% (Decoding a closure entry compiles a probe of this module: seconds on a
+%% busy machine.)
+closure_entry_capture_test_() ->
+    {timeout, 120,
+     fun() ->
+             Path = temp_path(closure),
+             Write = fun() -> file:write_file(Path, <<"x">>) end,
+             ?assertError({mcerlang, {unsupported_call, {file, write_file, 2},
+                                      {?MODULE, _, 0, _}}},
+                          mcerlang:check(fun() -> Write() end)),
+             ?assertNot(filelib:is_file(Path)),
+             WriteTo = fun(P) -> file:write_file(P, <<"x">>) end,
+             ?assertError({mcerlang, {untranslated_closure_in_arguments, _, _}},
+                          mcerlang:check(fun() -> WriteTo(Path) end)),
+             ?assertNot(filelib:is_file(Path))
+     end}.
+
+%% A decoded fun of a modelled BIF, called by untranslated code
+%% (erl_parse:map_anno/2), acts on the model, as on the VM: it is replaced
+%% when decoded.
+decoded_modelled_fun_test() ->
+    Bin = term_to_binary(fun erlang:erase/1),
+    {Pid, Ref} = spawn_monitor(tprog_sandbox, map_anno_decoded, [Bin]),
+    Real = receive {'DOWN', Ref, process, Pid, R} -> R end,
+    ?assertEqual({result, undefined}, Real),
+    ?assertMatch({error, #{violation := {abnormal_exit, _, Real}}},
+                 mcerlang:check({tprog_sandbox, map_anno_decoded, [Bin]})).
+
+%% crypto's hashes are pure; its engines load shared libraries.
+crypto_test() ->
+    ?assertEqual([{result, crypto:hash(sha256, <<"x">>)}],
+                 mce_otp_harness:checked(tprog_sandbox, crypto_hash)),
+    ?assertError({mcerlang, {unsupported_call, {crypto, engine_list, 0}, _}},
+                 mcerlang:check({tprog_sandbox, crypto_engine, []})).
+
+%% A closure that reaches the program as data would run untranslated: it is
+%% refused when decoded, although this module's name looks like the
+%% checker's.
+decoded_closure_test() ->
+    Path = temp_path(decoded),
+    Bin = term_to_binary(fun() -> file:write_file(Path, <<"x">>) end),
+    ?assertError({mcerlang, {untranslated_closure, {?MODULE, _}, binary_to_term}},
+                 mcerlang:check({tprog_sandbox, call_decoded, [Bin]})),
+    ?assertNot(filelib:is_file(Path)).
+
+%% A shell fun in the arguments would be evaluated by erl_eval, outside
+%% the model.
+shell_fun_argument_test() ->
+    {value, Fun, _} = erl_eval:exprs(element(2, erl_parse:parse_exprs(
+                                                  element(2, erl_scan:string("fun() -> ok end."))))
+                                     , []),
+    ?assertError({mcerlang, {untranslated_closure, {erl_eval, _}, entry_argument}},
+                 mcerlang:check({tprog_sandbox, call0, [Fun]})).
+
+%%--------------------------------------------------------------------
+%% halt, through every path, in a peer node
+%%--------------------------------------------------------------------
+
+halt_test_() ->
+    {timeout, 120,
+     fun() ->
+             {ok, Peer, _Node} = peer:start_link(#{connection => standard_io,
+                                                   args => ["-pa" | code:get_path()]}),
+             try
+                 Results = [{F, peer:call(Peer, ?MODULE, check_result, [{tprog_sandbox, F, Args}],
+                                          60000)}
+                            || {F, Args} <- [{fun_halt, []}, {apply_fun_halt, []},
+                                             {make_fun_halt, []}, {spawn_halt, []},
+                                             {foreach_fun_halt, []},
+                                             {call0, [fun init:stop/0]}]],
+                 ?assertMatch([{fun_halt, {error, {unsupported_bif, {erlang, halt, 0}, _}}},
+                               {apply_fun_halt, {error, {unsupported_bif, {erlang, halt, 0}, _}}},
+                               {make_fun_halt, {error, {unsupported_bif, {erlang, halt, 0}, make_fun}}},
+                               {spawn_halt, {error, {unsupported_bif, {erlang, halt, 0}, spawn}}},
+                               {foreach_fun_halt, {error, {unsupported_bif, {erlang, halt, 1}, _}}},
+                               {call0, {error, {unsupported_call, {init, stop, 0}, entry_argument}}}],
+                              Results)
+             after
+                 catch peer:stop(Peer)
+             end
+     end}.
+
+%% Run in the peer: the check's result or its {mcerlang, _} error.
+check_result(Entry) ->
+    try mcerlang:check(Entry)
+    catch error:{mcerlang, Reason} -> {error, Reason}
+    end.
+
+%%--------------------------------------------------------------------
+%% Executor bounds
+%%--------------------------------------------------------------------
+
+%% Atoms are never freed: the atoms checked code makes are bounded per
+%% check, well before the VM's table (1,048,576 by default) would be full.
+%% Run in a peer node, so that this VM's table does not keep them.
+atom_budget_test_() ->
+    {timeout, 120,
+     fun() ->
+             {ok, Peer, _Node} = peer:start_link(#{connection => standard_io,
+                                                   args => ["-pa" | code:get_path()]}),
+             try
+                 Budget = mce_sandbox:atom_budget(),
+                 %% Translating the program makes atoms of its own.
+                 {ok, _} = peer:call(Peer, ?MODULE, check_result,
+                                     [{tprog_sandbox, many_atoms, [10]}], 60000),
+                 Before = peer:call(Peer, erlang, system_info, [atom_count]),
+                 ?assertMatch({error, {atom_budget, Budget, _, _}},
+                              peer:call(Peer, ?MODULE, check_result,
+                                        [{tprog_sandbox, many_atoms, [Budget + 50000]}], 60000)),
+                 After = peer:call(Peer, erlang, system_info, [atom_count]),
+                 ?assert(After - Before =< Budget + 1000),
+                 ?assertMatch({error, {atom_budget, Budget, _, _}},
+                              peer:call(Peer, ?MODULE, check_result,
+                                        [{tprog_sandbox, many_atoms_term, [Budget + 1000]}], 60000))
+             after
+                 catch peer:stop(Peer)
+             end
+     end}.
+
+%% A few atoms are fine.
+few_atoms_test() ->
+    ?assertMatch({ok, _}, mcerlang:check({tprog_sandbox, many_atoms, [10]})).
+
+%% A step that builds a term larger than the heap limit (here the memory
+%% cap, 40 MB) stops the check, naming the process, instead of the VM.
+step_heap_limit_test() ->
+    ?assertError({mcerlang, {step_heap_limit, _, {max_heap_size, _}}},
+                 mcerlang:check({tprog_sandbox, big_list, [8000000]}, #{memory => 40000000})).
+
+%% A path that does not exist, in one directory per test run (a file there
+%% would be a write that escaped the model).
+temp_path(Tag) ->
+    Dir = filename:join(["/tmp", "mce_sandbox_" ++ os:getpid()]),
+    ok = filelib:ensure_dir(filename:join(Dir, "x")),
+    filename:join(Dir, atom_to_list(Tag) ++ "_" ++
+                      integer_to_list(erlang:unique_integer([positive]))).
+
+%% Binaries are not on the heap: the BIFs that build one of a size known
+%% beforehand check it against the same limit (here 40 MB).
+step_binary_limit_test() ->
+    ?assertError({mcerlang, {step_heap_limit, _, {binary, 100000000, _}}},
+                 mcerlang:check({tprog_sandbox, big_binary_copy, [100000000]},
+                                #{memory => 40000000})),
+    ?assertError({mcerlang, {step_heap_limit, _, {binary, 100000000, _}}},
+                 mcerlang:check({tprog_sandbox, big_iolist_binary, [100]},
+                                #{memory => 40000000})).
