@@ -82,7 +82,9 @@ start_with_banner(What, Options0) ->
             _ ->
                 {What, maps:without([depth, width, full], Options), [], none}
         end,
-    Opts = (mcerlang:options(Given))#{progress => false},
+    %% An interactive session has no time limit: properties are judged
+    %% without a deadline (mce_guard).
+    Opts = (mcerlang:options(Given))#{progress => false, max_time => infinity},
     InitCall = mcerlang:entry(Entry),
     Caller = self(),
     Ref = make_ref(),

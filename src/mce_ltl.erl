@@ -666,7 +666,9 @@ mk_release(F, G) -> {release, F, G}.
                new = [] :: [formula()],      % still to process here
                next = [] :: [formula()]}).   % ordset: promised from next position
 -record(tab, {next_id = 1 :: pos_integer(),
-              max_nodes = infinity :: pos_integer() | infinity,
+              %% Formulas processed so far, and the most allowed.
+              steps = 0 :: non_neg_integer(),
+              max_steps = infinity :: pos_integer() | infinity,
               %% Nodes done, by label, next obligations and pending
               %% untils: their number and incoming nodes.
               nodes = #{} :: #{{guard(), [formula()], [formula()]} => {gnode(), [gnode()]}}}).
@@ -688,25 +690,26 @@ mk_release(F, G) -> {release, F, G}.
 %% bisimilar states merged.
 -spec to_buchi(formula()) -> automaton().
 to_buchi(Formula) ->
-    {ok, Automaton} = to_buchi(Formula, #{max_nodes => infinity}),
+    {ok, Automaton} = to_buchi(Formula, #{max_steps => infinity}),
     Automaton.
 
-%% @doc As `to_buchi/1', giving up when the tableau has more than
-%% `max_nodes' nodes: its size, and the time to build and reduce it, can
-%% be exponential in the formula's (nested untils double it each).
--spec to_buchi(formula(), #{max_nodes := pos_integer() | infinity}) ->
-          {ok, automaton()} | {error, {too_large, {max_nodes, pos_integer()}}}.
-to_buchi(Formula, #{max_nodes := Max}) ->
+%% @doc As `to_buchi/1', giving up when building the tableau takes more
+%% than `max_steps' steps (a formula taken from a node's to-do list): the
+%% tableau's size, and the time to build and reduce it, can be
+%% exponential in the formula's (each nested until quadruples the steps).
+-spec to_buchi(formula(), #{max_steps := pos_integer() | infinity}) ->
+          {ok, automaton()} | {error, {too_large, {max_tableau_steps, pos_integer()}}}.
+to_buchi(Formula, #{max_steps := Max}) ->
     try tableau(simplify(Formula), Max) of
         Nodes -> {ok, output(reduce(degeneralise(Nodes)))}
     catch
-        throw:{mce_ltl_too_large, Max} -> {error, {too_large, {max_nodes, Max}}}
+        throw:{mce_ltl_too_large, Max} -> {error, {too_large, {max_tableau_steps, Max}}}
     end.
 
 %% Nodes of the tableau as {Number, Label, Pending, Incoming}; node 0 is
 %% the initial node, which has no entry of its own.
 tableau(F, Max) ->
-    #tab{nodes = Nodes} = expand(#node{incoming = [0], new = [F]}, #tab{max_nodes = Max}),
+    #tab{nodes = Nodes} = expand(#node{incoming = [0], new = [F]}, #tab{max_steps = Max}),
     [{Id, Label, Pending, Incoming}
      || {{Label, _, Pending}, {Id, Incoming}} <- maps:to_list(Nodes)].
 
@@ -716,13 +719,14 @@ expand(#node{new = [], old = Old, next = Next, incoming = Incoming},
     case Nodes of
         #{Key := {Id0, Incoming0}} ->
             Tab#tab{nodes = Nodes#{Key := {Id0, lists:umerge(Incoming, Incoming0)}}};
-        #{} when Id > Tab#tab.max_nodes ->
-            throw({mce_ltl_too_large, Tab#tab.max_nodes});
         #{} ->
             Tab1 = Tab#tab{next_id = Id + 1, nodes = Nodes#{Key => {Id, Incoming}}},
             expand(#node{incoming = [Id], new = Next}, Tab1)
     end;
-expand(#node{new = [F | New], old = Old} = Node, Tab) ->
+expand(#node{new = [_ | _]}, #tab{steps = Max, max_steps = Max}) ->
+    throw({mce_ltl_too_large, Max});
+expand(#node{new = [F | New], old = Old} = Node, #tab{steps = Steps} = Tab0) ->
+    Tab = Tab0#tab{steps = Steps + 1},
     case ordsets:is_element(F, Old) of
         true -> expand(Node#node{new = New}, Tab);
         false -> expand1(F, Node#node{new = New, old = ordsets:add_element(F, Old)}, Old, Tab)

@@ -33,9 +33,10 @@
 -export([lasso_violates/4]).
 
 -define(PRE, 16#FFFFFFFF).
-%% Far more than a property of a few operators per process needs (ten
-%% nested untils need 1023), far less than would take minutes.
--define(MAX_TABLEAU_NODES, 1000).
+%% The LTL translation's bound on its tableau: far more than a property
+%% of a few operators per process needs (hundreds; seven nested untils
+%% need 45,000), far less than would take minutes (about a second).
+-define(MAX_TABLEAU_STEPS, 100000).
 
 -record(st, {ctx :: term(),
              search :: mce_nif:search(),
@@ -355,7 +356,7 @@ automaton(F, #st{opts = Opts, text = Text} = St) ->
 %% it is exponential in the nesting of untils.
 translate(F, Text) ->
     case mce_guard:call({ltl_translation, Text},
-                        fun() -> mce_ltl:to_buchi({'not', F}, #{max_nodes => ?MAX_TABLEAU_NODES}) end,
+                        fun() -> mce_ltl:to_buchi({'not', F}, #{max_steps => ?MAX_TABLEAU_STEPS}) end,
                         #{budget => none}) of
         {ok, Automaton} -> Automaton;
         {error, {too_large, Limit}} -> erlang:error({mcerlang, {ltl_too_large, Text, Limit}})

@@ -113,7 +113,7 @@ nested_until(N) ->
     lists:flatten(["p1" | [[" U (p", integer_to_list(I)] || I <- lists:seq(2, N)]]
                   ++ [")" || _ <- lists:seq(2, N)]).
 
-%% 11 nested U: the tableau has 4095 nodes (its translation ran past 300 s).
+%% 11 nested U: a tableau of 4095 nodes (its translation ran past 300 s).
 ltl_translation_bounded_test() ->
     Preds = maps:from_list([{list_to_atom("p" ++ integer_to_list(I)), {prop, x}}
                             || I <- lists:seq(1, 11)]),
@@ -128,3 +128,21 @@ ltl_translation_bounded_test() ->
                 {mcerlang, {ltl_too_large, _, _}} -> true;
                 _ -> false
             end).
+
+%% Simulation judges the same properties: max_time ends a long callback.
+simulate_max_time_interrupts_callback_test() ->
+    T0 = erlang:monotonic_time(millisecond),
+    ?assertMatch({inconclusive, max_time, _},
+                 mcerlang:simulate({tprog_props, counter_race, []},
+                                   #{invariant => fun(_) -> loop_forever(0) end,
+                                     max_reductions => 1 bsl 50, max_time => 500})),
+    ?assert(ms_since(T0) < 3000).
+
+%% The tableau bound alone, without a time limit, gives a clear error.
+ltl_too_large_test() ->
+    Preds = maps:from_list([{list_to_atom("p" ++ integer_to_list(I)), {prop, x}}
+                            || I <- lists:seq(1, 11)]),
+    Formula = nested_until(11),
+    ?assertError({mcerlang, {ltl_too_large, Formula, {max_tableau_steps, _}}},
+                 mcerlang:check({tprog_props, counter_race, []},
+                                #{ltl => Formula, predicates => Preds})).
