@@ -236,12 +236,23 @@ agent(Agent, #st{agents = Agents}) ->
 raw_probes(#{probes := Probes}) -> Probes;
 raw_probes(_) -> [].
 
-%% The probe predicates that a step with these probes makes true.
+%% The probe predicates that a step with these probes makes true.  A
+%% pattern may hold user funs: they run guarded (mce_guard), as other
+%% predicates do.
 probe_names([], _St) ->
     [];
+probe_names(_Probes, #st{probe_preds = []}) ->
+    [];
 probe_names(Probes, #st{probe_preds = Preds}) ->
-    [Name || {Name, L, Pattern} <- Preds,
-             lists:any(fun({L1, T}) -> L1 =:= L andalso matches(Pattern, T) end, Probes)].
+    mce_guard:call(probe_predicates,
+                   fun() ->
+                           [Name || {Name, L, Pattern} <- Preds,
+                                    lists:any(fun({L1, T}) ->
+                                                      L1 =:= L andalso
+                                                          mce_guard:call({predicate, Name},
+                                                                         fun() -> matches(Pattern, T) end)
+                                              end, Probes)]
+                   end).
 
 %% The letter of a position: the state predicates true in W and the
 %% probe predicates of the step into it (its probes as recorded).
@@ -257,14 +268,21 @@ state_letter(W, #st{letters = Letters} = St) ->
         [] ->
             ok = mce_nif:focus(St#st.search, W),
             View = mce_search:view(St#st.ctx, none),
-            True = [Name || {Name, Pred} <- St#st.state_preds, state_pred(Name, Pred, View)],
+            Preds = St#st.state_preds,
+            %% One guarded call per state: the view is copied to the helper once.
+            True = mce_guard:call(predicates,
+                                  fun() -> [Name || {Name, Pred} <- Preds, state_pred(Name, Pred, View)] end),
             ets:insert(Letters, {W, True}),
             {True, St}
     end.
 
-state_pred(_Name, {prop, Pattern}, #{processes := Procs}) ->
-    lists:any(fun(#{props := Props}) -> lists:any(fun(T) -> matches(Pattern, T) end, Props) end,
-              Procs);
+state_pred(Name, {prop, Pattern}, #{processes := Procs}) ->
+    mce_search:property_call(
+      {predicate, Name},
+      fun() ->
+              lists:any(fun(#{props := Props}) -> lists:any(fun(T) -> matches(Pattern, T) end, Props) end,
+                        Procs)
+      end);
 state_pred(Name, Fun, View) ->
     case mce_search:property_call({predicate, Name}, fun() -> Fun(View) end) of
         true -> true;

@@ -213,8 +213,14 @@ monitor_init(M, Arg) ->
 -spec judge(mcerlang:view(), [term()], #ctx{}) -> {ok, [term()]} | skip | {violation, term()}.
 judge(View, States, #ctx{monitors = Monitors, invariants = Invariants, opts = Opts}) ->
     Bound = maps:get(mailbox_bound, Opts),
-    %% One guarded call per state: the view is copied to the helper once.
-    mce_guard:call(properties, fun() -> judge(View, States, Monitors, Invariants, Bound) end).
+    case Monitors =:= [] andalso Invariants =:= [] of
+        true ->
+            %% The mailbox bound alone: no user code to guard.
+            judge(View, States, [], [], Bound);
+        false ->
+            %% One guarded call per state: the view is copied to the helper once.
+            mce_guard:call(properties, fun() -> judge(View, States, Monitors, Invariants, Bound) end)
+    end.
 
 judge(View, States, Monitors, Invariants, Bound) ->
     case [{invariant, F} || F <- Invariants, not invariant_holds(F, View)] of
