@@ -94,11 +94,18 @@ start_with_banner(What, Options0) ->
                       Reply = try
                                   Sess = mce_session:open(InitCall, Opts),
                                   Root = mce_session:root(Sess),
-                                  Observer = mce_session:initial_observer(Sess),
+                                  %% The initial state is judged, as by check/2.
+                                  Initial = mce_session:initial_observer(Sess),
+                                  {Observer, Note} =
+                                      case mce_session:judge(Sess, Root, none, Initial) of
+                                          {ok, O} -> {O, ""};
+                                          skip -> {Initial, "  (a monitor prunes the initial state)\n"};
+                                          {violation, V} -> {Initial, ["  ", violation_text(V)]}
+                                      end,
                                   St = #st{session = Sess, path = [{Root, none, Observer}],
                                            plan = Plan, plan_kept = 0, cycle_from = CycleFrom,
                                            format = FormatOpts},
-                                  {ok, St, banner(Entry, Plan, St)}
+                                  {ok, St, [banner(Entry, Plan, St), Note]}
                               catch error:{mcerlang, _} = E1 -> {raise, E1};
                                     error:{mcerlang_internal, _, _} = E1 -> {raise, E1}
                               end,

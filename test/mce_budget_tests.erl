@@ -146,3 +146,40 @@ ltl_too_large_test() ->
     ?assertError({mcerlang, {ltl_too_large, Formula, {max_tableau_steps, _}}},
                  mcerlang:check({tprog_props, counter_race, []},
                                 #{ltl => Formula, predicates => Preds})).
+
+%% The debugger judges the initial state too: over a counterexample of the
+%% initial state it says so at once.
+debugger_initial_violation_test() ->
+    Two = fun(#{processes := Ps}) -> length(Ps) >= 2 end,
+    {error, Cex} = mcerlang:check({tprog_props, counter_race, []}, #{invariant => Two}),
+    Output = scripted_debug(Cex),
+    ?assertNotEqual(nomatch, string:find(Output, "does not hold")).
+
+scripted_debug(Cex) ->
+    Self = self(),
+    Io = spawn_link(fun() -> io_eof() end),
+    spawn_link(fun() ->
+                       group_leader(Io, self()),
+                       mcerlang:debug(Cex),
+                       Io ! {dump, Self}
+               end),
+    receive {output, Io, Text} -> lists:flatten(Text)
+    after 20000 -> erlang:error(debug_timeout)
+    end.
+
+%% A group leader whose input is at its end, keeping what is written.
+io_eof() -> io_eof([]).
+io_eof(Acc) ->
+    receive
+        {io_request, From, Ref, {put_chars, unicode, Chars}} ->
+            From ! {io_reply, Ref, ok},
+            io_eof([Acc, Chars]);
+        {io_request, From, Ref, {put_chars, unicode, M, F, A}} ->
+            From ! {io_reply, Ref, ok},
+            io_eof([Acc, apply(M, F, A)]);
+        {io_request, From, Ref, _} ->
+            From ! {io_reply, Ref, eof},
+            io_eof(Acc);
+        {dump, To} ->
+            To ! {output, self(), unicode:characters_to_list(Acc)}
+    end.
