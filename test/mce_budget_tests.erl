@@ -183,3 +183,12 @@ io_eof(Acc) ->
         {dump, To} ->
             To ! {output, self(), unicode:characters_to_list(Acc)}
     end.
+
+%% A translation within the bound but longer than max_time (seven nested
+%% untils: 45,000 tableau steps, over 100 ms) is interrupted by it.
+ltl_translation_max_time_test() ->
+    Preds = maps:from_list([{list_to_atom("p" ++ integer_to_list(I)), {prop, x}}
+                            || I <- lists:seq(1, 8)]),
+    ?assertMatch({inconclusive, max_time, _},
+                 mcerlang:check({tprog_props, counter_race, []},
+                                #{ltl => nested_until(8), predicates => Preds, max_time => 20})).
