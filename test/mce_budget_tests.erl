@@ -153,7 +153,7 @@ debugger_initial_violation_test() ->
     Two = fun(#{processes := Ps}) -> length(Ps) >= 2 end,
     {error, Cex} = mcerlang:check({tprog_props, counter_race, []}, #{invariant => Two}),
     Output = scripted_debug(Cex),
-    ?assertNotEqual(nomatch, string:find(Output, "does not hold")).
+    ?assertNotEqual(nomatch, string:find(Output, "does not hold"), Output).
 
 scripted_debug(Cex) ->
     Self = self(),
