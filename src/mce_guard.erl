@@ -15,7 +15,7 @@
 %% that runs the search (the process dictionary, as for translated code).
 -module(mce_guard).
 
--export([setup/1, call/2, call/3, interrupted/1]).
+-export([setup/1, call/2, call/3]).
 
 %% How often the waiting process looks at the helper.
 -define(POLL_MS, 50).
@@ -53,9 +53,9 @@ call(Which, Fun, Opts) ->
         _Worker -> in_helper(Which, Fun)
     end.
 
-%% @doc The reason a guarded call was interrupted by a limit of the check
+%% The reason a guarded call was interrupted by a limit of the check
 %% (`max_time', `stopped', `{memory, Cap}'), thrown as this term; the
-%% search catches it and ends inconclusive.
+%% search loops catch it and end inconclusive.
 -spec interrupted(term()) -> {mce_guard_interrupted, term()}.
 interrupted(Why) ->
     {mce_guard_interrupted, Why}.
