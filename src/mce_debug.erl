@@ -83,7 +83,9 @@ start_with_banner(What, Options0) ->
             _ ->
                 {What, maps:without([depth, width, full], Options), [], none}
         end,
-    Opts = (mcerlang:options(Given))#{progress => false},
+    %% An interactive session has no time limit: properties are judged
+    %% without a deadline (mce_guard).
+    Opts = (mcerlang:options(Given))#{progress => false, max_time => infinity},
     InitCall = mcerlang:entry(Entry),
     Caller = self(),
     Ref = make_ref(),
@@ -93,11 +95,18 @@ start_with_banner(What, Options0) ->
                       Reply = try
                                   Sess = mce_session:open(InitCall, Opts),
                                   Root = mce_session:root(Sess),
-                                  Observer = mce_session:initial_observer(Sess),
+                                  %% The initial state is judged, as by check/2.
+                                  Initial = mce_session:initial_observer(Sess),
+                                  {Observer, Note} =
+                                      case mce_session:judge(Sess, Root, none, Initial) of
+                                          {ok, O} -> {O, ""};
+                                          skip -> {Initial, "  (a monitor prunes the initial state)\n"};
+                                          {violation, V} -> {Initial, ["  ", violation_text(V)]}
+                                      end,
                                   St = #st{session = Sess, path = [{Root, none, Observer}],
                                            plan = Plan, plan_kept = 0, cycle_from = CycleFrom,
                                            format = FormatOpts},
-                                  {ok, St, banner(Entry, Plan, St)}
+                                  {ok, St, [banner(Entry, Plan, St), Note]}
                               catch error:{mcerlang, _} = E1 -> {raise, E1};
                                     error:{mcerlang_internal, _, _} = E1 -> {raise, E1}
                               end,

@@ -44,7 +44,7 @@
 -module(mce_ltl).
 
 -export([parse/1, format/1, instantiate/2, predicates/1, nnf/1, simplify/1, to_buchi/1,
-         accepts/2]).
+         to_buchi/2, accepts/2]).
 
 -export_type([formula/0, quantified/0, variable/0, name/0, literal/0, guard/0, state/0,
               automaton/0, letter/0, lasso/0, parse_error/0]).
@@ -666,6 +666,9 @@ mk_release(F, G) -> {release, F, G}.
                new = [] :: [formula()],      % still to process here
                next = [] :: [formula()]}).   % ordset: promised from next position
 -record(tab, {next_id = 1 :: pos_integer(),
+              %% Formulas processed so far, and the most allowed.
+              steps = 0 :: non_neg_integer(),
+              max_steps = infinity :: pos_integer() | infinity,
               %% Nodes done, by label, next obligations and pending
               %% untils: their number and incoming nodes.
               nodes = #{} :: #{{guard(), [formula()], [formula()]} => {gnode(), [gnode()]}}}).
@@ -687,13 +690,26 @@ mk_release(F, G) -> {release, F, G}.
 %% bisimilar states merged.
 -spec to_buchi(formula()) -> automaton().
 to_buchi(Formula) ->
-    Nodes = tableau(simplify(Formula)),
-    output(reduce(degeneralise(Nodes))).
+    {ok, Automaton} = to_buchi(Formula, #{max_steps => infinity}),
+    Automaton.
+
+%% @doc As `to_buchi/1', giving up when building the tableau takes more
+%% than `max_steps' steps (a formula taken from a node's to-do list): the
+%% tableau's size, and the time to build and reduce it, can be
+%% exponential in the formula's (each nested until quadruples the steps).
+-spec to_buchi(formula(), #{max_steps := pos_integer() | infinity}) ->
+          {ok, automaton()} | {error, {too_large, {max_tableau_steps, pos_integer()}}}.
+to_buchi(Formula, #{max_steps := Max}) ->
+    try tableau(simplify(Formula), Max) of
+        Nodes -> {ok, output(reduce(degeneralise(Nodes)))}
+    catch
+        throw:{mce_ltl_too_large, Max} -> {error, {too_large, {max_tableau_steps, Max}}}
+    end.
 
 %% Nodes of the tableau as {Number, Label, Pending, Incoming}; node 0 is
 %% the initial node, which has no entry of its own.
-tableau(F) ->
-    #tab{nodes = Nodes} = expand(#node{incoming = [0], new = [F]}, #tab{}),
+tableau(F, Max) ->
+    #tab{nodes = Nodes} = expand(#node{incoming = [0], new = [F]}, #tab{max_steps = Max}),
     [{Id, Label, Pending, Incoming}
      || {{Label, _, Pending}, {Id, Incoming}} <- maps:to_list(Nodes)].
 
@@ -707,7 +723,10 @@ expand(#node{new = [], old = Old, next = Next, incoming = Incoming},
             Tab1 = Tab#tab{next_id = Id + 1, nodes = Nodes#{Key => {Id, Incoming}}},
             expand(#node{incoming = [Id], new = Next}, Tab1)
     end;
-expand(#node{new = [F | New], old = Old} = Node, Tab) ->
+expand(#node{new = [_ | _]}, #tab{steps = Max, max_steps = Max}) ->
+    throw({mce_ltl_too_large, Max});
+expand(#node{new = [F | New], old = Old} = Node, #tab{steps = Steps} = Tab0) ->
+    Tab = Tab0#tab{steps = Steps + 1},
     case ordsets:is_element(F, Old) of
         true -> expand(Node#node{new = New}, Tab);
         false -> expand1(F, Node#node{new = New, old = ordsets:add_element(F, Old)}, Old, Tab)

@@ -33,6 +33,10 @@
 -export([lasso_violates/4]).
 
 -define(PRE, 16#FFFFFFFF).
+%% The LTL translation's bound on its tableau: far more than a property
+%% of a few operators per process needs (hundreds; seven nested untils
+%% need 45,000), far less than would take minutes (about a second).
+-define(MAX_TABLEAU_STEPS, 100000).
 
 -record(st, {ctx :: term(),
              search :: mce_nif:search(),
@@ -91,6 +95,8 @@ run(InitCall, Ctx) ->
         search(mce_nif:buchi_start(B, key(Root, ?PRE)), St5)
     catch
         throw:{mce_ltl_stop, Why, StS} -> {inconclusive, Why, stats(StS)};
+        %% A limit met while a predicate or the translation ran.
+        throw:{mce_guard_interrupted, Why} -> {inconclusive, Why, stats(St0)};
         throw:{mce_ltl_result, Result} -> Result
     after
         [ets:delete(T) || T <- [St0#st.cache, St0#st.letters, St0#st.parents, St0#st.agents]]
@@ -107,10 +113,10 @@ search({need, Key}, #st{buchi = B} = St) ->
     W = Key bsr 32,
     Q = Key band ?PRE,
     {Edges, St2} = product_edges(W, Q, St1),
-    {_, Enabled, _} = cached(W, St2),
+    {{_, Enabled, _}, St3} = cached(W, St2),
     Accepting = Q =/= ?PRE andalso maps:is_key(Q, St2#st.accepting),
     search(mce_nif:buchi_answer(B, Accepting, case Q of ?PRE -> []; _ -> Enabled end,
-                                [{K, A} || {K, A, _} <- Edges]), St2);
+                                [{K, A} || {K, A, _} <- Edges]), St3);
 search(empty, St) ->
     {ok, stats(St)};
 search(incomplete, St) ->
@@ -132,8 +138,8 @@ product_edges(W, ?PRE, St) ->
                    || I <- St1#st.init, {G, To} <- maps:get(I, St1#st.trans, []),
                       holds(G, Letter)]),
     {Edges, St1};
-product_edges(W, Q, St) ->
-    {Succs, _Enabled, Stutter} = cached(W, St),
+product_edges(W, Q, St0) ->
+    {{Succs, _Enabled, Stutter}, St} = cached(W, St0),
     Steps = lists:zip(lists:seq(0, length(Succs) - 1), Succs)
         ++ [{length(Succs), {W, none, []}} || Stutter],
     Trans = maps:get(Q, St#st.trans, []),
@@ -159,10 +165,12 @@ holds(Guard, Letter) ->
 %% Expanding program states
 %%--------------------------------------------------------------------
 
-%% W's expansion, from the cache or by running its transitions.
+%% W's expansion, from the cache or by running its transitions.  The state
+%% comes back too: it counts the steps run towards the next look at the
+%% limits.
 cached(W, St) ->
     case ets:lookup(St#st.cache, W) of
-        [{W, Succs, Enabled, Stutter}] -> {Succs, Enabled, Stutter};
+        [{W, Succs, Enabled, Stutter}] -> {{Succs, Enabled, Stutter}, St};
         [] ->
             {expanded, W, Succs, Deadlock, St1} =
                 expand_loop(mce_nif:expand(St#st.search, W), St),
@@ -232,12 +240,23 @@ agent(Agent, #st{agents = Agents}) ->
 raw_probes(#{probes := Probes}) -> Probes;
 raw_probes(_) -> [].
 
-%% The probe predicates that a step with these probes makes true.
+%% The probe predicates that a step with these probes makes true.  A
+%% pattern may hold user funs: they run guarded (mce_guard), as other
+%% predicates do.
 probe_names([], _St) ->
     [];
+probe_names(_Probes, #st{probe_preds = []}) ->
+    [];
 probe_names(Probes, #st{probe_preds = Preds}) ->
-    [Name || {Name, L, Pattern} <- Preds,
-             lists:any(fun({L1, T}) -> L1 =:= L andalso matches(Pattern, T) end, Probes)].
+    mce_guard:call(probe_predicates,
+                   fun() ->
+                           [Name || {Name, L, Pattern} <- Preds,
+                                    lists:any(fun({L1, T}) ->
+                                                      L1 =:= L andalso
+                                                          mce_guard:call({predicate, Name},
+                                                                         fun() -> matches(Pattern, T) end)
+                                              end, Probes)]
+                   end).
 
 %% The letter of a position: the state predicates true in W and the
 %% probe predicates of the step into it (its probes as recorded).
@@ -253,14 +272,21 @@ state_letter(W, #st{letters = Letters} = St) ->
         [] ->
             ok = mce_nif:focus(St#st.search, W),
             View = mce_search:view(St#st.ctx, none),
-            True = [Name || {Name, Pred} <- St#st.state_preds, state_pred(Name, Pred, View)],
+            Preds = St#st.state_preds,
+            %% One guarded call per state: the view is copied to the helper once.
+            True = mce_guard:call(predicates,
+                                  fun() -> [Name || {Name, Pred} <- Preds, state_pred(Name, Pred, View)] end),
             ets:insert(Letters, {W, True}),
             {True, St}
     end.
 
-state_pred(_Name, {prop, Pattern}, #{processes := Procs}) ->
-    lists:any(fun(#{props := Props}) -> lists:any(fun(T) -> matches(Pattern, T) end, Props) end,
-              Procs);
+state_pred(Name, {prop, Pattern}, #{processes := Procs}) ->
+    mce_search:property_call(
+      {predicate, Name},
+      fun() ->
+              lists:any(fun(#{props := Props}) -> lists:any(fun(T) -> matches(Pattern, T) end, Props) end,
+                        Procs)
+      end);
 state_pred(Name, Fun, View) ->
     case mce_search:property_call({predicate, Name}, fun() -> Fun(View) end) of
         true -> true;
@@ -279,8 +305,14 @@ matches(P, T) when is_tuple(P), is_tuple(T), tuple_size(P) =:= tuple_size(T) ->
 matches([P | Ps], [T | Ts]) -> matches(P, T) andalso matches(Ps, Ts);
 matches(P, T) -> P =:= T.
 
+%% The memory looked at is the C search's and the product's tables here.
 tick(#st{ctx = Ctx} = St) ->
-    case mce_search:tick(Ctx) of
+    Tables = fun() ->
+                     erlang:system_info(wordsize) *
+                         lists:sum([ets:info(T, memory) || T <- [St#st.cache, St#st.letters,
+                                                                St#st.parents, St#st.agents]])
+             end,
+    case mce_search:tick(Ctx, Tables) of
         {continue, Ctx1} -> St#st{ctx = Ctx1};
         {stop, Why} -> throw({mce_ltl_stop, Why, St})
     end.
@@ -317,20 +349,20 @@ explore(Queue, Seen, St) ->
     case queue:out(Queue) of
         {empty, _} -> St;
         {{value, W}, Rest} ->
-            {Succs, _, _} = cached(W, St),
+            {{Succs, _, _}, St1} = cached(W, St),
             Max = maps:get(max_states, St#st.opts),
-            case Max =/= 0 andalso ets:info(St#st.cache, size) >= Max of
-                true -> throw({mce_ltl_stop, max_states, St});
+            case Max =/= 0 andalso ets:info(St1#st.cache, size) >= Max of
+                true -> throw({mce_ltl_stop, max_states, St1});
                 false -> ok
             end,
             {Queue1, Seen1} = lists:foldl(fun({W2, _, _}, {Q, S}) when is_map_key(W2, S) -> {Q, S};
                                              ({W2, _, _}, {Q, S}) -> {queue:in(W2, Q), S#{W2 => true}}
                                           end, {Rest, Seen}, Succs),
-            explore(Queue1, Seen1, St)
+            explore(Queue1, Seen1, St1)
     end.
 
-automaton(F, #st{opts = Opts} = St) ->
-    #{init := Init, accepting := Acc, trans := Trans} = mce_ltl:to_buchi({'not', F}),
+automaton(F, #st{opts = Opts, text = Text} = St) ->
+    #{init := Init, accepting := Acc, trans := Trans} = translate(F, Text),
     Names = lists:usort([N || {_, G, _} <- Trans, {N, _} <- G]),
     Preds = maps:get(predicates, Opts),
     Specs = [{N, predicate_spec(N, Preds)} || N <- Names],
@@ -340,6 +372,17 @@ automaton(F, #st{opts = Opts} = St) ->
     St#st{init = Init, trans = TransMap, accepting = maps:from_keys(Acc, true),
           state_preds = [{N, P} || {N, P} <- Specs, not is_tuple(P) orelse element(1, P) =:= prop],
           probe_preds = [{N, L, Pat} || {N, {probe, L, Pat}} <- Specs]}.
+
+%% The automaton of the negated formula.  The translation runs under the
+%% check's time, memory and stop request, and with a bound on its tableau:
+%% it is exponential in the nesting of untils.
+translate(F, Text) ->
+    case mce_guard:call({ltl_translation, Text},
+                        fun() -> mce_ltl:to_buchi({'not', F}, #{max_steps => ?MAX_TABLEAU_STEPS}) end,
+                        #{budget => none}) of
+        {ok, Automaton} -> Automaton;
+        {error, {too_large, Limit}} -> erlang:error({mcerlang, {ltl_too_large, Text, Limit}})
+    end.
 
 predicate_spec({Name, Args} = N, Preds) ->
     Fun = maps:get(Name, Preds),
@@ -362,12 +405,12 @@ check_spec(Name, Other) ->
 -spec lasso_violates(map(), [{mcerlang:view(), list()}], [{mcerlang:view(), list()}, ...],
                      [pid()]) -> boolean().
 lasso_violates(Opts, Prefix, Cycle, Pids) ->
-    {_, Formula} = maps:get(ltl, Opts),
+    {Text, Formula} = maps:get(ltl, Opts),
     F = case quantified(Formula) of
             true -> mce_ltl:instantiate(Formula, Pids);
             false -> Formula
         end,
-    #{trans := Trans} = Automaton = mce_ltl:to_buchi({'not', F}),
+    #{trans := Trans} = Automaton = translate(F, Text),
     Preds = maps:get(predicates, Opts),
     Specs = [{N, predicate_spec(N, Preds)} || N <- lists:usort([N || {_, G, _} <- Trans, {N, _} <- G])],
     Letter = fun({View, Probes}) ->

@@ -10,7 +10,7 @@
 -export([run/2]).
 %% For the LTL product search (mce_ltl_search), which drives the same C
 %% search in expand-only mode and shares the limits, views and reports.
--export([search/1, options/1, tick/1, view/2, step/1, stats/1, violation/3, death_violation/2,
+-export([search/1, options/1, tick/1, tick/2, view/2, step/1, stats/1, violation/3, death_violation/2,
          internal_error/1, final_state/1, ether/1, property_call/2]).
 %% For stepping sessions (mce_session: replay, simulation, the debugger).
 -export([new_context/2, judge/3, initial_observer/1]).
@@ -39,8 +39,32 @@ run(InitCall, Opts) ->
     Ctx = new_context(Opts, Ltl),
     case Ltl of
         true -> mce_ltl_search:run(InitCall, Ctx);
-        false -> loop(mce_nif:start(Ctx#ctx.search, InitCall, 1), Ctx)
+        false ->
+            First = mce_nif:start(Ctx#ctx.search, InitCall, 1),
+            try judge_initial(First, Ctx)
+            catch throw:{mce_guard_interrupted, Why} -> {inconclusive, Why, stats(Ctx)}
+            end
     end.
+
+%% The initial state (the entry's process about to start, before any
+%% step) is judged like every other: an invariant may be false there
+%% already.  Monitors see it with step `none'; the states they return are
+%% those the initial state's successors start from (the C search gives
+%% them as the observer `none').
+judge_initial(First, Ctx) ->
+    case observes(Ctx) of
+        false -> loop(First, Ctx);
+        true ->
+            internal_error(First),
+            case judge(view(Ctx, none), Ctx#ctx.initial_observer, Ctx) of
+                {ok, New} -> loop(First, Ctx#ctx{initial_observer = New});
+                skip -> {ok, stats(Ctx)};
+                {violation, V} -> counterexample(V, Ctx)
+            end
+    end.
+
+observes(#ctx{monitors = Monitors, invariants = Invariants, opts = Opts}) ->
+    Monitors =/= [] orelse Invariants =/= [] orelse maps:get(mailbox_bound, Opts) =/= infinity.
 
 %% A new C search for these options, and the context of the loop that
 %% drives it.  `ExpandOnly': the caller decides what to explore (the LTL
@@ -66,7 +90,6 @@ new_context(Opts, ExpandOnly) ->
     Invariants = maps:get(invariant, Opts),
     Observe = (Monitors =/= [] orelse Invariants =/= [] orelse
                maps:get(mailbox_bound, Opts) =/= infinity) andalso not ExpandOnly,
-    Initial = [monitor_init(M, Arg) || {M, Arg} <- Monitors],
     Search = new_search(Opts, #{nodes => Nodes,
                            creation => mce_pid:creation(),
                            delivery_ether => case maps:get(delivery, Opts) of
@@ -116,6 +139,9 @@ new_context(Opts, ExpandOnly) ->
                    infinity -> infinity;
                    Ms -> Now + Ms
                end,
+    ok = mce_guard:setup(#{deadline => Deadline, memory => maps:get(memory, Opts),
+                           reductions => maps:get(max_reductions, Opts)}),
+    Initial = [monitor_init(M, Arg) || {M, Arg} <- Monitors],
     #ctx{search = Search, opts = Opts, started = Now, deadline = Deadline,
          memory = maps:get(memory, Opts), progress = maps:get(progress, Opts),
          last_report = Now, monitors = Monitors, invariants = Invariants,
@@ -201,10 +227,7 @@ loop(Other, _Ctx) ->
 %% program: the check stops with an error that names it.
 -spec property_call(term(), fun(() -> T)) -> T.
 property_call(Which, Fun) ->
-    try Fun()
-    catch Class:Reason:Stack ->
-            erlang:error({mcerlang, {property_crashed, Which, {Class, Reason, Stack}}})
-    end.
+    mce_guard:call(Which, Fun).
 
 monitor_init(M, Arg) ->
     case property_call({monitor, M}, fun() -> M:init(Arg) end) of
@@ -215,10 +238,21 @@ monitor_init(M, Arg) ->
 %% Invariants first, then each monitor in turn; the first violation wins.
 -spec judge(mcerlang:view(), [term()], #ctx{}) -> {ok, [term()]} | skip | {violation, term()}.
 judge(View, States, #ctx{monitors = Monitors, invariants = Invariants, opts = Opts}) ->
+    Bound = maps:get(mailbox_bound, Opts),
+    case Monitors =:= [] andalso Invariants =:= [] of
+        true ->
+            %% The mailbox bound alone: no user code to guard.
+            judge(View, States, [], [], Bound);
+        false ->
+            %% One guarded call per state: the view is copied to the helper once.
+            mce_guard:call(properties, fun() -> judge(View, States, Monitors, Invariants, Bound) end)
+    end.
+
+judge(View, States, Monitors, Invariants, Bound) ->
     case [{invariant, F} || F <- Invariants, not invariant_holds(F, View)] of
         [V | _] -> {violation, V};
         [] ->
-            case over_bound(View, maps:get(mailbox_bound, Opts)) of
+            case over_bound(View, Bound) of
                 none -> judge_monitors(Monitors, States, View, []);
                 V -> {violation, V}
             end
@@ -346,9 +380,15 @@ covers(Term, Reason) ->
 %% Every ?TICK steps: the limits, a stop request, and a progress line a
 %% second.
 -spec tick(#ctx{}) -> {continue, #ctx{}} | {stop, term()}.
-tick(#ctx{steps = N} = Ctx) when N < ?TICK ->
+tick(Ctx) ->
+    tick(Ctx, fun() -> 0 end).
+
+%% As tick/1, with the bytes `Extra()' the caller holds besides the C
+%% search counted against the memory cap.
+-spec tick(#ctx{}, fun(() -> non_neg_integer())) -> {continue, #ctx{}} | {stop, term()}.
+tick(#ctx{steps = N} = Ctx, _Extra) when N < ?TICK ->
     {continue, Ctx#ctx{steps = N + 1}};
-tick(#ctx{deadline = Deadline, memory = Cap} = Ctx) ->
+tick(#ctx{deadline = Deadline, memory = Cap} = Ctx, Extra) ->
     Now = erlang:monotonic_time(millisecond),
     receive
         '$mce_stop' -> {stop, stopped}
@@ -358,9 +398,12 @@ tick(#ctx{deadline = Deadline, memory = Cap} = Ctx) ->
                 true ->
                     %% The cap covers the executor (this process: its heap and
                     %% the binaries it holds) as well as the state store.
-                    Stats = maps:get(memory_used, mce_nif:stats(Ctx#ctx.search))
-                        + mce_sandbox:executor_memory(),
-                    case Cap =/= infinity andalso Stats > Cap of
+                    Used = case Cap of
+                               infinity -> 0;
+                               _ -> maps:get(memory_used, mce_nif:stats(Ctx#ctx.search))
+                                        + mce_sandbox:executor_memory() + Extra()
+                           end,
+                    case Cap =/= infinity andalso Used > Cap of
                         true -> {stop, {memory, Cap}};
                         false -> {continue, report(Ctx#ctx{steps = 0}, Now)}
                     end

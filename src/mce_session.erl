@@ -172,7 +172,8 @@ stats(#session{ctx = Ctx}) ->
 %% and checks that the walk ends in the same violation.
 -spec replay(term(), map(), map()) -> {ok, map()} | {error, term()}.
 replay(InitCall, Opts, #{trace := Trace, violation := Violation} = Cex) ->
-    Sess0 = open(InitCall, Opts),
+    %% A replay is not a search: the check's time limit is not its own.
+    Sess0 = open(InitCall, Opts#{max_time => infinity}),
     Root = root(Sess0),
     Cycle = maps:get(cycle, Cex, []),
     case judge(Sess0, Root, none, initial_observer(Sess0)) of
@@ -309,20 +310,29 @@ simulate(InitCall, Opts, #{runs := Runs, max_steps := MaxSteps, seed := Seed}) -
 runs(0, _MaxSteps, _Rand, Tally, Sess, Seed) ->
     {ok, sim_stats(Tally, Sess, Seed)};
 runs(Left, MaxSteps, Rand, #{runs := R} = Tally, Sess, Seed) ->
-    Root = root(Sess),
     Run = R + 1,
+    try run(MaxSteps, Rand, Tally, Sess, Seed, Run) of
+        {next, Rand1, Tally1, Sess1} -> runs(Left - 1, MaxSteps, Rand1, Tally1, Sess1, Seed);
+        Result -> Result
+    catch
+        %% max_time or stop/1 met while a property ran.
+        throw:{mce_guard_interrupted, Why} ->
+            {inconclusive, Why, sim_stats(Tally#{runs := Run}, Sess, Seed)}
+    end.
+
+%% One walk: the next walk's generator and tally, or the result.
+run(MaxSteps, Rand, Tally, Sess, Seed, Run) ->
+    Root = root(Sess),
     case judge(Sess, Root, none, initial_observer(Sess)) of
         {violation, V} ->
             {error, sim_cex(V, [], Root, Sess, Tally, Seed, Run)};
         skip ->
-            runs(Left - 1, MaxSteps, Rand, Tally#{runs := Run, pruned := maps:get(pruned, Tally) + 1},
-                 Sess, Seed);
+            {next, Rand, Tally#{runs := Run, pruned := maps:get(pruned, Tally) + 1}, Sess};
         {ok, Observer} ->
             case walk_random(Root, Observer, [], MaxSteps, Rand, Sess) of
                 {Ended, Steps, Rand1, Sess1} when is_atom(Ended) ->
-                    Tally1 = Tally#{runs := Run, steps := maps:get(steps, Tally) + length(Steps),
-                                    Ended := maps:get(Ended, Tally) + 1},
-                    runs(Left - 1, MaxSteps, Rand1, Tally1, Sess1, Seed);
+                    {next, Rand1, Tally#{runs := Run, steps := maps:get(steps, Tally) + length(Steps),
+                                         Ended := maps:get(Ended, Tally) + 1}, Sess1};
                 {violation, V, W, Steps, Sess1} ->
                     {error, sim_cex(V, lists:reverse(Steps), W, Sess1,
                                     Tally#{steps := maps:get(steps, Tally) + length(Steps)},

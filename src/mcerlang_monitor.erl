@@ -6,7 +6,9 @@
 %% (mcerlang:view(): processes, mailboxes, props, probes, nodes, the ether)
 %% and returns `{ok, NewState}' to go on, `skip' to prune the path there,
 %% or anything else, which is the violation reported with the
-%% counterexample.  The monitor's state is part of the checked state, so a
+%% counterexample.  The initial state (the entry's process, not started
+%% yet) is judged first, with `Step = none'; a violation there has an
+%% empty trace.  The monitor's state is part of the checked state, so a
 %% monitor may count or remember (bounded, or the space grows).  It must be
 %% a pure function of its arguments: it runs on the real VM, outside the
 %% model.
