@@ -1010,26 +1010,35 @@ static ERL_NIF_TERM nif_ets_named(ErlNifEnv *env, int argc, const ERL_NIF_TERM a
     return tid ? enif_make_uint(env, tid) : atom(env, "undefined");
 }
 
-/* ets_tables(Search, Node) -> [Tid] */
-static ERL_NIF_TERM nif_ets_tables(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
+/* A list of the keys a peek call gives for (Search, Node), in its order:
+** the call is asked for the count first, then for the keys. */
+typedef size_t (*key_peek)(search *s, uint32_t node, uint32_t *out, size_t max);
+
+static ERL_NIF_TERM peek_key_list(ErlNifEnv *env, const ERL_NIF_TERM argv[], key_peek peek)
 {
-    (void)argc;
     search_res *r;
     unsigned node;
     if (!get_res(env, argv[0], &r) || !enif_get_uint(env, argv[1], &node))
         return enif_make_badarg(env);
     enif_mutex_lock(r->lock);
-    size_t n = search_peek_tables(r->s, node, NULL, 0);
-    uint32_t *tids = malloc((n ? n : 1) * sizeof *tids);
+    size_t n = peek(r->s, node, NULL, 0);
+    uint32_t *keys = malloc((n ? n : 1) * sizeof *keys);
     ERL_NIF_TERM list = enif_make_list(env, 0);
-    if (tids != NULL) {
-        n = search_peek_tables(r->s, node, tids, n);
+    if (keys != NULL) {
+        n = peek(r->s, node, keys, n);
         for (size_t i = n; i-- > 0;)
-            list = enif_make_list_cell(env, enif_make_uint(env, tids[i]), list);
-        free(tids);
+            list = enif_make_list_cell(env, enif_make_uint(env, keys[i]), list);
+        free(keys);
     }
     enif_mutex_unlock(r->lock);
-    return tids ? list : ERROR(env, "out of memory");
+    return keys ? list : ERROR(env, "out of memory");
+}
+
+/* ets_tables(Search, Node) -> [Tid] */
+static ERL_NIF_TERM nif_ets_tables(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
+{
+    (void)argc;
+    return peek_key_list(env, argv, search_peek_tables);
 }
 
 /* app_env(Search) -> Term | undefined */
@@ -1368,22 +1377,7 @@ static ERL_NIF_TERM nif_processes(ErlNifEnv *env, int argc,
                                   const ERL_NIF_TERM argv[])
 {
     (void)argc;
-    search_res *r;
-    unsigned node;
-    if (!get_res(env, argv[0], &r) || !enif_get_uint(env, argv[1], &node))
-        return enif_make_badarg(env);
-    enif_mutex_lock(r->lock);
-    size_t n = search_peek_pids(r->s, node, NULL, 0);
-    uint32_t *pids = malloc((n ? n : 1) * sizeof *pids);
-    ERL_NIF_TERM list = enif_make_list(env, 0);
-    if (pids != NULL) {
-        n = search_peek_pids(r->s, node, pids, n);
-        for (size_t i = n; i-- > 0;)
-            list = enif_make_list_cell(env, enif_make_uint(env, pids[i]), list);
-        free(pids);
-    }
-    enif_mutex_unlock(r->lock);
-    return pids ? list : ERROR(env, "out of memory");
+    return peek_key_list(env, argv, search_peek_pids);
 }
 
 /* ------------------------------------------------------------------ */

@@ -18,7 +18,7 @@
 -compile({no_auto_import, [list_to_binary/1, iolist_to_binary/1, list_to_atom/1, binary_to_atom/1, binary_to_atom/2, binary_to_term/1, binary_to_term/2]}).
 
 -export([pure_call/3, refused_bif/2, checked_fun/2, make_fun/3, init_mfa/3, init_fun/1,
-         entry_args/1]).
+         entry_args/1, deep_map/2]).
 %% Atom-making BIFs, redirected here by the translator.
 -export([list_to_atom/1, binary_to_atom/1, binary_to_atom/2, binary_to_term/1,
          binary_to_term/2, atom_budget/0, atoms_made/0, step_atoms_start/0,
@@ -217,6 +217,9 @@ entry_fun(Fun) when is_function(Fun) ->
 entry_fun(Other) ->
     Other.
 
+%% @doc `F' applied to every leaf of a term (list elements, improper tails
+%% included, tuple elements, map keys and values).
+-spec deep_map(fun((term()) -> term()), term()) -> term().
 deep_map(F, L) when is_list(L) -> deep_map_list(F, L);
 deep_map(F, T) when is_tuple(T) -> list_to_tuple(deep_map_list(F, tuple_to_list(T)));
 deep_map(F, M) when is_map(M) -> maps:from_list(deep_map_list(F, maps:to_list(M)));

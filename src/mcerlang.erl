@@ -493,8 +493,8 @@ header(Rest) ->
     end.
 
 without_funs(#{entry := Entry, options := Options} = Cex) ->
-    Cex#{entry := deep_map(fun file_fun_placeholder/1, Entry),
-         options := deep_map(fun file_fun_placeholder/1, Options)};
+    Cex#{entry := mce_sandbox:deep_map(fun file_fun_placeholder/1, Entry),
+         options := mce_sandbox:deep_map(fun file_fun_placeholder/1, Options)};
 without_funs(Cex) ->
     Cex.
 
@@ -559,16 +559,6 @@ entry(Fun) when is_function(Fun) ->
     erlang:error({mcerlang, {bad_entry, Fun, {arity, A}, "an entry fun takes no arguments"}});
 entry(Other) ->
     erlang:error({mcerlang, {bad_entry, Other, "expected {Module, Function, Args} or fun M:F/0"}}).
-
-deep_map(F, L) when is_list(L) -> deep_map_list(F, L);
-deep_map(F, T) when is_tuple(T) -> list_to_tuple(deep_map_list(F, tuple_to_list(T)));
-deep_map(F, M) when is_map(M) -> maps:from_list(deep_map_list(F, maps:to_list(M)));
-deep_map(F, X) -> F(X).
-
-%% Handles improper lists too.
-deep_map_list(F, [H | T]) -> [deep_map(F, H) | deep_map_list(F, T)];
-deep_map_list(_F, []) -> [];
-deep_map_list(F, Tail) -> deep_map(F, Tail).
 
 %% treat_as_normal: atoms and other terms are reasons, a fun of one
 %% argument decides for any reason (mce_search:normal_reason/2).
