@@ -19,16 +19,42 @@
 %% entry becomes `{'mce$M', '$mce_closure', [FunName, Values]}'.
 -module(mce_closure).
 
--export([entry/1, free_vars/2, zero_arity_funs/1, numbered_funs/1]).
+-export([entry/1, translated_fun/1, free_vars/2, zero_arity_funs/1, unnamed_funs/1,
+         numbered_funs/1]).
 
 -define(PROBE_TAG, '$mce_probe').
 
 %% @doc The initial call that runs compiled closure Fun under the checker.
 -spec entry(function()) -> {module(), atom(), [term()]}.
 entry(Fun) ->
+    {arity, 0} = erlang:fun_info(Fun, arity),
+    {TrM, Name, Values} = decode(Fun),
+    {TrM, '$mce_closure', [Name, Values]}.
+
+%% @doc The translated counterpart of closure Fun of a user module, of any
+%% arity: the same fun expression, evaluated by the translated module's
+%% `'$mce_fun'(FunName, {Vars...})' with the captured values, so its
+%% clauses, guards, errors and suspensions are those of any fun of
+%% translated code.  A local `fun f/A' (OTP 25 names it f, with no
+%% environment) is the translation's f/A.
+-spec translated_fun(function()) -> function().
+translated_fun(Fun) ->
     {module, M} = erlang:fun_info(Fun, module),
     {name, Name} = erlang:fun_info(Fun, name),
-    {arity, 0} = erlang:fun_info(Fun, arity),
+    {arity, A} = erlang:fun_info(Fun, arity),
+    case atom_to_list(Name) of
+        "-" ++ _ ->
+            {TrM, Name, Values} = decode(Fun),
+            erlang:apply(TrM, '$mce_fun', [Name, Values]);
+        _ ->
+            mce_translate:make_fun(M, Name, A)
+    end.
+
+%% The translated module, the fun's name and the tuple of its captured
+%% values, sorted by variable name.
+decode(Fun) ->
+    {module, M} = erlang:fun_info(Fun, module),
+    {name, Name} = erlang:fun_info(Fun, name),
     {env, Env} = erlang:fun_info(Fun, env),
     TrM = mce_translate:ensure(M),
     Forms = mce_translate:original_forms(M),
@@ -38,7 +64,7 @@ entry(Fun) ->
             Values = probe(M, Name, FunExpr, Vars, Env, Forms),
             %% Captured funs are called by checked code: the sandbox rule
             %% applies to them as to an entry's arguments.
-            {TrM, '$mce_closure', [Name, list_to_tuple(mce_sandbox:entry_args(Values))]};
+            {TrM, Name, list_to_tuple(mce_sandbox:entry_args(Values))};
         error ->
             refuse(Fun, "its code was not found in the module's abstract code")
     end.
@@ -73,6 +99,17 @@ zero_arity_funs(Forms) ->
      || {function, _, F, A, Cs} <- Forms,
         {I, Fun} <- numbered_funs(Cs),
         {'fun', L, {clauses, [{clause, _, [], [], Body}]}} <- [Fun]].
+
+%% @doc The unnamed funs (any arity, any clauses) of a module's functions,
+%% with their compiler names and free variables: the closures that can be
+%% captured by an entry.
+-spec unnamed_funs([erl_parse:abstract_form()]) ->
+          [{atom(), [atom()], erl_parse:abstract_expr(), erl_anno:anno()}].
+unnamed_funs(Forms) ->
+    [{fun_name(F, A, I), free_vars(Fun, Cs), Fun, L}
+     || {function, _, F, A, Cs} <- Forms,
+        {I, Fun} <- numbered_funs(Cs),
+        {'fun', L, {clauses, _}} <- [Fun]].
 
 %% @doc The funs of a function's clauses with the numbers the compiler gives
 %% them ('-F/A-fun-N-').  OTP 25's v3_core draws one counter per function
@@ -206,8 +243,10 @@ replace(Old, New, T) ->
 probe(M, Name, FunExpr, Vars, Env, Forms) ->
     L = element(2, FunExpr),
     Body = [{tuple, L, [{atom, L, ?PROBE_TAG} | [{var, L, V} || V <- Vars]]}],
-    ProbeFun = {'fun', L, {clauses, [{clause, CL, Ps, Gs, Body}
-                                     || {clause, CL, Ps, Gs, _} <- fun_clauses(FunExpr)]}},
+    %% Without parameters, patterns or guards: the probe is called with no
+    %% arguments, and the captured variables (those of guards included) are
+    %% all in its body.
+    ProbeFun = {'fun', L, {clauses, [{clause, L, [], [], Body}]}},
     ProbeM = list_to_atom("mce$probe$" ++ atom_to_list(M)),
     ProbeForms = [case F of
                       {attribute, AL, module, _} -> {attribute, AL, module, ProbeM};

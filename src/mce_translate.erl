@@ -1089,7 +1089,7 @@ translate_module(M, NewM, Forms, St) ->
                  [F | _] -> F;
                  [] -> atom_to_list(M) ++ ".erl"
              end,
-    Body = lists:flatmap(fun(F) -> translate_form(F, St) end, Forms) ++ closure_entries(Forms, St),
+    Body = lists:flatmap(fun(F) -> translate_form(F, St) end, Forms) ++ closure_entries(M, Forms, St),
     Generated = lists:reverse(get(mce_tr_generated)),
     Info = info_function(M, Source, lists:reverse(get(mce_tr_info)) ++
                              fun_renames(Body ++ Generated, get(mce_tr_all_fun_names))),
@@ -1182,22 +1182,73 @@ hoist_head_guard_bifs(L, A, Clauses) ->
 
 %% '$mce_closure'(FunName, {Vars...}) runs the body of a zero-arity fun of
 %% the module with its captured variables: how a closure compiled into the
-%% module becomes an entry point (see mce_closure).
-closure_entries(Forms, St) ->
-    case mce_closure:zero_arity_funs([F || {function, _, _, _, _} = F <- Forms]) of
-        [] -> [];
-        Funs ->
-            put(mce_tr_fun_names, get(mce_tr_all_fun_names)),
-            Clauses = [try
-                           tr_clause({clause, L, [{atom, L, Name},
-                                                  {tuple, L, [{var, L, V} || V <- Vars]}],
-                                      [], Body}, [], St#tr{fa = {Name, 0}})
-                       catch
-                           error:{mcerlang, {unsupported_construct, _, _}} = Error ->
-                               {clause, L, [{atom, L, Name}, {var, L, '_'}], [],
-                                [rt_call(L, fatal, [abstract(Error, L)])]}
-                       end || {Name, Vars, Body, L} <- Funs],
-            [{function, 0, '$mce_closure', 2, Clauses}]
+%% module becomes an entry point (see mce_closure).  '$mce_fun'(FunName,
+%% {Vars...}) makes the translated fun of an unnamed fun of any arity with
+%% its captured variables: how a closure captured by an entry, or passed in
+%% its arguments, runs translated (mce_closure:translated_fun/1).
+closure_entries(M, Forms, St) ->
+    Functions = [F || {function, _, _, _, _} = F <- Forms],
+    put(mce_tr_fun_names, get(mce_tr_all_fun_names)),
+    Entries = [closure_clause(Name, Vars, Body, L, St)
+               || {Name, Vars, Body, L} <- mce_closure:zero_arity_funs(Functions)],
+    Funs = mce_closure:unnamed_funs(Functions),
+    Originals = case Funs of
+                    [] -> [];
+                    _ -> original_functions(M)
+                end,
+    Makers = [fun_maker(Originals, Fun, St) || Fun <- Funs],
+    Dispatch = [{clause, L, [{atom, L, Name}, {var, L, 'Vars'}], [],
+                 [{call, L, {atom, L, maker_name(Name)}, [{var, L, 'Vars'}]}]}
+                || {Name, _, _, L} <- Funs],
+    [{function, 0, '$mce_closure', 2, Entries} || Entries =/= []]
+        ++ [{function, 0, '$mce_fun', 2, Dispatch} || Dispatch =/= []]
+        ++ Makers.
+
+%% One function per fun: a fun whose clauses can fail raises
+%% function_clause from a stub the compiler names '-F/A-inlined-N-', F/A
+%% the function the fun is written in and N counting such stubs in it.
+%% Alone in its maker, the fun's stub is the maker's first; it is named
+%% after the original's when the enclosing function has one stub of that
+%% arity (the original module's functions tell), else it keeps the
+%% maker's name.
+fun_maker(Originals, {Name, Vars, FunExpr, L}, St) ->
+    Maker = maker_name(Name),
+    {clause, CL, [_, VarsTuple], Gs, Body} =
+        closure_clause(Name, Vars, [FunExpr], L, St),
+    {'fun', _, {clauses, [{clause, _, Ps, _, _} | _] = Cls}} = FunExpr,
+    Arity = length(Ps),
+    {match, [Prefix]} = re:run(atom_to_list(Name), "^(-.*/[0-9]+-)fun-[0-9]+-$",
+                               [{capture, all_but_first, list}, unicode]),
+    Stubs = [F || {F, A} <- Originals, A =:= Arity,
+                  lists:prefix(Prefix ++ "inlined-", atom_to_list(F))],
+    case {Stubs, mce_closure:numbered_funs(Cls)} of
+        {[Stub], []} ->
+            Compiled = list_to_atom(lists:flatten(io_lib:format("-~ts/1-inlined-0-", [Maker]))),
+            put(mce_tr_info, [{{'fun', Compiled}, Stub, 0, line_number(L)} | get(mce_tr_info)]);
+        _ -> ok
+    end,
+    {function, 0, Maker, 1, [{clause, CL, [VarsTuple], Gs, Body}]}.
+
+%% The original's local functions, from its beam file (loading the module
+%% would run its on_load).
+original_functions(M) ->
+    case beam_lib:chunks(code:which(M), [labeled_locals, labeled_exports]) of
+        {ok, {M, [{labeled_locals, Ls}, {labeled_exports, Es}]}} ->
+            [{F, A} || {F, A, _} <- Ls ++ Es];
+        _ -> []
+    end.
+
+maker_name(Name) ->
+    list_to_atom("$mce_fun$" ++ atom_to_list(Name)).
+
+closure_clause(Name, Vars, Body, L, St) ->
+    try
+        tr_clause({clause, L, [{atom, L, Name}, {tuple, L, [{var, L, V} || V <- Vars]}],
+                   [], Body}, [], St#tr{fa = {Name, 0}})
+    catch
+        error:{mcerlang, {unsupported_construct, _, _}} = Error ->
+            {clause, L, [{atom, L, Name}, {var, L, '_'}], [],
+             [rt_call(L, fatal, [abstract(Error, L)])]}
     end.
 
 %% The compiler's names for the funs of function F/A: '-F/A-fun-N-', N
