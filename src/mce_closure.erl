@@ -16,7 +16,11 @@
 %%
 %% The translated module has `'$mce_closure'(FunName, {Vars...})' running
 %% the body of each zero-arity fun of the module (see mce_translate), so the
-%% entry becomes `{'mce$M', '$mce_closure', [FunName, Values]}'.
+%% entry becomes `{'mce$M', '$mce_closure', [FunName, Values]}'.  A closure
+%% of any arity captured by an entry or in its arguments becomes the fun
+%% `'$mce_fun'(FunName, {Vars...})' makes: the same fun expression in the
+%% translated module (translated_fun/1).  The probe fun has no parameters
+%% whatever the original's arity: it only returns the captured variables.
 -module(mce_closure).
 
 -export([entry/1, translated_fun/1, free_vars/2, zero_arity_funs/1, unnamed_funs/1,

@@ -66,6 +66,12 @@ eunit_captured_fun_test_() ->
                {tprog_fun_entry, map_entry, [fun(X) -> {X, K} end, [a]]}],
     [fun() -> same_result(Entry, G) end || Entry <- Entries, G <- [big, small]].
 
+%% A captured named fun (compiled '-F/A-Name/Arity-N-') is refused with the
+%% fun, not run untranslated.
+named_fun_refused_test() ->
+    ?assertError({mcerlang, {closure_entry, _, _}},
+                 mcerlang:check(tprog_fun_entry:named_fun_entry(1), #{progress => false})).
+
 %% A scheduling point or a choice inside a fun that untranslated library
 %% code (sofs) calls: the suspension is lost, and the error names where it was made.
 lost_yield_has_location_test() ->

@@ -5,7 +5,7 @@
 -export([lc_entry/1, nested_fun_entry/1, fun_ref_entry/1, filter_entry/1]).
 %% Captured funs with arguments (mce_closure:translated_fun/1).
 -export([arity1_entry/1, arity2_entry/1, clause_error_entry/1, blocking_entry/1,
-         map_entry/2]).
+         map_entry/2, named_fun_entry/1]).
 
 lc_entry(L) ->
     fun() -> exit({result, [X * 2 || X <- L]}) end.
@@ -72,6 +72,11 @@ map_entry(F, L) ->
 
 adder(K) ->
     fun(X) when is_integer(X) -> X + K end.
+
+%% A named fun is not located yet: refused before the check.
+named_fun_entry(K) ->
+    F = fun Loop(0) -> K; Loop(N) -> Loop(N - 1) end,
+    fun() -> exit({result, F(2)}) end.
 
 top([{M, F, A, Loc} | _]) -> {M, F, A, proplists:get_value(line, Loc)}.
 
