@@ -21,7 +21,7 @@
 -module(mce_translate).
 
 -export([ensure/1, ensure_library/1, translated_name/1, translate/1, init_call/1,
-         classify_call/3, translatable/1, make_fun/3]).
+         classify_call/3, translatable/1, make_fun/3, shell_fun/1]).
 %% For measuring the translator's passes apart from the compiler.
 -export([debug_forms/1, debug_translate/1, compile_options/0, original_forms/1]).
 %% Tree helpers shared with mce_anf.
@@ -129,6 +129,36 @@ shell_entry(Fun) ->
         _ ->
             erlang:error({mcerlang, {unsupported_entry, Fun,
                                      "a shell fun of one clause without arguments is expected"}})
+    end.
+
+%% @doc A fun typed in the shell, of any arity, found in an entry's
+%% arguments: the same fun expression made by function entry/N of a
+%% generated module (as shell_entry/1 does), translated with everything it
+%% calls, so that it runs translated instead of in erl_eval.
+-spec shell_fun(function()) -> function().
+shell_fun(Fun) ->
+    {env, Env} = erlang:fun_info(Fun, env),
+    case [{Bs, Cls} || T <- Env, is_tuple(T), tuple_size(T) >= 3,
+                       Bs <- [element(2, T)], is_list(Bs),
+                       Cls <- [element(tuple_size(T), T)], is_list(Cls)] of
+        [{Bindings, [{clause, L, _, _, _} | _] = Clauses}] ->
+            Names = [N || {N, _} <- Bindings],
+            Expr = [{'fun', L, {clauses, Clauses}}],
+            Hash = erlang:phash2({Names, Expr}),
+            M = list_to_atom("mce_shell_fun_" ++ integer_to_list(Hash)),
+            Forms = [{attribute, L, file, {"shell", 1}},
+                     {attribute, L, module, M},
+                     {attribute, L, export, [{entry, length(Names)}]},
+                     {function, L, entry, length(Names),
+                      [{clause, L, [{var, L, N} || N <- Names], [], Expr}]},
+                     {eof, L}],
+            global:trans({?MODULE, node()},
+                         fun() -> translate_closure_from(M, Forms) end, [node()], infinity),
+            erlang:apply(translated_name(M), entry, [V || {_, V} <- Bindings]);
+        _ ->
+            {name, Name} = erlang:fun_info(Fun, name),
+            erlang:error({mcerlang, {untranslated_closure, {erl_eval, Name},
+                                     "a shell fun of clauses and bindings is expected"}})
     end.
 
 %% Translates generated module M (given as forms) and the user modules it

@@ -66,6 +66,20 @@ eunit_captured_fun_test_() ->
                {tprog_fun_entry, map_entry, [fun(X) -> {X, K} end, [a]]}],
     [fun() -> same_result(Entry, G) end || Entry <- Entries, G <- [big, small]].
 
+%% Shell (erl_eval) funs with arguments in an entry's arguments run
+%% translated: made by a generated module from their clauses and bindings.
+shell_fun_argument_test_() ->
+    Funs = [shell_fun("K = 3, fun(X) when X > 0 -> X * K; (_) -> neg end."),
+            shell_fun("fun(X) -> self() ! {v, X}, receive {v, V} -> {got, V} end end.")],
+    [fun() -> same_result({tprog_fun_entry, map_entry, [F, [1, -1]]}, G) end
+     || F <- Funs, G <- [big, small]].
+
+shell_fun(Text) ->
+    {ok, Tokens, _} = erl_scan:string(Text),
+    {ok, Exprs} = erl_parse:parse_exprs(Tokens),
+    {value, Fun, _} = erl_eval:exprs(Exprs, []),
+    Fun.
+
 %% A captured named fun (compiled '-F/A-Name/Arity-N-') is refused with the
 %% fun, not run untranslated.
 named_fun_refused_test() ->
