@@ -23,17 +23,22 @@
 %% whatever the original's arity: it only returns the captured variables.
 -module(mce_closure).
 
--export([entry/1, translated_fun/1, free_vars/2, zero_arity_funs/1, unnamed_funs/1,
+-export([entry/1, translated_fun/1, free_vars/2, zero_arity_funs/1, all_funs/1,
          numbered_funs/1]).
 
 -define(PROBE_TAG, '$mce_probe').
 
 %% @doc The initial call that runs compiled closure Fun under the checker.
--spec entry(function()) -> {module(), atom(), [term()]}.
+%% A named or guarded one is the translated fun itself.
+-spec entry(function()) -> {module(), atom(), [term()]} | function().
 entry(Fun) ->
     {arity, 0} = erlang:fun_info(Fun, arity),
-    {TrM, Name, Values} = decode(Fun),
-    {TrM, '$mce_closure', [Name, Values]}.
+    case decode(Fun) of
+        {TrM, Name, Values, {'fun', _, {clauses, [{clause, _, [], [], _}]}}} ->
+            {TrM, '$mce_closure', [Name, Values]};
+        {TrM, Name, Values, _} ->
+            erlang:apply(TrM, '$mce_fun', [Name, Values])
+    end.
 
 %% @doc The translated counterpart of closure Fun of a user module, of any
 %% arity: the same fun expression, evaluated by the translated module's
@@ -48,14 +53,15 @@ translated_fun(Fun) ->
     {arity, A} = erlang:fun_info(Fun, arity),
     case atom_to_list(Name) of
         "-" ++ _ ->
-            {TrM, Name, Values} = decode(Fun),
-            erlang:apply(TrM, '$mce_fun', [Name, Values]);
+            {TrM, CoreName, Values, _} = decode(Fun),
+            erlang:apply(TrM, '$mce_fun', [CoreName, Values]);
         _ ->
             mce_translate:make_fun(M, Name, A)
     end.
 
-%% The translated module, the fun's name and the tuple of its captured
-%% values, sorted by variable name.
+%% The translated module, the fun's name as v3_core gives it
+%% ('-F/A-fun-N-', also for a named fun), the tuple of its captured
+%% values, sorted by variable name, and its expression.
 decode(Fun) ->
     {module, M} = erlang:fun_info(Fun, module),
     {name, Name} = erlang:fun_info(Fun, name),
@@ -63,34 +69,50 @@ decode(Fun) ->
     TrM = mce_translate:ensure(M),
     Forms = mce_translate:original_forms(M),
     case locate(Name, Forms) of
-        {ok, FunExpr, Enclosing} ->
+        {ok, FunExpr, Enclosing, CoreName} ->
             Vars = free_vars(FunExpr, Enclosing),
-            Values = probe(M, Name, FunExpr, Vars, Env, Forms),
+            Values = probe(M, CoreName, FunExpr, Vars, Env, Forms),
             %% Captured funs are called by checked code: the sandbox rule
             %% applies to them as to an entry's arguments.
-            {TrM, Name, list_to_tuple(mce_sandbox:entry_args(Values))};
+            {TrM, CoreName, list_to_tuple(mce_sandbox:entry_args(Values)), FunExpr};
         error ->
             refuse(Fun, "its code was not found in the module's abstract code")
     end.
 
 %% Finds the fun expression that the compiler named Name: '-F/A-fun-N-',
-%% the N-th fun of F/A in post-order.
+%% the N-th fun of F/A in post-order, or, for a named fun, which v3_kernel
+%% renames '-F/A-Name/Arity-K-' (K a counter of its own), the only fun of
+%% F/A with that name and arity.
 locate(Name, Forms) ->
-    case re:run(atom_to_list(Name), "^-(.*)/([0-9]+)-fun-([0-9]+)-$",
-                [{capture, all_but_first, list}, unicode]) of
+    Unicode = [{capture, all_but_first, list}, unicode],
+    case re:run(atom_to_list(Name), "^-(.*)/([0-9]+)-fun-([0-9]+)-$", Unicode) of
         {match, [F, A, N]} ->
-            Fn = list_to_atom(F),
-            Ar = list_to_integer(A),
             Index = list_to_integer(N),
-            case [Cs || {function, _, Fn1, Ar1, Cs} <- Forms, Fn1 =:= Fn, Ar1 =:= Ar] of
-                [Clauses] ->
-                    case lists:keyfind(Index, 1, numbered_funs(Clauses)) of
-                        {Index, Fun} -> {ok, Fun, Clauses};
-                        false -> error
-                    end;
+            locate(list_to_atom(F), list_to_integer(A), Forms,
+                   fun(I, _Fun) -> I =:= Index end);
+        nomatch ->
+            case re:run(atom_to_list(Name), "^-(.*)/([0-9]+)-([^/]+)/([0-9]+)-[0-9]+-$",
+                        Unicode) of
+                {match, [F, A, FunName, FunArity]} ->
+                    Var = list_to_atom(FunName),
+                    Ar = list_to_integer(FunArity),
+                    locate(list_to_atom(F), list_to_integer(A), Forms,
+                           fun(_I, {named_fun, _, V, [{clause, _, Ps, _, _} | _]}) ->
+                                   V =:= Var andalso length(Ps) =:= Ar;
+                              (_I, _Fun) -> false
+                           end);
+                nomatch -> error
+            end
+    end.
+
+locate(Fn, Ar, Forms, Pred) ->
+    case [Cs || {function, _, Fn1, Ar1, Cs} <- Forms, Fn1 =:= Fn, Ar1 =:= Ar] of
+        [Clauses] ->
+            case [{I, Fun} || {I, Fun} <- numbered_funs(Clauses), Pred(I, Fun)] of
+                [{I, Fun}] -> {ok, Fun, Clauses, fun_name(Fn, Ar, I)};
                 _ -> error
             end;
-        nomatch -> error
+        _ -> error
     end.
 
 %% @doc The zero-arity, single-clause, unguarded funs of a module's
@@ -104,16 +126,15 @@ zero_arity_funs(Forms) ->
         {I, Fun} <- numbered_funs(Cs),
         {'fun', L, {clauses, [{clause, _, [], [], Body}]}} <- [Fun]].
 
-%% @doc The unnamed funs (any arity, any clauses) of a module's functions,
-%% with their compiler names and free variables: the closures that can be
-%% captured by an entry.
--spec unnamed_funs([erl_parse:abstract_form()]) ->
+%% @doc The funs (any arity, any clauses, named or not) of a module's
+%% functions, with their v3_core names ('-F/A-fun-N-') and free variables:
+%% the closures that can be captured by an entry.
+-spec all_funs([erl_parse:abstract_form()]) ->
           [{atom(), [atom()], erl_parse:abstract_expr(), erl_anno:anno()}].
-unnamed_funs(Forms) ->
-    [{fun_name(F, A, I), free_vars(Fun, Cs), Fun, L}
+all_funs(Forms) ->
+    [{fun_name(F, A, I), free_vars(Fun, Cs), Fun, element(2, Fun)}
      || {function, _, F, A, Cs} <- Forms,
-        {I, Fun} <- numbered_funs(Cs),
-        {'fun', L, {clauses, _}} <- [Fun]].
+        {I, Fun} <- numbered_funs(Cs)].
 
 %% @doc The funs of a function's clauses with the numbers the compiler gives
 %% them ('-F/A-fun-N-').  OTP 25's v3_core draws one counter per function

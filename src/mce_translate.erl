@@ -1221,7 +1221,7 @@ closure_entries(M, Forms, St) ->
     put(mce_tr_fun_names, get(mce_tr_all_fun_names)),
     Entries = [closure_clause(Name, Vars, Body, L, St)
                || {Name, Vars, Body, L} <- mce_closure:zero_arity_funs(Functions)],
-    Funs = mce_closure:unnamed_funs(Functions),
+    Funs = mce_closure:all_funs(Functions),
     Originals = case Funs of
                     [] -> [];
                     _ -> original_functions(M)
@@ -1237,24 +1237,36 @@ closure_entries(M, Forms, St) ->
 %% One function per fun: a fun whose clauses can fail raises
 %% function_clause from a stub the compiler names '-F/A-inlined-N-', F/A
 %% the function the fun is written in and N counting such stubs in it.
-%% Alone in its maker, the fun's stub is the maker's first; it is named
-%% after the original's when the enclosing function has one stub of that
-%% arity (the original module's functions tell), else it keeps the
+%% Alone in its maker (no nested funs), the fun's stub is the maker's
+%% first ('-inlined-0-', '-inlined-1-' after a named fun's own name); it is
+%% named after the original's when the enclosing function has one stub of
+%% that arity (the original module's functions tell), else it keeps the
 %% maker's name.
 fun_maker(Originals, {Name, Vars, FunExpr, L}, St) ->
     Maker = maker_name(Name),
     {clause, CL, [_, VarsTuple], Gs, Body} =
         closure_clause(Name, Vars, [FunExpr], L, St),
-    {'fun', _, {clauses, [{clause, _, Ps, _, _} | _] = Cls}} = FunExpr,
+    [{clause, _, Ps, _, _} | _] = Cls = fun_expr_clauses(FunExpr),
     Arity = length(Ps),
     {match, [Prefix]} = re:run(atom_to_list(Name), "^(-.*/[0-9]+-)fun-[0-9]+-$",
                                [{capture, all_but_first, list}, unicode]),
     Stubs = [F || {F, A} <- Originals, A =:= Arity,
                   lists:prefix(Prefix ++ "inlined-", atom_to_list(F))],
-    case {Stubs, mce_closure:numbered_funs(Cls)} of
+    Nested = mce_closure:numbered_funs(Cls),
+    %% A named fun draws a v3_kernel name before its stub.
+    Count = case FunExpr of
+                {named_fun, _, Var, _} ->
+                    named_fun_renames(Maker, Var, Arity, Prefix, Originals, length(Nested), L),
+                    2;
+                _ -> 1
+            end,
+    case {Stubs, Nested} of
         {[Stub], []} ->
-            Compiled = list_to_atom(lists:flatten(io_lib:format("-~ts/1-inlined-0-", [Maker]))),
-            put(mce_tr_info, [{{'fun', Compiled}, Stub, 0, line_number(L)} | get(mce_tr_info)]);
+            put(mce_tr_info,
+                [{{'fun', list_to_atom(lists:flatten(io_lib:format("-~ts/1-inlined-~b-",
+                                                                   [Maker, K])))},
+                  Stub, 0, line_number(L)} || K <- lists:seq(0, Count - 1)]
+                ++ get(mce_tr_info));
         _ -> ok
     end,
     {function, 0, Maker, 1, [{clause, CL, [VarsTuple], Gs, Body}]}.
@@ -1266,6 +1278,25 @@ original_functions(M) ->
         {ok, {M, [{labeled_locals, Ls}, {labeled_exports, Es}]}} ->
             [{F, A} || {F, A, _} <- Ls ++ Es];
         _ -> []
+    end.
+
+fun_expr_clauses({'fun', _, {clauses, Cls}}) -> Cls;
+fun_expr_clauses({named_fun, _, _, Cls}) -> Cls.
+
+%% v3_kernel names a named fun '-F/A-Var/Arity-K-', K counting the names
+%% it makes in F/A (named funs, function_clause stubs): in the maker, K is
+%% below twice the number of funs it holds.  Mapped to the original's name
+%% when F/A has one such function.
+named_fun_renames(Maker, Var, Arity, Prefix, Originals, Nested, L) ->
+    Own = lists:flatten(io_lib:format("~ts~ts/~b-", [Prefix, Var, Arity])),
+    case [F || {F, _} <- Originals, lists:prefix(Own, atom_to_list(F))] of
+        [Orig] ->
+            Entries = [{{'fun', list_to_atom(lists:flatten(
+                                      io_lib:format("-~ts/1-~ts/~b-~b-", [Maker, Var, Arity, K])))},
+                        Orig, 0, line_number(L)}
+                       || K <- lists:seq(0, 2 * Nested + 1)],
+            put(mce_tr_info, Entries ++ get(mce_tr_info));
+        _ -> ok
     end.
 
 maker_name(Name) ->

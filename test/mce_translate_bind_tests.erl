@@ -36,7 +36,8 @@ fun_entry_test_() ->
                {arity1_entry, tprog_fun_entry:arity1_entry(7)},
                {arity2_entry, tprog_fun_entry:arity2_entry(5)},
                {clause_error_entry, tprog_fun_entry:clause_error_entry(1)},
-               {blocking_entry, tprog_fun_entry:blocking_entry(4)}],
+               {blocking_entry, tprog_fun_entry:blocking_entry(4)},
+               {named_fun_entry, tprog_fun_entry:named_fun_entry(6)}],
     [{atom_to_list(Name) ++ " " ++ atom_to_list(G), fun() -> same_result(Fun, G) end}
      || {Name, Fun} <- Entries, G <- [big, small]].
 
@@ -79,12 +80,6 @@ shell_fun(Text) ->
     {ok, Exprs} = erl_parse:parse_exprs(Tokens),
     {value, Fun, _} = erl_eval:exprs(Exprs, []),
     Fun.
-
-%% A captured named fun (compiled '-F/A-Name/Arity-N-') is refused with the
-%% fun, not run untranslated.
-named_fun_refused_test() ->
-    ?assertError({mcerlang, {closure_entry, _, _}},
-                 mcerlang:check(tprog_fun_entry:named_fun_entry(1), #{progress => false})).
 
 %% A scheduling point or a choice inside a fun that untranslated library
 %% code (sofs) calls: the suspension is lost, and the error names where it was made.

@@ -73,10 +73,14 @@ map_entry(F, L) ->
 adder(K) ->
     fun(X) when is_integer(X) -> X + K end.
 
-%% A named fun is not located yet: refused before the check.
+%% A named fun (v3_kernel names it '-named_fun_entry/1-Loop/1-0-'), with
+%% a function_clause raised inside its recursion.
 named_fun_entry(K) ->
-    F = fun Loop(0) -> K; Loop(N) -> Loop(N - 1) end,
-    fun() -> exit({result, F(2)}) end.
+    F = fun Loop(0) -> K; Loop(N) when N > 0 -> Loop(N - 1) end,
+    fun() ->
+            Caught = try F(-1) catch error:R:S -> {R, top(S)} end,
+            exit({result, {F(2), lists:map(F, [1]), Caught}})
+    end.
 
 top([{M, F, A, Loc} | _]) -> {M, F, A, proplists:get_value(line, Loc)}.
 
