@@ -16,51 +16,103 @@
 %%
 %% The translated module has `'$mce_closure'(FunName, {Vars...})' running
 %% the body of each zero-arity fun of the module (see mce_translate), so the
-%% entry becomes `{'mce$M', '$mce_closure', [FunName, Values]}'.
+%% entry becomes `{'mce$M', '$mce_closure', [FunName, Values]}'.  A closure
+%% of any arity captured by an entry or in its arguments becomes the fun
+%% `'$mce_fun'(FunName, {Vars...})' makes: the same fun expression in the
+%% translated module (translated_fun/1).  The probe fun has no parameters
+%% whatever the original's arity: it only returns the captured variables.
 -module(mce_closure).
 
--export([entry/1, free_vars/2, zero_arity_funs/1, numbered_funs/1]).
+-export([entry/1, translated_fun/1, free_vars/2, zero_arity_funs/1, all_funs/1,
+         numbered_funs/1]).
 
 -define(PROBE_TAG, '$mce_probe').
 
 %% @doc The initial call that runs compiled closure Fun under the checker.
--spec entry(function()) -> {module(), atom(), [term()]}.
+%% A named or guarded one is the translated fun itself.
+-spec entry(function()) -> {module(), atom(), [term()]} | function().
 entry(Fun) ->
+    {arity, 0} = erlang:fun_info(Fun, arity),
+    case decode(Fun) of
+        {TrM, Name, Values, {'fun', _, {clauses, [{clause, _, [], [], _}]}}} ->
+            {TrM, '$mce_closure', [Name, Values]};
+        {TrM, Name, Values, _} ->
+            erlang:apply(TrM, '$mce_fun', [Name, Values])
+    end.
+
+%% @doc The translated counterpart of closure Fun of a user module, of any
+%% arity: the same fun expression, evaluated by the translated module's
+%% `'$mce_fun'(FunName, {Vars...})' with the captured values, so its
+%% clauses, guards, errors and suspensions are those of any fun of
+%% translated code.  A local `fun f/A' (OTP 25 names it f, with no
+%% environment) is the translation's f/A.
+-spec translated_fun(function()) -> function().
+translated_fun(Fun) ->
     {module, M} = erlang:fun_info(Fun, module),
     {name, Name} = erlang:fun_info(Fun, name),
-    {arity, 0} = erlang:fun_info(Fun, arity),
+    {arity, A} = erlang:fun_info(Fun, arity),
+    case atom_to_list(Name) of
+        "-" ++ _ ->
+            {TrM, CoreName, Values, _} = decode(Fun),
+            erlang:apply(TrM, '$mce_fun', [CoreName, Values]);
+        _ ->
+            mce_translate:make_fun(M, Name, A)
+    end.
+
+%% The translated module, the fun's name as v3_core gives it
+%% ('-F/A-fun-N-', also for a named fun), the tuple of its captured
+%% values, sorted by variable name, and its expression.
+decode(Fun) ->
+    {module, M} = erlang:fun_info(Fun, module),
+    {name, Name} = erlang:fun_info(Fun, name),
     {env, Env} = erlang:fun_info(Fun, env),
     TrM = mce_translate:ensure(M),
     Forms = mce_translate:original_forms(M),
     case locate(Name, Forms) of
-        {ok, FunExpr, Enclosing} ->
+        {ok, FunExpr, Enclosing, CoreName} ->
             Vars = free_vars(FunExpr, Enclosing),
-            Values = probe(M, Name, FunExpr, Vars, Env, Forms),
+            Values = probe(M, CoreName, FunExpr, Vars, Env, Forms),
             %% Captured funs are called by checked code: the sandbox rule
             %% applies to them as to an entry's arguments.
-            {TrM, '$mce_closure', [Name, list_to_tuple(mce_sandbox:entry_args(Values))]};
+            {TrM, CoreName, list_to_tuple(mce_sandbox:entry_args(Values)), FunExpr};
         error ->
             refuse(Fun, "its code was not found in the module's abstract code")
     end.
 
 %% Finds the fun expression that the compiler named Name: '-F/A-fun-N-',
-%% the N-th fun of F/A in post-order.
+%% the N-th fun of F/A in post-order, or, for a named fun, which v3_kernel
+%% renames '-F/A-Name/Arity-K-' (K a counter of its own), the only fun of
+%% F/A with that name and arity.
 locate(Name, Forms) ->
-    case re:run(atom_to_list(Name), "^-(.*)/([0-9]+)-fun-([0-9]+)-$",
-                [{capture, all_but_first, list}, unicode]) of
+    Unicode = [{capture, all_but_first, list}, unicode],
+    case re:run(atom_to_list(Name), "^-(.*)/([0-9]+)-fun-([0-9]+)-$", Unicode) of
         {match, [F, A, N]} ->
-            Fn = list_to_atom(F),
-            Ar = list_to_integer(A),
             Index = list_to_integer(N),
-            case [Cs || {function, _, Fn1, Ar1, Cs} <- Forms, Fn1 =:= Fn, Ar1 =:= Ar] of
-                [Clauses] ->
-                    case lists:keyfind(Index, 1, numbered_funs(Clauses)) of
-                        {Index, Fun} -> {ok, Fun, Clauses};
-                        false -> error
-                    end;
+            locate(list_to_atom(F), list_to_integer(A), Forms,
+                   fun(I, _Fun) -> I =:= Index end);
+        nomatch ->
+            case re:run(atom_to_list(Name), "^-(.*)/([0-9]+)-([^/]+)/([0-9]+)-[0-9]+-$",
+                        Unicode) of
+                {match, [F, A, FunName, FunArity]} ->
+                    Var = list_to_atom(FunName),
+                    Ar = list_to_integer(FunArity),
+                    locate(list_to_atom(F), list_to_integer(A), Forms,
+                           fun(_I, {named_fun, _, V, [{clause, _, Ps, _, _} | _]}) ->
+                                   V =:= Var andalso length(Ps) =:= Ar;
+                              (_I, _Fun) -> false
+                           end);
+                nomatch -> error
+            end
+    end.
+
+locate(Fn, Ar, Forms, Pred) ->
+    case [Cs || {function, _, Fn1, Ar1, Cs} <- Forms, Fn1 =:= Fn, Ar1 =:= Ar] of
+        [Clauses] ->
+            case [{I, Fun} || {I, Fun} <- numbered_funs(Clauses), Pred(I, Fun)] of
+                [{I, Fun}] -> {ok, Fun, Clauses, fun_name(Fn, Ar, I)};
                 _ -> error
             end;
-        nomatch -> error
+        _ -> error
     end.
 
 %% @doc The zero-arity, single-clause, unguarded funs of a module's
@@ -73,6 +125,16 @@ zero_arity_funs(Forms) ->
      || {function, _, F, A, Cs} <- Forms,
         {I, Fun} <- numbered_funs(Cs),
         {'fun', L, {clauses, [{clause, _, [], [], Body}]}} <- [Fun]].
+
+%% @doc The funs (any arity, any clauses, named or not) of a module's
+%% functions, with their v3_core names ('-F/A-fun-N-') and free variables:
+%% the closures that can be captured by an entry.
+-spec all_funs([erl_parse:abstract_form()]) ->
+          [{atom(), [atom()], erl_parse:abstract_expr(), erl_anno:anno()}].
+all_funs(Forms) ->
+    [{fun_name(F, A, I), free_vars(Fun, Cs), Fun, element(2, Fun)}
+     || {function, _, F, A, Cs} <- Forms,
+        {I, Fun} <- numbered_funs(Cs)].
 
 %% @doc The funs of a function's clauses with the numbers the compiler gives
 %% them ('-F/A-fun-N-').  OTP 25's v3_core draws one counter per function
@@ -206,8 +268,10 @@ replace(Old, New, T) ->
 probe(M, Name, FunExpr, Vars, Env, Forms) ->
     L = element(2, FunExpr),
     Body = [{tuple, L, [{atom, L, ?PROBE_TAG} | [{var, L, V} || V <- Vars]]}],
-    ProbeFun = {'fun', L, {clauses, [{clause, CL, Ps, Gs, Body}
-                                     || {clause, CL, Ps, Gs, _} <- fun_clauses(FunExpr)]}},
+    %% Without parameters, patterns or guards: the probe is called with no
+    %% arguments, and the captured variables (those of guards included) are
+    %% all in its body.
+    ProbeFun = {'fun', L, {clauses, [{clause, L, [], [], Body}]}},
     ProbeM = list_to_atom("mce$probe$" ++ atom_to_list(M)),
     ProbeForms = [case F of
                       {attribute, AL, module, _} -> {attribute, AL, module, ProbeM};

@@ -184,9 +184,10 @@ classify(M, F, A, Where) ->
 %% @doc Funs inside an entry's arguments (or a closure entry's captured
 %% values) are called by checked code: they are pointed at translations or
 %% models like checked_fun/2 does, and refused before the check starts if
-%% they would run untranslated code: closures compiled into user modules (a
-%% receive in them would block the checker itself), shell funs, funs of
-%% OTP modules off the allow list.
+%% they would run untranslated code: funs of OTP modules off the allow
+%% list.  Closures compiled into user modules and shell funs are replaced
+%% by their translated counterparts (mce_closure:translated_fun/1,
+%% mce_translate:shell_fun/1).
 -spec entry_args(term()) -> term().
 entry_args(Args) ->
     deep_map(fun entry_fun/1, Args).
@@ -203,14 +204,11 @@ entry_fun(Fun) when is_function(Fun) ->
             end;
         {type, local} ->
             case mce_translate:translatable(M) of
-                true when is_function(Fun, 0) ->
-                    %% A closure of a user module without arguments runs
-                    %% translated, as a closure entry does.
-                    {TrM, F, Args} = mce_closure:entry(Fun),
-                    fun() -> erlang:apply(TrM, F, Args) end;
-                true -> erlang:error({mcerlang, {untranslated_closure_in_arguments, Fun,
-                                                 "pass fun M:F/A, a fun of no arguments or data "
-                                                 "instead"}});
+                %% A closure of a user module runs translated: the same fun
+                %% expression made by the translated module.
+                true -> mce_closure:translated_fun(Fun);
+                %% A shell fun likewise, instead of running in erl_eval.
+                false when M =:= erl_eval -> mce_translate:shell_fun(Fun);
                 false -> outside_step(fun() -> local_fun(Fun, M, entry_argument) end)
             end
     end;

@@ -21,7 +21,7 @@
 -module(mce_translate).
 
 -export([ensure/1, ensure_library/1, translated_name/1, translate/1, init_call/1,
-         classify_call/3, translatable/1, make_fun/3]).
+         classify_call/3, translatable/1, make_fun/3, shell_fun/1]).
 %% For measuring the translator's passes apart from the compiler.
 -export([debug_forms/1, debug_translate/1, compile_options/0, original_forms/1]).
 %% Tree helpers shared with mce_anf.
@@ -129,6 +129,36 @@ shell_entry(Fun) ->
         _ ->
             erlang:error({mcerlang, {unsupported_entry, Fun,
                                      "a shell fun of one clause without arguments is expected"}})
+    end.
+
+%% @doc A fun typed in the shell, of any arity, found in an entry's
+%% arguments: the same fun expression made by function entry/N of a
+%% generated module (as shell_entry/1 does), translated with everything it
+%% calls, so that it runs translated instead of in erl_eval.
+-spec shell_fun(function()) -> function().
+shell_fun(Fun) ->
+    {env, Env} = erlang:fun_info(Fun, env),
+    case [{Bs, Cls} || T <- Env, is_tuple(T), tuple_size(T) >= 3,
+                       Bs <- [element(2, T)], is_list(Bs),
+                       Cls <- [element(tuple_size(T), T)], is_list(Cls)] of
+        [{Bindings, [{clause, L, _, _, _} | _] = Clauses}] ->
+            Names = [N || {N, _} <- Bindings],
+            Expr = [{'fun', L, {clauses, Clauses}}],
+            Hash = erlang:phash2({Names, Expr}),
+            M = list_to_atom("mce_shell_fun_" ++ integer_to_list(Hash)),
+            Forms = [{attribute, L, file, {"shell", 1}},
+                     {attribute, L, module, M},
+                     {attribute, L, export, [{entry, length(Names)}]},
+                     {function, L, entry, length(Names),
+                      [{clause, L, [{var, L, N} || N <- Names], [], Expr}]},
+                     {eof, L}],
+            global:trans({?MODULE, node()},
+                         fun() -> translate_closure_from(M, Forms) end, [node()], infinity),
+            erlang:apply(translated_name(M), entry, [V || {_, V} <- Bindings]);
+        _ ->
+            {name, Name} = erlang:fun_info(Fun, name),
+            erlang:error({mcerlang, {untranslated_closure, {erl_eval, Name},
+                                     "a shell fun of clauses and bindings is expected"}})
     end.
 
 %% Translates generated module M (given as forms) and the user modules it
@@ -1089,7 +1119,7 @@ translate_module(M, NewM, Forms, St) ->
                  [F | _] -> F;
                  [] -> atom_to_list(M) ++ ".erl"
              end,
-    Body = lists:flatmap(fun(F) -> translate_form(F, St) end, Forms) ++ closure_entries(Forms, St),
+    Body = lists:flatmap(fun(F) -> translate_form(F, St) end, Forms) ++ closure_entries(M, Forms, St),
     Generated = lists:reverse(get(mce_tr_generated)),
     Info = info_function(M, Source, lists:reverse(get(mce_tr_info)) ++
                              fun_renames(Body ++ Generated, get(mce_tr_all_fun_names))),
@@ -1182,22 +1212,104 @@ hoist_head_guard_bifs(L, A, Clauses) ->
 
 %% '$mce_closure'(FunName, {Vars...}) runs the body of a zero-arity fun of
 %% the module with its captured variables: how a closure compiled into the
-%% module becomes an entry point (see mce_closure).
-closure_entries(Forms, St) ->
-    case mce_closure:zero_arity_funs([F || {function, _, _, _, _} = F <- Forms]) of
-        [] -> [];
-        Funs ->
-            put(mce_tr_fun_names, get(mce_tr_all_fun_names)),
-            Clauses = [try
-                           tr_clause({clause, L, [{atom, L, Name},
-                                                  {tuple, L, [{var, L, V} || V <- Vars]}],
-                                      [], Body}, [], St#tr{fa = {Name, 0}})
-                       catch
-                           error:{mcerlang, {unsupported_construct, _, _}} = Error ->
-                               {clause, L, [{atom, L, Name}, {var, L, '_'}], [],
-                                [rt_call(L, fatal, [abstract(Error, L)])]}
-                       end || {Name, Vars, Body, L} <- Funs],
-            [{function, 0, '$mce_closure', 2, Clauses}]
+%% module becomes an entry point (see mce_closure).  '$mce_fun'(FunName,
+%% {Vars...}) makes the translated fun of an unnamed fun of any arity with
+%% its captured variables: how a closure captured by an entry, or passed in
+%% its arguments, runs translated (mce_closure:translated_fun/1).
+closure_entries(M, Forms, St) ->
+    Functions = [F || {function, _, _, _, _} = F <- Forms],
+    put(mce_tr_fun_names, get(mce_tr_all_fun_names)),
+    Entries = [closure_clause(Name, Vars, Body, L, St)
+               || {Name, Vars, Body, L} <- mce_closure:zero_arity_funs(Functions)],
+    Funs = mce_closure:all_funs(Functions),
+    Originals = case Funs of
+                    [] -> [];
+                    _ -> original_functions(M)
+                end,
+    Makers = [fun_maker(Originals, Fun, St) || Fun <- Funs],
+    Dispatch = [{clause, L, [{atom, L, Name}, {var, L, 'Vars'}], [],
+                 [{call, L, {atom, L, maker_name(Name)}, [{var, L, 'Vars'}]}]}
+                || {Name, _, _, L} <- Funs],
+    [{function, 0, '$mce_closure', 2, Entries} || Entries =/= []]
+        ++ [{function, 0, '$mce_fun', 2, Dispatch} || Dispatch =/= []]
+        ++ Makers.
+
+%% One function per fun: a fun whose clauses can fail raises
+%% function_clause from a stub the compiler names '-F/A-inlined-N-', F/A
+%% the function the fun is written in and N counting such stubs in it.
+%% Alone in its maker (no nested funs), the fun's stub is the maker's
+%% first ('-inlined-0-', '-inlined-1-' after a named fun's own name); it is
+%% named after the original's when the enclosing function has one stub of
+%% that arity (the original module's functions tell), else it keeps the
+%% maker's name.
+fun_maker(Originals, {Name, Vars, FunExpr, L}, St) ->
+    Maker = maker_name(Name),
+    {clause, CL, [_, VarsTuple], Gs, Body} =
+        closure_clause(Name, Vars, [FunExpr], L, St),
+    [{clause, _, Ps, _, _} | _] = Cls = fun_expr_clauses(FunExpr),
+    Arity = length(Ps),
+    {match, [Prefix]} = re:run(atom_to_list(Name), "^(-.*/[0-9]+-)fun-[0-9]+-$",
+                               [{capture, all_but_first, list}, unicode]),
+    Stubs = [F || {F, A} <- Originals, A =:= Arity,
+                  lists:prefix(Prefix ++ "inlined-", atom_to_list(F))],
+    Nested = mce_closure:numbered_funs(Cls),
+    %% A named fun draws a v3_kernel name before its stub.
+    Count = case FunExpr of
+                {named_fun, _, Var, _} ->
+                    named_fun_renames(Maker, Var, Arity, Prefix, Originals, length(Nested), L),
+                    2;
+                _ -> 1
+            end,
+    case {Stubs, Nested} of
+        {[Stub], []} ->
+            put(mce_tr_info,
+                [{{'fun', list_to_atom(lists:flatten(io_lib:format("-~ts/1-inlined-~b-",
+                                                                   [Maker, K])))},
+                  Stub, 0, line_number(L)} || K <- lists:seq(0, Count - 1)]
+                ++ get(mce_tr_info));
+        _ -> ok
+    end,
+    {function, 0, Maker, 1, [{clause, CL, [VarsTuple], Gs, Body}]}.
+
+%% The original's local functions, from its beam file (loading the module
+%% would run its on_load).
+original_functions(M) ->
+    case beam_lib:chunks(code:which(M), [labeled_locals, labeled_exports]) of
+        {ok, {M, [{labeled_locals, Ls}, {labeled_exports, Es}]}} ->
+            [{F, A} || {F, A, _} <- Ls ++ Es];
+        _ -> []
+    end.
+
+fun_expr_clauses({'fun', _, {clauses, Cls}}) -> Cls;
+fun_expr_clauses({named_fun, _, _, Cls}) -> Cls.
+
+%% v3_kernel names a named fun '-F/A-Var/Arity-K-', K counting the names
+%% it makes in F/A (named funs, function_clause stubs): in the maker, K is
+%% below twice the number of funs it holds.  Mapped to the original's name
+%% when F/A has one such function.
+named_fun_renames(Maker, Var, Arity, Prefix, Originals, Nested, L) ->
+    Own = lists:flatten(io_lib:format("~ts~ts/~b-", [Prefix, Var, Arity])),
+    case [F || {F, _} <- Originals, lists:prefix(Own, atom_to_list(F))] of
+        [Orig] ->
+            Entries = [{{'fun', list_to_atom(lists:flatten(
+                                      io_lib:format("-~ts/1-~ts/~b-~b-", [Maker, Var, Arity, K])))},
+                        Orig, 0, line_number(L)}
+                       || K <- lists:seq(0, 2 * Nested + 1)],
+            put(mce_tr_info, Entries ++ get(mce_tr_info));
+        _ -> ok
+    end.
+
+maker_name(Name) ->
+    list_to_atom("$mce_fun$" ++ atom_to_list(Name)).
+
+closure_clause(Name, Vars, Body, L, St) ->
+    try
+        tr_clause({clause, L, [{atom, L, Name}, {tuple, L, [{var, L, V} || V <- Vars]}],
+                   [], Body}, [], St#tr{fa = {Name, 0}})
+    catch
+        error:{mcerlang, {unsupported_construct, _, _}} = Error ->
+            {clause, L, [{atom, L, Name}, {var, L, '_'}], [],
+             [rt_call(L, fatal, [abstract(Error, L)])]}
     end.
 
 %% The compiler's names for the funs of function F/A: '-F/A-fun-N-', N

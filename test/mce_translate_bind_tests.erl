@@ -32,7 +32,12 @@ fun_entry_test_() ->
     Entries = [{lc_entry, tprog_fun_entry:lc_entry([1, 2, 3])},
                {nested_fun_entry, tprog_fun_entry:nested_fun_entry([1, 2])},
                {fun_ref_entry, tprog_fun_entry:fun_ref_entry([3, 4])},
-               {filter_entry, tprog_fun_entry:filter_entry([1, 2, 3, 4])}],
+               {filter_entry, tprog_fun_entry:filter_entry([1, 2, 3, 4])},
+               {arity1_entry, tprog_fun_entry:arity1_entry(7)},
+               {arity2_entry, tprog_fun_entry:arity2_entry(5)},
+               {clause_error_entry, tprog_fun_entry:clause_error_entry(1)},
+               {blocking_entry, tprog_fun_entry:blocking_entry(4)},
+               {named_fun_entry, tprog_fun_entry:named_fun_entry(6)}],
     [{atom_to_list(Name) ++ " " ++ atom_to_list(G), fun() -> same_result(Fun, G) end}
      || {Name, Fun} <- Entries, G <- [big, small]].
 
@@ -48,6 +53,33 @@ eunit_fun_entry_test_() ->
                end,
                fun() -> exit({result, [{X, Y} || X <- L, Y <- [Tag], X > 1]}) end],
     [fun() -> same_result(Fun, G) end || Fun <- Entries, G <- [big, small]].
+
+%% Funs with arguments written in this EUnit module: captured by a closure
+%% entry, and passed in an entry's arguments (captured values nested in
+%% them included).
+eunit_captured_fun_test_() ->
+    K = 3,
+    Add = fun(X) -> X + K end,
+    Pair = fun(X, Y) when X < Y -> {X, Y}; (X, Y) -> {Y, X} end,
+    Twice = fun(X) -> Add(Add(X)) end,
+    Entries = [fun() -> exit({result, {lists:map(Add, [1, 2]), Pair(5, 1), Pair(1, 5)}}) end,
+               {tprog_fun_entry, map_entry, [Twice, [10, 20]]},
+               {tprog_fun_entry, map_entry, [fun(X) -> {X, K} end, [a]]}],
+    [fun() -> same_result(Entry, G) end || Entry <- Entries, G <- [big, small]].
+
+%% Shell (erl_eval) funs with arguments in an entry's arguments run
+%% translated: made by a generated module from their clauses and bindings.
+shell_fun_argument_test_() ->
+    Funs = [shell_fun("K = 3, fun(X) when X > 0 -> X * K; (_) -> neg end."),
+            shell_fun("fun(X) -> self() ! {v, X}, receive {v, V} -> {got, V} end end.")],
+    [fun() -> same_result({tprog_fun_entry, map_entry, [F, [1, -1]]}, G) end
+     || F <- Funs, G <- [big, small]].
+
+shell_fun(Text) ->
+    {ok, Tokens, _} = erl_scan:string(Text),
+    {ok, Exprs} = erl_parse:parse_exprs(Tokens),
+    {value, Fun, _} = erl_eval:exprs(Exprs, []),
+    Fun.
 
 %% A scheduling point or a choice inside a fun that untranslated library
 %% code (sofs) calls: the suspension is lost, and the error names where it was made.
