@@ -890,15 +890,20 @@ info_record_program(N, Pid) ->
            end,
     Alive = N =:= Me orelse alive(N),
     case Alive of
-        false -> undefined;
-        true when N =:= Me ->
+        true -> info_record_alive(N, Pid, Me, Base#{gl => gl_key(N)});
+        false -> undefined
+    end.
+
+info_record_alive(N, Pid, Me, Base) ->
+    case N =:= Me of
+        true ->
             Own = own_changes(Base, lists:reverse(erlang:get('$mce_effects')), Me),
             {current_stacktrace, Raw} = erlang:process_info(erlang:self(), current_stacktrace),
             Own#{status := running, trap_exit := erlang:get('$mce_trap_exit'),
                  stack => tl(mce_exec:clean_stack(Raw)),
                  dictionary := lists:sort(maps:to_list(erlang:get('$mce_dict'))),
                  name := own_name(Pid)};
-        true ->
+        false ->
             Effects = lists:reverse(erlang:get('$mce_effects')),
             Sent = [M || {send, To, M} <- Effects, To =:= N],
             By = [{element(3, E), Me} || E <- Effects, element(1, E) =:= monitor,
@@ -947,7 +952,8 @@ own_name(Pid) ->
 
 info_item(registered_name, #{name := Name}) -> {registered_name, Name};
 info_item(group_leader, #{system := N, name := init}) -> {group_leader, mce_pid:term(N)};
-info_item(group_leader, #{}) -> {group_leader, group_leader()};
+info_item(group_leader, #{gl := L}) -> {group_leader, mce_pid:term(L)};
+info_item(group_leader, #{system := _}) -> {group_leader, mce_pid:term(default_gl_key())};
 info_item(trap_exit, #{system := _}) -> {trap_exit, true};
 info_item(status, #{system := _}) -> {status, waiting};
 info_item(Item, #{system := N}) -> system_process_refused(N, {process_info, Item});
@@ -1138,25 +1144,54 @@ caller_location() ->
 system_process_refused(N, What) ->
     fatal({mcerlang, {unsupported_system_process, {system_process(N), What}, caller_location()}}).
 
-%% @doc group_leader/0: the `user' process of the first node (see above).
+%% @doc group_leader/0: the running process's group leader.
 -spec group_leader() -> pid().
 group_leader() ->
-    mce_pid:term(mce_pid:key(0, ?USER_NUMBER)).
+    mce_pid:term(gl_key(erlang:get('$mce_pid'))).
 
-%% @doc group_leader/2: only the group leader every process already has
-%% can be set (a no-op); another one is refused, since the model keeps no
-%% per-process group leader.
+%% @doc group_leader/2: sets Pid's group leader, an effect of the step.  As
+%% on OTP 25, a non-pid or a dead local Pid is badarg and the leader need
+%% not be alive.  A remote Pid is not checked (OTP sends a signal); the
+%% group leaders of `init' and `user' are not modelled.
 -spec group_leader(pid(), pid()) -> true.
 group_leader(Leader, Pid) when is_pid(Leader), is_pid(Pid) ->
-    _ = sim_pid(Pid, [Leader, Pid]),
-    case Leader =:= group_leader() of
-        true -> true;
-        false -> fatal({mcerlang, {unsupported_bif, {erlang, group_leader, 2},
-                                   {leader, Leader, "only the default group leader, the first "
-                                                    "node's user process, is modelled"}}})
-    end;
+    L = sim_pid(Leader, [Leader, Pid]),
+    N = sim_pid(Pid, [Leader, Pid]),
+    system_process(N) =:= false orelse system_process_refused(N, group_leader),
+    is_local(N) andalso not alive(N) andalso erlang:error(badarg, [Leader, Pid]),
+    N =:= erlang:get('$mce_pid') andalso keep_children_gl(),
+    erlang:put('$mce_overlay', (erlang:get('$mce_overlay'))#{{gl, N} => L}),
+    effect({group_leader, N, L bxor default_gl_key()}),
+    true;
 group_leader(Leader, Pid) ->
     erlang:error(badarg, [Leader, Pid]).
+
+%% The first node's `user': the group leader of the check's first process
+%% and so, by inheritance, of every process that nobody gave another one.
+default_gl_key() ->
+    mce_pid:key(0, ?USER_NUMBER).
+
+%% The group leader (a pid key) of live process N as this step has left it.
+gl_key(N) ->
+    case erlang:get('$mce_overlay') of
+        #{{gl, N} := L} -> L;
+        #{} ->
+            case mce_nif:group_leader(erlang:get('$mce_search'), N) of
+                %% Spawned by this step: its spawner's (see keep_children_gl/0).
+                undefined -> gl_key(erlang:get('$mce_pid'));
+                Stored -> Stored bxor default_gl_key()
+            end
+    end.
+
+%% The running process changes its own group leader: the processes it
+%% spawned earlier in this step keep the one it had (the C search copies the
+%% spawner's leader when it applies each spawn, in order).
+keep_children_gl() ->
+    Old = gl_key(erlang:get('$mce_pid')),
+    Overlay = erlang:get('$mce_overlay'),
+    erlang:put('$mce_overlay',
+               maps:merge(maps:from_list([{{gl, C}, Old} || {spawn, C, _, _} <- erlang:get('$mce_effects')]),
+                          Overlay)).
 
 %% @doc erlang:system_info/1: the number of processes is the node's in the
 %% model (as processes/0 lists them); other items describe the VM the
@@ -1327,12 +1362,17 @@ apply(M, F, Args) ->
 %% @doc io:format/1 and io:fwrite/1.
 -spec output(io:format()) -> ok.
 output(Format) ->
-    output(Format, []).
+    io_device(standard_io, {io, format, 1}),
+    record_output(Format, []).
 
 %% @doc io:format/1,2 and io:fwrite/1,2: the text is recorded with the step
 %% (and shown in counterexamples) instead of being printed during search.
 -spec output(io:format(), [term()]) -> ok.
 output(Format, Args) ->
+    io_device(standard_io, {io, format, 2}),
+    record_output(Format, Args).
+
+record_output(Format, Args) ->
     Text = lists:flatten(io_lib:format(Format, Args)),
     erlang:put('$mce_output', [Text | erlang:get('$mce_output')]),
     ok.
@@ -1340,6 +1380,10 @@ output(Format, Args) ->
 %% @doc io:put_chars/1: recorded like io:format output.
 -spec io_put_chars(unicode:chardata()) -> ok.
 io_put_chars(Chars) ->
+    io_device(standard_io, {io, put_chars, 1}),
+    record_chars(Chars).
+
+record_chars(Chars) ->
     case unicode:characters_to_list(Chars) of
         Text when is_list(Text) ->
             erlang:put('$mce_output', [Text | erlang:get('$mce_output')]),
@@ -1347,22 +1391,60 @@ io_put_chars(Chars) ->
         _ -> erlang:error(badarg, [Chars])
     end.
 
-%% @doc io:put_chars/2: the device is ignored.
+%% @doc io:put_chars/2.
 -spec io_put_chars(term(), unicode:chardata()) -> ok.
-io_put_chars(_Device, Chars) ->
-    io_put_chars(Chars).
+io_put_chars(Device, Chars) ->
+    io_device(Device, {io, put_chars, 2}),
+    record_chars(Chars).
 
 -spec io_nl() -> ok.
-io_nl() -> io_put_chars("\n").
+io_nl() ->
+    io_device(standard_io, {io, nl, 0}),
+    record_chars("\n").
 
 -spec io_nl(term()) -> ok.
-io_nl(_Device) -> io_nl().
+io_nl(Device) ->
+    io_device(Device, {io, nl, 1}),
+    record_chars("\n").
 
 -spec io_write(term()) -> ok.
-io_write(Term) -> io_put_chars(io_lib:write(Term)).
+io_write(Term) ->
+    io_device(standard_io, {io, write, 1}),
+    record_chars(io_lib:write(Term)).
 
 -spec io_write(term(), term()) -> ok.
-io_write(_Device, Term) -> io_write(Term).
+io_write(Device, Term) ->
+    io_device(Device, {io, write, 2}),
+    record_chars(io_lib:write(Term)).
+
+%% Output is recorded with the step when it goes to a `user' process (the
+%% default group leader is the first node's).  Other devices keep today's
+%% recording, except a program process: OTP sends it an io_request and
+%% waits for the reply (the I/O protocol), which the model does not do, so
+%% the check stops rather than show a run that differs from the VM's.
+io_device(standard_io, MFA) ->
+    io_leader(gl_key(erlang:get('$mce_pid')), MFA);
+io_device(Pid, MFA) when is_pid(Pid) ->
+    case mce_pid:number(Pid) of
+        {ok, N} -> io_leader(N, MFA);
+        error -> fatal({mcerlang, {send_to_real_process, Pid}})
+    end;
+io_device(Name, MFA) when is_atom(Name), Name =/= user, Name =/= standard_error ->
+    case whereis(Name) of
+        Pid when is_pid(Pid) -> io_device(Pid, MFA);
+        undefined -> ok
+    end;
+io_device(_Device, _MFA) ->
+    ok.
+
+io_leader(N, MFA) ->
+    case system_process(N) of
+        user -> ok;
+        _ -> fatal({mcerlang, {unsupported_call, MFA, caller_location(),
+                               {io_request_to, mce_pid:term(N),
+                                "output to a group leader or device that is a process of the "
+                                "program (the Erlang I/O protocol) is not modelled"}}})
+    end.
 
 %% @doc erlang:send_nosuspend/2,3: a send that never suspends; the model's
 %% sends never do, so it is a send that succeeds.
@@ -1399,10 +1481,11 @@ statistics(Item) ->
 -spec erlang_yield() -> true.
 erlang_yield() -> true.
 
-%% @doc io:format/3 and io:fwrite/3: the device is ignored.
+%% @doc io:format/3 and io:fwrite/3.
 -spec output(term(), io:format(), [term()]) -> ok.
-output(_Device, Format, Args) ->
-    output(Format, Args).
+output(Device, Format, Args) ->
+    io_device(Device, {io, format, 3}),
+    record_output(Format, Args).
 
 %% @doc A call the checker cannot model yet was reached.
 -spec unsupported(mfa(), location(), atom()) -> no_return().
