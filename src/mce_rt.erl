@@ -24,9 +24,8 @@
 
 -export([yield/1, yield/2, resume/1, prop/1, prop_resume/1, probe/2]).
 -export([self/0, node/0, send/2, send/3, spawn/1, spawn/3, spawn_link/1, spawn_link/3,
-         suspend/4, apply/2, apply/3, output/1, output/2, output/3, unsupported/3,
-         fatal/1, clean_stack/1, io_put_chars/1, io_put_chars/2, io_nl/0, io_nl/1,
-         io_write/1, io_write/2, erlang_yield/0, send_nosuspend/2, send_nosuspend/3,
+         suspend/4, apply/2, apply/3, io_user/1, io_record/1, unsupported/3,
+         fatal/1, clean_stack/1, erlang_yield/0, send_nosuspend/2, send_nosuspend/3,
          statistics/1]).
 %% Process BIFs of the simulated process.
 -export([link/1, unlink/1, exit/2, register/2, unregister/1, whereis/1, registered/0,
@@ -1359,92 +1358,35 @@ apply(M, F, Args) when is_atom(M), is_atom(F), is_list(Args) ->
 apply(M, F, Args) ->
     erlang:apply(M, F, Args).
 
-%% @doc io:format/1 and io:fwrite/1.
--spec output(io:format()) -> ok.
-output(Format) ->
-    io_device(standard_io, {io, format, 1}),
-    record_output(Format, []).
+%% @doc Is io output to Pid recorded with the step (mce_io)?  It is for
+%% the `user' process of any node, which is the default group leader;
+%% another process gets io_requests.
+-spec io_user(pid()) -> boolean().
+io_user(Pid) ->
+    case mce_pid:number(Pid) of
+        {ok, N} -> system_process(N) =:= user;
+        error -> fatal({mcerlang, {send_to_real_process, Pid}})
+    end.
 
-%% @doc io:format/1,2 and io:fwrite/1,2: the text is recorded with the step
-%% (and shown in counterexamples) instead of being printed during search.
--spec output(io:format(), [term()]) -> ok.
-output(Format, Args) ->
-    io_device(standard_io, {io, format, 2}),
-    record_output(Format, Args).
-
-record_output(Format, Args) ->
+%% @doc Records the text of an io request (mce_io) with the step: shown in
+%% counterexamples instead of being printed during the search.
+-spec io_record(term()) -> ok.
+io_record({format, Format, Args}) ->
     Text = lists:flatten(io_lib:format(Format, Args)),
+    record_text(Text);
+io_record({put_chars, _Enc, Chars}) ->
+    case unicode:characters_to_list(Chars) of
+        Text when is_list(Text) -> record_text(Text);
+        _ -> erlang:error(badarg, [Chars])
+    end;
+io_record(nl) ->
+    record_text("\n");
+io_record({write, Term}) ->
+    record_text(lists:flatten(io_lib:write(Term))).
+
+record_text(Text) ->
     erlang:put('$mce_output', [Text | erlang:get('$mce_output')]),
     ok.
-
-%% @doc io:put_chars/1: recorded like io:format output.
--spec io_put_chars(unicode:chardata()) -> ok.
-io_put_chars(Chars) ->
-    io_device(standard_io, {io, put_chars, 1}),
-    record_chars(Chars).
-
-record_chars(Chars) ->
-    case unicode:characters_to_list(Chars) of
-        Text when is_list(Text) ->
-            erlang:put('$mce_output', [Text | erlang:get('$mce_output')]),
-            ok;
-        _ -> erlang:error(badarg, [Chars])
-    end.
-
-%% @doc io:put_chars/2.
--spec io_put_chars(term(), unicode:chardata()) -> ok.
-io_put_chars(Device, Chars) ->
-    io_device(Device, {io, put_chars, 2}),
-    record_chars(Chars).
-
--spec io_nl() -> ok.
-io_nl() ->
-    io_device(standard_io, {io, nl, 0}),
-    record_chars("\n").
-
--spec io_nl(term()) -> ok.
-io_nl(Device) ->
-    io_device(Device, {io, nl, 1}),
-    record_chars("\n").
-
--spec io_write(term()) -> ok.
-io_write(Term) ->
-    io_device(standard_io, {io, write, 1}),
-    record_chars(io_lib:write(Term)).
-
--spec io_write(term(), term()) -> ok.
-io_write(Device, Term) ->
-    io_device(Device, {io, write, 2}),
-    record_chars(io_lib:write(Term)).
-
-%% Output is recorded with the step when it goes to a `user' process (the
-%% default group leader is the first node's).  Other devices keep today's
-%% recording, except a program process: OTP sends it an io_request and
-%% waits for the reply (the I/O protocol), which the model does not do, so
-%% the check stops rather than show a run that differs from the VM's.
-io_device(standard_io, MFA) ->
-    io_leader(gl_key(erlang:get('$mce_pid')), MFA);
-io_device(Pid, MFA) when is_pid(Pid) ->
-    case mce_pid:number(Pid) of
-        {ok, N} -> io_leader(N, MFA);
-        error -> fatal({mcerlang, {send_to_real_process, Pid}})
-    end;
-io_device(Name, MFA) when is_atom(Name), Name =/= user, Name =/= standard_error ->
-    case whereis(Name) of
-        Pid when is_pid(Pid) -> io_device(Pid, MFA);
-        undefined -> ok
-    end;
-io_device(_Device, _MFA) ->
-    ok.
-
-io_leader(N, MFA) ->
-    case system_process(N) of
-        user -> ok;
-        _ -> fatal({mcerlang, {unsupported_call, MFA, caller_location(),
-                               {io_request_to, mce_pid:term(N),
-                                "output to a group leader or device that is a process of the "
-                                "program (the Erlang I/O protocol) is not modelled"}}})
-    end.
 
 %% @doc erlang:send_nosuspend/2,3: a send that never suspends; the model's
 %% sends never do, so it is a send that succeeds.
@@ -1480,12 +1422,6 @@ statistics(Item) ->
 %% explored anyway.
 -spec erlang_yield() -> true.
 erlang_yield() -> true.
-
-%% @doc io:format/3 and io:fwrite/3.
--spec output(term(), io:format(), [term()]) -> ok.
-output(Device, Format, Args) ->
-    io_device(Device, {io, format, 3}),
-    record_output(Format, Args).
 
 %% @doc A call the checker cannot model yet was reached.
 -spec unsupported(mfa(), location(), atom()) -> no_return().

@@ -10,7 +10,8 @@
 
 -export([set_and_read/0, inherit_spawns/0, inherit_same_step/0, badargs/0,
          inherit_gen_server/0, output_to_user/0, capture_output/0, capture_explicit/0,
-         remote_inherit/0]).
+         remote_inherit/0, capture_all/0, leader_dies/0, leader_is_self/0,
+         unregistered_device/0, output_default/0, output_default_fails/0]).
 -export([waiter/0, report/1]).
 -export([init/1, handle_call/3, handle_cast/2]).
 
@@ -104,7 +105,7 @@ output_to_user() ->
     exit({result, ok}).
 
 %% A process that makes itself the leader of a child and collects the
-%% child's output: the real VM sends io_requests (checker: refused).
+%% child's output: the io_requests of the I/O protocol.
 capture_output() ->
     Self = self(),
     C = spawn(fun() -> receive go -> io:format("hello ~p~n", [1]), Self ! done end end),
@@ -136,3 +137,54 @@ remote_inherit() ->
     G = receive {gl, _, G0} -> G0 end,
     L ! stop,
     exit({result, {G =:= L, node(G) =:= A}}).
+
+%% Every output function's request, through the leader and explicit devices.
+capture_all() ->
+    Self = self(),
+    C = spawn(fun() ->
+                      receive go -> ok end,
+                      io:format("a"), io:fwrite("b~p", [2]), io:put_chars("c"),
+                      io:put_chars([<<"d">>, $e]), io:nl(), io:write(foo),
+                      io:format(standard_io, "f", []), io:put_chars(Self, "g"),
+                      io:nl(Self), io:write(Self, bar), io:fwrite(Self, "h", []),
+                      io:format(user, "to user~n", []),
+                      Self ! done
+              end),
+    true = group_leader(self(), C),
+    C ! go,
+    collect([]).
+
+%% The leader ends before replying: io raises terminated.
+leader_dies() ->
+    Self = self(),
+    L = spawn(fun() -> receive {io_request, _, _, _} -> exit(gone) end end),
+    C = spawn(fun() ->
+                      R = try io:format("x") catch error:E -> {error, E} end,
+                      Self ! {r, R}
+              end),
+    true = group_leader(L, C),
+    exit({result, receive {r, R} -> R end}).
+
+%% A process that is its own leader cannot write to it.
+leader_is_self() ->
+    Self = self(),
+    C = spawn(fun() ->
+                      group_leader(self(), self()),
+                      R = try io:put_chars("x") catch error:E -> {error, E} end,
+                      Self ! {r, R}
+              end),
+    exit({result, receive {r, R} -> {R, is_pid(C)} end}).
+
+%% A device name nobody has registered: badarg.
+unregistered_device() ->
+    exit({result, try io:format(no_such_device, "x", []) catch error:E -> {error, E} end}).
+
+output_default() ->
+    io:format("one ~p~n", [1]),
+    io:put_chars(<<"two">>),
+    io:nl(),
+    io:write(three).
+
+output_default_fails() ->
+    output_default(),
+    exit(failed).
