@@ -721,8 +721,9 @@ static int parse_effects(ErlNifEnv *env, ERL_NIF_TERM list, effects_buf *eb)
             /* el[1], the status, is for the trace only. */
             ef->kind = EFFECT_HALT;
             has_term = 0;
-        } else if (arity == 3 && enif_is_identical(el[0], atom(env, "group_leader")) &&
+        } else if (arity == 4 && enif_is_identical(el[0], atom(env, "group_leader")) &&
                    enif_get_uint(env, el[1], &pid) && enif_get_uint(env, el[2], &ef->ref)) {
+            /* el[3], the leader's own key, is for the trace only. */
             ef->kind = EFFECT_GROUP_LEADER;
             has_term = 0;
         } else if (arity == 2 && enif_is_identical(el[0], atom(env, "unique")) &&

@@ -1160,7 +1160,7 @@ group_leader(Leader, Pid) when is_pid(Leader), is_pid(Pid) ->
     is_local(N) andalso not alive(N) andalso erlang:error(badarg, [Leader, Pid]),
     N =:= erlang:get('$mce_pid') andalso keep_children_gl(),
     erlang:put('$mce_overlay', (erlang:get('$mce_overlay'))#{{gl, N} => L}),
-    effect({group_leader, N, L bxor default_gl_key()}),
+    effect({group_leader, N, L bxor default_gl_key(), L}),
     true;
 group_leader(Leader, Pid) ->
     erlang:error(badarg, [Leader, Pid]).

@@ -24,3 +24,15 @@ default_output_recorded_test() ->
     {error, #{trace := Trace}} = mcerlang:check({tprog_gl, output_default_fails, []}),
     ?assertEqual(["one 1\n", "two", "\n", "three"],
                  lists:append([O || #{output := O} <- Trace])).
+
+%% The step that sets a leader shows it in the trace and its text.
+trace_shows_group_leader_test() ->
+    {error, #{trace := Trace} = Cex} = mcerlang:check({tprog_gl, set_then_fail, []}),
+    ?assert(lists:any(fun(#{effects := Es}) ->
+                              lists:any(fun({group_leader, P, L}) -> is_pid(P) andalso is_pid(L);
+                                           (_) -> false
+                                        end, Es);
+                         (_) -> false
+                      end, Trace)),
+    Text = lists:flatten(io_lib:format("~s", [mcerlang:format(Cex)])),
+    ?assertNotEqual(nomatch, string:find(Text, "sets the group leader of")).
