@@ -36,3 +36,23 @@ trace_shows_group_leader_test() ->
                       end, Trace)),
     Text = lists:flatten(io_lib:format("~s", [mcerlang:format(Cex)])),
     ?assertNotEqual(nomatch, string:find(Text, "sets the group leader of")).
+
+%% erlang(3): the remote child's leader is its spawner's, so its io goes
+%% back across the nodes to the collecting process, in order.
+remote_capture_test() ->
+    ?assertMatch({error, #{violation := {abnormal_exit, _,
+                                         {result, [{put_chars, unicode, io_lib, format, ["from ~p", [b]]},
+                                                   {put_chars, unicode, "\n"}]}}}},
+                 mcerlang:check({tprog_gl, remote_capture, []}, #{nodes => [a@h, b@h]})),
+    ?assertEqual([{result, [{put_chars, unicode, io_lib, format, ["from ~p", [b]]},
+                            {put_chars, unicode, "\n"}]}],
+                 all_results(remote_capture, #{nodes => [a@h, b@h]})).
+
+all_results(F, Opts) -> all_results(F, Opts, []).
+
+all_results(F, Opts, Seen) ->
+    case mcerlang:check({tprog_gl, F, []}, Opts#{treat_as_normal => [normal | Seen]}) of
+        {ok, _} -> lists:reverse(Seen);
+        {error, #{violation := {abnormal_exit, _, R}}} when length(Seen) < 5 ->
+            all_results(F, Opts, [R | Seen])
+    end.

@@ -11,7 +11,8 @@
 -export([set_and_read/0, inherit_spawns/0, inherit_same_step/0, badargs/0,
          inherit_gen_server/0, output_to_user/0, capture_output/0, capture_explicit/0,
          remote_inherit/0, capture_all/0, leader_dies/0, leader_is_self/0,
-         unregistered_device/0, output_default/0, output_default_fails/0, set_then_fail/0]).
+         unregistered_device/0, output_default/0, output_default_fails/0, set_then_fail/0,
+         remote_capture/0]).
 -export([waiter/0, report/1]).
 -export([init/1, handle_call/3, handle_cast/2]).
 
@@ -194,3 +195,12 @@ set_then_fail() ->
     L = spawn(fun waiter/0),
     true = group_leader(L, self()),
     exit(failed).
+
+%% A process on another node inherits a leader on this node, and its output
+%% travels back to it as io_requests (checker only).
+remote_capture() ->
+    [_, B] = [node() | nodes()],
+    true = group_leader(self(), self()),
+    Self = self(),
+    spawn(B, fun() -> io:format("from ~p", [b]), io:nl(), Self ! done end),
+    collect([]).
