@@ -8,7 +8,7 @@ differential_test_() ->
     [{atom_to_list(F), {timeout, 60, fun() -> mce_otp_harness:same_result(tprog_gl, F) end}}
      || F <- [set_and_read, inherit_spawns, inherit_same_step, badargs, inherit_gen_server,
               output_to_user, capture_output, capture_explicit, capture_all, leader_dies,
-              leader_is_self, unregistered_device]].
+              leader_is_self, unregistered_device, capture_indirect]].
 
 %% erlang(3), spawn/2,4: "a process started by spawn gets the group leader
 %% of its parent"; on another node too, where the leader stays a pid of the

@@ -12,7 +12,7 @@
          inherit_gen_server/0, output_to_user/0, capture_output/0, capture_explicit/0,
          remote_inherit/0, capture_all/0, leader_dies/0, leader_is_self/0,
          unregistered_device/0, output_default/0, output_default_fails/0, set_then_fail/0,
-         remote_capture/0]).
+         remote_capture/0, capture_indirect/0]).
 -export([waiter/0, report/1]).
 -export([init/1, handle_call/3, handle_cast/2]).
 
@@ -203,4 +203,22 @@ remote_capture() ->
     true = group_leader(self(), self()),
     Self = self(),
     spawn(B, fun() -> io:format("from ~p", [b]), io:nl(), Self ! done end),
+    collect([]).
+
+%% Output through a computed call, apply/3, a fun io:F/A and a fun that
+%% lists:foreach calls: the same io_requests.
+capture_indirect() ->
+    Self = self(),
+    C = spawn(fun() ->
+                      receive go -> ok end,
+                      M = io, F = format,
+                      M:F("dyn~n", []),
+                      apply(io, put_chars, ["ap"]),
+                      G = fun io:format/2,
+                      G("ref", []),
+                      lists:foreach(fun(X) -> io:write(X) end, [1, 2]),
+                      Self ! done
+              end),
+    true = group_leader(self(), C),
+    C ! go,
     collect([]).
