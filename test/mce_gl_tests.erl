@@ -56,3 +56,9 @@ all_results(F, Opts, Seen) ->
         {error, #{violation := {abnormal_exit, _, R}}} when length(Seen) < 5 ->
             all_results(F, Opts, [R | Seen])
     end.
+
+%% Setting the leader of a system process stops the check, naming it.
+system_process_leader_refused_test() ->
+    ?assertError({mcerlang, {unsupported_system_process, {user, group_leader},
+                             {tprog_gl, set_user_leader, 0, Line}}} when Line > 0,
+                 mcerlang:check({tprog_gl, set_user_leader, []})).

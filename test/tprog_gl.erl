@@ -12,7 +12,7 @@
          inherit_gen_server/0, output_to_user/0, capture_output/0, capture_explicit/0,
          remote_inherit/0, capture_all/0, leader_dies/0, leader_is_self/0,
          unregistered_device/0, output_default/0, output_default_fails/0, set_then_fail/0,
-         remote_capture/0, capture_indirect/0]).
+         remote_capture/0, capture_indirect/0, set_user_leader/0]).
 -export([waiter/0, report/1]).
 -export([init/1, handle_call/3, handle_cast/2]).
 
@@ -222,3 +222,8 @@ capture_indirect() ->
     true = group_leader(self(), C),
     C ! go,
     collect([]).
+
+%% The leaders of init and user are not modelled (checker: refused).
+set_user_leader() ->
+    true = group_leader(self(), whereis(user)),
+    ok.
