@@ -721,6 +721,11 @@ static int parse_effects(ErlNifEnv *env, ERL_NIF_TERM list, effects_buf *eb)
             /* el[1], the status, is for the trace only. */
             ef->kind = EFFECT_HALT;
             has_term = 0;
+        } else if (arity == 4 && enif_is_identical(el[0], atom(env, "group_leader")) &&
+                   enif_get_uint(env, el[1], &pid) && enif_get_uint(env, el[2], &ef->ref)) {
+            /* el[3], the leader's own key, is for the trace only. */
+            ef->kind = EFFECT_GROUP_LEADER;
+            has_term = 0;
         } else if (arity == 2 && enif_is_identical(el[0], atom(env, "unique")) &&
                    enif_get_uint(env, el[1], &ef->ref)) {
             ef->kind = EFFECT_UNIQUE;
@@ -1213,6 +1218,24 @@ static ERL_NIF_TERM nif_alive(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[
     int alive = search_peek_alive(r->s, pid);
     enif_mutex_unlock(r->lock);
     return atom(env, alive ? "true" : "false");
+}
+
+/* group_leader(Search, Pid) -> GL | undefined, in the state being expanded:
+** GL as stored (sys_state.h, 0: the default).  io calls read it, so it
+** does not decode the record's terms as process/2 does. */
+static ERL_NIF_TERM nif_group_leader(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
+{
+    (void)argc;
+    search_res *r;
+    unsigned pid;
+    if (!get_res(env, argv[0], &r) || !enif_get_uint(env, argv[1], &pid))
+        return enif_make_badarg(env);
+    enif_mutex_lock(r->lock);
+    uint32_t skip;
+    const proc *p = search_peek_proc(r->s, pid, &skip);
+    ERL_NIF_TERM t = p != NULL ? enif_make_uint(env, p->gl) : atom(env, "undefined");
+    enif_mutex_unlock(r->lock);
+    return t;
 }
 
 /* whereis(Search, Node, Name) -> Pid | undefined */
@@ -1762,6 +1785,7 @@ static ErlNifFunc nif_funcs[] = {
     {"trace", 1, nif_trace, 0},
     {"top_state", 1, nif_top_state, 0},
     {"alive", 2, nif_alive, 0},
+    {"group_leader", 2, nif_group_leader, 0},
     {"whereis", 3, nif_whereis, 0},
     {"registered", 2, nif_registered, 0},
     {"processes", 2, nif_processes, 0},

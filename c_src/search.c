@@ -1282,8 +1282,10 @@ static int apply_effects(search *s, sys_state *st, run_result *res,
                     return -1;
                 break;
             }
+            /* erlang(3): a spawned process, remote too, gets its parent's
+            ** group leader. */
             proc child = { .pid = target, .status = PROC_INIT, .cont = term,
-                           .mailbox = s->empty_mailbox };
+                           .mailbox = s->empty_mailbox, .gl = st->procs[self].gl };
             if (ef->link && proc_link_add(&child, me) != 0)
                 return -1;
             if (sys_state_insert(st, &child) < 0) {
@@ -1522,6 +1524,11 @@ static int apply_effects(search *s, sys_state *st, run_result *res,
                        sys_state_node_monitor(st, me, target, 1) != 0) {
                 return -1;
             }
+            break;
+        case EFFECT_GROUP_LEADER:
+            /* The runtime refused a dead target (badarg, as the VM). */
+            if (q >= 0)
+                st->procs[q].gl = ef->ref;
             break;
         case EFFECT_TRAP_EXIT:
             if (ef->link)

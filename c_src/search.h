@@ -129,8 +129,10 @@ enum effect_kind {
     EFFECT_APP_ENV,         /* term: all application environments */
     EFFECT_KEEP_MESSAGE,    /* the message received stays in the mailbox
                                (erlang:hibernate/3 wakes on it) */
-    EFFECT_HALT             /* the running process's node stops, as if
+    EFFECT_HALT,            /* the running process's node stops, as if
                                crashed (erlang:halt/0,1,2) */
+    EFFECT_GROUP_LEADER     /* pid: the process, ref: its new group leader
+                               as stored (see sys_state.h, 0: default) */
 };
 
 typedef struct effect {

@@ -304,6 +304,7 @@ int sys_state_decode_bytes(const part_store *ps, const uint8_t *root,
         p->flags = word(pp->data, 4);
         p->dict = word(pp->data, 5);
         p->name = word(pp->data, 6);
+        p->gl = 0;
         p->links = NULL;
         p->mons.m = p->monby.m = p->aliases.m = NULL;
         out->nprocs = i + 1;
@@ -335,6 +336,10 @@ int sys_state_decode_bytes(const part_store *ps, const uint8_t *root,
             }
             ms->n = ms->cap = n;
         }
+        /* The default group leader has no word: a stored 0 would make a
+        ** second encoding of the same state. */
+        if (at + 1 == total && (p->gl = word(pp->data, at++)) == 0)
+            goto fail;
         if (at != total)
             goto fail;
     }
@@ -417,7 +422,7 @@ static uint32_t *encode_root(part_store *ps, const sys_state *s)
     for (uint32_t i = 0; i < s->nprocs; i++) {
         const proc *p = &s->procs[i];
         uint32_t words = PROC_FIXED_WORDS + p->nlinks + 3 +
-                         3 * (p->mons.n + p->monby.n + p->aliases.n);
+                         3 * (p->mons.n + p->monby.n + p->aliases.n) + (p->gl != 0);
         if (words > bufcap) {
             uint32_t *grown = realloc(buf, words * sizeof *grown);
             if (grown == NULL)
@@ -445,6 +450,8 @@ static uint32_t *encode_root(part_store *ps, const sys_state *s)
                 buf[at++] = ms->m[k].item;
             }
         }
+        if (p->gl != 0)
+            buf[at++] = p->gl;
         int fresh;
         ids[i + 1] = part_store_intern(ps, PART_PROC, buf, 4 * words, NULL, 0,
                                        &fresh);

@@ -11,6 +11,10 @@
 **   pid, status, cont, mailbox, flags, dict, name, nlinks, links[nlinks],
 **   nmons, mons[nmons] (3 words each), nmonby, monby[nmonby] (3 words each),
 **   naliases, aliases[naliases] (3 words each: ref, ALIAS_* mode, 0)
+**   [gl]: only when the process's group leader is not the default
+** gl is the group leader's pid key xor'ed with the default's (the first
+** node's `user'), so the default is 0 and stored as no word at all: states
+** of programs that never call group_leader/2 encode as before.
 ** mons are the monitors this process holds, monby those held on it, each
 ** (ref number, the other process, item) sorted by ref; item is the PART_TERM
 ** the 'DOWN' message names (a registered name's {Name, Node}), 0: the pid.
@@ -81,6 +85,7 @@ typedef struct proc {
     uint32_t flags;
     part_id dict;
     part_id name;
+    uint32_t gl;        /* group leader, see the layout above; 0: default */
     uint32_t nlinks, caplinks;
     uint32_t *links;    /* sorted pids, owned by this struct */
     monitor_set mons;

@@ -410,6 +410,8 @@ effect({ets_put, Tid, _Owner, _Heir, Name, {_Type, _Prot, _KeyPos, Objects, _Inf
     ["ETS table ", table(Tid, Name, F), " now holds ",
      show(lists:append([Os || {_Key, Os} <- Objects]), F)];
 effect({ets_delete, Tid}, F) -> ["deletes ETS table ", show(Tid, F)];
+effect({group_leader, Pid, Leader}, F) ->
+    ["sets the group leader of ", pid(Pid, F), " to ", pid(Leader, F)];
 effect({halt, Status}, F) -> ["halts its node (erlang:halt(", show(Status, F), "))"];
 effect(Other, F) -> show(Other, F).
 

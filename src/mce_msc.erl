@@ -1005,6 +1005,7 @@ effect_text({alias, Ref}) -> ["makes alias ", term(Ref)];
 effect_text({unalias, Ref}) -> ["removes alias ", term(Ref)];
 effect_text({unique, _}) -> "takes a unique integer";
 effect_text({trap_exit, Flag}) -> ["sets trap_exit to ", term(Flag)];
+effect_text({group_leader, Pid, Leader}) -> ["sets the group leader of ", pid_text(Pid), " to ", pid_text(Leader)];
 effect_text(Other) -> term(Other).
 
 outcome_text({waiting, Where}) -> ["waits in receive", where_text(Where)];

@@ -9,7 +9,7 @@
          alias_active/3, timer/2, unique/1, live_searches/0, process/2, ets_table/2, app_env/1,
          ets_named/3, ets_tables/2,
          stats/1, trace/1,
-         top_state/1, alive/2, whereis/3, registered/2, processes/2, monitor_active/3,
+         top_state/1, alive/2, group_leader/2, whereis/3, registered/2, processes/2, monitor_active/3,
          buchi_check/2, expand/2, focus/2,
          buchi_new/1, buchi_start/2, buchi_answer/4, buchi_lasso/1, buchi_stats/1]).
 
@@ -128,6 +128,11 @@ trace(_Search) -> erlang:nif_error(not_loaded).
 -spec top_state(search()) ->
           [{pos_integer(), init | waiting | choosing, term(), [term()], [pos_integer()], atom()}].
 top_state(_Search) -> erlang:nif_error(not_loaded).
+
+%% @doc The group leader of `Pid' in the state being expanded, as stored:
+%% its key xor'ed with the default's (0: the default, see sys_state.h).
+-spec group_leader(search(), non_neg_integer()) -> non_neg_integer() | undefined.
+group_leader(_Search, _Pid) -> erlang:nif_error(not_loaded).
 
 %% @doc Is `Pid' alive in the state being expanded?
 -spec alive(search(), non_neg_integer()) -> boolean().

@@ -24,9 +24,8 @@
 
 -export([yield/1, yield/2, resume/1, prop/1, prop_resume/1, probe/2]).
 -export([self/0, node/0, send/2, send/3, spawn/1, spawn/3, spawn_link/1, spawn_link/3,
-         suspend/4, apply/2, apply/3, output/1, output/2, output/3, unsupported/3,
-         fatal/1, clean_stack/1, io_put_chars/1, io_put_chars/2, io_nl/0, io_nl/1,
-         io_write/1, io_write/2, erlang_yield/0, send_nosuspend/2, send_nosuspend/3,
+         suspend/4, apply/2, apply/3, io_user/1, io_record/1, unsupported/3,
+         fatal/1, clean_stack/1, erlang_yield/0, send_nosuspend/2, send_nosuspend/3,
          statistics/1]).
 %% Process BIFs of the simulated process.
 -export([link/1, unlink/1, exit/2, register/2, unregister/1, whereis/1, registered/0,
@@ -890,15 +889,20 @@ info_record_program(N, Pid) ->
            end,
     Alive = N =:= Me orelse alive(N),
     case Alive of
-        false -> undefined;
-        true when N =:= Me ->
+        true -> info_record_alive(N, Pid, Me, Base#{gl => gl_key(N)});
+        false -> undefined
+    end.
+
+info_record_alive(N, Pid, Me, Base) ->
+    case N =:= Me of
+        true ->
             Own = own_changes(Base, lists:reverse(erlang:get('$mce_effects')), Me),
             {current_stacktrace, Raw} = erlang:process_info(erlang:self(), current_stacktrace),
             Own#{status := running, trap_exit := erlang:get('$mce_trap_exit'),
                  stack => tl(mce_exec:clean_stack(Raw)),
                  dictionary := lists:sort(maps:to_list(erlang:get('$mce_dict'))),
                  name := own_name(Pid)};
-        true ->
+        false ->
             Effects = lists:reverse(erlang:get('$mce_effects')),
             Sent = [M || {send, To, M} <- Effects, To =:= N],
             By = [{element(3, E), Me} || E <- Effects, element(1, E) =:= monitor,
@@ -947,7 +951,8 @@ own_name(Pid) ->
 
 info_item(registered_name, #{name := Name}) -> {registered_name, Name};
 info_item(group_leader, #{system := N, name := init}) -> {group_leader, mce_pid:term(N)};
-info_item(group_leader, #{}) -> {group_leader, group_leader()};
+info_item(group_leader, #{gl := L}) -> {group_leader, mce_pid:term(L)};
+info_item(group_leader, #{system := _}) -> {group_leader, mce_pid:term(default_gl_key())};
 info_item(trap_exit, #{system := _}) -> {trap_exit, true};
 info_item(status, #{system := _}) -> {status, waiting};
 info_item(Item, #{system := N}) -> system_process_refused(N, {process_info, Item});
@@ -1138,25 +1143,54 @@ caller_location() ->
 system_process_refused(N, What) ->
     fatal({mcerlang, {unsupported_system_process, {system_process(N), What}, caller_location()}}).
 
-%% @doc group_leader/0: the `user' process of the first node (see above).
+%% @doc group_leader/0: the running process's group leader.
 -spec group_leader() -> pid().
 group_leader() ->
-    mce_pid:term(mce_pid:key(0, ?USER_NUMBER)).
+    mce_pid:term(gl_key(erlang:get('$mce_pid'))).
 
-%% @doc group_leader/2: only the group leader every process already has
-%% can be set (a no-op); another one is refused, since the model keeps no
-%% per-process group leader.
+%% @doc group_leader/2: sets Pid's group leader, an effect of the step.  As
+%% on OTP 25, a non-pid or a dead local Pid is badarg and the leader need
+%% not be alive.  A remote Pid is not checked (OTP sends a signal); the
+%% group leaders of `init' and `user' are not modelled.
 -spec group_leader(pid(), pid()) -> true.
 group_leader(Leader, Pid) when is_pid(Leader), is_pid(Pid) ->
-    _ = sim_pid(Pid, [Leader, Pid]),
-    case Leader =:= group_leader() of
-        true -> true;
-        false -> fatal({mcerlang, {unsupported_bif, {erlang, group_leader, 2},
-                                   {leader, Leader, "only the default group leader, the first "
-                                                    "node's user process, is modelled"}}})
-    end;
+    L = sim_pid(Leader, [Leader, Pid]),
+    N = sim_pid(Pid, [Leader, Pid]),
+    system_process(N) =:= false orelse system_process_refused(N, group_leader),
+    is_local(N) andalso not alive(N) andalso erlang:error(badarg, [Leader, Pid]),
+    N =:= erlang:get('$mce_pid') andalso keep_children_gl(),
+    erlang:put('$mce_overlay', (erlang:get('$mce_overlay'))#{{gl, N} => L}),
+    effect({group_leader, N, L bxor default_gl_key(), L}),
+    true;
 group_leader(Leader, Pid) ->
     erlang:error(badarg, [Leader, Pid]).
+
+%% The first node's `user': the group leader of the check's first process
+%% and so, by inheritance, of every process that nobody gave another one.
+default_gl_key() ->
+    mce_pid:key(0, ?USER_NUMBER).
+
+%% The group leader (a pid key) of live process N as this step has left it.
+gl_key(N) ->
+    case erlang:get('$mce_overlay') of
+        #{{gl, N} := L} -> L;
+        #{} ->
+            case mce_nif:group_leader(erlang:get('$mce_search'), N) of
+                %% Spawned by this step: its spawner's (see keep_children_gl/0).
+                undefined -> gl_key(erlang:get('$mce_pid'));
+                Stored -> Stored bxor default_gl_key()
+            end
+    end.
+
+%% The running process changes its own group leader: the processes it
+%% spawned earlier in this step keep the one it had (the C search copies the
+%% spawner's leader when it applies each spawn, in order).
+keep_children_gl() ->
+    Old = gl_key(erlang:get('$mce_pid')),
+    Overlay = erlang:get('$mce_overlay'),
+    erlang:put('$mce_overlay',
+               maps:merge(maps:from_list([{{gl, C}, Old} || {spawn, C, _, _} <- erlang:get('$mce_effects')]),
+                          Overlay)).
 
 %% @doc erlang:system_info/1: the number of processes is the node's in the
 %% model (as processes/0 lists them); other items describe the VM the
@@ -1324,45 +1358,35 @@ apply(M, F, Args) when is_atom(M), is_atom(F), is_list(Args) ->
 apply(M, F, Args) ->
     erlang:apply(M, F, Args).
 
-%% @doc io:format/1 and io:fwrite/1.
--spec output(io:format()) -> ok.
-output(Format) ->
-    output(Format, []).
-
-%% @doc io:format/1,2 and io:fwrite/1,2: the text is recorded with the step
-%% (and shown in counterexamples) instead of being printed during search.
--spec output(io:format(), [term()]) -> ok.
-output(Format, Args) ->
-    Text = lists:flatten(io_lib:format(Format, Args)),
-    erlang:put('$mce_output', [Text | erlang:get('$mce_output')]),
-    ok.
-
-%% @doc io:put_chars/1: recorded like io:format output.
--spec io_put_chars(unicode:chardata()) -> ok.
-io_put_chars(Chars) ->
-    case unicode:characters_to_list(Chars) of
-        Text when is_list(Text) ->
-            erlang:put('$mce_output', [Text | erlang:get('$mce_output')]),
-            ok;
-        _ -> erlang:error(badarg, [Chars])
+%% @doc Is io output to Pid recorded with the step (mce_io)?  It is for
+%% the `user' process of any node, which is the default group leader;
+%% another process gets io_requests.
+-spec io_user(pid()) -> boolean().
+io_user(Pid) ->
+    case mce_pid:number(Pid) of
+        {ok, N} -> system_process(N) =:= user;
+        error -> fatal({mcerlang, {send_to_real_process, Pid}})
     end.
 
-%% @doc io:put_chars/2: the device is ignored.
--spec io_put_chars(term(), unicode:chardata()) -> ok.
-io_put_chars(_Device, Chars) ->
-    io_put_chars(Chars).
+%% @doc Records the text of an io request (mce_io) with the step: shown in
+%% counterexamples instead of being printed during the search.
+-spec io_record(term()) -> ok.
+io_record({format, Format, Args}) ->
+    Text = lists:flatten(io_lib:format(Format, Args)),
+    record_text(Text);
+io_record({put_chars, _Enc, Chars}) ->
+    case unicode:characters_to_list(Chars) of
+        Text when is_list(Text) -> record_text(Text);
+        _ -> erlang:error(badarg, [Chars])
+    end;
+io_record(nl) ->
+    record_text("\n");
+io_record({write, Term}) ->
+    record_text(lists:flatten(io_lib:write(Term))).
 
--spec io_nl() -> ok.
-io_nl() -> io_put_chars("\n").
-
--spec io_nl(term()) -> ok.
-io_nl(_Device) -> io_nl().
-
--spec io_write(term()) -> ok.
-io_write(Term) -> io_put_chars(io_lib:write(Term)).
-
--spec io_write(term(), term()) -> ok.
-io_write(_Device, Term) -> io_write(Term).
+record_text(Text) ->
+    erlang:put('$mce_output', [Text | erlang:get('$mce_output')]),
+    ok.
 
 %% @doc erlang:send_nosuspend/2,3: a send that never suspends; the model's
 %% sends never do, so it is a send that succeeds.
@@ -1398,11 +1422,6 @@ statistics(Item) ->
 %% explored anyway.
 -spec erlang_yield() -> true.
 erlang_yield() -> true.
-
-%% @doc io:format/3 and io:fwrite/3: the device is ignored.
--spec output(term(), io:format(), [term()]) -> ok.
-output(_Device, Format, Args) ->
-    output(Format, Args).
 
 %% @doc A call the checker cannot model yet was reached.
 -spec unsupported(mfa(), location(), atom()) -> no_return().

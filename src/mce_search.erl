@@ -487,6 +487,7 @@ effect({unalias, R}) -> {unalias, mce_ref:term(R)};
 effect({timer, R, N, Name, Msg, Time}) ->
     {timer, mce_ref:term(R), case Name of none -> mce_pid:term(N); _ -> Name end, Msg, Time};
 effect({cancel_timer, R}) -> {cancel_timer, mce_ref:term(R)};
+effect({group_leader, N, _Stored, L}) -> {group_leader, mce_pid:term(N), mce_pid:term(L)};
 effect(Other) -> Other.
 
 monitored(N, none) -> mce_pid:term(N);

@@ -241,11 +241,6 @@ classify_call(ets, F, A) ->
                 false -> {unsupported, unsupported_call}
             end
     end;
-classify_call(io, F, A) when (F =:= format orelse F =:= fwrite), A >= 1, A =< 3 ->
-    {redirect, mce_rt, output};
-classify_call(io, put_chars, A) when A =:= 1; A =:= 2 -> {redirect, mce_rt, io_put_chars};
-classify_call(io, nl, A) when A =:= 0; A =:= 1 -> {redirect, mce_rt, io_nl};
-classify_call(io, write, A) when A =:= 1; A =:= 2 -> {redirect, mce_rt, io_write};
 %% Clocks read the checker's one fixed instant (see mce_rt:timestamp/0).
 classify_call(os, timestamp, 0) -> {redirect, mce_rt, timestamp};
 classify_call(os, system_time, A) when A =:= 0; A =:= 1 -> {redirect, mce_rt, system_time};
@@ -425,7 +420,7 @@ kept_library_functions([FA | Todo], Bodies, Exported, Keep) ->
 %% @doc True for a user module that can and must be translated: loaded from
 %% a file outside OTP, and not part of the checker.
 -spec translatable(module()) -> boolean().
-translatable(M) when M =:= mce_rpc; M =:= mce_timer ->
+translatable(M) when M =:= mce_rpc; M =:= mce_timer; M =:= mce_io ->
     true;
 translatable(M) when M =:= gen; M =:= gen_server; M =:= proc_lib; M =:= gen_statem;
                      M =:= gen_event; M =:= supervisor; M =:= sys; M =:= gen_fsm ->
@@ -820,6 +815,12 @@ model_call(timer, apply_interval, 4) -> {mce_timer, apply_interval};
 model_call(timer, tc, A) when A >= 1, A =< 3 -> {mce_timer, tc};
 model_call(timer, kill_after, A) when A =:= 1; A =:= 2 -> {mce_timer, kill_after};
 model_call(timer, exit_after, A) when A =:= 2; A =:= 3 -> {mce_timer, exit_after};
+%% io output follows the I/O protocol towards the group leader (mce_io):
+%% a call that may block.
+model_call(io, F, A) when (F =:= format orelse F =:= fwrite), A >= 1, A =< 3 -> {mce_io, F};
+model_call(io, put_chars, A) when A =:= 1; A =:= 2 -> {mce_io, put_chars};
+model_call(io, nl, A) when A =:= 0; A =:= 1 -> {mce_io, nl};
+model_call(io, write, A) when A =:= 1; A =:= 2 -> {mce_io, write};
 model_call(_, _, _) -> none.
 
 %% timer:sleep(T) is `receive after T -> ok end': under the checker's

@@ -651,7 +651,7 @@ static int same_state(const sys_state *a, const sys_state *b)
         const proc *x = &a->procs[i], *y = &b->procs[i];
         if (x->pid != y->pid || x->status != y->status || x->cont != y->cont ||
             x->mailbox != y->mailbox || x->flags != y->flags ||
-            x->nlinks != y->nlinks)
+            x->gl != y->gl || x->nlinks != y->nlinks)
             return 0;
         for (uint32_t k = 0; k < x->nlinks; k++)
             if (x->links[k] != y->links[k])
@@ -769,6 +769,37 @@ static void test_sys_state(void)
     CHECK(root2 != 0 && root2 != root && is_new == 1);
     sys_state_clear(&c);
     CHECK(c.nprocs == 0 && c.procs == NULL);
+    /* A group leader other than the default is one more word of the
+    ** record, and survives decoding; the default is no word at all. */
+    CHECK(sys_state_copy(&c, &d) == 0);
+    c.procs[1].gl = 0x1234;
+    part_id groot = sys_state_encode(ps, &c, &is_new);
+    CHECK(groot != 0 && groot != root && is_new == 1);
+    sys_state g;
+    CHECK(sys_state_decode(ps, groot, &g) == 0 && same_state(&c, &g) &&
+          g.procs[1].gl == 0x1234 && g.procs[0].gl == 0);
+    sys_state_clear(&g);
+    c.procs[1].gl = 0;
+    CHECK(sys_state_encode(ps, &c, &is_new) == root && is_new == 0);
+    sys_state_clear(&c);
+    /* A stored 0 (the default as a word) would be a second encoding. */
+    {
+        const part *rootp = part_store_get(ps, root);
+        part_id pid1;
+        memcpy(&pid1, rootp->data + 4, 4);
+        const part *pp = part_store_get(ps, pid1);
+        uint32_t zrec[64] = { 0 };
+        CHECK(pp != NULL && pp->len + 4 <= sizeof zrec);
+        if (pp != NULL && pp->len + 4 <= sizeof zrec) {
+            memcpy(zrec, pp->data, pp->len);
+            part_id zp = part_store_intern(ps, PART_PROC, zrec, pp->len + 4, NULL, 0, &fresh);
+            uint32_t zroot[2];
+            memcpy(&zroot[0], rootp->data, 4);
+            zroot[1] = zp;
+            part_id zr = part_store_intern(ps, PART_STATE, zroot, sizeof zroot, NULL, 0, &fresh);
+            CHECK(sys_state_decode(ps, zr, &g) == -1 && g.nprocs == 0);
+        }
+    }
     sys_state_clear(&d);
 
     /* The same state built in another order interns to the same root. */
