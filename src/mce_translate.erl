@@ -793,10 +793,15 @@ model_call(timer, exit_after, A) when A =:= 2; A =:= 3 -> {mce_timer, exit_after
 model_call(_, _, _) -> none.
 
 %% timer:sleep(T) is `receive after T -> ok end': under the checker's
-%% untimed semantics the process may wake up whenever.
+%% untimed semantics the process may wake up whenever.  erlang:yield() lets
+%% the other processes run, so it is a scheduling point too (`after 0'):
+%% a loop spinning on whereis/1 with yield() would otherwise never leave
+%% its big step.
 sleep_as_receive(Forms) ->
     Rewrite = fun({call, L, {remote, _, {atom, _, timer}, {atom, _, sleep}}, [T]}) ->
                       {'receive', L, [], T, [{atom, L, ok}]};
+                 ({call, L, {remote, _, {atom, _, erlang}, {atom, _, yield}}, []}) ->
+                      {'receive', L, [], {integer, L, 0}, [{atom, L, true}]};
                  (Other) -> Other
               end,
     [case F of
