@@ -38,6 +38,7 @@ run(Search, Pid, How, Cont, Dict, TrapExit) ->
     put('$mce_trap_exit', TrapExit),
     put('$mce_overlay', #{}),
     put('$mce_probes', []),
+    put('$mce_shared_touched', false),
     Watch = get('$mce_watch'),
     mce_watchdog:step_started(Watch, Pid),
     mce_sandbox:step_atoms_start(),
@@ -121,7 +122,7 @@ cleanup() ->
     [erase(K) || K <- ['$mce_self', '$mce_search', '$mce_effects', '$mce_output', '$mce_probes',
                        '$mce_pending',
                        '$mce_suspensions', '$mce_fatal', '$mce_killed', '$mce_dict',
-                       '$mce_trap_exit', '$mce_overlay', '$mce_pid']],
+                       '$mce_trap_exit', '$mce_overlay', '$mce_pid', '$mce_shared_touched']],
     ok.
 
 cont({wait, Recv, Frames}) -> {Recv, Frames}.

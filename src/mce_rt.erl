@@ -22,7 +22,7 @@
                             group_leader/0, group_leader/2, processes/0, halt/0, halt/1, halt/2,
          monotonic_time/0, monotonic_time/1, system_time/0, system_time/1, timestamp/0, process_info/2]}).
 
--export([yield/1, yield/2, resume/1, prop/1, prop_resume/1, probe/2]).
+-export([yield/1, yield/2, yield/3, resume/1, prop/1, prop_resume/1, probe/2]).
 -export([self/0, node/0, send/2, send/3, spawn/1, spawn/3, spawn_link/1, spawn_link/3,
          suspend/4, apply/2, apply/3, output/1, output/2, output/3, unsupported/3,
          fatal/1, clean_stack/1, io_put_chars/1, io_put_chars/2, io_nl/0, io_nl/1,
@@ -363,6 +363,24 @@ yield(Value, Where) ->
             Value
     end.
 
+%% @doc The scheduling point before an access to shared memory (ETS,
+%% atomics, counters; see mce_translate:shared_yield/3) in big steps: it
+%% suspends when the step already accessed shared memory, so another
+%% process may run between the two accesses.  Under small granularity the
+%% yield after each access does that.
+-spec yield(T, {module(), atom(), arity(), integer()}, shared) -> T | {'$mce_suspend', tuple(), []}.
+yield(Value, Where, shared) ->
+    case {erlang:get('$mce_granularity'), erlang:get('$mce_shared_touched')} of
+        {small, _} ->
+            Value;
+        {_, true} ->
+            erlang:put('$mce_suspensions', [{at, Where} | erlang:get('$mce_suspensions')]),
+            {'$mce_suspend', {'$mce_choice', [{mce_rt, resume, [Value]}]}, []};
+        _ ->
+            erlang:put('$mce_shared_touched', true),
+            Value
+    end.
+
 %% @doc mcerlang:prop(Term) in checked code (paper 003, section 4): the
 %% state in which the process is about to evaluate prop(Term) has Term as a
 %% proposition.  So the process stops there, a one-way choice like a small
@@ -387,6 +405,9 @@ probe(Label, Term) ->
 %% @doc The continuation of a yield: the side effect's value.
 -spec resume(T) -> T.
 resume(Value) ->
+    %% In big steps only a shared-memory point suspends here, right before
+    %% its access.
+    erlang:put('$mce_shared_touched', true),
     Value.
 
 %%--------------------------------------------------------------------

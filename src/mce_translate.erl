@@ -725,11 +725,28 @@ yield_rewrite(Defs, Where) ->
             end;
        ({call, L, {remote, _, {atom, _, M}, {atom, _, F}}, As} = C) ->
             case side_effect(M, F, length(As)) of
+                true when M =:= ets; M =:= atomics; M =:= counters ->
+                    shared_yield(L, C, Where);
                 true -> Yield(L, C);
                 false -> C
             end;
        (Other) -> Other
     end.
+
+%% Shared memory (ETS, atomics, counters) is a scheduling point in big
+%% steps too: another process may run between a process's read of a table
+%% and its write (the lost update of `[{K, V}] = ets:lookup(T, K),
+%% ets:insert(T, {K, V + 1})' on the VM), which no message orders.  The
+%% point is before the access (mce_rt:yield/3), and only suspends when the
+%% step already touched shared memory: the code before a step's first
+%% access is invisible to others, so one point there would add states and
+%% no behaviour.  Under small granularity the access is followed by its
+%% yield as every side effect is.
+shared_yield(L, Call, {M, F, A}) ->
+    Where = abstract({M, F, A, line_number(L)}, L),
+    Point = {call, L, {remote, L, {atom, L, mce_rt}, {atom, L, yield}},
+             [{atom, L, ok}, Where, {atom, L, shared}]},
+    yield(L, {block, L, [Point, Call]}, {M, F, A}).
 
 %% The location lets a lost suspension be reported where it was made.
 yield(L, Call, {M, F, A}) ->

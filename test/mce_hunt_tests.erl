@@ -10,7 +10,7 @@
 
 warm_up_test_() ->
     {timeout, 120, fun() -> [mce_translate:ensure(M) || M <- [tprog_hunt1, tprog_hunt2, tprog_hunt3,
-                                                               tprog_hunt_kv, tprog_hunt_otp,
+                                                               tprog_hunt4, tprog_hunt_kv, tprog_hunt_otp,
                                                                gen_server, gen_statem, supervisor]] end}.
 
 same_as_vm_test_() ->
@@ -34,7 +34,9 @@ same_as_vm() ->
                     trap_normal, selective_order, kill_after, exit_after, stale_pid], any},
      {tprog_hunt_kv, [scenario, lookup_direct, call_timeout], when_idle},
      {tprog_hunt_otp, [sup_restart, sup_intensity, sup_which, door, door_wrong, statem_timeout,
-                       rpc_node_down, global_name], when_idle}].
+                       rpc_node_down, global_name], when_idle},
+     {tprog_hunt4, [deferred, ticker, ticker_stop, pool, late_reply, gen_event_log, idle_server,
+                    app_env, formatted, status], when_idle}].
 
 %% Programs with a real bug: the checker finds a run that shows it.
 lost_update_test() ->
@@ -70,6 +72,20 @@ link_chain_test() ->
 
 kv_lost_update_test() ->
     ?assertMatch([{result, ok}, {{badmatch, {ok, 1}}, _}], root_results(tprog_hunt_kv, racy_incr, when_idle)).
+
+%% Two ETS accesses of one process with another process between them: the
+%% VM shows the lost update when the process sleeps between its read and
+%% its write; the checker finds it without the sleep (it ran each process's
+%% read and write in one step).
+ets_lost_update_test() ->
+    ?assertEqual({result, [{n, 1}]}, real(tprog_hunt3, ets_lost_update_slow)),
+    ?assertMatch([{result, ok}, {{badmatch, [{n, 1}]}, _}],
+                 root_results(tprog_hunt3, ets_lost_update_bug, any)),
+    ?assertEqual([{result, [{n, 2}]}, {result, [{n, 1}]}],
+                 root_results(tprog_hunt3, ets_lost_update_slow, any)).
+
+counters_race_test() ->
+    ?assertEqual([{result, {2, 2}}, {result, {1, 2}}], root_results(tprog_hunt3, counters_race, any)).
 
 %% An OTP team's EUnit test of its own code.
 kv_eunit_style_test() ->

@@ -188,3 +188,23 @@ stale_pid() ->
     R = {P =:= Q, is_process_alive(P)},
     Q ! stop,
     exit({result, R}).
+
+%% ets_lost_update_bug with a sleep between the read and the write: the
+%% real VM shows the lost update too.
+ets_lost_update_slow() ->
+    T = ets:new(c, [public, set]),
+    ets:insert(T, {n, 0}),
+    P = self(),
+    [spawn(fun() -> [{n, V}] = ets:lookup(T, n), timer:sleep(20), ets:insert(T, {n, V + 1}), P ! done end)
+     || _ <- [1, 2]],
+    [receive done -> ok end || _ <- [1, 2]],
+    exit({result, ets:lookup(T, n)}).
+
+%% counters: get then put loses an update, add does not
+counters_race() ->
+    C = counters:new(2, []),
+    P = self(),
+    [spawn(fun() -> V = counters:get(C, 1), counters:put(C, 1, V + 1), counters:add(C, 2, 1), P ! done end)
+     || _ <- [1, 2]],
+    [receive done -> ok end || _ <- [1, 2]],
+    exit({result, {counters:get(C, 1), counters:get(C, 2)}}).
