@@ -367,19 +367,39 @@ yield(Value, Where) ->
 %% atomics, counters; see mce_translate:shared_yield/3) in big steps: it
 %% suspends when the step already accessed shared memory, so another
 %% process may run between the two accesses.  Under small granularity the
-%% yield after each access does that.
+%% yield after each access does that.  A fun called by code the checker
+%% does not translate (ets:foldl/3, sofs) cannot suspend: there, as when
+%% the stack is too deep to tell, the step goes on (the big step of old).
 -spec yield(T, {module(), atom(), arity(), integer()}, shared) -> T | {'$mce_suspend', tuple(), []}.
 yield(Value, Where, shared) ->
     case {erlang:get('$mce_granularity'), erlang:get('$mce_shared_touched')} of
         {small, _} ->
             Value;
         {_, true} ->
-            erlang:put('$mce_suspensions', [{at, Where} | erlang:get('$mce_suspensions')]),
-            {'$mce_suspend', {'$mce_choice', [{mce_rt, resume, [Value]}]}, []};
+            {current_stacktrace, [_This | Callers]} = erlang:process_info(erlang:self(), current_stacktrace),
+            case translated_up_to_step(Callers) of
+                true ->
+                    erlang:put('$mce_suspensions', [{at, Where} | erlang:get('$mce_suspensions')]),
+                    {'$mce_suspend', {'$mce_choice', [{mce_rt, resume, [Value]}]}, []};
+                false ->
+                    Value
+            end;
         _ ->
             erlang:put('$mce_shared_touched', true),
             Value
     end.
+
+%% Every caller, up to the executor's start of the step, is translated code
+%% (modules 'mce$...'), which passes a suspension on.
+translated_up_to_step([{mce_exec, invoke, 4, _} | _]) ->
+    true;
+translated_up_to_step([{M, _, _, _} | Callers]) ->
+    case atom_to_list(M) of
+        "mce$" ++ _ -> translated_up_to_step(Callers);
+        _ -> false
+    end;
+translated_up_to_step([]) ->
+    false.
 
 %% @doc mcerlang:prop(Term) in checked code (paper 003, section 4): the
 %% state in which the process is about to evaluate prop(Term) has Term as a

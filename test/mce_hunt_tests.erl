@@ -10,7 +10,7 @@
 
 warm_up_test_() ->
     {timeout, 120, fun() -> [mce_translate:ensure(M) || M <- [tprog_hunt1, tprog_hunt2, tprog_hunt3,
-                                                               tprog_hunt4, tprog_hunt5, tprog_hunt_kv, tprog_hunt_otp,
+                                                               tprog_hunt4, tprog_hunt5, tprog_hunt6, tprog_hunt7, tprog_hunt_kv, tprog_hunt_otp,
                                                                gen_server, gen_statem, supervisor]] end}.
 
 same_as_vm_test_() ->
@@ -35,6 +35,12 @@ same_as_vm() ->
      {tprog_hunt_kv, [scenario, lookup_direct, call_timeout], when_idle},
      {tprog_hunt_otp, [sup_restart, sup_intensity, sup_which, door, door_wrong, statem_timeout,
                        rpc_node_down, global_name], when_idle},
+     {tprog_hunt6, [named_fun_loop, tuple_of_receives, andalso_receive, catch_receive, try_of_receive,
+                    receive_in_after, comprehension_filter, arg_receive, case_of_receive,
+                    closure_captures, receive_guard_bif, receive_map_pattern, bound_var_receive,
+                    deep_recursion_receive, if_receive], any},
+     %% two ETS accesses in a fun that ets:foldl/3, lists:sort/2 or sofs calls
+     {tprog_hunt7, [ets_foldl_copy, sort_with_ets, sofs_ets], any},
      {tprog_hunt4, [deferred, ticker, ticker_stop, pool, late_reply, gen_event_log, idle_server,
                     app_env, formatted, status], when_idle}].
 
