@@ -819,6 +819,13 @@ sleep_as_receive(Forms) ->
                       {'receive', L, [], T, [{atom, L, ok}]};
                  ({call, L, {remote, _, {atom, _, erlang}, {atom, _, yield}}, []}) ->
                       {'receive', L, [], {integer, L, 0}, [{atom, L, true}]};
+                 %% erpc(3): call(Node, Fun[, Timeout]) and cast(Node, Fun) are
+                 %% call/cast(Node, erlang, apply, [Fun, []][, Timeout]).
+                 ({call, L, {remote, RL, {atom, _, erpc} = E, {atom, _, F} = FA}, [Node, Fun | Rest]})
+                   when (F =:= call andalso length(Rest) =< 1); (F =:= cast andalso Rest =:= []) ->
+                      {call, L, {remote, RL, E, FA},
+                       [Node, {atom, L, erlang}, {atom, L, apply},
+                        {cons, L, Fun, {cons, L, {nil, L}, {nil, L}}} | Rest]};
                  (Other) -> Other
               end,
     [case F of

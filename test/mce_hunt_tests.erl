@@ -10,7 +10,7 @@
 
 warm_up_test_() ->
     {timeout, 120, fun() -> [mce_translate:ensure(M) || M <- [tprog_hunt1, tprog_hunt2, tprog_hunt3,
-                                                               tprog_hunt4, tprog_hunt5, tprog_hunt6, tprog_hunt7, tprog_hunt_kv, tprog_hunt_otp,
+                                                               tprog_hunt4, tprog_hunt5, tprog_hunt6, tprog_hunt7, tprog_hunt8, tprog_hunt_kv, tprog_hunt_otp,
                                                                gen_server, gen_statem, supervisor]] end}.
 
 same_as_vm_test_() ->
@@ -118,6 +118,36 @@ rpc_between_nodes_test() ->
                                                       {result, {true, true}}]},
     ?assertMatch({ok, _}, mcerlang:check({tprog_hunt_otp, rpc_call, []}, Opts)),
     ?assertMatch({ok, _}, mcerlang:check({tprog_hunt_otp, spawn_remote, []}, Opts)).
+
+%% Between two nodes.  The real VM's results, with a peer node started by
+%% peer:start_link/1 (the EUnit VM is not distributed, so they are written
+%% here): {result, hi}, {result, {pong, pang}}, {result, {true, caught}},
+%% {result, remote_bye}, {result, linked_bye}, {result, {2, []}},
+%% {result, {42, true}}.
+two_nodes_test_() ->
+    [{atom_to_list(F), {timeout, 60, fun() -> ?assertEqual([Real], node_results(F)) end}}
+     || {F, Real} <- [{registered_remote, {result, hi}},
+                      {ping_pong_nodes, {result, {pong, pang}}},
+                      %% erpc:call/2 was an unsupported call
+                      {erpc_call, {result, {true, caught}}},
+                      {remote_monitor, {result, remote_bye}},
+                      {remote_link_trap, {result, linked_bye}},
+                      {rpc_multicall, {result, {2, []}}},
+                      {erpc_fun_timeout, {result, {42, true}}}]].
+
+node_results(F) ->
+    node_results(F, [], []).
+
+node_results(F, Seen, Others) when length(Seen) + length(Others) < 8 ->
+    Root = mce_pid:term(1, [a@h, b@h]),
+    case mcerlang:check({tprog_hunt8, F, []},
+                        #{nodes => [a@h, b@h], timeouts => when_idle, property => [abnormal_exit],
+                          treat_as_normal => [normal | Seen ++ Others]}) of
+        {ok, _} -> lists:reverse(Seen);
+        {error, #{violation := {abnormal_exit, Root, Reason}}} -> node_results(F, [Reason | Seen], Others);
+        {error, #{violation := {abnormal_exit, _, Reason}}} -> node_results(F, Seen, [Reason | Others]);
+        Other -> {unexpected, Other}
+    end.
 
 %% erlang:yield/0 lets the others run: a loop spinning on whereis/1 with
 %% yield() ends on the VM, and was a runaway step in the checker.
