@@ -348,12 +348,10 @@ rt_bifs() ->
 
 %% Lambda-lifted receive and frame functions stand for the function whose
 %% code they hold.
-original_frame({mce_rt, send, A, Info}) when A =:= 3; length(A) =:= 3 ->
-    {erlang, send, A, Info};
-original_frame({mce_rt, send, A, Info}) ->
-    {erlang, '!', A, Info};
-original_frame({mce_rt, F, A, Info}) ->
-    {erlang, F, A, Info};
+%% A BIF that raised names no source, only where its error is explained,
+%% as on the VM (`Name ! Msg' raises in erlang:send/2 too).
+original_frame({mce_rt, F, A, _Info}) ->
+    {erlang, F, A, [{error_info, #{module => erl_erts_errors}}]};
 original_frame({M, F, A, Info}) ->
     case atom_to_list(F) of
         "$mce_" ++ _ ->

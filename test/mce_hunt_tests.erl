@@ -10,7 +10,7 @@
 
 warm_up_test_() ->
     {timeout, 120, fun() -> [mce_translate:ensure(M) || M <- [tprog_hunt1, tprog_hunt2, tprog_hunt3,
-                                                               tprog_hunt4, tprog_hunt5, tprog_hunt6, tprog_hunt7, tprog_hunt8, tprog_hunt_kv, tprog_hunt_otp,
+                                                               tprog_hunt4, tprog_hunt5, tprog_hunt6, tprog_hunt7, tprog_hunt8, tprog_hunt9, tprog_hunt_kv, tprog_hunt_otp,
                                                                gen_server, gen_statem, supervisor]] end}.
 
 same_as_vm_test_() ->
@@ -41,6 +41,7 @@ same_as_vm() ->
                     deep_recursion_receive, if_receive], any},
      %% two ETS accesses in a fun that ets:foldl/3, lists:sort/2 or sofs calls
      {tprog_hunt7, [ets_foldl_copy, sort_with_ets, sofs_ets], any},
+     {tprog_hunt9, [call_one_way, late_monitor, send_badarg_stack], when_idle},
      {tprog_hunt4, [deferred, ticker, ticker_stop, pool, late_reply, gen_event_log, idle_server,
                     app_env, formatted, status], when_idle}].
 
@@ -105,6 +106,19 @@ split_request_test() ->
                  mcerlang:check({tprog_hunt5, split_request_bug, []},
                                 #{granularity => small, property => [abnormal_exit],
                                   treat_as_normal => Whole})).
+
+%% Two servers calling each other with infinity: both wait forever.
+call_cycle_test() ->
+    ?assertMatch({error, #{violation := deadlock}},
+                 mcerlang:check({tprog_hunt9, call_cycle_bug, []}, #{timeouts => when_idle, property => [deadlock]})).
+
+
+typo_test() ->
+    ?assertMatch({error, #{violation := deadlock}}, mcerlang:check({tprog_hunt9, typo_bug, []})).
+
+whereis_then_send_test() ->
+    ?assertMatch([{result, sent}, {badarg, [{erlang, send, [srv, hello], _} | _]}],
+                 root_results(tprog_hunt9, whereis_then_send_bug, when_idle)).
 
 %% An OTP team's EUnit test of its own code.
 kv_eunit_style_test() ->
