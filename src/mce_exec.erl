@@ -38,6 +38,7 @@ run(Search, Pid, How, Cont, Dict, TrapExit) ->
     put('$mce_trap_exit', TrapExit),
     put('$mce_overlay', #{}),
     put('$mce_probes', []),
+    put('$mce_shared_touched', false),
     Watch = get('$mce_watch'),
     mce_watchdog:step_started(Watch, Pid),
     mce_sandbox:step_atoms_start(),
@@ -121,7 +122,7 @@ cleanup() ->
     [erase(K) || K <- ['$mce_self', '$mce_search', '$mce_effects', '$mce_output', '$mce_probes',
                        '$mce_pending',
                        '$mce_suspensions', '$mce_fatal', '$mce_killed', '$mce_dict',
-                       '$mce_trap_exit', '$mce_overlay', '$mce_pid']],
+                       '$mce_trap_exit', '$mce_overlay', '$mce_pid', '$mce_shared_touched']],
     ok.
 
 cont({wait, Recv, Frames}) -> {Recv, Frames}.
@@ -347,12 +348,10 @@ rt_bifs() ->
 
 %% Lambda-lifted receive and frame functions stand for the function whose
 %% code they hold.
-original_frame({mce_rt, send, A, Info}) when A =:= 3; length(A) =:= 3 ->
-    {erlang, send, A, Info};
-original_frame({mce_rt, send, A, Info}) ->
-    {erlang, '!', A, Info};
-original_frame({mce_rt, F, A, Info}) ->
-    {erlang, F, A, Info};
+%% A BIF that raised names no source, only where its error is explained,
+%% as on the VM (`Name ! Msg' raises in erlang:send/2 too).
+original_frame({mce_rt, F, A, _Info}) ->
+    {erlang, F, A, [{error_info, #{module => erl_erts_errors}}]};
 original_frame({M, F, A, Info}) ->
     case atom_to_list(F) of
         "$mce_" ++ _ ->

@@ -22,7 +22,7 @@
                             group_leader/0, group_leader/2, processes/0, halt/0, halt/1, halt/2,
          monotonic_time/0, monotonic_time/1, system_time/0, system_time/1, timestamp/0, process_info/2]}).
 
--export([yield/1, yield/2, resume/1, prop/1, prop_resume/1, probe/2]).
+-export([yield/1, yield/2, yield/3, resume/1, prop/1, prop_resume/1, probe/2]).
 -export([self/0, node/0, send/2, send/3, spawn/1, spawn/3, spawn_link/1, spawn_link/3,
          suspend/4, apply/2, apply/3, io_user/1, io_record/1, unsupported/3,
          fatal/1, clean_stack/1, erlang_yield/0, send_nosuspend/2, send_nosuspend/3,
@@ -362,6 +362,44 @@ yield(Value, Where) ->
             Value
     end.
 
+%% @doc The scheduling point before an access to shared memory (ETS,
+%% atomics, counters; see mce_translate:shared_yield/3) in big steps: it
+%% suspends when the step already accessed shared memory, so another
+%% process may run between the two accesses.  Under small granularity the
+%% yield after each access does that.  A fun called by code the checker
+%% does not translate (ets:foldl/3, sofs) cannot suspend: there, as when
+%% the stack is too deep to tell, the step goes on (the big step of old).
+-spec yield(T, {module(), atom(), arity(), integer()}, shared) -> T | {'$mce_suspend', tuple(), []}.
+yield(Value, Where, shared) ->
+    case {erlang:get('$mce_granularity'), erlang:get('$mce_shared_touched')} of
+        {small, _} ->
+            Value;
+        {_, true} ->
+            {current_stacktrace, [_This | Callers]} = erlang:process_info(erlang:self(), current_stacktrace),
+            case translated_up_to_step(Callers) of
+                true ->
+                    erlang:put('$mce_suspensions', [{at, Where} | erlang:get('$mce_suspensions')]),
+                    {'$mce_suspend', {'$mce_choice', [{mce_rt, resume, [Value]}]}, []};
+                false ->
+                    Value
+            end;
+        _ ->
+            erlang:put('$mce_shared_touched', true),
+            Value
+    end.
+
+%% Every caller, up to the executor's start of the step, is translated code
+%% (modules 'mce$...'), which passes a suspension on.
+translated_up_to_step([{mce_exec, invoke, 4, _} | _]) ->
+    true;
+translated_up_to_step([{M, _, _, _} | Callers]) ->
+    case atom_to_list(M) of
+        "mce$" ++ _ -> translated_up_to_step(Callers);
+        _ -> false
+    end;
+translated_up_to_step([]) ->
+    false.
+
 %% @doc mcerlang:prop(Term) in checked code (paper 003, section 4): the
 %% state in which the process is about to evaluate prop(Term) has Term as a
 %% proposition.  So the process stops there, a one-way choice like a small
@@ -386,6 +424,9 @@ probe(Label, Term) ->
 %% @doc The continuation of a yield: the side effect's value.
 -spec resume(T) -> T.
 resume(Value) ->
+    %% In big steps only a shared-memory point suspends here, right before
+    %% its access.
+    erlang:put('$mce_shared_touched', true),
     Value.
 
 %%--------------------------------------------------------------------

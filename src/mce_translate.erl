@@ -750,11 +750,28 @@ yield_rewrite(Defs, Where) ->
             end;
        ({call, L, {remote, _, {atom, _, M}, {atom, _, F}}, As} = C) ->
             case side_effect(M, F, length(As)) of
+                true when M =:= ets; M =:= atomics; M =:= counters ->
+                    shared_yield(L, C, Where);
                 true -> Yield(L, C);
                 false -> C
             end;
        (Other) -> Other
     end.
+
+%% Shared memory (ETS, atomics, counters) is a scheduling point in big
+%% steps too: another process may run between a process's read of a table
+%% and its write (the lost update of `[{K, V}] = ets:lookup(T, K),
+%% ets:insert(T, {K, V + 1})' on the VM), which no message orders.  The
+%% point is before the access (mce_rt:yield/3), and only suspends when the
+%% step already touched shared memory: the code before a step's first
+%% access is invisible to others, so one point there would add states and
+%% no behaviour.  Under small granularity the access is followed by its
+%% yield as every side effect is.
+shared_yield(L, Call, {M, F, A}) ->
+    Where = abstract({M, F, A, line_number(L)}, L),
+    Point = {call, L, {remote, L, {atom, L, mce_rt}, {atom, L, yield}},
+             [{atom, L, ok}, Where, {atom, L, shared}]},
+    yield(L, {block, L, [Point, Call]}, {M, F, A}).
 
 %% The location lets a lost suspension be reported where it was made.
 yield(L, Call, {M, F, A}) ->
@@ -824,10 +841,22 @@ model_call(io, write, A) when A =:= 1; A =:= 2 -> {mce_io, write};
 model_call(_, _, _) -> none.
 
 %% timer:sleep(T) is `receive after T -> ok end': under the checker's
-%% untimed semantics the process may wake up whenever.
+%% untimed semantics the process may wake up whenever.  erlang:yield() lets
+%% the other processes run, so it is a scheduling point too (`after 0'):
+%% a loop spinning on whereis/1 with yield() would otherwise never leave
+%% its big step.
 sleep_as_receive(Forms) ->
     Rewrite = fun({call, L, {remote, _, {atom, _, timer}, {atom, _, sleep}}, [T]}) ->
                       {'receive', L, [], T, [{atom, L, ok}]};
+                 ({call, L, {remote, _, {atom, _, erlang}, {atom, _, yield}}, []}) ->
+                      {'receive', L, [], {integer, L, 0}, [{atom, L, true}]};
+                 %% erpc(3): call(Node, Fun[, Timeout]) and cast(Node, Fun) are
+                 %% call/cast(Node, erlang, apply, [Fun, []][, Timeout]).
+                 ({call, L, {remote, RL, {atom, _, erpc} = E, {atom, _, F} = FA}, [Node, Fun | Rest]})
+                   when (F =:= call andalso length(Rest) =< 1); (F =:= cast andalso Rest =:= []) ->
+                      {call, L, {remote, RL, E, FA},
+                       [Node, {atom, L, erlang}, {atom, L, apply},
+                        {cons, L, Fun, {cons, L, {nil, L}, {nil, L}}} | Rest]};
                  (Other) -> Other
               end,
     [case F of

@@ -42,11 +42,11 @@ locker_example_test_() ->
     {timeout, 120,
      fun() ->
              Opts = #{timeouts => when_idle, property => abnormal_exit},
-             ?assertMatch({ok, #{states := 254}},
+             ?assertMatch({ok, #{states := 308}},
                           mcerlang:check({locker, start, [[{a, exclusive}, {a, shared}], 1]}, Opts)),
              %% Clients that loop forever: the locker drops its monitor
              %% with a client's last lock, so the space stays finite.
-             ?assertMatch({ok, #{states := 5249}},
+             ?assertMatch({ok, #{states := 6311}},
                           mcerlang:check({locker, start, [[{a, exclusive}, {a, exclusive},
                                                            {a, shared}], forever]}, Opts)),
              ?assertMatch({error, #{violation := {abnormal_exit, _, {mutex_violation, a, _, _}}}},
@@ -60,7 +60,7 @@ locker_example_test_() ->
 locker_five_clients_test_() ->
     {timeout, 600,
      fun() ->
-             ?assertMatch({ok, #{states := 506129}},
+             ?assertMatch({ok, #{states := 644684}},
                           mcerlang:check({locker, start, [lists:duplicate(5, {a, exclusive}), 1]},
                                          #{timeouts => when_idle, property => abnormal_exit}))
      end}.
