@@ -443,7 +443,7 @@ static void test_etf_pids(void)
     ** binary, old float, export, references.  Pids inside are still found. */
     bstart(&e);
     b8(&e, 105);
-    b32(&e, 10);
+    b32(&e, 11);
     b8(&e, 108);                     /* [1 | Pid10] */
     b32(&e, 1);
     bint(&e, 1);
@@ -465,15 +465,20 @@ static void test_etf_pids(void)
     b8(&e, 90);                      /* not the runtime's: word 2 is set */
     b16(&e, 3); batom(&e, NODE); b32(&e, CREATION);
     b32(&e, 1); b32(&e, 2); b32(&e, 3);
+    b8(&e, 90);                      /* an ETS tid: word 2 is the tid mark */
+    b16(&e, 3); batom(&e, NODE); b32(&e, CREATION);
+    b32(&e, 5); b32(&e, 2); b32(&e, ETF_REF_TID_MARK);
     b8(&e, 114);                     /* NEW_REFERENCE_EXT, 2 words */
     b16(&e, 2); bsatom_utf8(&e, NODE); b8(&e, 1); b32(&e, 1); b32(&e, 2);
     b8(&e, 115);                     /* SMALL_ATOM_EXT */
     b8(&e, 1); b8(&e, 'x');
     CHECK(scan(&e, &sink) == 0);
-    /* The pid, then the simulated ref (tagged); the foreign ref, the
-    ** 2-word old-style ref and the other node's terms are not collected. */
-    CHECK(sink.n == 2 && sink.pids[0] == 10 &&
-          sink.pids[1] == ((2u << ETF_REF_COUNTER_BITS | 1u) | ETF_REF_TAG));
+    /* The pid, then the simulated ref and the tid (tagged, one numbering);
+    ** the foreign ref, the 2-word old-style ref and the other node's terms
+    ** are not collected. */
+    CHECK(sink.n == 3 && sink.pids[0] == 10 &&
+          sink.pids[1] == ((2u << ETF_REF_COUNTER_BITS | 1u) | ETF_REF_TAG) &&
+          sink.pids[2] == ((2u << ETF_REF_COUNTER_BITS | 5u) | ETF_REF_TAG));
     sink.n = 0;
     CHECK(all_prefixes_fail(&e));
     free(sink.pids);
