@@ -194,6 +194,28 @@ step_heap_limit_test() ->
     ?assertError({mcerlang, {step_heap_limit, _, {max_heap_size, _}}},
                  mcerlang:check({tprog_sandbox, big_list, [8000000]}, #{memory => 40000000})).
 
+%% A binary appended to piece by piece in one step (1.5 GB in 1 MB pieces)
+%% is off the heap, and no one call is large: the watchdog sums the
+%% worker's binaries and stops the step near the cap (200 MB), long before
+%% 1.5 GB.
+step_piecewise_binary_limit_test_() ->
+    {timeout, 60,
+     fun() ->
+             Cap = 200000000,
+             {Time, Result} =
+                 timer:tc(fun() ->
+                                  try mcerlang:check({tprog_sandbox, piecewise_binary, [1500]},
+                                                     #{memory => Cap, max_reductions => 1 bsl 40})
+                                  catch error:E -> {raised, E}
+                                  end
+                          end),
+             ?assertMatch({raised, {mcerlang, {step_heap_limit, _, {binary, _, Cap}}}}, Result),
+             {raised, {mcerlang, {step_heap_limit, _, {binary, Bytes, Cap}}}} = Result,
+             %% Stopped within a few polls of the cap.
+             ?assert(Bytes < 3 * Cap),
+             ?assert(Time < 20000000)
+     end}.
+
 %% A path that does not exist, in one directory per test run (a file there
 %% would be a write that escaped the model).
 temp_path(Tag) ->
