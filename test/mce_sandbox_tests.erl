@@ -46,6 +46,20 @@ refused_write(F, Call) ->
                  mcerlang:check({tprog_sandbox, F, [Path]})),
     ?assertNot(filelib:is_file(Path)).
 
+%% Checked code cannot call the checker's own modules, however it reaches
+%% them; the API documented for checked programs stays callable.
+checker_modules_refused_test_() ->
+    [{atom_to_list(F), fun() -> ?assertError({mcerlang, {unsupported_call, Call, Where}},
+                                             mcerlang:check({tprog_sandbox, F, []}))
+                               end}
+     || {F, Call, Where} <- [{checker_direct, {mce_pid, term, 1}, {tprog_sandbox, checker_direct, 0, 129}},
+                             {checker_apply, {mce_nif, stats, 1}, dynamic_call},
+                             {checker_fun, {mce_pid, term, 1}, {tprog_sandbox, checker_fun, 0, 136}}]].
+
+checker_api_allowed_test() ->
+    ?assertMatch({error, #{violation := {abnormal_exit, _, {result, a}}}},
+                 mcerlang:check({tprog_sandbox, checker_api, []})).
+
 %% The location names the program's function and line for calls the
 %% translator sees, and `dynamic_call', `make_fun' or `spawn' otherwise.
 refusal_location_test() ->
