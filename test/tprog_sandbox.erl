@@ -10,7 +10,7 @@
          call0/1]).
 -export([parse_term_os_cmd/1, call_decoded/1, crypto_engine/0, crypto_hash/0, map_anno_decoded/1]).
 -export([many_atoms/1, many_atoms_term/1, big_list/1, big_binary_copy/1, big_iolist_binary/1]).
--export([piecewise_binary/1, held_binary/1]).
+-export([piecewise_binary/1, count_down/2]).
 -export([checker_direct/0, checker_apply/0, checker_fun/0, checker_api/0, id/1]).
 
 %% Funs of process-dictionary BIFs act on the simulated process's dictionary.
@@ -124,6 +124,14 @@ big_iolist_binary(N) ->
     B = binary:copy(<<0>>, 1000000),
     exit({result, byte_size(iolist_to_binary([B || _ <- lists:seq(1, N)]))}).
 
+%% N steps, one message to itself each; the first argument is dropped
+%% after the first step.
+count_down(_Dropped, 0) ->
+    exit({result, done});
+count_down(_Dropped, N) ->
+    self() ! tick,
+    receive tick -> count_down(none, N - 1) end.
+
 %% The checker's own modules, reached directly, by apply and by a fun.
 checker_direct() ->
     exit({result, mce_pid:term(1)}).
@@ -152,23 +160,6 @@ pieces(0, Acc) -> Acc;
 pieces(N, Acc) ->
     Piece = binary:copy(<<N:64>>, 1 bsl 17),
     pieces(N - 1, [Piece | Acc]).
-
-%% N MB of binaries held across steps in the process dictionary, 1 MB a
-%% step: no step is large, the executor's memory is.
-held_binary(N) ->
-    put(held, [list_to_binary(lists:duplicate(1 bsl 20, N band 255)) | get_held()]),
-    self() ! next,
-    receive next -> ok end,
-    case N of
-        1 -> exit({result, length(get_held())});
-        _ -> held_binary(N - 1)
-    end.
-
-get_held() ->
-    case get(held) of
-        undefined -> [];
-        L -> L
-    end.
 
 %% erl_parse:map_anno/2 calls the fun it is given directly (erl_parse is
 %% a pure module, not translated): here on the annotation "touch Path".
