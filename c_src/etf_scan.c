@@ -211,7 +211,8 @@ int etf_scan_keys(uint8_t *buf, size_t len, const etf_nodes *nodes,
                 uint32_t id = creator << ETF_REF_COUNTER_BITS | counter;
                 int ours = counter < ETF_REF_COUNTER_LIMIT && creator < ETF_REF_CREATOR_LIMIT;
                 for (size_t w = 2; ours && w < words; w++)
-                    ours = be32(r.p + 4 + 4 * w) == 0;
+                    ours = be32(r.p + 4 + 4 * w) == 0 ||
+                           (w == 2 && be32(r.p + 4 + 4 * w) == ETF_REF_TID_MARK);
                 int ni = ours ? node_index(nodes, text, n) : -1;
                 if (ni >= 0 &&
                     sink_push(sink, ((uint32_t)ni << ETF_NODE_SHIFT | id) | ETF_REF_TAG) != 0)

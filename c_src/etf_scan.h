@@ -45,6 +45,12 @@ int etf_scan_pids(uint8_t *buf, size_t len, const char *node,
 #define ETF_REF_COUNTER_LIMIT (1u << ETF_REF_COUNTER_BITS)
 #define ETF_REF_CREATOR_LIMIT (1u << (24 - ETF_REF_COUNTER_BITS))
 
+/* ID word 2 of a simulated ref that is an ETS tid (0 in any other): OTP
+** tells a tid from other refs (ets:info/1 of a plain ref raises badarg, of
+** a deleted table's tid gives undefined), so the model's tids must differ
+** from the refs make_ref/0 gives.  Both share one numbering. */
+#define ETF_REF_TID_MARK 1u
+
 /* Simulated nodes: a pid or ref of node i (0 <= i < ETF_MAX_NODES) is
 ** recorded as the key (i << ETF_NODE_SHIFT) | number; numbers of
 ** ETF_NUM_LIMIT or more are not recorded (the runtime never makes them). */

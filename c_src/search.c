@@ -818,7 +818,7 @@ static void ext_pid(search *s, ext_buf *e, uint32_t pid)
     ext_u32(e, s->cfg.creation);
 }
 
-static void ext_ref(search *s, ext_buf *e, uint32_t ref)
+static void ext_ref_marked(search *s, ext_buf *e, uint32_t ref, uint32_t mark)
 {
     ext_u8(e, 90);                      /* NEWER_REFERENCE_EXT, 3 words */
     ext_u8(e, 0);
@@ -827,7 +827,12 @@ static void ext_ref(search *s, ext_buf *e, uint32_t ref)
     ext_u32(e, s->cfg.creation);
     ext_u32(e, KEY_NUM(ref) & (ETF_REF_COUNTER_LIMIT - 1));
     ext_u32(e, KEY_NUM(ref) >> ETF_REF_COUNTER_BITS);
-    ext_u32(e, 0);
+    ext_u32(e, mark);
+}
+
+static void ext_ref(search *s, ext_buf *e, uint32_t ref)
+{
+    ext_ref_marked(s, e, ref, 0);
 }
 
 /* An atom for a label (labels are only decoded, never compared). */
@@ -1100,7 +1105,7 @@ static int process_dies(search *s, sys_state *st, uint32_t pid, part_id reason,
         if (t->name != 0)
             ext_part(s, &e, t->name);
         else
-            ext_ref(s, &e, t->tid);
+            ext_ref_marked(s, &e, t->tid, ETF_REF_TID_MARK);
         ext_pid(s, &e, pid);
         if (t->heir_data != 0)
             ext_part(s, &e, t->heir_data);

@@ -17,12 +17,25 @@
 
 #define DEFAULT_SLOTS 2048
 
+/* Slots of the old table moved to the new one per insertion while the
+** table grows: growing costs O(MIGRATE_STEP) per call instead of a pause
+** over millions of slots.  The new table (2N slots) holds at most N/2
+** fingerprints when it starts, and the old table's N slots are moved
+** within N/MIGRATE_STEP insertions, long before the new one needs to grow
+** (N/2 insertions): any step of 2 or more would do. */
+#define MIGRATE_STEP 8
+
 struct visited {
     enum visited_mode mode;
     uint64_t n;             /* states taken as new */
     /* HASH_COMPACT */
     uint64_t *slots;        /* fingerprints, 0 = empty */
     size_t nslots;          /* power of two */
+    /* While growing: the previous table, unchanged, whose slots below
+    ** `moved` have been copied into `slots`; a fingerprint is in the set
+    ** if it is in either.  NULL when not growing. */
+    uint64_t *old;
+    size_t nold, moved;
     /* BITSTATE */
     uint64_t *bits;         /* m bits, 64 a word */
     uint64_t m;             /* power of two */
@@ -78,6 +91,7 @@ void visited_free(visited *v)
     if (v == NULL)
         return;
     free(v->slots);
+    free(v->old);
     free(v->bits);
     free(v);
 }
@@ -99,21 +113,49 @@ static size_t probe(const uint64_t *slots, size_t nslots, uint64_t fp)
     return i;
 }
 
+/* Moves up to `count` slots of the old table into the new one; frees the
+** old table once all are moved. */
+static void migrate(visited *v, size_t count)
+{
+    if (v->old == NULL)
+        return;
+    size_t end = v->nold - v->moved < count ? v->nold : v->moved + count;
+    for (size_t j = v->moved; j < end; j++)
+        if (v->old[j] != 0)
+            v->slots[probe(v->slots, v->nslots, v->old[j])] = v->old[j];
+    v->moved = end;
+    if (v->moved == v->nold) {
+        free(v->old);
+        v->old = NULL;
+        v->nold = v->moved = 0;
+    }
+}
+
+/* Starts growing: a table twice the size becomes the one inserted into,
+** the current one is kept to be moved over by later insertions. */
 static int grow(visited *v)
 {
+    /* Never two old tables (cannot happen with MIGRATE_STEP >= 2). */
+    migrate(v, SIZE_MAX);
     if (v->nslots > SIZE_MAX / 2 / sizeof *v->slots)
         return -1;
     size_t nslots = v->nslots * 2;
     uint64_t *slots = calloc(nslots, sizeof *slots);
     if (slots == NULL)
         return -1;
-    for (size_t j = 0; j < v->nslots; j++)
-        if (v->slots[j] != 0)
-            slots[probe(slots, nslots, v->slots[j])] = v->slots[j];
-    free(v->slots);
+    v->old = v->slots;
+    v->nold = v->nslots;
+    v->moved = 0;
     v->slots = slots;
     v->nslots = nslots;
     return 0;
+}
+
+static int holds(const visited *v, uint64_t fp)
+{
+    if (v->slots[probe(v->slots, v->nslots, fp)] == fp)
+        return 1;
+    return v->old != NULL && v->old[probe(v->old, v->nold, fp)] == fp;
 }
 
 int visited_insert_fingerprint(visited *v, uint64_t fp)
@@ -122,17 +164,14 @@ int visited_insert_fingerprint(visited *v, uint64_t fp)
         return -1;
     if (fp == 0)
         fp = 1;
-    size_t i = probe(v->slots, v->nslots, fp);
-    if (v->slots[i] == fp)
+    if (holds(v, fp))
         return 0;
     /* Load stays at most 1/2, so probes stay short and the table never
-    ** fills.  The fingerprint is placed again after growing. */
-    if ((v->n + 1) * 2 > v->nslots) {
-        if (grow(v) != 0)
-            return -1;
-        i = probe(v->slots, v->nslots, fp);
-    }
-    v->slots[i] = fp;
+    ** fills. */
+    if ((v->n + 1) * 2 > v->nslots && grow(v) != 0)
+        return -1;
+    migrate(v, MIGRATE_STEP);
+    v->slots[probe(v->slots, v->nslots, fp)] = fp;
     /* A new state collides with one of n fingerprints: p = n/2^64, and
     ** p/(1-p) is p at any n this table can hold. */
     v->lost += ldexp((double)v->n, -64);
@@ -146,7 +185,12 @@ int visited_contains_fingerprint(const visited *v, uint64_t fp)
         return -1;
     if (fp == 0)
         fp = 1;
-    return v->slots[probe(v->slots, v->nslots, fp)] == fp;
+    return holds(v, fp);
+}
+
+int visited_growing(const visited *v)
+{
+    return v->old != NULL;
 }
 
 /* --------------------------------------------------------- bitstate */
@@ -235,7 +279,7 @@ uint64_t visited_capacity(const visited *v)
 size_t visited_bytes(const visited *v)
 {
     size_t table = v->mode == VISITED_HASH_COMPACT
-                       ? v->nslots * sizeof *v->slots
+                       ? (v->nslots + v->nold) * sizeof *v->slots
                        : (size_t)(v->m / 8);
     return sizeof *v + table;
 }

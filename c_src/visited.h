@@ -13,7 +13,8 @@
 **       seed of its own, unrelated to the part store's hash) in an
 **       open-addressing table of uint64 with linear probing.  0 marks an
 **       empty slot, so a zero fingerprint is stored as 1.  The table
-**       doubles when it would pass load 1/2.  Two states whose fingerprints
+**       doubles when it would pass load 1/2, incrementally: the old table
+**       is moved over a few slots per insertion, looked up meanwhile.  Two states whose fingerprints
 **       collide are taken for one: the second is never explored.
 **   VISITED_BITSTATE  (Holzmann's supertrace, bitstate hashing): a bit
 **       array of m bits (a power of two in [2^10, 2^40]) and k = 3 bit
@@ -67,6 +68,9 @@ int visited_contains(const visited *v, const void *data, size_t len);
 int visited_insert_fingerprint(visited *v, uint64_t fp);
 int visited_contains_fingerprint(const visited *v, uint64_t fp);
 int visited_insert_hashes(visited *v, uint64_t h1, uint64_t h2);
+/* HASH_COMPACT: 1 while the table grows (its previous, half-size table
+** still being moved over, MIGRATE_STEP slots per insertion), else 0. */
+int visited_growing(const visited *v);
 int visited_contains_hashes(const visited *v, uint64_t h1, uint64_t h2);
 
 enum visited_mode visited_get_mode(const visited *v);

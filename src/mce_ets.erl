@@ -70,7 +70,7 @@ new(Name, Opts) when is_atom(Name), is_list(Opts) ->
     store(Tab),
     case Named of
         true -> Name;
-        false -> Ref
+        false -> mce_ref:tid_term(Key)
     end;
 new(Name, Opts) ->
     erlang:error(badarg, [Name, Opts]).
@@ -145,7 +145,7 @@ all() ->
 whereis(Name) when is_atom(Name) ->
     case table_named(Name) of
         undefined -> not_system_table(Name);
-        Key -> mce_ref:term(Key)
+        Key -> mce_ref:tid_term(Key)
     end;
 whereis(Name) ->
     erlang:error(badarg, [Name]).
@@ -484,11 +484,11 @@ foldl(F, Acc, Tab) ->
 foldr(F, Acc, Tab) ->
     lists:foldr(F, Acc, all_objects(table(Tab, read, {safe_fixtable, [Tab, true]}))).
 
-%% A reference that is not a table gives undefined, where OTP raises
-%% badarg unless it is the tid of a deleted table: the model's tids are
-%% plain references.
+%% As in OTP, the tid of a deleted table gives undefined, any other
+%% reference badarg.
 -spec info(tab()) -> [{atom(), term()}] | undefined.
 info(Tab) when is_atom(Tab); is_reference(Tab) ->
+    is_tab(Tab) orelse erlang:error(badarg, [Tab]),
     case resolve(Tab) of
         undefined -> undefined;
         T -> [{I, info_item(I, T, [Tab])}
@@ -501,6 +501,7 @@ info(Tab) ->
 
 -spec info(tab(), atom()) -> term().
 info(Tab, Item) when is_atom(Tab); is_reference(Tab) ->
+    is_tab(Tab) orelse erlang:error(badarg, [Tab, Item]),
     case resolve(Tab) of
         undefined -> undefined;
         T -> info_item(Item, T, [Tab, Item])
@@ -508,7 +509,7 @@ info(Tab, Item) when is_atom(Tab); is_reference(Tab) ->
 info(Tab, Item) ->
     erlang:error(badarg, [Tab, Item]).
 
-info_item(id, #{tid := K}, _) -> mce_ref:term(K);
+info_item(id, #{tid := K}, _) -> mce_ref:tid_term(K);
 info_item(name, #{extra := Extra}, _) -> element(1, Extra);
 info_item(decentralized_counters, #{extra := Extra}, _) -> element(2, Extra);
 info_item(read_concurrency, #{extra := Extra}, _) -> element(3, Extra);
@@ -567,13 +568,16 @@ badarg({F, Args}) ->
 badarg(Args) ->
     erlang:error(badarg, Args).
 
+is_tab(Tab) ->
+    is_atom(Tab) orelse mce_ref:tid_number(Tab) =/= error.
+
 resolve(Name) when is_atom(Name) ->
     case table_named(Name) of
         undefined -> not_system_table(Name);
         Key -> lookup_tid(Key)
     end;
 resolve(Ref) when is_reference(Ref) ->
-    case mce_ref:number(Ref) of
+    case mce_ref:tid_number(Ref) of
         {ok, Key} -> lookup_tid(Key);
         error -> undefined
     end;
@@ -651,7 +655,7 @@ overlay(K, V) ->
 effect(E) ->
     erlang:put('$mce_effects', [E | erlang:get('$mce_effects')]).
 
-tab_term(#{name := none, tid := K}) -> mce_ref:term(K);
+tab_term(#{name := none, tid := K}) -> mce_ref:tid_term(K);
 tab_term(#{name := N}) -> N.
 
 %%--------------------------------------------------------------------

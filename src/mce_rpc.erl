@@ -13,7 +13,8 @@
 %%   for an exit; `error({exception, R, Stack})' for an error;
 %%   `error({erpc, noconnection})' when the node cannot be reached or is
 %%   lost; `error({erpc, timeout})' after a finite timeout (untimed: it may
-%%   fire whenever the result has not arrived).
+%%   fire whenever the result has not arrived); the timed-out call's process
+%%   is abandoned, not killed, as in OTP 25.
 %%   rpc:call: the value (also for a throw); `{badrpc, {'EXIT', R}}' for an
 %%   exit; `{badrpc, {'EXIT', {R, Stack}}}' for an error; `{badrpc, nodedown}';
 %%   `{badrpc, timeout}'.
@@ -39,13 +40,12 @@ erpc_call(Node, M, F, A, Timeout)
         true ->
             {Pid, Ref} = spawn_monitor(Node, ?MODULE, run, [M, F, A]),
             receive
-                {'DOWN', Ref, process, Pid, {?RESULT, Result}} -> result(Result);
-                {'DOWN', Ref, process, Pid, noconnection} -> erlang:error({erpc, noconnection});
-                {'DOWN', Ref, process, Pid, Reason} -> erlang:exit({exception, Reason})
+                {'DOWN', Ref, process, Pid, Reason} -> down(Reason)
             after Timeout ->
-                    erlang:demonitor(Ref, [flush]),
-                    exit(Pid, kill),
-                    erlang:error({erpc, timeout})
+                    case abandon(Ref, Pid) of
+                        abandoned -> erlang:error({erpc, timeout});
+                        {down, Reason} -> down(Reason)
+                    end
             end
     end;
 erpc_call(Node, M, F, A, Timeout) ->
@@ -113,14 +113,33 @@ multicall_answer(unreachable, _Timeout) ->
     bad;
 multicall_answer({Pid, Ref}, Timeout) ->
     receive
-        {'DOWN', Ref, process, Pid, {?RESULT, Result}} -> {ok, rpc_value(Result)};
-        {'DOWN', Ref, process, Pid, noconnection} -> bad;
-        {'DOWN', Ref, process, Pid, Reason} -> {ok, {badrpc, {'EXIT', Reason}}}
+        {'DOWN', Ref, process, Pid, Reason} -> multicall_down(Reason)
     after Timeout ->
-            erlang:demonitor(Ref, [flush]),
-            exit(Pid, kill),
-            bad
+            case abandon(Ref, Pid) of
+                abandoned -> bad;
+                {down, Reason} -> multicall_down(Reason)
+            end
     end.
+
+multicall_down({?RESULT, Result}) -> {ok, rpc_value(Result)};
+multicall_down(noconnection) -> bad;
+multicall_down(Reason) -> {ok, {badrpc, {'EXIT', Reason}}}.
+
+%% A call that timed out is abandoned as OTP 25's erpc does (call_abandon/1):
+%% the monitor goes, the process runs on and its end is nobody's concern.
+%% Only if its 'DOWN' came first (demonitor finds no monitor) is that the
+%% answer; the model waits for that 'DOWN' where OTP, which finds it in the
+%% mailbox already, polls.
+-spec abandon(reference(), pid()) -> abandoned | {down, term()}.
+abandon(Ref, Pid) ->
+    case erlang:demonitor(Ref, [info]) of
+        true -> abandoned;
+        false -> receive {'DOWN', Ref, process, Pid, Reason} -> {down, Reason} end
+    end.
+
+down({?RESULT, Result}) -> result(Result);
+down(noconnection) -> erlang:error({erpc, noconnection});
+down(Reason) -> erlang:exit({exception, Reason}).
 
 rpc_value({return, V}) -> V;
 rpc_value({throw, V}) -> V;

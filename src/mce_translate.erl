@@ -293,14 +293,29 @@ classify_other(M, F, A) ->
                          sets:is_element({F, A}, library_hofs(M)) of
                         true -> library_hof;
                         false ->
-                            %% The sandbox's allow list (mce_sandbox).
-                            case is_checker_module(M) orelse mce_sandbox:pure_call(M, F, A) of
+                            %% The sandbox's allow list (mce_sandbox).  Of the
+                            %% checker's own modules, only the runtime that
+                            %% translated code is redirected to.
+                            Allowed = case is_checker_module(M) of
+                                          true -> is_runtime_module(M);
+                                          false -> mce_sandbox:pure_call(M, F, A)
+                                      end,
+                            case Allowed of
                                 true -> pure;
                                 false -> {unsupported, unsupported_call}
                             end
                     end
             end
     end.
+
+%% The checker's modules that translated code calls (the calls the
+%% translator redirects, and the models' runtime): the model of the
+%% program's world.  The others (the NIF, the executor, the search, the
+%% translator, ...) are the checker's and refused to checked code.
+is_runtime_module(M) ->
+    lists:member(M, [mce_rt, mce_sandbox, mce_ets, mce_pterm, mce_global, mce_app, mce_logger,
+                     mce_env, mce_atomics, mce_counters])
+        orelse is_translation(M).
 
 %%====================================================================
 %% Library higher-order functions

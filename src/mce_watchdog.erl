@@ -6,11 +6,15 @@
 %% steps).  The watchdog polls the worker's reductions: when one step has
 %% used more than the budget, the worker is killed and the caller is told
 %% which simulated process was running and where (a loop that never
-%% reaches a receive would otherwise hang the checker).  If the caller
-%% dies, the worker is killed too, so an abandoned check frees its state.
+%% reaches a receive would otherwise hang the checker).  It also sums the
+%% off-heap binaries the worker holds during a step against the step's
+%% limit: max_heap_size does not count them (OTP 25 has no
+%% include_shared_binaries), so a binary built piecewise would otherwise
+%% grow until the VM runs out of memory.  If the caller dies, the worker is
+%% killed too, so an abandoned check frees its state.
 -module(mce_watchdog).
 
--export([start/3, step_started/2, step_ended/1]).
+-export([start/3, start/4, step_started/2, step_ended/1]).
 
 -define(POLL_MS, 100).
 %% Two seconds waiting in one step: blocked for good (see blocked/2).
@@ -20,12 +24,19 @@
 %% worker updates.
 -spec start(pid(), pid(), pos_integer()) -> atomics:atomics_ref().
 start(Caller, Worker, Budget) ->
+    start(Caller, Worker, Budget, infinity).
+
+%% @doc As start/3, also stopping a step while the worker holds more than
+%% BinaryLimit bytes of off-heap binaries.
+-spec start(pid(), pid(), pos_integer(), pos_integer() | infinity) -> atomics:atomics_ref().
+start(Caller, Worker, Budget, BinaryLimit) ->
     Counter = atomics:new(2, [{signed, false}]),
     spawn(fun() ->
                   CallerRef = monitor(process, Caller),
                   WorkerRef = monitor(process, Worker),
                   loop(#{caller => Caller, caller_ref => CallerRef, worker => Worker,
                          worker_ref => WorkerRef, counter => Counter, budget => Budget,
+                         binary_limit => BinaryLimit,
                          step => 0, step_start => reductions(Worker)})
           end),
     Counter.
@@ -64,12 +75,30 @@ poll(#{counter := Counter, worker := Worker, step := Step, step_start := Start,
                     Caller ! {mce_runaway, Worker, Running, Where, Budget},
                     exit(normal);
                 Running =/= 0 ->
+                    binaries(Running, St),
                     blocked(Now, St);
                 true ->
                     St#{idle_polls => 0}
             end;
         NewStep ->
             St#{step := NewStep, step_start := Now, idle_polls => 0}
+    end.
+
+%% A step whose worker holds more off-heap binary bytes than the limit:
+%% stopped before it takes the VM's memory.
+binaries(_Running, #{binary_limit := infinity}) ->
+    ok;
+binaries(Running, #{worker := Worker, caller := Caller, binary_limit := Limit}) ->
+    case process_info(Worker, binary) of
+        {binary, Bins} ->
+            case lists:sum([Size || {_, Size, _} <- Bins]) of
+                Bytes when Bytes > Limit ->
+                    exit(Worker, kill),
+                    Caller ! {mce_binary_limit, Worker, Running, Bytes, Limit},
+                    exit(normal);
+                _ -> ok
+            end;
+        undefined -> ok
     end.
 
 %% A step whose worker waits in a receive, its reductions unchanged, for

@@ -196,7 +196,8 @@ isolated(Work, Opts) ->
                                     end,
                            Caller ! {self(), Result}
                    end),
-    Counter = mce_watchdog:start(Caller, Pid, maps:get(max_reductions, Opts)),
+    Counter = mce_watchdog:start(Caller, Pid, maps:get(max_reductions, Opts),
+                                 HeapLimit * erlang:system_info(wordsize)),
     Pid ! {Go, Counter},
     %% stop/1 finds the worker here: a stop goes to the check running now,
     %% never into the caller's mailbox where a later check would read it.
@@ -230,6 +231,10 @@ await(Pid, Ref, Opts) ->
             erlang:demonitor(Ref, [flush]),
             erlang:error({mcerlang, {runaway_step, mce_pid:term(SimPid, maps:get(nodes, Opts)), Where,
                                      {max_reductions, Budget}}});
+        {mce_binary_limit, Pid, SimPid, Bytes, Limit} ->
+            erlang:demonitor(Ref, [flush]),
+            erlang:error({mcerlang, {step_heap_limit, mce_pid:term(SimPid, maps:get(nodes, Opts)),
+                                     {binary, Bytes, Limit}}});
         {mce_blocked, Pid, SimPid, Where} ->
             erlang:demonitor(Ref, [flush]),
             erlang:error({mcerlang, {blocked_outside_the_model, mce_pid:term(SimPid, maps:get(nodes, Opts)),
@@ -241,6 +246,7 @@ await(Pid, Ref, Opts) ->
             %% the heap limit, in a step.
             receive
                 {mce_runaway, Pid, _, _, _} = M -> self() ! M, await(Pid, Ref, Opts);
+                {mce_binary_limit, Pid, _, _, _} = M -> self() ! M, await(Pid, Ref, Opts);
                 {mce_blocked, Pid, _, _} = M -> self() ! M, await(Pid, Ref, Opts)
             after 200 ->
                     Running = atomics:get(maps:get('$mce_counter', Opts), 2),

@@ -81,6 +81,23 @@ rpc_results_agree_with_the_vm_test() ->
     ?assertEqual([Real], results(rpc_results, [?N2], ?NODES)),
     ?assertEqual([Real], results(rpc_results, [node()], #{})).
 
+%% A timed-out call abandons its process as OTP 25 does: the caller gets
+%% {erpc, timeout} / {badrpc, timeout}, the process runs on (its message
+%% arrives) and ends normally, so no abnormal_exit is reported.
+rpc_timeout_abandons_the_call_test() ->
+    Real = real(rpc_abandoned, [node()]),
+    ?assertEqual({result, {timeout, {badrpc, timeout}, [a, b]}}, Real),
+    All = [{result, {A, B, [a, b]}} || A <- [a, timeout], B <- [b, {badrpc, timeout}]],
+    ?assertEqual(All, results(rpc_abandoned, [?N2], ?NODES)),
+    ?assertEqual(All, results(rpc_abandoned, [node()], #{timeouts => any})),
+    %% Every process ends normally ({result, _} is the root's).
+    ?assertMatch({ok, _}, mcerlang:check({tprog_dist, rpc_abandoned, [?N2]},
+                                         ?NODES#{treat_as_normal => [normal, result]})),
+    %% When idle, the shorter timeout fires first, as on the VM.
+    ?assertMatch({ok, _}, mcerlang:check({tprog_dist, rpc_abandoned, [?N2]},
+                                         ?NODES#{treat_as_normal => [normal, Real],
+                                                 timeouts => when_idle})).
+
 rpc_to_unknown_node_test() ->
     ?assertEqual([{result, {badrpc, nodedown}}],
                  results_of(fun() -> rpc:call('nowhere@sim', erlang, node, []) end)).

@@ -17,7 +17,7 @@ sweep_test_() ->
 scenario_test_() ->
     [{atom_to_list(F), {timeout, 60, fun() -> mce_otp_harness:same_result(tprog_ets, F) end}}
      || F <- [whereis_tid, heir_kept, rename, rename_across_steps, undefined_function,
-                ac_tab_env, all_tables]].
+                ac_tab_env, all_tables, info_of_refs]].
 
 %% A system table the model does not hold is refused, naming the table and
 %% where the program touched it; on the real VM it exists.

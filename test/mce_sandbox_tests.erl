@@ -46,6 +46,28 @@ refused_write(F, Call) ->
                  mcerlang:check({tprog_sandbox, F, [Path]})),
     ?assertNot(filelib:is_file(Path)).
 
+%% Checked code cannot call the checker's own modules, however it reaches
+%% them; the API documented for checked programs stays callable.
+checker_modules_refused_test_() ->
+    [{atom_to_list(F), fun() -> checker_refused(F, Call, Where) end}
+     || {F, Call, Where} <- [{checker_direct, {mce_pid, term, 1}, checker_direct},
+                             {checker_apply, {mce_nif, stats, 1}, dynamic_call},
+                             {checker_fun, {mce_pid, term, 1}, checker_fun}]].
+
+%% Where: dynamic_call, or the program's function (any line).
+checker_refused(F, Call, Where) ->
+    try mcerlang:check({tprog_sandbox, F, []}) of
+        R -> ?assertEqual(refused, R)
+    catch
+        error:{mcerlang, {unsupported_call, Call, {tprog_sandbox, Where, 0, Line}}}
+          when is_integer(Line) -> ok;
+        error:{mcerlang, {unsupported_call, Call, Where}} -> ok
+    end.
+
+checker_api_allowed_test() ->
+    ?assertMatch({error, #{violation := {abnormal_exit, _, {result, a}}}},
+                 mcerlang:check({tprog_sandbox, checker_api, []})).
+
 %% The location names the program's function and line for calls the
 %% translator sees, and `dynamic_call', `make_fun' or `spawn' otherwise.
 refusal_location_test() ->
@@ -196,6 +218,49 @@ few_atoms_test() ->
 step_heap_limit_test() ->
     ?assertError({mcerlang, {step_heap_limit, _, {max_heap_size, _}}},
                  mcerlang:check({tprog_sandbox, big_list, [8000000]}, #{memory => 40000000})).
+
+%% A binary appended to piece by piece in one step (1.5 GB in 1 MB pieces)
+%% is off the heap, and no one call is large: the watchdog sums the
+%% worker's binaries and stops the step near the cap (200 MB), long before
+%% 1.5 GB.
+step_piecewise_binary_limit_test_() ->
+    {timeout, 60,
+     fun() ->
+             Cap = 200000000,
+             {Time, Result} =
+                 timer:tc(fun() ->
+                                  try mcerlang:check({tprog_sandbox, piecewise_binary, [1500]},
+                                                     #{memory => Cap, max_reductions => 1 bsl 40})
+                                  catch error:E -> {raised, E}
+                                  end
+                          end),
+             ?assertMatch({raised, {mcerlang, {step_heap_limit, _, {binary, _, Cap}}}}, Result),
+             {raised, {mcerlang, {step_heap_limit, _, {binary, Bytes, Cap}}}} = Result,
+             %% Stopped within a few polls of the cap.
+             ?assert(Bytes < 3 * Cap),
+             ?assert(Time < 20000000)
+     end}.
+
+%% The memory cap counts the executor besides the state store: the worker
+%% holds the entry's 40 MB binary argument for the whole check (off-heap,
+%% as the caller does), the store its encoding in the initial state.  With
+%% a 60 MB cap, the store alone stays under it, the two together do not:
+%% the check stops at its first memory tick (every 256 steps).
+memory_cap_counts_the_executor_test_() ->
+    {timeout, 60,
+     fun() ->
+             Cap = 60 bsl 20,
+             Bin = binary:copy(<<7>>, 40 bsl 20),
+             R = mcerlang:check({tprog_sandbox, count_down, [Bin, 600]},
+                                #{memory => Cap, property => deadlock}),
+             ?assertMatch({inconclusive, {memory, Cap}, _}, R),
+             {_, _, #{memory_used := Store}} = R,
+             ?assert(Store > 40 bsl 20),
+             ?assert(Store < Cap),
+             %% Without a cap the same check completes.
+             ?assertMatch({ok, _}, mcerlang:check({tprog_sandbox, count_down, [Bin, 600]},
+                                                  #{property => deadlock}))
+     end}.
 
 %% A path that does not exist, in one directory per test run (a file there
 %% would be a write that escaped the model).

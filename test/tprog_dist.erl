@@ -10,6 +10,7 @@
          killable/0, unknown_node/0, echo/0, echo_named/1, crash_after/1, waiter/0,
          nodedown_watch/1, remote_monitor_dead/1, spawn_on_down/1]).
 -export([multicall/1]).
+-export([rpc_abandoned/1, late_reply/2]).
 -export([monitor_after_spawn/1, spawn_monitor_quick/1, spawn_opt_monitor_quick/0, quick_exit/0]).
 -export([thrower/1, exiter/1, divider/1, run/2, fifo/1, remote_call/1, remote_exit/1,
          reconnects/1, remote_gen_call/1]).
@@ -47,6 +48,22 @@ rpc_results(Node) ->
         catch error:{exception, badarith, [_ | _]} -> error_with_stack
         end,
     {A, B, C, D, E, F}.
+
+%% A call that times out is abandoned, not killed (OTP 25 erpc:call/5,
+%% call_abandon/1): its process runs on and its message still arrives.
+rpc_abandoned(Node) ->
+    Self = self(),
+    A = try erpc:call(Node, ?MODULE, late_reply, [Self, a], 10)
+        catch error:{erpc, timeout} -> timeout
+        end,
+    B = rpc:call(Node, ?MODULE, late_reply, [Self, b], 10),
+    Late = [receive {late, Tag} -> Tag end || _ <- [a, b]],
+    {A, B, lists:sort(Late)}.
+
+late_reply(Pid, Tag) ->
+    receive after 200 -> ok end,
+    Pid ! {late, Tag},
+    Tag.
 
 echo() ->
     receive

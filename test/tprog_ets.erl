@@ -11,7 +11,7 @@
          sweep_new/0, whereis_tid/0, heir_kept/0, rename/0, undefined_function/0,
          ac_tab_env/0, system_table/0, all_tables/0, rename_across_steps/0,
          ac_tab_other/0]).
--export([arg_ops/0]).
+-export([arg_ops/0, info_of_refs/0]).
 
 %%--------------------------------------------------------------------
 %% The table of calls
@@ -228,6 +228,23 @@ whereis_tid() ->
          ets:info(W, named_table), lists:member(W, ets:all()),
          lists:member(tprog_ets_w, ets:all()), ets:delete(W, a), ets:tab2list(W),
          ets:delete(W), ets:whereis(tprog_ets_w), ets:info(W), ets:info(tprog_ets_w)],
+    exit({result, R}).
+
+%% ets:info/1,2 tell a tid from other refs: a deleted table's tid gives
+%% undefined, a ref that was never a table badarg.  The steps in between
+%% bring the refs back from the stored state.
+info_of_refs() ->
+    T = ets:new(t, []),
+    Ref = make_ref(),
+    self() ! go, receive go -> ok end,
+    Live = ets:info(T, size),
+    ets:delete(T),
+    self() ! go, receive go -> ok end,
+    Env = [{T, tab}, {Ref, ref}],
+    R = [Live, ets:info(T), ets:info(T, size), T =/= Ref,
+         outcome(fun() -> ets:info(Ref) end, Env), outcome(fun() -> ets:info(Ref, size) end, Env),
+         outcome(fun() -> ets:info(1.0) end, Env), outcome(fun() -> ets:info([], size) end, Env),
+         outcome(fun() -> ets:lookup(Ref, a) end, Env)],
     exit({result, R}).
 
 %% After the heir inherits a table, info(T, heir) still names the heir

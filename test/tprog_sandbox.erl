@@ -10,6 +10,8 @@
          call0/1]).
 -export([parse_term_os_cmd/1, call_decoded/1, crypto_engine/0, crypto_hash/0, map_anno_decoded/1]).
 -export([many_atoms/1, many_atoms_term/1, big_list/1, big_binary_copy/1, big_iolist_binary/1]).
+-export([piecewise_binary/1, count_down/2]).
+-export([checker_direct/0, checker_apply/0, checker_fun/0, checker_api/0, id/1]).
 
 %% Funs of process-dictionary BIFs act on the simulated process's dictionary.
 fun_put() ->
@@ -121,6 +123,43 @@ big_binary_copy(N) ->
 big_iolist_binary(N) ->
     B = binary:copy(<<0>>, 1000000),
     exit({result, byte_size(iolist_to_binary([B || _ <- lists:seq(1, N)]))}).
+
+%% N steps, one message to itself each; the first argument is dropped
+%% after the first step.
+count_down(_Dropped, 0) ->
+    exit({result, done});
+count_down(_Dropped, N) ->
+    self() ! tick,
+    receive tick -> count_down(none, N - 1) end.
+
+%% The checker's own modules, reached directly, by apply and by a fun.
+checker_direct() ->
+    exit({result, mce_pid:term(1)}).
+
+checker_apply() ->
+    M = id(mce_nif),
+    exit({result, M:stats(x)}).
+
+checker_fun() ->
+    F = id(fun mce_pid:term/1),
+    exit({result, F(1)}).
+
+%% The API for checked programs stays callable.
+checker_api() ->
+    ok = mcerlang:probe(here, 1),
+    exit({result, mcerlang:choice([fun() -> a end])}).
+
+id(X) -> X.
+
+%% N MB of binary data built in one step from 1 MB pieces: no one call is
+%% large.
+piecewise_binary(N) ->
+    exit({result, iolist_size(pieces(N, []))}).
+
+pieces(0, Acc) -> Acc;
+pieces(N, Acc) ->
+    Piece = binary:copy(<<N:64>>, 1 bsl 17),
+    pieces(N - 1, [Piece | Acc]).
 
 %% erl_parse:map_anno/2 calls the fun it is given directly (erl_parse is
 %% a pure module, not translated): here on the annotation "touch Path".

@@ -443,7 +443,7 @@ static void test_etf_pids(void)
     ** binary, old float, export, references.  Pids inside are still found. */
     bstart(&e);
     b8(&e, 105);
-    b32(&e, 10);
+    b32(&e, 11);
     b8(&e, 108);                     /* [1 | Pid10] */
     b32(&e, 1);
     bint(&e, 1);
@@ -465,15 +465,20 @@ static void test_etf_pids(void)
     b8(&e, 90);                      /* not the runtime's: word 2 is set */
     b16(&e, 3); batom(&e, NODE); b32(&e, CREATION);
     b32(&e, 1); b32(&e, 2); b32(&e, 3);
+    b8(&e, 90);                      /* an ETS tid: word 2 is the tid mark */
+    b16(&e, 3); batom(&e, NODE); b32(&e, CREATION);
+    b32(&e, 5); b32(&e, 2); b32(&e, ETF_REF_TID_MARK);
     b8(&e, 114);                     /* NEW_REFERENCE_EXT, 2 words */
     b16(&e, 2); bsatom_utf8(&e, NODE); b8(&e, 1); b32(&e, 1); b32(&e, 2);
     b8(&e, 115);                     /* SMALL_ATOM_EXT */
     b8(&e, 1); b8(&e, 'x');
     CHECK(scan(&e, &sink) == 0);
-    /* The pid, then the simulated ref (tagged); the foreign ref, the
-    ** 2-word old-style ref and the other node's terms are not collected. */
-    CHECK(sink.n == 2 && sink.pids[0] == 10 &&
-          sink.pids[1] == ((2u << ETF_REF_COUNTER_BITS | 1u) | ETF_REF_TAG));
+    /* The pid, then the simulated ref and the tid (tagged, one numbering);
+    ** the foreign ref, the 2-word old-style ref and the other node's terms
+    ** are not collected. */
+    CHECK(sink.n == 3 && sink.pids[0] == 10 &&
+          sink.pids[1] == ((2u << ETF_REF_COUNTER_BITS | 1u) | ETF_REF_TAG) &&
+          sink.pids[2] == ((2u << ETF_REF_COUNTER_BITS | 5u) | ETF_REF_TAG));
     sink.n = 0;
     CHECK(all_prefixes_fail(&e));
     free(sink.pids);
@@ -1812,6 +1817,48 @@ static void test_visited_hash_compact(void)
     CHECK(ok && load_ok);
     CHECK(visited_count(v) == 5000 && visited_capacity(v) == 16384);
     CHECK(visited_bytes(v) > bytes0);
+    visited_free(v);
+
+    /* Growth is incremental: one insertion starts it (the old table kept,
+    ** counted in the bytes), the following ones each move a few slots, and
+    ** it ends within capacity/16 insertions (8 old slots each), long
+    ** before the next doubling.  Meanwhile every fingerprint inserted so
+    ** far is found, in the old table or the new, and none other. */
+    v = visited_new(VISITED_HASH_COMPACT, 1);
+    CHECK(v != NULL && !visited_growing(v));
+    if (v == NULL)
+        return;
+    int incr_ok = 1, found_ok = 1, growths = 0;
+    uint64_t grow_started = 0, grow_cap = 0;
+    for (uint64_t k = 1; k <= 20000; k++) {
+        uint64_t before = visited_capacity(v);
+        incr_ok &= visited_insert_fingerprint(v, k * 16) == 1;
+        if (visited_capacity(v) != before) {
+            growths++;
+            incr_ok &= visited_growing(v) == 1 &&
+                       visited_bytes(v) >= (before * 3) * sizeof(uint64_t);
+            grow_started = k;
+            grow_cap = before;
+        } else if (!visited_growing(v) && grow_cap != 0) {
+            /* Ended: the old table's slots moved 8 per insertion. */
+            incr_ok &= k - grow_started <= grow_cap / 8 + 1;
+            grow_cap = 0;
+        }
+        found_ok &= visited_contains_fingerprint(v, k * 16) == 1 &&
+                    visited_contains_fingerprint(v, (k / 2 + 1) * 16) == 1 &&
+                    visited_contains_fingerprint(v, k * 16 + 8) == 0 &&
+                    visited_contains_fingerprint(v, (k + 1) * 16) == 0;
+    }
+    CHECK(incr_ok && found_ok && growths >= 10);
+    for (uint64_t k = 1; k <= 20000 && found_ok; k++)
+        found_ok &= visited_contains_fingerprint(v, k * 16) == 1;
+    CHECK(found_ok && visited_insert_fingerprint(v, 16) == 0 && visited_count(v) == 20000);
+    visited_free(v);
+    v = visited_new(VISITED_HASH_COMPACT, 1);
+    if (v == NULL)
+        return;
+    for (uint64_t k = 1; k <= 5000; k++)
+        visited_insert_fingerprint(v, k * 16);
     ok = 1;
     for (uint64_t k = 1; k <= 5000; k++) {
         ok &= visited_contains_fingerprint(v, k * 16) == 1;
