@@ -210,14 +210,19 @@ isolated(Work, Opts) ->
 restore(Key, undefined) -> erase(Key);
 restore(Key, Value) -> put(Key, Value).
 
-%% The worker's heap limit in words: the memory cap when there is one
-%% (the executor's memory counts against it too), else 1 GiB.
+%% The worker's heap limit in words: the memory cap when there is one,
+%% else 1 GiB, but never under 64 MB.  The limit guards the VM against one
+%% step that builds a huge term; between steps the memory cap is enforced
+%% by the driver's tick, which counts the executor too.  The worker also
+%% holds the checker's own bookkeeping (the LTL search's caches, sessions),
+%% which a small cap such as 4 MB must stop cleanly as `{memory, Cap}'
+%% rather than kill the worker outside any step.
 heap_limit(Opts) ->
     Bytes = case maps:get(memory, Opts, infinity) of
                 infinity -> 1 bsl 30;
-                Cap -> Cap
+                Cap -> max(Cap, 64 bsl 20)
             end,
-    max(Bytes div erlang:system_info(wordsize), 1 bsl 16).
+    Bytes div erlang:system_info(wordsize).
 
 await(Pid, Ref, Opts) ->
     receive
