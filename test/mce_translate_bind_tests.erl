@@ -146,18 +146,7 @@ checked_exits(Entry, G, Seen, Others) when length(Seen) + length(Others) < 8 ->
     end.
 
 %% Pids differ between the runs: a result names them by count only where
-%% the programs return them.  Stacks differ in file paths: keep the reason
-%% and the top frame's module, function and arity (a fun's frame named
-%% after the function that contains it).
-strip_location({Reason, [{M, Fn, A, _} | _]}) when is_atom(M) ->
-    {Reason, {M, enclosing_function(Fn, arity(A))}};
-strip_location(Reason) -> Reason.
-
-enclosing_function(Fn, A) ->
-    case re:run(atom_to_list(Fn), "^-([^/]+)/([0-9]+)-", [{capture, all_but_first, list}]) of
-        {match, [Name, Arity]} -> {list_to_atom(Name), list_to_integer(Arity)};
-        nomatch -> {Fn, A}
-    end.
-
-arity(A) when is_list(A) -> length(A);
-arity(A) -> A.
+%% the programs return them.  Stacks differ in file paths: compared as
+%% mce_translate_tests does (reason and the top frame's enclosing function).
+strip_location(Reason) ->
+    mce_translate_tests:strip_location(Reason).

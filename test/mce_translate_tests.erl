@@ -3,6 +3,10 @@
 -module(mce_translate_tests).
 -include_lib("eunit/include/eunit.hrl").
 
+%% Shared with mce_translate_bind_tests: how a real and a checked exit
+%% reason are compared.
+-export([strip_location/1]).
+
 % Translating the test programs (and the library modules they use) on a
 % cold VM takes seconds: done first, under a generous time limit, so the
 % tests below measure behaviour, not compilation.
