@@ -3,7 +3,7 @@
 REBAR ?= rebar3
 ASAN_LIB := $(shell gcc -print-file-name=libasan.so 2>/dev/null)
 
-.PHONY: all compile test test-c test-erl test-asan bench demo dialyzer clean
+.PHONY: all compile test test-c test-erl test-asan bench bench-counts demo dialyzer clean
 
 all: compile
 
@@ -38,6 +38,13 @@ bench:
 	$(REBAR) as test compile
 	erl -noshell -pa _build/test/lib/mcerlang/ebin -pa _build/test/lib/mcerlang/examples \
 	    -pa _build/test/lib/mcerlang/bench -s mce_bench main -s init stop
+
+# Verdicts and state/transition counts of the bench models but the largest:
+# diff before and after a change that must leave the state space unchanged.
+bench-counts:
+	$(REBAR) as test compile
+	erl -noshell -pa _build/test/lib/mcerlang/ebin -pa _build/test/lib/mcerlang/examples \
+	    -pa _build/test/lib/mcerlang/bench -eval 'mce_bench:counts(), halt().'
 
 demo: compile
 	$(REBAR) as test compile

@@ -31,7 +31,7 @@
 %% shows up as an `inconclusive' row rather than a hung bench.
 -module(mce_bench).
 
--export([main/0, run/0, translation_bench/0, real_code_bench/1]).
+-export([main/0, run/0, models/0, counts/0, translation_bench/0, real_code_bench/1]).
 
 -define(RESULTS, "bench/results/latest.json").
 %% Per-model guard on the search time, in ms.
@@ -45,6 +45,7 @@
                  vm_memory => non_neg_integer(), note => string()}.
 
 %% The fixed list of models: {Label, Entry, Options}.
+-spec models() -> [{string(), mcerlang:entry(), map()}].
 models() ->
     [{cs(N, K), {client_server, start, [N, K]}, #{}}
      || {N, K} <- [{3, 2}, {4, 2}, {5, 2}, {6, 2}, {4, 3}, {5, 3}, {5, 4}, {6, 3}]]
@@ -103,6 +104,29 @@ main() ->
         {error, Why} -> io:format("could not write ~s: ~p~n", [Path, Why])
     end,
     ok.
+
+%% @doc Prints every model's verdict, state and transition counts, one line
+%% each, leaving out the three largest (over a minute each): the quick check
+%% that a change to the C runtime or the search left the state space exactly
+%% as it was (`make bench-counts`; diff the output before and after).
+-spec counts() -> ok.
+counts() ->
+    Large = ["client_server(6,3)", "client_server(6,3) hc", "client_server(5,4)"],
+    lists:foreach(
+      fun({Label, Entry, Opts}) ->
+              Result = mcerlang:check(Entry, Opts#{max_time => 600000, progress => false}),
+              io:format("~-32s ~p~n", [Label, count_line(Result)])
+      end, [M || {Label, _, _} = M <- models(), not lists:member(Label, Large)]).
+
+count_line({ok, Stats}) ->
+    {ok, maps:get(states, Stats), maps:get(transitions, Stats)};
+count_line({error, #{stats := Stats, violation := Violation}}) ->
+    {violation, violation_kind(Violation), maps:get(states, Stats), maps:get(transitions, Stats)};
+count_line({inconclusive, Why, Stats}) ->
+    {inconclusive, Why, maps:get(states, Stats), maps:get(transitions, Stats)}.
+
+violation_kind(Violation) when is_tuple(Violation) -> element(1, Violation);
+violation_kind(Violation) -> Violation.
 
 %% @doc Runs every model and returns the rows, without printing.
 -spec run() -> [row()].
