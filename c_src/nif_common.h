@@ -1,0 +1,60 @@
+/*
+** nif_common.h: what the files of the NIF boundary share: the library's
+** private data, the search resource, and the helpers that check arguments
+** and convert terms.
+**
+** Every argument is checked; a bad one gives badarg, a failure inside C
+** gives {error, {File, Line}, Reason} (ERROR, with the file and line of the
+** call that failed).  A NIF returns a valid term or raises: it never crashes
+** the VM, whatever the arguments or the order of calls.  A search resource is
+** touched only with its lock held, so a misbehaving caller cannot corrupt it,
+** and there is no state but the resources and the library's private data,
+** so several checks can run at once in one VM.
+*/
+#ifndef MCE_NIF_COMMON_H
+#define MCE_NIF_COMMON_H
+
+#include <erl_nif.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "search.h"
+
+/* The library's private data (enif_priv_data), made in load. */
+typedef struct nif_priv {
+    ErlNifResourceType *search_type;
+    ErlNifResourceType *buchi_type;
+    atomic_long live;      /* searches and Büchi searchers not yet freed
+                              (live_searches/0) */
+} nif_priv;
+
+typedef struct search_res {
+    ErlNifMutex *lock;
+    search *s;
+    nif_priv *priv;        /* whose `live` counts this search */
+} search_res;
+
+static inline ERL_NIF_TERM atom(ErlNifEnv *env, const char *name)
+{
+    return enif_make_atom(env, name);
+}
+
+ERL_NIF_TERM nif_error(ErlNifEnv *env, const char *file, int line, const char *why);
+
+#define ERROR(env, why) nif_error((env), __FILE__, __LINE__, (why))
+
+/* A live search resource (not one whose search failed to start). */
+int get_res(ErlNifEnv *env, ERL_NIF_TERM t, search_res **r);
+
+/* 1: *out set from map's key; 0: no such key; -1: not a uint64. */
+int map_u64(ErlNifEnv *env, ERL_NIF_TERM map, const char *key, uint64_t *out);
+
+int get_bool(ErlNifEnv *env, ERL_NIF_TERM t, int *out);
+
+/* Decodes a stored PART_TERM; 0 if id is not one or does not decode. */
+int part_term(ErlNifEnv *env, const part_store *ps, part_id id, ERL_NIF_TERM *out);
+
+/* Encodes a term for the store.  The binary must be released. */
+int encode(ErlNifEnv *env, ERL_NIF_TERM t, ErlNifBinary *bin, term_in *out);
+
+#endif

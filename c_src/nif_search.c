@@ -1,0 +1,549 @@
+/*
+** nif_search.c: the search resource and the calls that drive it: new/1,
+** start, expand, focus, resume, the answers to its requests (match,
+** observed, deaths_judged, ran) and stats.  Each call gives the search's
+** next request as a term (request_term).
+**
+** A request points into the search's memory, so a call holds the
+** resource's lock from the search call until the request is a term.  The
+** calls that run transitions (start, expand, resume, match, observed, ran)
+** report the time they took to the scheduler (charge).
+*/
+#include <erl_nif.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nif_common.h"
+#include "nif_effects.h"
+#include "nif_search.h"
+#include "search.h"
+#include "visited.h"
+
+void search_res_dtor(ErlNifEnv *env, void *obj)
+{
+    (void)env;
+    search_res *r = obj;
+    if (r->s != NULL)
+        atomic_fetch_sub(&r->priv->live, 1);
+    search_free(r->s);
+    r->s = NULL;
+    if (r->lock)
+        enif_mutex_destroy(r->lock);
+}
+
+/* new(#{node := atom() | nodes := [atom()], creation := integer(),
+**       max_states => N, max_depth => N, table_size => Slots,
+**       check_deadlock => 0 | 1, timeouts_when_idle => 0 | 1,
+**       delivery_ether => 0 | 1, max_crashes => N, max_disconnects => N,
+**       max_kills => N, breadth_first => 0 | 1, observe => 0 | 1,
+**       expand_only => 0 | 1, table_mode => 0 | 1 | 2 (exact,
+**       hash_compact, bitstate: visited.h), bitstate_bits => N})
+**   -> Resource
+** A lossy table_mode with breadth_first or expand_only is a badarg. */
+ERL_NIF_TERM nif_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
+{
+    (void)argc;
+    if (!enif_is_map(env, argv[0]))
+        return enif_make_badarg(env);
+    ERL_NIF_TERM nodes, head;
+    char (*namebuf)[256] = NULL;
+    uint64_t creation = 0, max_states = 0, max_depth = 0, table_slots = 0;
+    uint64_t check_deadlock = 1, when_idle = 0, ether = 0, bfs = 0, observe = 0, node_pair = 0;
+    uint64_t judge_deaths = 0;
+    uint64_t expand_only = 0, table_mode = VISITED_EXACT, bitstate_bits = 0;
+    uint64_t crashes = 0, disconnects = 0, kills = 0;
+    unsigned nnodes = 0;
+    if (enif_get_map_value(env, argv[0], atom(env, "nodes"), &nodes)) {
+        if (!enif_get_list_length(env, nodes, &nnodes) || nnodes == 0 ||
+            nnodes > SEARCH_MAX_NODES)
+            return enif_make_badarg(env);
+    } else if (enif_get_map_value(env, argv[0], atom(env, "node"), &head)) {
+        nnodes = 1;
+        nodes = enif_make_list1(env, head);
+    } else {
+        return enif_make_badarg(env);
+    }
+    if (map_u64(env, argv[0], "creation", &creation) != 1 ||
+        creation > UINT32_MAX ||
+        map_u64(env, argv[0], "max_states", &max_states) < 0 ||
+        map_u64(env, argv[0], "max_depth", &max_depth) < 0 ||
+        map_u64(env, argv[0], "table_size", &table_slots) < 0 ||
+        table_slots > ((uint64_t)1 << 40) ||
+        map_u64(env, argv[0], "check_deadlock", &check_deadlock) < 0 ||
+        check_deadlock > 1 ||
+        map_u64(env, argv[0], "timeouts_when_idle", &when_idle) < 0 || when_idle > 1 ||
+        map_u64(env, argv[0], "delivery_ether", &ether) < 0 || ether > 1 ||
+        map_u64(env, argv[0], "node_pair", &node_pair) < 0 || node_pair > 1 ||
+        map_u64(env, argv[0], "breadth_first", &bfs) < 0 || bfs > 1 ||
+        map_u64(env, argv[0], "observe", &observe) < 0 || observe > 1 ||
+        map_u64(env, argv[0], "judge_deaths", &judge_deaths) < 0 || judge_deaths > 1 ||
+        map_u64(env, argv[0], "expand_only", &expand_only) < 0 || expand_only > 1 ||
+        map_u64(env, argv[0], "table_mode", &table_mode) < 0 ||
+        table_mode > VISITED_BITSTATE ||
+        (table_mode != VISITED_EXACT && (bfs || expand_only)) ||
+        map_u64(env, argv[0], "bitstate_bits", &bitstate_bits) < 0 ||
+        bitstate_bits > VISITED_MAX_BITS ||
+        map_u64(env, argv[0], "max_crashes", &crashes) < 0 || crashes > UINT32_MAX ||
+        map_u64(env, argv[0], "max_disconnects", &disconnects) < 0 ||
+        disconnects > UINT32_MAX ||
+        map_u64(env, argv[0], "max_kills", &kills) < 0 || kills > UINT32_MAX)
+        return enif_make_badarg(env);
+    search_config cfg = { .creation = (uint32_t)creation,
+                          .max_states = max_states, .max_depth = max_depth,
+                          .check_deadlock = (int)check_deadlock,
+                          .timeouts_when_idle = (int)when_idle,
+                          .breadth_first = (int)bfs,
+                          .observe = (int)observe,
+                          .judge_deaths = (int)judge_deaths,
+                          .expand_only = (int)expand_only,
+                          .table_slots = (size_t)table_slots,
+                          .table_mode = (int)table_mode,
+                          .bitstate_bits = bitstate_bits,
+                          .delivery_ether = (int)ether,
+                          .node_pair = (int)node_pair,
+                          .max_crashes = (uint32_t)crashes,
+                          .max_disconnects = (uint32_t)disconnects,
+                          .max_kills = (uint32_t)kills,
+                          .nnodes = nnodes };
+    namebuf = malloc(SEARCH_MAX_NODES * sizeof *namebuf);
+    ErlNifBinary node_bins[SEARCH_MAX_NODES];
+    unsigned nbins = 0;
+    int bad = namebuf == NULL;
+    ERL_NIF_TERM tail = nodes;
+    for (unsigned i = 0; !bad && i < nnodes; i++) {
+        if (!enif_get_list_cell(env, tail, &head, &tail) ||
+            enif_get_atom(env, head, namebuf[i], 256, ERL_NIF_LATIN1) <= 0 ||
+            !enif_term_to_binary(env, head, &node_bins[i])) {
+            bad = 1;
+            break;
+        }
+        nbins++;
+        cfg.node_names[i] = namebuf[i];
+        cfg.node_lens[i] = strlen(namebuf[i]);
+        cfg.node_atom_etf[i] = node_bins[i].data;
+        cfg.node_atom_etf_len[i] = node_bins[i].size;
+    }
+    if (bad) {
+        for (unsigned i = 0; i < nbins; i++)
+            enif_release_binary(&node_bins[i]);
+        free(namebuf);
+        return enif_make_badarg(env);
+    }
+    static const char *const atom_names[N_ATOMS] = SEARCH_ATOM_NAMES;
+    ErlNifBinary atom_bins[N_ATOMS];
+    int natoms = 0;
+    for (; natoms < N_ATOMS; natoms++) {
+        if (!enif_term_to_binary(env, atom(env, atom_names[natoms]),
+                                 &atom_bins[natoms]))
+            break;
+        cfg.atom_etf[natoms] = atom_bins[natoms].data;
+        cfg.atom_etf_len[natoms] = atom_bins[natoms].size;
+    }
+    nif_priv *p = enif_priv_data(env);
+    search_res *r = natoms == N_ATOMS ? enif_alloc_resource(p->search_type, sizeof *r)
+                                      : NULL;
+    if (r != NULL) {
+        r->priv = p;
+        r->lock = enif_mutex_create("mce_search");
+        r->s = r->lock ? search_new(&cfg) : NULL;
+        if (r->s != NULL)
+            atomic_fetch_add(&p->live, 1);
+    }
+    for (int a = 0; a < natoms; a++)
+        enif_release_binary(&atom_bins[a]);
+    for (unsigned i = 0; i < nbins; i++)
+        enif_release_binary(&node_bins[i]);
+    free(namebuf);
+    if (r == NULL)
+        return ERROR(env, "out of memory");
+    ERL_NIF_TERM t = enif_make_resource(env, r);
+    enif_release_resource(r);      /* the term now holds the only reference */
+    if (r->s == NULL)
+        return ERROR(env, "out of memory");
+    return t;
+}
+
+static ERL_NIF_TERM agent_term(ErlNifEnv *env, const agent *a)
+{
+    switch (a->kind) {
+    case AGENT_PROC:
+        return enif_make_uint(env, a->a);
+    case AGENT_CHAN:
+        return enif_make_tuple4(env, atom(env, "chan"), enif_make_uint(env, a->a),
+                                enif_make_uint(env, a->b), enif_make_uint(env, a->name));
+    case AGENT_NONE:
+        break;
+    }
+    return atom(env, "none");
+}
+
+/* {expanded, StateId, [{SuccId, Agent, Label, Stop}], Deadlock}
+** Agent: a pid key, {chan, FromKey, ToKey, NameId} or none (a fault). */
+static ERL_NIF_TERM expanded_term(ErlNifEnv *env, search *s)
+{
+    const expansion *e;
+    int deadlock;
+    size_t n = search_expansion(s, &e, &deadlock);
+    ERL_NIF_TERM list = enif_make_list(env, 0);
+    for (size_t i = n; i-- > 0;) {
+        ERL_NIF_TERM label = atom(env, "none");
+        if (e[i].label != NULL &&
+            enif_binary_to_term(env, e[i].label, e[i].label_len, &label, 0) != e[i].label_len)
+            return ERROR(env, "stored label does not decode");
+        list = enif_make_list_cell(
+            env,
+            enif_make_tuple4(env, enif_make_uint(env, e[i].state), agent_term(env, &e[i].who),
+                             label, atom(env, e[i].stop ? "true" : "false")),
+            list);
+    }
+    return enif_make_tuple4(env, atom(env, "expanded"),
+                            enif_make_uint(env, search_expanding(s)), list,
+                            atom(env, deadlock ? "true" : "false"));
+}
+
+static ERL_NIF_TERM request_term(ErlNifEnv *env, search *s, const request *q)
+{
+    const part_store *ps = search_store(s);
+    ERL_NIF_TERM cont, msg;
+    switch (q->kind) {
+    case REQ_MATCH:
+        if (!part_term(env, ps, q->cont, &cont) ||
+            !part_term(env, ps, q->msg, &msg))
+            return ERROR(env, "stored term does not decode");
+        return enif_make_tuple3(env, atom(env, "match"), cont, msg);
+    case REQ_RUN: {
+        ERL_NIF_TERM pid = enif_make_uint(env, q->pid), how;
+        if (!part_term(env, ps, q->cont, &cont))
+            return ERROR(env, "stored term does not decode");
+        if (q->run == RUN_START) {
+            how = atom(env, "start");
+        } else if (q->run == RUN_TIMEOUT) {
+            how = atom(env, "timeout");
+        } else if (q->run == RUN_CHOICE) {
+            how = enif_make_tuple2(env, atom(env, "choice"), enif_make_uint(env, q->choice));
+        } else {
+            if (!part_term(env, ps, q->msg, &msg))
+                return ERROR(env, "stored term does not decode");
+            how = enif_make_tuple2(env, atom(env, "receive"), msg);
+        }
+        ERL_NIF_TERM dict = enif_make_list(env, 0);
+        if (q->dict != 0 && !part_term(env, ps, q->dict, &dict))
+            return ERROR(env, "stored term does not decode");
+        return enif_make_tuple6(env, atom(env, "run"), pid, how, cont, dict,
+                                atom(env, (q->flags & PF_TRAP_EXIT) ? "true"
+                                                                    : "false"));
+    }
+    case REQ_DONE: return atom(env, "done");
+    case REQ_LIMIT_STATES: return atom(env, "max_states");
+    case REQ_DEADLOCK: return atom(env, "deadlock");
+    case REQ_STOPPED: return atom(env, "stopped");
+    case REQ_OBSERVE: {
+        ERL_NIF_TERM obs = atom(env, "none"), label = atom(env, "none");
+        size_t len = 0;
+        const uint8_t *lb = search_observed_label(s, &len);
+        if ((q->observer != 0 && !part_term(env, ps, q->observer, &obs)) ||
+            (lb != NULL && enif_binary_to_term(env, lb, len, &label, 0) != len))
+            return ERROR(env, "stored term does not decode");
+        return enif_make_tuple3(env, atom(env, "observe"), obs, label);
+    }
+    case REQ_EXPANDED: return expanded_term(env, s);
+    case REQ_DEATHS: {
+        const death *d;
+        size_t n = search_deaths(s, &d);
+        ERL_NIF_TERM list = enif_make_list(env, 0), reason;
+        for (size_t i = n; i-- > 0;) {
+            if (!part_term(env, ps, d[i].reason, &reason))
+                return ERROR(env, "stored term does not decode");
+            list = enif_make_list_cell(
+                env, enif_make_tuple2(env, enif_make_uint(env, d[i].pid), reason), list);
+        }
+        return enif_make_tuple2(env, atom(env, "deaths"), list);
+    }
+    case REQ_YIELD: return atom(env, "yield");
+    case REQ_ERROR: return ERROR(env, q->error ? q->error : "search failed");
+    }
+    return ERROR(env, "unknown request");
+}
+
+/* Tells the scheduler how much of a timeslice (about 1 ms) a call that
+** drove the search used: NIF calls count few reductions, so without this
+** the check worker ran tens of milliseconds of them in one slice. */
+static void charge(ErlNifEnv *env, ErlNifTime t0)
+{
+    ErlNifTime us = enif_monotonic_time(ERL_NIF_USEC) - t0;
+    enif_consume_timeslice(env, us >= 1000 ? 100 : (int)(us / 10) + 1);
+}
+
+/* start(Search, InitialCall, Pid) -> Request */
+ERL_NIF_TERM nif_start(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
+{
+    (void)argc;
+    search_res *r;
+    unsigned pid;
+    if (!get_res(env, argv[0], &r) || !enif_get_uint(env, argv[2], &pid))
+        return enif_make_badarg(env);
+    ErlNifBinary bin;
+    term_in init;
+    if (!encode(env, argv[1], &bin, &init))
+        return enif_make_badarg(env);
+    ErlNifTime t0 = enif_monotonic_time(ERL_NIF_USEC);
+    enif_mutex_lock(r->lock);
+    request q;
+    search_start(r->s, &init, pid, &q);
+    ERL_NIF_TERM t = request_term(env, r->s, &q);
+    enif_mutex_unlock(r->lock);
+    charge(env, t0);
+    enif_release_binary(&bin);
+    return t;
+}
+
+/* expand(Search, StateId) -> Request: lists the successors of a state an
+** earlier expansion returned (expand_only searches). */
+ERL_NIF_TERM nif_expand(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
+{
+    (void)argc;
+    search_res *r;
+    unsigned id;
+    if (!get_res(env, argv[0], &r) || !enif_get_uint(env, argv[1], &id))
+        return enif_make_badarg(env);
+    ErlNifTime t0 = enif_monotonic_time(ERL_NIF_USEC);
+    enif_mutex_lock(r->lock);
+    request q;
+    search_expand(r->s, id, &q);
+    ERL_NIF_TERM t = request_term(env, r->s, &q);
+    enif_mutex_unlock(r->lock);
+    charge(env, t0);
+    return t;
+}
+
+/* focus(Search, StateId) -> ok: top_state/1, ether/1 and the other peeks
+** show that state (expand_only searches, between expansions). */
+ERL_NIF_TERM nif_focus(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
+{
+    (void)argc;
+    search_res *r;
+    unsigned id;
+    if (!get_res(env, argv[0], &r) || !enif_get_uint(env, argv[1], &id))
+        return enif_make_badarg(env);
+    enif_mutex_lock(r->lock);
+    int rc = search_focus(r->s, id);
+    enif_mutex_unlock(r->lock);
+    return rc == 0 ? atom(env, "ok") : enif_make_badarg(env);
+}
+
+/* resume(Search) -> Request: goes on after a `yield'. */
+ERL_NIF_TERM nif_resume(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
+{
+    (void)argc;
+    search_res *r;
+    if (!get_res(env, argv[0], &r))
+        return enif_make_badarg(env);
+    ErlNifTime t0 = enif_monotonic_time(ERL_NIF_USEC);
+    enif_mutex_lock(r->lock);
+    request q;
+    search_resume(r->s, &q);
+    ERL_NIF_TERM t = request_term(env, r->s, &q);
+    enif_mutex_unlock(r->lock);
+    charge(env, t0);
+    return t;
+}
+
+/* match(Search, boolean()) -> Request */
+ERL_NIF_TERM nif_match(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
+{
+    (void)argc;
+    search_res *r;
+    int matches;
+    if (!get_res(env, argv[0], &r))
+        return enif_make_badarg(env);
+    if (enif_is_identical(argv[1], atom(env, "true")))
+        matches = 1;
+    else if (enif_is_identical(argv[1], atom(env, "false")))
+        matches = 0;
+    else
+        return enif_make_badarg(env);
+    ErlNifTime t0 = enif_monotonic_time(ERL_NIF_USEC);
+    enif_mutex_lock(r->lock);
+    request q;
+    search_answer_match(r->s, matches, &q);
+    ERL_NIF_TERM t = request_term(env, r->s, &q);
+    enif_mutex_unlock(r->lock);
+    charge(env, t0);
+    return t;
+}
+
+/* observed(Search, ok, MonitorsState) | observed(Search, skip | violation, _)
+**   -> Request: the verdict on the successor of a REQ_OBSERVE. */
+ERL_NIF_TERM nif_observed(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
+{
+    (void)argc;
+    search_res *r;
+    int verdict;
+    if (!get_res(env, argv[0], &r))
+        return enif_make_badarg(env);
+    if (enif_is_identical(argv[1], atom(env, "ok")))
+        verdict = OBSERVE_OK;
+    else if (enif_is_identical(argv[1], atom(env, "skip")))
+        verdict = OBSERVE_SKIP;
+    else if (enif_is_identical(argv[1], atom(env, "violation")))
+        verdict = OBSERVE_VIOLATION;
+    else
+        return enif_make_badarg(env);
+    ErlNifBinary bin;
+    term_in obs = { NULL, 0 };
+    if (verdict == OBSERVE_OK && !encode(env, argv[2], &bin, &obs))
+        return enif_make_badarg(env);
+    ErlNifTime t0 = enif_monotonic_time(ERL_NIF_USEC);
+    enif_mutex_lock(r->lock);
+    request q;
+    search_answer_observe(r->s, verdict, verdict == OBSERVE_OK ? &obs : NULL, &q);
+    ERL_NIF_TERM t = request_term(env, r->s, &q);
+    enif_mutex_unlock(r->lock);
+    charge(env, t0);
+    if (verdict == OBSERVE_OK)
+        enif_release_binary(&bin);
+    return t;
+}
+
+/* deaths_judged(Search, boolean()) -> Request: whether one of the deaths
+** of a REQ_DEATHS is a violation. */
+ERL_NIF_TERM nif_deaths_judged(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
+{
+    (void)argc;
+    search_res *r;
+    int violation;
+    if (!get_res(env, argv[0], &r) || !get_bool(env, argv[1], &violation))
+        return enif_make_badarg(env);
+    enif_mutex_lock(r->lock);
+    request q;
+    search_answer_deaths(r->s, violation, &q);
+    ERL_NIF_TERM t = request_term(env, r->s, &q);
+    enif_mutex_unlock(r->lock);
+    return t;
+}
+
+/* ran(Search, Outcome, Effects, Label, Stop) -> Request
+**   Outcome = {wait, HasTimeout, Cont, Dict} | {choice, N, Cont, Dict}
+**           | {exit, Reason} */
+ERL_NIF_TERM nif_ran(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
+{
+    (void)argc;
+    search_res *r;
+    const ERL_NIF_TERM *oc;
+    int arity;
+    run_result res;
+    memset(&res, 0, sizeof res);
+    if (!get_res(env, argv[0], &r) ||
+        !enif_get_tuple(env, argv[1], &arity, &oc) ||
+        !get_bool(env, argv[4], &res.stop))
+        return enif_make_badarg(env);
+    ErlNifBinary contbin, dictbin, labelbin;
+    int have_cont = 0, have_dict = 0;
+    unsigned alternatives = 0;
+    /* {wait, Timeout, Cont, Dict}: Timeout false (after infinity or none),
+    ** true (a finite after), zero (after 0), or the finite after's time. */
+    unsigned timeout_ms = 0;
+    int is_wait = arity == 4 && enif_is_identical(oc[0], atom(env, "wait")) &&
+                  (get_bool(env, oc[1], &res.has_timeout) ||
+                   (enif_is_identical(oc[1], atom(env, "zero")) && (res.has_timeout = 2)) ||
+                   (enif_get_uint(env, oc[1], &timeout_ms) && timeout_ms > 0 &&
+                    (res.has_timeout = 1)));
+    res.timeout_ms = timeout_ms > PF_TIMEOUT_MAX ? PF_TIMEOUT_MAX : timeout_ms;
+    int is_choice = arity == 4 && enif_is_identical(oc[0], atom(env, "choice")) &&
+                    enif_get_uint(env, oc[1], &alternatives);
+    if ((is_wait || is_choice) && enif_is_list(env, oc[3])) {
+        res.outcome = is_wait ? OUTCOME_WAIT : OUTCOME_CHOICE;
+        res.alternatives = alternatives;
+        if (!encode(env, oc[2], &contbin, &res.cont))
+            return enif_make_badarg(env);
+        have_cont = 1;
+        if (!enif_is_empty_list(env, oc[3])) {
+            if (!encode(env, oc[3], &dictbin, &res.dict)) {
+                enif_release_binary(&contbin);
+                return enif_make_badarg(env);
+            }
+            have_dict = 1;
+        }
+    } else if (arity == 2 && enif_is_identical(oc[0], atom(env, "exit"))) {
+        res.outcome = OUTCOME_EXIT;
+        res.normal = enif_is_identical(oc[1], atom(env, "normal"));
+        if (!encode(env, oc[1], &contbin, &res.reason))
+            return enif_make_badarg(env);
+        have_cont = 1;
+    } else {
+        return enif_make_badarg(env);
+    }
+    effects_buf eb;
+    int ok = parse_effects(env, argv[2], &eb) &&
+             enif_term_to_binary(env, argv[3], &labelbin);
+    if (ok) {
+        res.label = malloc(labelbin.size ? labelbin.size : 1);
+        if (res.label != NULL) {
+            memcpy(res.label, labelbin.data, labelbin.size);
+            res.label_len = labelbin.size;
+        }
+        enif_release_binary(&labelbin);
+        ok = res.label != NULL;
+    }
+    ERL_NIF_TERM t;
+    if (!ok) {
+        free(res.label);
+        t = enif_make_badarg(env);
+    } else {
+        res.effects = eb.effects;
+        res.neffects = eb.n;
+        ErlNifTime t0 = enif_monotonic_time(ERL_NIF_USEC);
+        enif_mutex_lock(r->lock);
+        request q;
+        search_answer_run(r->s, &res, &q);
+        t = request_term(env, r->s, &q);
+        enif_mutex_unlock(r->lock);
+        charge(env, t0);
+    }
+    effects_release(&eb);
+    if (have_cont)
+        enif_release_binary(&contbin);
+    if (have_dict)
+        enif_release_binary(&dictbin);
+    return t;
+}
+
+ERL_NIF_TERM nif_stats(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
+{
+    (void)argc;
+    search_res *r;
+    if (!get_res(env, argv[0], &r))
+        return enif_make_badarg(env);
+    search_stats st;
+    enif_mutex_lock(r->lock);
+    search_get_stats(r->s, &st);
+    enif_mutex_unlock(r->lock);
+    ERL_NIF_TERM keys[] = {
+        atom(env, "states"), atom(env, "transitions"), atom(env, "max_depth"),
+        atom(env, "stack_depth"), atom(env, "parts"), atom(env, "memory"),
+        atom(env, "match_memo"), atom(env, "truncated"),
+        atom(env, "memory_used"), atom(env, "table"), atom(env, "table_bytes"),
+        atom(env, "omission_probability"), atom(env, "states_lost_estimate"),
+        atom(env, "coverage_estimate") };
+    ERL_NIF_TERM vals[] = {
+        enif_make_uint64(env, st.states), enif_make_uint64(env, st.transitions),
+        enif_make_uint64(env, st.max_depth_seen),
+        enif_make_uint64(env, st.depth), enif_make_uint64(env, st.parts),
+        enif_make_uint64(env, st.bytes), enif_make_uint64(env, st.memo_entries),
+        atom(env, st.truncated ? "true" : "false"),
+        enif_make_uint64(env, st.used_bytes),
+        atom(env, st.table_mode == VISITED_HASH_COMPACT ? "hash_compact"
+                  : st.table_mode == VISITED_BITSTATE ? "bitstate" : "exact"),
+        enif_make_uint64(env, st.table_bytes),
+        enif_make_double(env, st.omission_probability),
+        enif_make_double(env, st.lost_estimate),
+        enif_make_double(env, st.coverage_estimate) };
+    /* The estimates only for the lossy tables (they are last). */
+    size_t nkeys = sizeof keys / sizeof *keys -
+                   (st.table_mode == VISITED_EXACT ? 3 : 0);
+    ERL_NIF_TERM map;
+    if (!enif_make_map_from_arrays(env, keys, vals, nkeys, &map))
+        return ERROR(env, "stats map");
+    return map;
+}
