@@ -4,7 +4,8 @@
 ** nif_search.c (the search resource and the calls that drive it),
 ** nif_effects.c (a step's effects, for ran/5), nif_peek.c (the reads the
 ** runtime makes during a step), nif_state.c (views of the top state),
-** nif_buchi.c (the Büchi resource), nif_common.c (shared helpers).
+** nif_buchi.c (the Büchi resource), nif_atoms.c (every atom, made once
+** here in load), nif_common.c (shared helpers).
 **
 ** The library keeps no global mutable state: what it shares between calls is
 ** its private data (nif_priv, made in load, freed in unload) and the
@@ -29,6 +30,7 @@ static int load(ErlNifEnv *env, void **priv, ERL_NIF_TERM info)
     if (p == NULL)
         return 1;
     atomic_init(&p->live, 0);
+    nif_atoms_init(env, &p->atoms);
     p->search_type = enif_open_resource_type(env, NULL, "mce_search",
                                              search_res_dtor,
                                              ERL_NIF_RT_CREATE, NULL);

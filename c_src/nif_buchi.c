@@ -73,9 +73,9 @@ static int bc_parse(ErlNifEnv *env, ERL_NIF_TERM acc_t, ERL_NIF_TERM en_t,
     ERL_NIF_TERM head, tail;
     int arity;
     unsigned len;
-    if (enif_is_identical(acc_t, atom(env, "true")))
+    if (enif_is_identical(acc_t, ATOM(env, true)))
         *acc = 1;
-    else if (enif_is_identical(acc_t, atom(env, "false")))
+    else if (enif_is_identical(acc_t, ATOM(env, false)))
         *acc = 0;
     else
         return 0;
@@ -112,7 +112,7 @@ static int bc_parse(ErlNifEnv *env, ERL_NIF_TERM acc_t, ERL_NIF_TERM en_t,
             !enif_get_uint64(env, e[0], &to))
             return 0;
         buf->succ[i].key = to;
-        if (enif_is_identical(e[1], atom(env, "none")))
+        if (enif_is_identical(e[1], ATOM(env, none)))
             buf->succ[i].agent = BUCHI_NO_AGENT;
         else if (!bc_agent(env, e[1], &buf->succ[i].agent))
             return 0;
@@ -153,19 +153,19 @@ static int bc_config(ErlNifEnv *env, ERL_NIF_TERM opts, buchi_config *cfg)
     uint64_t max_states = 0;
     *cfg = (buchi_config){ .fairness = BUCHI_FAIR_NONE };
     if (!enif_is_map(env, opts) ||
-        !enif_get_map_value(env, opts, atom(env, "algorithm"), &alg) ||
-        map_u64(env, opts, "max_states", &max_states) < 0)
+        !enif_get_map_value(env, opts, ATOM(env, algorithm), &alg) ||
+        map_u64(env, opts, ATOM(env, max_states), &max_states) < 0)
         return 0;
-    if (enif_is_identical(alg, atom(env, "ndfs")))
+    if (enif_is_identical(alg, ATOM(env, ndfs)))
         cfg->algorithm = BUCHI_NDFS;
-    else if (enif_is_identical(alg, atom(env, "scc")))
+    else if (enif_is_identical(alg, ATOM(env, scc)))
         cfg->algorithm = BUCHI_SCC;
     else
         return 0;
-    if (enif_get_map_value(env, opts, atom(env, "fairness"), &fair)) {
-        if (enif_is_identical(fair, atom(env, "weak")))
+    if (enif_get_map_value(env, opts, ATOM(env, fairness), &fair)) {
+        if (enif_is_identical(fair, ATOM(env, weak)))
             cfg->fairness = BUCHI_FAIR_WEAK;
-        else if (!enif_is_identical(fair, atom(env, "none")))
+        else if (!enif_is_identical(fair, ATOM(env, none)))
             return 0;
     }
     cfg->max_states = max_states;
@@ -182,13 +182,13 @@ static ERL_NIF_TERM buchi_request_term(ErlNifEnv *env, const buchi_request *q)
 {
     switch (q->kind) {
     case BUCHI_NEED_SUCCESSORS:
-        return enif_make_tuple2(env, atom(env, "need"), enif_make_uint64(env, q->key));
-    case BUCHI_EMPTY: return atom(env, "empty");
-    case BUCHI_FOUND: return atom(env, "found");
-    case BUCHI_INCOMPLETE: return atom(env, "incomplete");
+        return enif_make_tuple2(env, ATOM(env, need), enif_make_uint64(env, q->key));
+    case BUCHI_EMPTY: return ATOM(env, empty);
+    case BUCHI_FOUND: return ATOM(env, found);
+    case BUCHI_INCOMPLETE: return ATOM(env, incomplete);
     case BUCHI_ERROR: break;
     }
-    return enif_make_tuple2(env, atom(env, "error"),
+    return enif_make_tuple2(env, ATOM(env, error),
                             enif_make_string(env, q->error ? q->error : "failed",
                                              ERL_NIF_LATIN1));
 }
@@ -210,15 +210,15 @@ ERL_NIF_TERM nif_buchi_check(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]
     ErlNifUInt64 init;
     buchi_config cfg;
     if (!enif_is_map(env, argv[0]) ||
-        !enif_get_map_value(env, argv[0], atom(env, "init"), &it) ||
+        !enif_get_map_value(env, argv[0], ATOM(env, init), &it) ||
         !enif_get_uint64(env, it, &init) ||
-        !enif_get_map_value(env, argv[0], atom(env, "states"), &states) ||
+        !enif_get_map_value(env, argv[0], ATOM(env, states), &states) ||
         !enif_is_map(env, states) || !bc_config(env, argv[1], &cfg))
         return enif_make_badarg(env);
     const char *why = "out of memory";
     buchi *b = buchi_new(&cfg, &why);
     if (b == NULL)
-        return enif_make_tuple2(env, atom(env, "error"),
+        return enif_make_tuple2(env, ATOM(env, error),
                                 enif_make_string(env, why, ERL_NIF_LATIN1));
     bc_buf buf = { NULL, NULL };
     buchi_request req;
@@ -239,34 +239,34 @@ ERL_NIF_TERM nif_buchi_check(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]
         if (r == 0)
             result = enif_make_badarg(env);
         else if (r == -1)
-            result = enif_make_tuple2(env, atom(env, "error"),
-                                      enif_make_tuple2(env, atom(env, "unknown_state"),
+            result = enif_make_tuple2(env, ATOM(env, error),
+                                      enif_make_tuple2(env, ATOM(env, unknown_state),
                                                        enif_make_uint64(env, req.key)));
         else
-            result = enif_make_tuple2(env, atom(env, "error"),
+            result = enif_make_tuple2(env, ATOM(env, error),
                                       enif_make_string(env, "out of memory",
                                                        ERL_NIF_LATIN1));
         break;
     case BUCHI_EMPTY:
-        result = atom(env, "empty");
+        result = ATOM(env, empty);
         break;
     case BUCHI_INCOMPLETE:
-        result = atom(env, "incomplete");
+        result = ATOM(env, incomplete);
         break;
     case BUCHI_FOUND: {
         const buchi_step *stem, *cycle;
         size_t nstem, ncycle;
         if (buchi_lasso(b, &stem, &nstem, &cycle, &ncycle) != 0)
-            result = enif_make_tuple2(env, atom(env, "error"),
+            result = enif_make_tuple2(env, ATOM(env, error),
                                       enif_make_string(env, "no lasso", ERL_NIF_LATIN1));
         else
-            result = enif_make_tuple3(env, atom(env, "lasso"),
+            result = enif_make_tuple3(env, ATOM(env, lasso),
                                       bc_steps(env, stem, nstem),
                                       bc_steps(env, cycle, ncycle));
         break;
     }
     default:
-        result = enif_make_tuple2(env, atom(env, "error"),
+        result = enif_make_tuple2(env, ATOM(env, error),
                                   enif_make_string(env, req.error ? req.error : "failed",
                                                    ERL_NIF_LATIN1));
         break;
@@ -300,7 +300,7 @@ ERL_NIF_TERM nif_buchi_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     ERL_NIF_TERM t = enif_make_resource(env, r);
     enif_release_resource(r);
     if (r->b == NULL)
-        return enif_make_tuple2(env, atom(env, "error"),
+        return enif_make_tuple2(env, ATOM(env, error),
                                 enif_make_string(env, why, ERL_NIF_LATIN1));
     return t;
 }
@@ -361,7 +361,7 @@ ERL_NIF_TERM nif_buchi_lasso(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]
     enif_mutex_lock(r->lock);
     ERL_NIF_TERM t;
     if (buchi_lasso(r->b, &stem, &nstem, &cycle, &ncycle) != 0)
-        t = enif_make_tuple2(env, atom(env, "error"),
+        t = enif_make_tuple2(env, ATOM(env, error),
                              enif_make_string(env, "no lasso", ERL_NIF_LATIN1));
     else
         t = enif_make_tuple2(env, bc_steps(env, stem, nstem), bc_steps(env, cycle, ncycle));
@@ -380,8 +380,8 @@ ERL_NIF_TERM nif_buchi_stats(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]
     enif_mutex_lock(r->lock);
     buchi_get_stats(r->b, &st);
     enif_mutex_unlock(r->lock);
-    ERL_NIF_TERM keys[] = { atom(env, "states"), atom(env, "transitions"),
-                            atom(env, "requests"), atom(env, "max_depth") };
+    ERL_NIF_TERM keys[] = { ATOM(env, states), ATOM(env, transitions),
+                            ATOM(env, requests), ATOM(env, max_depth) };
     ERL_NIF_TERM vals[] = { enif_make_uint64(env, st.states),
                             enif_make_uint64(env, st.transitions),
                             enif_make_uint64(env, st.requests),

@@ -12,7 +12,7 @@
 
 ERL_NIF_TERM nif_error(ErlNifEnv *env, const char *file, int line, const char *why)
 {
-    return enif_make_tuple3(env, atom(env, "error"),
+    return enif_make_tuple3(env, ATOM(env, error),
                             enif_make_tuple2(env,
                                              enif_make_string(env, file,
                                                               ERL_NIF_LATIN1),
@@ -27,11 +27,11 @@ int get_res(ErlNifEnv *env, ERL_NIF_TERM t, search_res **r)
            (*r)->s != NULL;
 }
 
-int map_u64(ErlNifEnv *env, ERL_NIF_TERM map, const char *key, uint64_t *out)
+int map_u64(ErlNifEnv *env, ERL_NIF_TERM map, ERL_NIF_TERM key, uint64_t *out)
 {
     ERL_NIF_TERM v;
     ErlNifUInt64 u;
-    if (!enif_get_map_value(env, map, atom(env, key), &v))
+    if (!enif_get_map_value(env, map, key, &v))
         return 0;
     if (!enif_get_uint64(env, v, &u))
         return -1;
@@ -57,9 +57,9 @@ int encode(ErlNifEnv *env, ERL_NIF_TERM t, ErlNifBinary *bin, term_in *out)
 
 int get_bool(ErlNifEnv *env, ERL_NIF_TERM t, int *out)
 {
-    if (enif_is_identical(t, atom(env, "true")))
+    if (enif_is_identical(t, ATOM(env, true)))
         *out = 1;
-    else if (enif_is_identical(t, atom(env, "false")))
+    else if (enif_is_identical(t, ATOM(env, false)))
         *out = 0;
     else
         return 0;

@@ -18,6 +18,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "nif_atoms.h"
 #include "search.h"
 
 /* The library's private data (enif_priv_data), made in load. */
@@ -26,6 +27,7 @@ typedef struct nif_priv {
     ErlNifResourceType *buchi_type;
     atomic_long live;      /* searches and Büchi searchers not yet freed
                               (live_searches/0) */
+    nif_atoms atoms;       /* made in load, read-only after */
 } nif_priv;
 
 typedef struct search_res {
@@ -34,9 +36,17 @@ typedef struct search_res {
     nif_priv *priv;        /* whose `live` counts this search */
 } search_res;
 
-static inline ERL_NIF_TERM atom(ErlNifEnv *env, const char *name)
+static inline const nif_atoms *nif_atoms_of(ErlNifEnv *env)
 {
-    return enif_make_atom(env, name);
+    return &((const nif_priv *)enif_priv_data(env))->atoms;
+}
+
+/* The atom `name` (one of NIF_ATOMS), as a term. */
+#define ATOM(env, name) (nif_atoms_of(env)->am_##name)
+
+static inline ERL_NIF_TERM bool_term(ErlNifEnv *env, int b)
+{
+    return b ? ATOM(env, true) : ATOM(env, false);
 }
 
 ERL_NIF_TERM nif_error(ErlNifEnv *env, const char *file, int line, const char *why);
@@ -47,7 +57,7 @@ ERL_NIF_TERM nif_error(ErlNifEnv *env, const char *file, int line, const char *w
 int get_res(ErlNifEnv *env, ERL_NIF_TERM t, search_res **r);
 
 /* 1: *out set from map's key; 0: no such key; -1: not a uint64. */
-int map_u64(ErlNifEnv *env, ERL_NIF_TERM map, const char *key, uint64_t *out);
+int map_u64(ErlNifEnv *env, ERL_NIF_TERM map, ERL_NIF_TERM key, uint64_t *out);
 
 int get_bool(ErlNifEnv *env, ERL_NIF_TERM t, int *out);
 

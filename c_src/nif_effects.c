@@ -54,126 +54,126 @@ int parse_effects(ErlNifEnv *env, ERL_NIF_TERM list, effects_buf *eb)
         int has_term = 1, has_term2 = 0, has_term3 = 0;
         if (!enif_get_tuple(env, head, &arity, &el) || arity < 2)
             return 0;
-        if (arity == 3 && enif_is_identical(el[0], atom(env, "send")) &&
+        if (arity == 3 && enif_is_identical(el[0], ATOM(env, send)) &&
             enif_get_uint(env, el[1], &pid)) {
             ef->kind = EFFECT_SEND;
             term = el[2];
-        } else if (arity == 4 && enif_is_identical(el[0], atom(env, "spawn")) &&
+        } else if (arity == 4 && enif_is_identical(el[0], ATOM(env, spawn)) &&
                    enif_get_uint(env, el[1], &pid) &&
                    get_bool(env, el[3], &ef->link)) {
             ef->kind = EFFECT_SPAWN;
             term = el[2];
-        } else if (arity == 3 && enif_is_identical(el[0], atom(env, "exit")) &&
+        } else if (arity == 3 && enif_is_identical(el[0], ATOM(env, exit)) &&
                    enif_get_uint(env, el[1], &pid)) {
             ef->kind = EFFECT_EXIT;
             term = el[2];
-        } else if (arity == 3 && enif_is_identical(el[0], atom(env, "register")) &&
+        } else if (arity == 3 && enif_is_identical(el[0], ATOM(env, register)) &&
                    enif_get_uint(env, el[1], &pid) && enif_is_atom(env, el[2])) {
             ef->kind = EFFECT_REGISTER;
             term = el[2];
-        } else if (arity == 2 && enif_is_identical(el[0], atom(env, "unregister")) &&
+        } else if (arity == 2 && enif_is_identical(el[0], ATOM(env, unregister)) &&
                    enif_is_atom(env, el[1])) {
             ef->kind = EFFECT_UNREGISTER;
             term = el[1];
-        } else if (arity == 2 && enif_is_identical(el[0], atom(env, "link")) &&
+        } else if (arity == 2 && enif_is_identical(el[0], ATOM(env, link)) &&
                    enif_get_uint(env, el[1], &pid)) {
             ef->kind = EFFECT_LINK;
             has_term = 0;
-        } else if (arity == 2 && enif_is_identical(el[0], atom(env, "unlink")) &&
+        } else if (arity == 2 && enif_is_identical(el[0], ATOM(env, unlink)) &&
                    enif_get_uint(env, el[1], &pid)) {
             ef->kind = EFFECT_UNLINK;
             has_term = 0;
-        } else if (arity == 2 && enif_is_identical(el[0], atom(env, "trap_exit")) &&
+        } else if (arity == 2 && enif_is_identical(el[0], ATOM(env, trap_exit)) &&
                    get_bool(env, el[1], &ef->link)) {
             ef->kind = EFFECT_TRAP_EXIT;
             has_term = 0;
-        } else if (((arity == 4 || arity == 5) && enif_is_identical(el[0], atom(env, "monitor"))) ||
-                   (arity == 4 && enif_is_identical(el[0], atom(env, "spawn_monitor")))) {
+        } else if (((arity == 4 || arity == 5) && enif_is_identical(el[0], ATOM(env, monitor))) ||
+                   (arity == 4 && enif_is_identical(el[0], ATOM(env, spawn_monitor)))) {
             if (!enif_get_uint(env, el[1], &pid) || !enif_get_uint(env, el[2], &ef->ref))
                 return 0;
             ef->kind = EFFECT_MONITOR;
-            ef->link = enif_is_identical(el[0], atom(env, "spawn_monitor"));
+            ef->link = enif_is_identical(el[0], ATOM(env, spawn_monitor));
             term = el[3];
-            has_term = !enif_is_identical(el[3], atom(env, "none"));
+            has_term = !enif_is_identical(el[3], ATOM(env, none));
             if (arity == 5) {
                 if (!enif_is_atom(env, el[4]))
                     return 0;
                 term2 = el[4];
                 has_term2 = 1;
             }
-        } else if (arity == 4 && enif_is_identical(el[0], atom(env, "send_name")) &&
+        } else if (arity == 4 && enif_is_identical(el[0], ATOM(env, send_name)) &&
                    enif_get_uint(env, el[1], &pid) && enif_is_atom(env, el[2])) {
             ef->kind = EFFECT_SEND_NAME;
             term = el[3];
             term2 = el[2];
             has_term2 = 1;
-        } else if (arity == 3 && enif_is_identical(el[0], atom(env, "alias")) &&
+        } else if (arity == 3 && enif_is_identical(el[0], ATOM(env, alias)) &&
                    enif_get_uint(env, el[1], &ef->ref) && enif_get_int(env, el[2], &ef->link)) {
             ef->kind = EFFECT_ALIAS;
             has_term = 0;
-        } else if (arity == 2 && enif_is_identical(el[0], atom(env, "unalias")) &&
+        } else if (arity == 2 && enif_is_identical(el[0], ATOM(env, unalias)) &&
                    enif_get_uint(env, el[1], &ef->ref)) {
             ef->kind = EFFECT_UNALIAS;
             has_term = 0;
-        } else if (arity == 3 && enif_is_identical(el[0], atom(env, "send_alias")) &&
+        } else if (arity == 3 && enif_is_identical(el[0], ATOM(env, send_alias)) &&
                    enif_get_uint(env, el[1], &ef->ref)) {
             ef->kind = EFFECT_SEND_ALIAS;
             term = el[2];
-        } else if (arity == 6 && enif_is_identical(el[0], atom(env, "timer")) &&
+        } else if (arity == 6 && enif_is_identical(el[0], ATOM(env, timer)) &&
                    enif_get_uint(env, el[1], &ef->ref) && enif_get_uint(env, el[2], &pid) &&
                    enif_is_atom(env, el[3]) && enif_get_int(env, el[5], &ef->link) &&
                    ef->link >= 0) {
             ef->kind = EFFECT_TIMER;
             term = el[4];
-            if (!enif_is_identical(el[3], atom(env, "none"))) {
+            if (!enif_is_identical(el[3], ATOM(env, none))) {
                 term2 = el[3];
                 has_term2 = 1;
             }
-        } else if (arity == 2 && enif_is_identical(el[0], atom(env, "cancel_timer")) &&
+        } else if (arity == 2 && enif_is_identical(el[0], ATOM(env, cancel_timer)) &&
                    enif_get_uint(env, el[1], &ef->ref)) {
             ef->kind = EFFECT_CANCEL_TIMER;
             has_term = 0;
-        } else if (arity == 7 && enif_is_identical(el[0], atom(env, "ets_put")) &&
+        } else if (arity == 7 && enif_is_identical(el[0], ATOM(env, ets_put)) &&
                    enif_get_uint(env, el[1], &ef->ref) && enif_get_uint(env, el[2], &pid) &&
                    enif_get_int(env, el[3], &ef->link) && ef->link >= 0 &&
                    enif_is_atom(env, el[4])) {
             ef->kind = EFFECT_ETS_PUT;
             term = el[5];
-            if (!enif_is_identical(el[4], atom(env, "none"))) {
+            if (!enif_is_identical(el[4], ATOM(env, none))) {
                 term2 = el[4];
                 has_term2 = 1;
             }
             term3 = el[6];
             has_term3 = 1;
-        } else if (arity == 2 && enif_is_identical(el[0], atom(env, "app_env"))) {
+        } else if (arity == 2 && enif_is_identical(el[0], ATOM(env, app_env))) {
             ef->kind = EFFECT_APP_ENV;
             term = el[1];
-        } else if (arity == 2 && enif_is_identical(el[0], atom(env, "ets_delete")) &&
+        } else if (arity == 2 && enif_is_identical(el[0], ATOM(env, ets_delete)) &&
                    enif_get_uint(env, el[1], &ef->ref)) {
             ef->kind = EFFECT_ETS_DELETE;
             has_term = 0;
-        } else if (arity == 2 && enif_is_identical(el[0], atom(env, "keep_message")) &&
-                   enif_is_identical(el[1], atom(env, "true"))) {
+        } else if (arity == 2 && enif_is_identical(el[0], ATOM(env, keep_message)) &&
+                   enif_is_identical(el[1], ATOM(env, true))) {
             ef->kind = EFFECT_KEEP_MESSAGE;
             has_term = 0;
-        } else if (arity == 2 && enif_is_identical(el[0], atom(env, "halt"))) {
+        } else if (arity == 2 && enif_is_identical(el[0], ATOM(env, halt))) {
             /* el[1], the status, is for the trace only. */
             ef->kind = EFFECT_HALT;
             has_term = 0;
-        } else if (arity == 4 && enif_is_identical(el[0], atom(env, "group_leader")) &&
+        } else if (arity == 4 && enif_is_identical(el[0], ATOM(env, group_leader)) &&
                    enif_get_uint(env, el[1], &pid) && enif_get_uint(env, el[2], &ef->ref)) {
             /* el[3], the leader's own key, is for the trace only. */
             ef->kind = EFFECT_GROUP_LEADER;
             has_term = 0;
-        } else if (arity == 2 && enif_is_identical(el[0], atom(env, "unique")) &&
+        } else if (arity == 2 && enif_is_identical(el[0], ATOM(env, unique)) &&
                    enif_get_uint(env, el[1], &ef->ref)) {
             ef->kind = EFFECT_UNIQUE;
             has_term = 0;
-        } else if (arity == 3 && enif_is_identical(el[0], atom(env, "monitor_node")) &&
+        } else if (arity == 3 && enif_is_identical(el[0], ATOM(env, monitor_node)) &&
                    enif_get_uint(env, el[1], &pid) && get_bool(env, el[2], &ef->link)) {
             ef->kind = EFFECT_MONITOR_NODE;
             has_term = 0;
-        } else if (arity == 3 && enif_is_identical(el[0], atom(env, "demonitor")) &&
+        } else if (arity == 3 && enif_is_identical(el[0], ATOM(env, demonitor)) &&
                    enif_get_uint(env, el[1], &ef->ref) && get_bool(env, el[2], &ef->link)) {
             ef->kind = EFFECT_DEMONITOR;
             has_term = 0;

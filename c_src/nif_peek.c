@@ -44,7 +44,7 @@ ERL_NIF_TERM nif_monitor_active(ErlNifEnv *env, int argc, const ERL_NIF_TERM arg
     enif_mutex_lock(r->lock);
     int active = search_peek_monitor(r->s, pid, ref);
     enif_mutex_unlock(r->lock);
-    return atom(env, active ? "true" : "false");
+    return bool_term(env, active);
 }
 
 /* alias_active(Search, Pid, Ref) -> boolean() */
@@ -59,7 +59,7 @@ ERL_NIF_TERM nif_alias_active(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[
     enif_mutex_lock(r->lock);
     int active = search_peek_alias(r->s, pid, ref);
     enif_mutex_unlock(r->lock);
-    return atom(env, active ? "true" : "false");
+    return bool_term(env, active);
 }
 
 /* timer(Search, Ref) -> Time | false */
@@ -73,7 +73,7 @@ ERL_NIF_TERM nif_timer(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     enif_mutex_lock(r->lock);
     int64_t t = search_peek_timer(r->s, ref);
     enif_mutex_unlock(r->lock);
-    return t < 0 ? atom(env, "false") : enif_make_int64(env, t);
+    return t < 0 ? ATOM(env, false) : enif_make_int64(env, t);
 }
 
 static ERL_NIF_TERM monitor_list(ErlNifEnv *env, const part_store *ps,
@@ -81,7 +81,7 @@ static ERL_NIF_TERM monitor_list(ErlNifEnv *env, const part_store *ps,
 {
     ERL_NIF_TERM list = enif_make_list(env, 0);
     for (uint32_t k = ms->n; k-- > 0;) {
-        ERL_NIF_TERM item = atom(env, "none");
+        ERL_NIF_TERM item = ATOM(env, none);
         if (ms->m[k].item != 0 && !part_term(env, ps, ms->m[k].item, &item))
             *ok = 0;
         list = enif_make_list_cell(env,
@@ -106,7 +106,7 @@ ERL_NIF_TERM nif_process(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     uint32_t skip;
     const proc *p = search_peek_proc(r->s, pid, &skip);
     const part_store *ps = search_store(r->s);
-    ERL_NIF_TERM t = atom(env, "undefined");
+    ERL_NIF_TERM t = ATOM(env, undefined);
     if (p != NULL) {
         int ok = 1;
         ERL_NIF_TERM msgs = enif_make_list(env, 0), links = enif_make_list(env, 0);
@@ -121,15 +121,15 @@ ERL_NIF_TERM nif_process(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
         }
         for (uint32_t k = p->nlinks; k-- > 0;)
             links = enif_make_list_cell(env, enif_make_uint(env, p->links[k]), links);
-        ERL_NIF_TERM name = atom(env, "undefined"), dict = enif_make_list(env, 0);
+        ERL_NIF_TERM name = ATOM(env, undefined), dict = enif_make_list(env, 0);
         if (p->name != 0 && !part_term(env, ps, p->name, &name))
             ok = 0;
         if (p->dict != 0 && !part_term(env, ps, p->dict, &dict))
             ok = 0;
         ERL_NIF_TERM parts[8] = {
-            atom(env, p->status == PROC_INIT ? "init" : "waiting"), msgs, links,
+            p->status == PROC_INIT ? ATOM(env, init) : ATOM(env, waiting), msgs, links,
             monitor_list(env, ps, &p->mons, &ok), monitor_list(env, ps, &p->monby, &ok),
-            name, atom(env, (p->flags & PF_TRAP_EXIT) ? "true" : "false"), dict };
+            name, bool_term(env, p->flags & PF_TRAP_EXIT), dict };
         t = ok ? enif_make_tuple_from_array(env, parts, 8)
                : ERROR(env, "stored term does not decode");
     }
@@ -149,9 +149,9 @@ ERL_NIF_TERM nif_ets_table(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     enif_mutex_lock(r->lock);
     const ets_table *t = search_peek_table(r->s, tid);
     const part_store *ps = search_store(r->s);
-    ERL_NIF_TERM res = atom(env, "undefined");
+    ERL_NIF_TERM res = ATOM(env, undefined);
     if (t != NULL) {
-        ERL_NIF_TERM hd = atom(env, "none"), name = atom(env, "none"), data;
+        ERL_NIF_TERM hd = ATOM(env, none), name = ATOM(env, none), data;
         if ((t->heir_data != 0 && !part_term(env, ps, t->heir_data, &hd)) ||
             (t->name != 0 && !part_term(env, ps, t->name, &name)) ||
             !part_term(env, ps, t->data, &data))
@@ -178,7 +178,7 @@ ERL_NIF_TERM nif_ets_named(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     uint32_t tid = search_peek_table_named(r->s, node, bin.data, bin.size);
     enif_mutex_unlock(r->lock);
     enif_release_binary(&bin);
-    return tid ? enif_make_uint(env, tid) : atom(env, "undefined");
+    return tid ? enif_make_uint(env, tid) : ATOM(env, undefined);
 }
 
 /* A list of the keys a peek call gives for (Search, Node), in its order:
@@ -221,7 +221,7 @@ ERL_NIF_TERM nif_app_env(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
         return enif_make_badarg(env);
     enif_mutex_lock(r->lock);
     part_id id = search_peek_app_env(r->s);
-    ERL_NIF_TERM t = atom(env, "undefined");
+    ERL_NIF_TERM t = ATOM(env, undefined);
     if (id != 0 && !part_term(env, search_store(r->s), id, &t))
         t = ERROR(env, "stored term does not decode");
     enif_mutex_unlock(r->lock);
@@ -268,7 +268,7 @@ ERL_NIF_TERM nif_alive(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     enif_mutex_lock(r->lock);
     int alive = search_peek_alive(r->s, pid);
     enif_mutex_unlock(r->lock);
-    return atom(env, alive ? "true" : "false");
+    return bool_term(env, alive);
 }
 
 /* group_leader(Search, Pid) -> GL | undefined, in the state being expanded:
@@ -284,7 +284,7 @@ ERL_NIF_TERM nif_group_leader(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[
     enif_mutex_lock(r->lock);
     uint32_t skip;
     const proc *p = search_peek_proc(r->s, pid, &skip);
-    ERL_NIF_TERM t = p != NULL ? enif_make_uint(env, p->gl) : atom(env, "undefined");
+    ERL_NIF_TERM t = p != NULL ? enif_make_uint(env, p->gl) : ATOM(env, undefined);
     enif_mutex_unlock(r->lock);
     return t;
 }
@@ -304,7 +304,7 @@ ERL_NIF_TERM nif_whereis(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     int found = search_peek_whereis(r->s, node, bin.data, bin.size, &pid);
     enif_mutex_unlock(r->lock);
     enif_release_binary(&bin);
-    return found ? enif_make_uint(env, pid) : atom(env, "undefined");
+    return found ? enif_make_uint(env, pid) : ATOM(env, undefined);
 }
 
 /* node_status(Search, FromNode, Node) -> up | down | disconnected */
@@ -319,7 +319,7 @@ ERL_NIF_TERM nif_node_status(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]
     enif_mutex_lock(r->lock);
     int status = search_peek_node(r->s, a, b);
     enif_mutex_unlock(r->lock);
-    return atom(env, status == 0 ? "up" : status == 1 ? "down" : "disconnected");
+    return status == 0 ? ATOM(env, up) : status == 1 ? ATOM(env, down) : ATOM(env, disconnected);
 }
 
 /* registered(Search, Node) -> [Name] */

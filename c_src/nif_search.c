@@ -54,40 +54,40 @@ ERL_NIF_TERM nif_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     uint64_t expand_only = 0, table_mode = VISITED_EXACT, bitstate_bits = 0;
     uint64_t crashes = 0, disconnects = 0, kills = 0;
     unsigned nnodes = 0;
-    if (enif_get_map_value(env, argv[0], atom(env, "nodes"), &nodes)) {
+    if (enif_get_map_value(env, argv[0], ATOM(env, nodes), &nodes)) {
         if (!enif_get_list_length(env, nodes, &nnodes) || nnodes == 0 ||
             nnodes > SEARCH_MAX_NODES)
             return enif_make_badarg(env);
-    } else if (enif_get_map_value(env, argv[0], atom(env, "node"), &head)) {
+    } else if (enif_get_map_value(env, argv[0], ATOM(env, node), &head)) {
         nnodes = 1;
         nodes = enif_make_list1(env, head);
     } else {
         return enif_make_badarg(env);
     }
-    if (map_u64(env, argv[0], "creation", &creation) != 1 ||
+    if (map_u64(env, argv[0], ATOM(env, creation), &creation) != 1 ||
         creation > UINT32_MAX ||
-        map_u64(env, argv[0], "max_states", &max_states) < 0 ||
-        map_u64(env, argv[0], "max_depth", &max_depth) < 0 ||
-        map_u64(env, argv[0], "table_size", &table_slots) < 0 ||
+        map_u64(env, argv[0], ATOM(env, max_states), &max_states) < 0 ||
+        map_u64(env, argv[0], ATOM(env, max_depth), &max_depth) < 0 ||
+        map_u64(env, argv[0], ATOM(env, table_size), &table_slots) < 0 ||
         table_slots > ((uint64_t)1 << 40) ||
-        map_u64(env, argv[0], "check_deadlock", &check_deadlock) < 0 ||
+        map_u64(env, argv[0], ATOM(env, check_deadlock), &check_deadlock) < 0 ||
         check_deadlock > 1 ||
-        map_u64(env, argv[0], "timeouts_when_idle", &when_idle) < 0 || when_idle > 1 ||
-        map_u64(env, argv[0], "delivery_ether", &ether) < 0 || ether > 1 ||
-        map_u64(env, argv[0], "node_pair", &node_pair) < 0 || node_pair > 1 ||
-        map_u64(env, argv[0], "breadth_first", &bfs) < 0 || bfs > 1 ||
-        map_u64(env, argv[0], "observe", &observe) < 0 || observe > 1 ||
-        map_u64(env, argv[0], "judge_deaths", &judge_deaths) < 0 || judge_deaths > 1 ||
-        map_u64(env, argv[0], "expand_only", &expand_only) < 0 || expand_only > 1 ||
-        map_u64(env, argv[0], "table_mode", &table_mode) < 0 ||
+        map_u64(env, argv[0], ATOM(env, timeouts_when_idle), &when_idle) < 0 || when_idle > 1 ||
+        map_u64(env, argv[0], ATOM(env, delivery_ether), &ether) < 0 || ether > 1 ||
+        map_u64(env, argv[0], ATOM(env, node_pair), &node_pair) < 0 || node_pair > 1 ||
+        map_u64(env, argv[0], ATOM(env, breadth_first), &bfs) < 0 || bfs > 1 ||
+        map_u64(env, argv[0], ATOM(env, observe), &observe) < 0 || observe > 1 ||
+        map_u64(env, argv[0], ATOM(env, judge_deaths), &judge_deaths) < 0 || judge_deaths > 1 ||
+        map_u64(env, argv[0], ATOM(env, expand_only), &expand_only) < 0 || expand_only > 1 ||
+        map_u64(env, argv[0], ATOM(env, table_mode), &table_mode) < 0 ||
         table_mode > VISITED_BITSTATE ||
         (table_mode != VISITED_EXACT && (bfs || expand_only)) ||
-        map_u64(env, argv[0], "bitstate_bits", &bitstate_bits) < 0 ||
+        map_u64(env, argv[0], ATOM(env, bitstate_bits), &bitstate_bits) < 0 ||
         bitstate_bits > VISITED_MAX_BITS ||
-        map_u64(env, argv[0], "max_crashes", &crashes) < 0 || crashes > UINT32_MAX ||
-        map_u64(env, argv[0], "max_disconnects", &disconnects) < 0 ||
+        map_u64(env, argv[0], ATOM(env, max_crashes), &crashes) < 0 || crashes > UINT32_MAX ||
+        map_u64(env, argv[0], ATOM(env, max_disconnects), &disconnects) < 0 ||
         disconnects > UINT32_MAX ||
-        map_u64(env, argv[0], "max_kills", &kills) < 0 || kills > UINT32_MAX)
+        map_u64(env, argv[0], ATOM(env, max_kills), &kills) < 0 || kills > UINT32_MAX)
         return enif_make_badarg(env);
     search_config cfg = { .creation = (uint32_t)creation,
                           .max_states = max_states, .max_depth = max_depth,
@@ -130,12 +130,11 @@ ERL_NIF_TERM nif_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
         free(namebuf);
         return enif_make_badarg(env);
     }
-    static const char *const atom_names[N_ATOMS] = SEARCH_ATOM_NAMES;
+    const ERL_NIF_TERM *search_atoms = nif_atoms_of(env)->search;
     ErlNifBinary atom_bins[N_ATOMS];
     int natoms = 0;
     for (; natoms < N_ATOMS; natoms++) {
-        if (!enif_term_to_binary(env, atom(env, atom_names[natoms]),
-                                 &atom_bins[natoms]))
+        if (!enif_term_to_binary(env, search_atoms[natoms], &atom_bins[natoms]))
             break;
         cfg.atom_etf[natoms] = atom_bins[natoms].data;
         cfg.atom_etf_len[natoms] = atom_bins[natoms].size;
@@ -170,12 +169,12 @@ static ERL_NIF_TERM agent_term(ErlNifEnv *env, const agent *a)
     case AGENT_PROC:
         return enif_make_uint(env, a->a);
     case AGENT_CHAN:
-        return enif_make_tuple4(env, atom(env, "chan"), enif_make_uint(env, a->a),
+        return enif_make_tuple4(env, ATOM(env, chan), enif_make_uint(env, a->a),
                                 enif_make_uint(env, a->b), enif_make_uint(env, a->name));
     case AGENT_NONE:
         break;
     }
-    return atom(env, "none");
+    return ATOM(env, none);
 }
 
 /* {expanded, StateId, [{SuccId, Agent, Label, Stop}], Deadlock}
@@ -187,19 +186,19 @@ static ERL_NIF_TERM expanded_term(ErlNifEnv *env, search *s)
     size_t n = search_expansion(s, &e, &deadlock);
     ERL_NIF_TERM list = enif_make_list(env, 0);
     for (size_t i = n; i-- > 0;) {
-        ERL_NIF_TERM label = atom(env, "none");
+        ERL_NIF_TERM label = ATOM(env, none);
         if (e[i].label != NULL &&
             enif_binary_to_term(env, e[i].label, e[i].label_len, &label, 0) != e[i].label_len)
             return ERROR(env, "stored label does not decode");
         list = enif_make_list_cell(
             env,
             enif_make_tuple4(env, enif_make_uint(env, e[i].state), agent_term(env, &e[i].who),
-                             label, atom(env, e[i].stop ? "true" : "false")),
+                             label, bool_term(env, e[i].stop)),
             list);
     }
-    return enif_make_tuple4(env, atom(env, "expanded"),
+    return enif_make_tuple4(env, ATOM(env, expanded),
                             enif_make_uint(env, search_expanding(s)), list,
-                            atom(env, deadlock ? "true" : "false"));
+                            bool_term(env, deadlock));
 }
 
 static ERL_NIF_TERM request_term(ErlNifEnv *env, search *s, const request *q)
@@ -211,41 +210,40 @@ static ERL_NIF_TERM request_term(ErlNifEnv *env, search *s, const request *q)
         if (!part_term(env, ps, q->cont, &cont) ||
             !part_term(env, ps, q->msg, &msg))
             return ERROR(env, "stored term does not decode");
-        return enif_make_tuple3(env, atom(env, "match"), cont, msg);
+        return enif_make_tuple3(env, ATOM(env, match), cont, msg);
     case REQ_RUN: {
         ERL_NIF_TERM pid = enif_make_uint(env, q->pid), how;
         if (!part_term(env, ps, q->cont, &cont))
             return ERROR(env, "stored term does not decode");
         if (q->run == RUN_START) {
-            how = atom(env, "start");
+            how = ATOM(env, start);
         } else if (q->run == RUN_TIMEOUT) {
-            how = atom(env, "timeout");
+            how = ATOM(env, timeout);
         } else if (q->run == RUN_CHOICE) {
-            how = enif_make_tuple2(env, atom(env, "choice"), enif_make_uint(env, q->choice));
+            how = enif_make_tuple2(env, ATOM(env, choice), enif_make_uint(env, q->choice));
         } else {
             if (!part_term(env, ps, q->msg, &msg))
                 return ERROR(env, "stored term does not decode");
-            how = enif_make_tuple2(env, atom(env, "receive"), msg);
+            how = enif_make_tuple2(env, ATOM(env, receive), msg);
         }
         ERL_NIF_TERM dict = enif_make_list(env, 0);
         if (q->dict != 0 && !part_term(env, ps, q->dict, &dict))
             return ERROR(env, "stored term does not decode");
-        return enif_make_tuple6(env, atom(env, "run"), pid, how, cont, dict,
-                                atom(env, (q->flags & PF_TRAP_EXIT) ? "true"
-                                                                    : "false"));
+        return enif_make_tuple6(env, ATOM(env, run), pid, how, cont, dict,
+                                bool_term(env, q->flags & PF_TRAP_EXIT));
     }
-    case REQ_DONE: return atom(env, "done");
-    case REQ_LIMIT_STATES: return atom(env, "max_states");
-    case REQ_DEADLOCK: return atom(env, "deadlock");
-    case REQ_STOPPED: return atom(env, "stopped");
+    case REQ_DONE: return ATOM(env, done);
+    case REQ_LIMIT_STATES: return ATOM(env, max_states);
+    case REQ_DEADLOCK: return ATOM(env, deadlock);
+    case REQ_STOPPED: return ATOM(env, stopped);
     case REQ_OBSERVE: {
-        ERL_NIF_TERM obs = atom(env, "none"), label = atom(env, "none");
+        ERL_NIF_TERM obs = ATOM(env, none), label = ATOM(env, none);
         size_t len = 0;
         const uint8_t *lb = search_observed_label(s, &len);
         if ((q->observer != 0 && !part_term(env, ps, q->observer, &obs)) ||
             (lb != NULL && enif_binary_to_term(env, lb, len, &label, 0) != len))
             return ERROR(env, "stored term does not decode");
-        return enif_make_tuple3(env, atom(env, "observe"), obs, label);
+        return enif_make_tuple3(env, ATOM(env, observe), obs, label);
     }
     case REQ_EXPANDED: return expanded_term(env, s);
     case REQ_DEATHS: {
@@ -258,9 +256,9 @@ static ERL_NIF_TERM request_term(ErlNifEnv *env, search *s, const request *q)
             list = enif_make_list_cell(
                 env, enif_make_tuple2(env, enif_make_uint(env, d[i].pid), reason), list);
         }
-        return enif_make_tuple2(env, atom(env, "deaths"), list);
+        return enif_make_tuple2(env, ATOM(env, deaths), list);
     }
-    case REQ_YIELD: return atom(env, "yield");
+    case REQ_YIELD: return ATOM(env, yield);
     case REQ_ERROR: return ERROR(env, q->error ? q->error : "search failed");
     }
     return ERROR(env, "unknown request");
@@ -329,7 +327,7 @@ ERL_NIF_TERM nif_focus(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     enif_mutex_lock(r->lock);
     int rc = search_focus(r->s, id);
     enif_mutex_unlock(r->lock);
-    return rc == 0 ? atom(env, "ok") : enif_make_badarg(env);
+    return rc == 0 ? ATOM(env, ok) : enif_make_badarg(env);
 }
 
 /* resume(Search) -> Request: goes on after a `yield'. */
@@ -357,9 +355,9 @@ ERL_NIF_TERM nif_match(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     int matches;
     if (!get_res(env, argv[0], &r))
         return enif_make_badarg(env);
-    if (enif_is_identical(argv[1], atom(env, "true")))
+    if (enif_is_identical(argv[1], ATOM(env, true)))
         matches = 1;
-    else if (enif_is_identical(argv[1], atom(env, "false")))
+    else if (enif_is_identical(argv[1], ATOM(env, false)))
         matches = 0;
     else
         return enif_make_badarg(env);
@@ -382,11 +380,11 @@ ERL_NIF_TERM nif_observed(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     int verdict;
     if (!get_res(env, argv[0], &r))
         return enif_make_badarg(env);
-    if (enif_is_identical(argv[1], atom(env, "ok")))
+    if (enif_is_identical(argv[1], ATOM(env, ok)))
         verdict = OBSERVE_OK;
-    else if (enif_is_identical(argv[1], atom(env, "skip")))
+    else if (enif_is_identical(argv[1], ATOM(env, skip)))
         verdict = OBSERVE_SKIP;
-    else if (enif_is_identical(argv[1], atom(env, "violation")))
+    else if (enif_is_identical(argv[1], ATOM(env, violation)))
         verdict = OBSERVE_VIOLATION;
     else
         return enif_make_badarg(env);
@@ -444,13 +442,13 @@ ERL_NIF_TERM nif_ran(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     /* {wait, Timeout, Cont, Dict}: Timeout false (after infinity or none),
     ** true (a finite after), zero (after 0), or the finite after's time. */
     unsigned timeout_ms = 0;
-    int is_wait = arity == 4 && enif_is_identical(oc[0], atom(env, "wait")) &&
+    int is_wait = arity == 4 && enif_is_identical(oc[0], ATOM(env, wait)) &&
                   (get_bool(env, oc[1], &res.has_timeout) ||
-                   (enif_is_identical(oc[1], atom(env, "zero")) && (res.has_timeout = 2)) ||
+                   (enif_is_identical(oc[1], ATOM(env, zero)) && (res.has_timeout = 2)) ||
                    (enif_get_uint(env, oc[1], &timeout_ms) && timeout_ms > 0 &&
                     (res.has_timeout = 1)));
     res.timeout_ms = timeout_ms > PF_TIMEOUT_MAX ? PF_TIMEOUT_MAX : timeout_ms;
-    int is_choice = arity == 4 && enif_is_identical(oc[0], atom(env, "choice")) &&
+    int is_choice = arity == 4 && enif_is_identical(oc[0], ATOM(env, choice)) &&
                     enif_get_uint(env, oc[1], &alternatives);
     if ((is_wait || is_choice) && enif_is_list(env, oc[3])) {
         res.outcome = is_wait ? OUTCOME_WAIT : OUTCOME_CHOICE;
@@ -465,9 +463,9 @@ ERL_NIF_TERM nif_ran(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
             }
             have_dict = 1;
         }
-    } else if (arity == 2 && enif_is_identical(oc[0], atom(env, "exit"))) {
+    } else if (arity == 2 && enif_is_identical(oc[0], ATOM(env, exit))) {
         res.outcome = OUTCOME_EXIT;
-        res.normal = enif_is_identical(oc[1], atom(env, "normal"));
+        res.normal = enif_is_identical(oc[1], ATOM(env, normal));
         if (!encode(env, oc[1], &contbin, &res.reason))
             return enif_make_badarg(env);
         have_cont = 1;
@@ -520,21 +518,22 @@ ERL_NIF_TERM nif_stats(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     search_get_stats(r->s, &st);
     enif_mutex_unlock(r->lock);
     ERL_NIF_TERM keys[] = {
-        atom(env, "states"), atom(env, "transitions"), atom(env, "max_depth"),
-        atom(env, "stack_depth"), atom(env, "parts"), atom(env, "memory"),
-        atom(env, "match_memo"), atom(env, "truncated"),
-        atom(env, "memory_used"), atom(env, "table"), atom(env, "table_bytes"),
-        atom(env, "omission_probability"), atom(env, "states_lost_estimate"),
-        atom(env, "coverage_estimate") };
+        ATOM(env, states), ATOM(env, transitions), ATOM(env, max_depth),
+        ATOM(env, stack_depth), ATOM(env, parts), ATOM(env, memory),
+        ATOM(env, match_memo), ATOM(env, truncated),
+        ATOM(env, memory_used), ATOM(env, table), ATOM(env, table_bytes),
+        ATOM(env, omission_probability), ATOM(env, states_lost_estimate),
+        ATOM(env, coverage_estimate) };
     ERL_NIF_TERM vals[] = {
         enif_make_uint64(env, st.states), enif_make_uint64(env, st.transitions),
         enif_make_uint64(env, st.max_depth_seen),
         enif_make_uint64(env, st.depth), enif_make_uint64(env, st.parts),
         enif_make_uint64(env, st.bytes), enif_make_uint64(env, st.memo_entries),
-        atom(env, st.truncated ? "true" : "false"),
+        bool_term(env, st.truncated),
         enif_make_uint64(env, st.used_bytes),
-        atom(env, st.table_mode == VISITED_HASH_COMPACT ? "hash_compact"
-                  : st.table_mode == VISITED_BITSTATE ? "bitstate" : "exact"),
+        st.table_mode == VISITED_HASH_COMPACT ? ATOM(env, hash_compact)
+        : st.table_mode == VISITED_BITSTATE   ? ATOM(env, bitstate)
+                                              : ATOM(env, exact),
         enif_make_uint64(env, st.table_bytes),
         enif_make_double(env, st.omission_probability),
         enif_make_double(env, st.lost_estimate),

@@ -65,15 +65,15 @@ ERL_NIF_TERM nif_top_state(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
         for (uint32_t k = p->nlinks; k-- > 0;)
             links = enif_make_list_cell(env, enif_make_uint(env, p->links[k]),
                                         links);
-        ERL_NIF_TERM name = atom(env, "undefined");
+        ERL_NIF_TERM name = ATOM(env, undefined);
         if (p->name != 0 && !part_term(env, ps, p->name, &name))
             goto bad;
         list = enif_make_list_cell(
             env,
             enif_make_tuple6(env, enif_make_uint(env, p->pid),
-                             atom(env, p->status == PROC_INIT ? "init"
-                                       : p->status == PROC_CHOICE ? "choosing"
-                                                                  : "waiting"),
+                             (p->status == PROC_INIT     ? ATOM(env, init)
+                              : p->status == PROC_CHOICE ? ATOM(env, choosing)
+                                                         : ATOM(env, waiting)),
                              cont, msgs, links, name),
             list);
     }
@@ -98,25 +98,26 @@ static int signal_term(ErlNifEnv *env, const part_store *ps, part_id id, ERL_NIF
     case SIG_MSG:
         if (!part_term(env, ps, sig[1], &a))
             return 0;
-        *out = enif_make_tuple2(env, atom(env, "message"), a);
+        *out = enif_make_tuple2(env, ATOM(env, message), a);
         return 1;
     case SIG_EXIT:
         if (!part_term(env, ps, sig[1], &a))
             return 0;
-        *out = enif_make_tuple2(env, atom(env, (sig[2] & SIGF_LINK) ? "link_exit" : "exit"), a);
+        *out = enif_make_tuple2(env, (sig[2] & SIGF_LINK) ? ATOM(env, link_exit) : ATOM(env, exit),
+                                a);
         return 1;
-    case SIG_LINK: *out = atom(env, "link"); return 1;
-    case SIG_UNLINK: *out = atom(env, "unlink"); return 1;
+    case SIG_LINK: *out = ATOM(env, link); return 1;
+    case SIG_UNLINK: *out = ATOM(env, unlink); return 1;
     case SIG_MONITOR:
-        *out = enif_make_tuple2(env, atom(env, "monitor"), enif_make_uint(env, sig[1]));
+        *out = enif_make_tuple2(env, ATOM(env, monitor), enif_make_uint(env, sig[1]));
         return 1;
     case SIG_DEMONITOR:
-        *out = enif_make_tuple2(env, atom(env, "demonitor"), enif_make_uint(env, sig[1]));
+        *out = enif_make_tuple2(env, ATOM(env, demonitor), enif_make_uint(env, sig[1]));
         return 1;
     case SIG_DOWN:
         if (!part_term(env, ps, sig[3], &a))
             return 0;
-        *out = enif_make_tuple3(env, atom(env, "down"), enif_make_uint(env, sig[1]), a);
+        *out = enif_make_tuple3(env, ATOM(env, down), enif_make_uint(env, sig[1]), a);
         return 1;
     default:
         return 0;
@@ -125,7 +126,7 @@ static int signal_term(ErlNifEnv *env, const part_store *ps, part_id id, ERL_NIF
 
 static int name_term(ErlNifEnv *env, const part_store *ps, part_id name, ERL_NIF_TERM *out)
 {
-    *out = atom(env, "undefined");
+    *out = ATOM(env, undefined);
     return name == 0 || part_term(env, ps, name, out);
 }
 
