@@ -6,10 +6,10 @@
 ** Every argument is checked; a bad one gives badarg, a failure inside C
 ** gives {error, {File, Line}, Reason} (ERROR, with the file and line of the
 ** call that failed).  A NIF returns a valid term or raises: it never crashes
-** the VM, whatever the arguments or the order of calls.  A search resource is
-** touched only with its lock held, so a misbehaving caller cannot corrupt it,
-** and there is no state but the resources and the library's private data,
-** so several checks can run at once in one VM.
+** the VM, whatever the arguments or the order of calls.  A search is used
+** only with its resource's lock held, so a misbehaving caller cannot corrupt
+** it, and there is no state but the resources and the library's private
+** data, so several checks can run at once in one VM.
 */
 #ifndef MCE_NIF_COMMON_H
 #define MCE_NIF_COMMON_H
