@@ -2,15 +2,14 @@
 %% messages: links, exit signals and trap_exit, refs and monitors, aliases.
 %%
 %% Each call records its signal as an effect of the step; the C runtime
-%% delivers it (at once on this node, through the ether otherwise) and runs
-%% the exit cascades.  What the caller may observe before the step ends (an
+%% delivers it (directly or through the ether) and runs the exit cascades.  What the caller may observe before the step ends (an
 %% exit(Pid, kill) followed by is_process_alive(Pid), a demonitor's `info')
 %% is read from the step's overlay first.
 %%
 %% Invariant: a signal aimed at a system process (init, user) is dropped or
 %% refused here and never reaches the state (they trap exits and never
-%% die); a signal a process sends itself acts within the step (die/1), so no
-%% catch in the program can keep it alive.
+%% die); an exit signal a process sends itself that ends it acts within
+%% the step (die/1), so no catch in the program can keep it alive.
 -module(mce_rt_signals).
 -compile({no_auto_import, [link/1, unlink/1, exit/2, process_flag/2, make_ref/0, monitor/2,
                             demonitor/1, demonitor/2, monitor/3, alias/0, alias/1, unalias/1]}).
