@@ -337,7 +337,8 @@ ets_frames([]) ->
 
 %% A BIF implemented by the runtime (mce_rt:modules/0) appears as the BIF
 %% itself, as on the VM; the runtime's internal helpers do not appear.
-keep_frame({M, F, _, _}) -> not lists:member(M, mce_rt:modules()) orelse lists:member(F, rt_bifs()).
+keep_frame({M, F, _, _}) ->
+    not lists:member(M, mce_rt:modules()) orelse lists:member(F, rt_bifs()).
 
 rt_bifs() ->
     [send, link, unlink, exit, register, unregister, whereis, registered, process_flag,
