@@ -1,7 +1,7 @@
 %% @doc atomics for checked code: the arrays live in the shared term of the
 %% state (mce_app:shared/0) under `{atomics, Ref}', so every process sees
 %% each write from the step that makes it on and states differ by the
-%% values.  An array is named by a simulated ref (mce_rt:make_ref/0); its
+%% values.  An array is named by a simulated ref (mce_rt_signals:make_ref/0); its
 %% entry in the shared term keeps that ref from being reused.  Each
 %% operation reads and writes the shared term in one step, as the VM does
 %% it atomically; under `granularity => small' it is a scheduling point.
@@ -108,7 +108,7 @@ wrap(V, Signed) ->
 %% @doc A new array of Size zeros.
 -spec array_new(pos_integer(), boolean(), list()) -> reference().
 array_new(Size, Signed, _Args) ->
-    Ref = mce_rt:make_ref(),
+    Ref = mce_rt_signals:make_ref(),
     store(Ref, {Signed, erlang:make_tuple(Size, 0)}),
     Ref.
 

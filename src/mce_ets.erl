@@ -59,7 +59,7 @@ new(Name, Opts) when is_atom(Name), is_list(Opts) ->
     Me = me(),
     Named = maps:get(named, T),
     Named andalso name_taken(Name) andalso erlang:error(badarg, [Name, Opts]),
-    Ref = mce_rt:make_ref(),
+    Ref = mce_rt_signals:make_ref(),
     {ok, Key} = mce_ref:number(Ref),
     Tab = #{tid => Key, owner => Me, heir => maps:get(heir, T),
             heir_data => maps:get(heir_data, T),
@@ -97,7 +97,7 @@ new_option(_, _, Args) -> badarg({new, Args}).
 heir(Pid, Data, T, Call) ->
     case mce_pid:number(Pid) of
         {ok, N} ->
-            case mce_rt:is_process_alive(Pid) of
+            case mce_rt_procs:is_process_alive(Pid) of
                 true -> T#{heir := N, heir_data := {Data}};
                 false -> T#{heir := 0, heir_data := none}
             end;
@@ -175,7 +175,7 @@ give_away(Tab, Pid, Data) ->
             {ok, K} -> K;
             error -> erlang:error(badarg, [Tab, Pid, Data])
         end,
-    (N =/= me() andalso mce_rt:is_process_alive(Pid)) orelse erlang:error(badarg, [Tab, Pid, Data]),
+    (N =/= me() andalso mce_rt_procs:is_process_alive(Pid)) orelse erlang:error(badarg, [Tab, Pid, Data]),
     store(T#{owner := N}),
     mce_rt:send(Pid, {'ETS-TRANSFER', tab_term(T), mce_rt:self(), Data}),
     true.

@@ -335,10 +335,10 @@ ets_frames([Frame | Rest]) ->
 ets_frames([]) ->
     [].
 
-%% A BIF implemented by mce_rt appears as the BIF itself, as on the VM;
-%% mce_rt's internal helpers do not appear.
-keep_frame({mce_rt, F, _, _}) -> lists:member(F, rt_bifs());
-keep_frame(_) -> true.
+%% A BIF implemented by the runtime (mce_rt:modules/0) appears as the BIF
+%% itself, as on the VM; the runtime's internal helpers do not appear.
+keep_frame({M, F, _, _}) ->
+    not lists:member(M, mce_rt:modules()) orelse lists:member(F, rt_bifs()).
 
 rt_bifs() ->
     [send, link, unlink, exit, register, unregister, whereis, registered, process_flag,
@@ -350,9 +350,13 @@ rt_bifs() ->
 %% code they hold.
 %% A BIF that raised names no source, only where its error is explained,
 %% as on the VM (`Name ! Msg' raises in erlang:send/2 too).
-original_frame({mce_rt, F, A, _Info}) ->
-    {erlang, F, A, [{error_info, #{module => erl_erts_errors}}]};
 original_frame({M, F, A, Info}) ->
+    case lists:member(M, mce_rt:modules()) of
+        true -> {erlang, F, A, [{error_info, #{module => erl_erts_errors}}]};
+        false -> program_frame({M, F, A, Info})
+    end.
+
+program_frame({M, F, A, Info}) ->
     case atom_to_list(F) of
         "$mce_" ++ _ ->
             case info(M, F) of

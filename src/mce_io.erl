@@ -10,7 +10,7 @@
 %% the ref of a monitor on it) and the caller waits for `{io_reply,
 %% ReplyAs, Reply}' or the 'DOWN'.  When it is a `user' process of a node
 %% (the default leader, or the device `user'), the text is recorded with the
-%% step instead (mce_rt:io_record/1), as before leaders were modelled.
+%% step instead (mce_rt_io:io_record/1), as before leaders were modelled.
 -module(mce_io).
 
 -export([format/1, format/2, format/3, fwrite/1, fwrite/2, fwrite/3, put_chars/1, put_chars/2,
@@ -63,8 +63,8 @@ o_request(OrigArgs, Io, Request) ->
 request(standard_io, Request) ->
     request(group_leader(), Request);
 request(Pid, Request) when is_pid(Pid) ->
-    case mce_rt:io_user(Pid) of
-        true -> mce_rt:io_record(Request);
+    case mce_rt_io:io_user(Pid) of
+        true -> mce_rt_io:io_record(Request);
         false when Pid =:= self() -> {error, calling_self};
         false -> execute_request(Pid, io_request(Request))
     end;
@@ -76,7 +76,7 @@ request(Name, Request) when is_atom(Name), Name =/= user, Name =/= standard_erro
         Pid -> request(Pid, Request)
     end;
 request(_Device, Request) ->
-    mce_rt:io_record(Request).
+    mce_rt_io:io_record(Request).
 
 execute_request(Pid, Converted) ->
     Mref = erlang:monitor(process, Pid),

@@ -35,7 +35,7 @@ erpc_call(Node, M, F, A) ->
 erpc_call(Node, M, F, A, Timeout)
   when is_atom(Node), is_atom(M), is_atom(F), is_list(A),
        (Timeout =:= infinity orelse (is_integer(Timeout) andalso Timeout >= 0)) ->
-    case mce_rt:known_node(Node) of
+    case mce_rt_node:known_node(Node) of
         false -> erlang:error({erpc, noconnection});
         true ->
             {Pid, Ref} = spawn_monitor(Node, ?MODULE, run, [M, F, A]),
@@ -53,7 +53,7 @@ erpc_call(Node, M, F, A, Timeout) ->
 
 -spec erpc_cast(node(), module(), atom(), [term()]) -> ok.
 erpc_cast(Node, M, F, A) when is_atom(Node), is_atom(M), is_atom(F), is_list(A) ->
-    case mce_rt:known_node(Node) of
+    case mce_rt_node:known_node(Node) of
         true -> spawn(Node, ?MODULE, run, [M, F, A]);
         false -> ok
     end,
@@ -100,7 +100,7 @@ rpc_multicall(M, F, A, Timeout) ->
 rpc_multicall(Nodes, M, F, A, Timeout)
   when is_list(Nodes), is_atom(M), is_atom(F), is_list(A),
        (Timeout =:= infinity orelse (is_integer(Timeout) andalso Timeout >= 0)) ->
-    Started = [{N, case is_atom(N) andalso mce_rt:known_node(N) of
+    Started = [{N, case is_atom(N) andalso mce_rt_node:known_node(N) of
                        true -> spawn_monitor(N, ?MODULE, run, [M, F, A]);
                        false -> unreachable
                    end} || N <- Nodes],

@@ -355,7 +355,7 @@ result_carrier(_, _) ->
 %% convention, for any atom), a fun of one argument decides, any other
 %% term covers itself.  The process of an rpc/erpc call ends by carrying
 %% its result in its exit reason (see mce_rpc), and timer:cancel/1 ends
-%% the process of an mce_timer timer (mce_rt:timer_cancel/1): not
+%% the process of an mce_timer timer (mce_rt_time:timer_cancel/1): not
 %% failures of the program.
 -spec normal_reason(term(), [term()]) -> boolean().
 normal_reason({'$mce_erpc_result', _}, _Normal) ->

@@ -7,7 +7,7 @@
 %% the model, on the caller's node, that waits with `after Time' and then
 %% sends or applies; it ends when the process it serves (the destination
 %% pid, else the caller) ends, and `timer:cancel/1' kills it
-%% (mce_rt:timer_cancel/1).  Time is untimed: with `timeouts => any' an
+%% (mce_rt_time:timer_cancel/1).  Time is untimed: with `timeouts => any' an
 %% interval may fire any number of times before its receiver runs (an
 %% unbounded mailbox, so no end to the state space); with `timeouts =>
 %% when_idle' it fires only when nothing else can move.

@@ -199,9 +199,9 @@ classify_call(erlang, F, A) -> classify_erlang(F, A);
 classify_call(mcerlang, choice, 1) -> {redirect, mce_rt, choice};
 classify_call(mcerlang, prop, 1) -> {redirect, mce_rt, prop};
 classify_call(mcerlang, probe, 2) -> {redirect, mce_rt, probe};
-classify_call(net_adm, ping, 1) -> {redirect, mce_rt, ping};
-classify_call(timer, send_after, A) when A =:= 2; A =:= 3 -> {redirect, mce_rt, timer_send_after};
-classify_call(timer, cancel, 1) -> {redirect, mce_rt, timer_cancel};
+classify_call(net_adm, ping, 1) -> {redirect, mce_rt_node, ping};
+classify_call(timer, send_after, A) when A =:= 2; A =:= 3 -> {redirect, mce_rt_time, timer_send_after};
+classify_call(timer, cancel, 1) -> {redirect, mce_rt_time, timer_cancel};
 classify_call(binary, copy, 2) -> {redirect, mce_sandbox, binary_copy};
 classify_call(persistent_term, F, A) ->
     _ = code:ensure_loaded(mce_pterm),
@@ -241,9 +241,9 @@ classify_call(ets, F, A) ->
                 false -> {unsupported, unsupported_call}
             end
     end;
-%% Clocks read the checker's one fixed instant (see mce_rt:timestamp/0).
-classify_call(os, timestamp, 0) -> {redirect, mce_rt, timestamp};
-classify_call(os, system_time, A) when A =:= 0; A =:= 1 -> {redirect, mce_rt, system_time};
+%% Clocks read the checker's one fixed instant (see mce_rt_time:timestamp/0).
+classify_call(os, timestamp, 0) -> {redirect, mce_rt_time, timestamp};
+classify_call(os, system_time, A) when A =:= 0; A =:= 1 -> {redirect, mce_rt_time, system_time};
 classify_call(timer, F, _) when F =:= seconds; F =:= minutes; F =:= hours; F =:= hms;
                                F =:= now_diff ->
     pure;
@@ -264,7 +264,7 @@ classify_call(init, F, A) when (F =:= get_argument andalso A =:= 1);
                                (F =:= get_arguments orelse F =:= get_plain_arguments orelse
                                 F =:= get_status) andalso A =:= 0 ->
     {redirect, mce_env, F};
-classify_call(init, stop, A) when A =:= 0; A =:= 1 -> {redirect, mce_rt, init_stop};
+classify_call(init, stop, A) when A =:= 0; A =:= 1 -> {redirect, mce_rt_node, init_stop};
 %% Shared mutable arrays: part of the checked state (mce_atomics).
 classify_call(M, F, A) when M =:= atomics; M =:= counters ->
     Model = case M of
@@ -314,7 +314,8 @@ classify_other(M, F, A) ->
 %% translator, ...) are the checker's and refused to checked code.
 is_runtime_module(M) ->
     lists:member(M, [mce_rt, mce_sandbox, mce_ets, mce_pterm, mce_global, mce_app, mce_logger,
-                     mce_env, mce_atomics, mce_counters])
+                     mce_env, mce_atomics, mce_counters, mce_rt_signals, mce_rt_spawn,
+                     mce_rt_procs, mce_rt_io, mce_rt_node, mce_rt_time])
         orelse is_translation(M).
 
 %%====================================================================
@@ -464,16 +465,16 @@ translatable(_) ->
 classify_erlang(self, 0) -> {redirect, mce_rt, self};
 classify_erlang(node, 0) -> {redirect, mce_rt, node};
 classify_erlang(send, A) when A =:= 2; A =:= 3 -> {redirect, mce_rt, send};
-classify_erlang(spawn_monitor, A) when A >= 1, A =< 4 -> {redirect, mce_rt, spawn_monitor};
-classify_erlang(spawn, A) when A >= 1, A =< 4 -> {redirect, mce_rt, spawn};
-classify_erlang(spawn_link, A) when A >= 1, A =< 4 -> {redirect, mce_rt, spawn_link};
-classify_erlang(spawn_opt, A) when A =:= 2; A =:= 4 -> {redirect, mce_rt, spawn_opt};
+classify_erlang(spawn_monitor, A) when A >= 1, A =< 4 -> {redirect, mce_rt_spawn, spawn_monitor};
+classify_erlang(spawn, A) when A >= 1, A =< 4 -> {redirect, mce_rt_spawn, spawn};
+classify_erlang(spawn_link, A) when A >= 1, A =< 4 -> {redirect, mce_rt_spawn, spawn_link};
+classify_erlang(spawn_opt, A) when A =:= 2; A =:= 4 -> {redirect, mce_rt_spawn, spawn_opt};
 classify_erlang(apply, A) when A =:= 2; A =:= 3 -> {redirect, mce_rt, apply};
-classify_erlang(now, 0) -> {redirect, mce_rt, timestamp};
+classify_erlang(now, 0) -> {redirect, mce_rt_time, timestamp};
 classify_erlang(send_nosuspend, A) when A =:= 2; A =:= 3 -> {redirect, mce_rt, send_nosuspend};
-classify_erlang(statistics, 1) -> {redirect, mce_rt, statistics};
+classify_erlang(statistics, 1) -> {redirect, mce_rt_time, statistics};
 classify_erlang(yield, 0) -> {redirect, mce_rt, erlang_yield};
-classify_erlang(system_info, 1) -> {redirect, mce_rt, system_info};
+classify_erlang(system_info, 1) -> {redirect, mce_rt_procs, system_info};
 %% The sandbox (mce_sandbox): funs made at run time are classified, and
 %% atoms made by checked code counted against the check's budget.
 classify_erlang(make_fun, 3) -> {redirect, mce_sandbox, make_fun};
@@ -483,22 +484,27 @@ classify_erlang(binary_to_term, A) when A =:= 1; A =:= 2 -> {redirect, mce_sandb
 classify_erlang(list_to_binary, 1) -> {redirect, mce_sandbox, list_to_binary};
 classify_erlang(iolist_to_binary, 1) -> {redirect, mce_sandbox, iolist_to_binary};
 classify_erlang(F, A) when is_atom(F) ->
-    case lists:member({F, A}, rt_bifs()) of
-        true -> {redirect, mce_rt, F};
-        false -> classify_other_bif(F, A)
+    case [RM || {RM, FAs} <- rt_bifs(), lists:member({F, A}, FAs)] of
+        [RM] -> {redirect, RM, F};
+        [] -> classify_other_bif(F, A)
     end.
 
-%% Process BIFs that mce_rt implements under the same name and arity.
+%% Process BIFs that the runtime implements under the same name and arity,
+%% by the module of the mce_rt family that models them.
 rt_bifs() ->
-    [{link, 1}, {unlink, 1}, {exit, 2}, {register, 2}, {unregister, 1}, {whereis, 1},
-     {registered, 0}, {process_flag, 2}, {is_process_alive, 1}, {put, 2}, {get, 0}, {get, 1},
-     {erase, 0}, {erase, 1}, {get_keys, 0}, {get_keys, 1}, {make_ref, 0}, {monitor, 2},
-     {monitor, 3}, {demonitor, 1}, {demonitor, 2}, {nodes, 0}, {monitor_node, 2}, {alias, 0},
-     {alias, 1}, {unalias, 1}, {send_after, 3}, {send_after, 4}, {start_timer, 3},
-     {start_timer, 4}, {cancel_timer, 1}, {cancel_timer, 2}, {read_timer, 1}, {read_timer, 2},
-     {unique_integer, 0}, {unique_integer, 1}, {process_info, 2}, {monotonic_time, 0},
-     {monotonic_time, 1}, {system_time, 0}, {system_time, 1}, {timestamp, 0}, {hibernate, 3},
-     {group_leader, 0}, {group_leader, 2}, {processes, 0}, {halt, 0}, {halt, 1}, {halt, 2}].
+    [{mce_rt, [{put, 2}, {get, 0}, {get, 1}, {erase, 0}, {erase, 1}, {get_keys, 0}, {get_keys, 1},
+               {hibernate, 3}]},
+     {mce_rt_signals, [{link, 1}, {unlink, 1}, {exit, 2}, {process_flag, 2}, {make_ref, 0},
+                       {monitor, 2}, {monitor, 3}, {demonitor, 1}, {demonitor, 2}, {alias, 0},
+                       {alias, 1}, {unalias, 1}]},
+     {mce_rt_procs, [{register, 2}, {unregister, 1}, {whereis, 1}, {registered, 0},
+                     {is_process_alive, 1}, {process_info, 2}, {processes, 0}]},
+     {mce_rt_node, [{nodes, 0}, {monitor_node, 2}, {halt, 0}, {halt, 1}, {halt, 2}]},
+     {mce_rt_time, [{send_after, 3}, {send_after, 4}, {start_timer, 3}, {start_timer, 4},
+                    {cancel_timer, 1}, {cancel_timer, 2}, {read_timer, 1}, {read_timer, 2},
+                    {unique_integer, 0}, {unique_integer, 1}, {monotonic_time, 0},
+                    {monotonic_time, 1}, {system_time, 0}, {system_time, 1}, {timestamp, 0}]},
+     {mce_rt_io, [{group_leader, 0}, {group_leader, 2}]}].
 classify_other_bif(F, A) ->
     case lists:member({F, A}, unsupported_bifs()) orelse
          lists:member(F, [spawn, spawn_link, spawn_monitor, spawn_opt, spawn_request,
@@ -535,7 +541,8 @@ process_modules() ->
 
 is_checker_module(M) ->
     lists:member(M, [mcerlang, mce_anf, mce_closure, mce_exec, mce_format, mce_nif, mce_pid,
-                     mce_ref, mce_rt, mce_search, mce_translate, mce_watchdog, mce_ets,
+                     mce_ref, mce_rt, mce_rt_signals, mce_rt_spawn, mce_rt_procs, mce_rt_io,
+                     mce_rt_node, mce_rt_time, mce_search, mce_translate, mce_watchdog, mce_ets,
                      mce_logger, mce_app, mce_global, mce_session, mce_debug, mce_cli, mce_msc,
                      mce_ltl, mce_ltl_search, mcerlang_monitor, mce_pterm, mce_env,
                      mce_atomics, mce_counters, mce_sandbox, mce_etf])

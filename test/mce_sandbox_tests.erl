@@ -64,6 +64,46 @@ checker_refused(F, Call, Where) ->
         error:{mcerlang, {unsupported_call, Call, Where}} -> ok
     end.
 
+%% Every module of the runtime is covered by the rule as mce_rt is: one of
+%% the checker's modules, so never translated as a user module would be,
+%% and a redirect target, so checked code calling it is not refused.  A
+%% new mce_rt_* module missing from mce_rt:modules/0 or from the
+%% translator's lists fails here.
+runtime_family_covered_test() ->
+    _ = application:load(mcerlang),
+    {ok, AppModules} = application:get_key(mcerlang, modules),
+    Family = [M || M <- AppModules, lists:prefix("mce_rt", atom_to_list(M))],
+    ?assertEqual(lists:sort(Family), lists:sort(mce_rt:modules())),
+    [begin
+         ?assertNot(mce_translate:translatable(M)),
+         [?assertEqual({M, F, A, pure}, {M, F, A, mce_translate:classify_call(M, F, A)})
+          || {F, A} <- M:module_info(exports), F =/= module_info]
+     end || M <- Family],
+    ?assertEqual({unsupported, unsupported_call}, mce_translate:classify_call(mce_nif, stats, 1)).
+
+%% Every call the translator redirects to the runtime names a function the
+%% runtime exports: the BIFs of erlang and the other modules it models.
+runtime_redirects_exported_test() ->
+    Calls = [{erlang, F, A} || {F, A} <- erlang:module_info(exports)] ++
+        [{mcerlang, choice, 1}, {mcerlang, prop, 1}, {mcerlang, probe, 2}, {net_adm, ping, 1},
+         {timer, send_after, 2}, {timer, send_after, 3}, {timer, cancel, 1}, {os, timestamp, 0},
+         {os, system_time, 0}, {os, system_time, 1}, {init, stop, 0}, {init, stop, 1}],
+    Redirects = [{Call, RM, RF} || {M, F, A} = Call <- Calls,
+                                   {redirect, RM, RF} <- [mce_translate:classify_call(M, F, A)],
+                                   lists:member(RM, mce_rt:modules())],
+    ?assert(length(Redirects) > 60),
+    [begin
+         ?assertEqual({module, RM}, code:ensure_loaded(RM)),
+         ?assertEqual({Call, true}, {Call, erlang:function_exported(RM, RF, A)})
+     end || {{_, _, A} = Call, RM, RF} <- Redirects].
+
+runtime_called_directly_test_() ->
+    [?_assertMatch({error, #{violation := {abnormal_exit, _,
+                                           {result, {nonode@nohost, true, true}}}}},
+                   mcerlang:check({tprog_sandbox, runtime_direct, []})),
+     ?_assertMatch({error, #{violation := {abnormal_exit, _, {result, {nonode@nohost, true}}}}},
+                   mcerlang:check({tprog_sandbox, runtime_apply, []}))].
+
 checker_api_allowed_test() ->
     ?assertMatch({error, #{violation := {abnormal_exit, _, {result, a}}}},
                  mcerlang:check({tprog_sandbox, checker_api, []})).

@@ -12,6 +12,7 @@
 -export([many_atoms/1, many_atoms_term/1, big_list/1, big_binary_copy/1, big_iolist_binary/1]).
 -export([piecewise_binary/1, count_down/2]).
 -export([checker_direct/0, checker_apply/0, checker_fun/0, checker_api/0, id/1]).
+-export([runtime_direct/0, runtime_apply/0]).
 
 %% Funs of process-dictionary BIFs act on the simulated process's dictionary.
 fun_put() ->
@@ -143,6 +144,17 @@ checker_apply() ->
 checker_fun() ->
     F = id(fun mce_pid:term/1),
     exit({result, F(1)}).
+
+%% The runtime (mce_rt and the rest of its family) called directly, and by
+%% apply: redirect targets, so not refused (docs/ARCHITECTURE.md, "The
+%% sandbox"), and never translated.
+runtime_direct() ->
+    exit({result, {mce_rt:node(), is_reference(mce_rt_signals:make_ref()),
+                   mce_rt_node:known_node(nonode@nohost)}}).
+
+runtime_apply() ->
+    {M1, M2} = id({mce_rt, mce_rt_signals}),
+    exit({result, {M1:node(), is_reference(M2:make_ref())}}).
 
 %% The API for checked programs stays callable.
 checker_api() ->
