@@ -47,7 +47,7 @@
 %% answers split the keys.
 -module(mce_step_inputs).
 
--export([main/0, main/1, models/0, measure/2, print/2]).
+-export([main/0, main/1, models/0, measure/2, print/2, timing/2]).
 
 -define(LRU_SIZES, [64, 512, 4096, 65536]).
 %% The collector suspends the worker above HIGH queued trace messages and
@@ -135,6 +135,66 @@ result_line({error, #{stats := Stats, violation := V}}) ->
      maps:get(states, Stats), maps:get(transitions, Stats)};
 result_line({inconclusive, Why, Stats}) ->
     {inconclusive, Why, maps:get(states, Stats), maps:get(transitions, Stats)}.
+
+%%-------------------------------------------------------------------- timing
+
+%% @doc Where a check's CPU time goes between Erlang and C, per request:
+%% the thread CPU time inside `mce_exec:run/6' (the step: executor,
+%% program, its NIF reads), inside the `mce_nif:ran/5' and
+%% `mce_nif:match/2' NIFs (C: applying the step, the search up to the next
+%% request and building it, term conversion both ways) and the rest of the
+%% driver loop.  Four trace events per step add their own cost to each
+%% part (about a microsecond each), so the figures are shares, not timings.
+-spec timing(mcerlang:entry(), map()) -> map().
+timing(Entry, Opts) ->
+    [{module, _} = code:ensure_loaded(M) || M <- [mce_nif, mce_exec]],
+    Self = self(),
+    Collector = spawn_link(fun() -> process_flag(message_queue_data, off_heap),
+                                    timing_loop(Self, undefined, #{}) end),
+    Spec = [{'_', [], [{return_trace}]}],
+    1 = erlang:trace_pattern({mce_exec, run, 6}, Spec, [local]),
+    1 = erlang:trace_pattern({mce_nif, ran, 5}, Spec, [local]),
+    1 = erlang:trace_pattern({mce_nif, match, 2}, Spec, [local]),
+    1 = erlang:trace_pattern({mce_nif, resume, 1}, Spec, [local]),
+    erlang:trace(all, true, [call, timestamp, cpu_timestamp, {tracer, Collector}]),
+    Result = try mcerlang:check(Entry, Opts#{progress => false, max_time => infinity})
+             after
+                 erlang:trace(all, false, [call, timestamp, cpu_timestamp]),
+                 erlang:trace_pattern({'_', '_', '_'}, false, [local])
+             end,
+    Ref = erlang:trace_delivered(all),
+    receive {trace_delivered, all, Ref} -> ok end,
+    Collector ! {done, Self},
+    receive
+        {timing, Collector, T} ->
+            unlink(Collector),
+            Total = lists:sum(maps:values(T)),
+            T#{result => result_line(Result), total_us => Total,
+               shares => maps:map(fun(_, V) -> round(1000 * V / max(Total, 1)) / 10 end, T)}
+    end.
+
+%% Attributes the CPU time between two events to what ran between them.
+timing_loop(Parent, Last, Acc) ->
+    receive
+        {trace_ts, _, return_from, MFA, _, TS} ->
+            timing_loop(Parent, TS, add(inside(MFA), Last, TS, Acc));
+        {trace_ts, _, call, _MFA, TS} ->
+            timing_loop(Parent, TS, add(driver, Last, TS, Acc));
+        {done, Parent} ->
+            Parent ! {timing, self(), Acc};
+        _ ->
+            timing_loop(Parent, Last, Acc)
+    end.
+
+inside({mce_exec, run, _}) -> erlang_step;
+inside({mce_nif, ran, _}) -> c_ran;
+inside({mce_nif, match, _}) -> c_match;
+inside({mce_nif, resume, _}) -> c_resume.
+
+add(_, undefined, _, Acc) -> Acc;
+add(What, {M0, S0, U0}, {M1, S1, U1}, Acc) ->
+    Us = ((M1 - M0) * 1000000 + (S1 - S0)) * 1000000 + (U1 - U0),
+    maps:update_with(What, fun(X) -> X + Us end, Us, Acc).
 
 %%-------------------------------------------------------------------- collector
 
