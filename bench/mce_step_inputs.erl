@@ -45,6 +45,16 @@
 %%      dictionary as the entries that changed.
 %% `pre' is the request alone (a without the reads): how much the read
 %% answers split the keys.
+%%
+%% `timing/2' is separate: it traces only the boundaries of each request,
+%% with CPU timestamps, to split a check's CPU between the Erlang step, the
+%% C search and the driver.
+%%
+%% Usage (the results and their reading are in docs/STEP_CACHE.md):
+%% `mce_step_inputs:main()' measures every model of models/0 (about 25
+%% minutes on a quiet machine, most of it door(4) and locker(aEx5,1));
+%% `main(["door(4)"])' one of them; `print(Label, measure(Entry, Opts))'
+%% any check.
 -module(mce_step_inputs).
 
 -export([main/0, main/1, models/0, measure/2, print/2, timing/2]).
