@@ -14,8 +14,8 @@
 %% module is changed and nothing costs anything when the tool does not
 %% run: `mce_exec:run/6' and `mce_exec:matches/2' with their return
 %% values, every read function of `mce_nif' with its answer, and the
-%% simulated process dictionary's functions in `mce_rt' (which keys a step
-%% reads).  The trace messages of one traced process arrive in the order
+%% simulated process dictionary's functions where the translator sends
+%% `put/2', `get/1', ... (which keys a step reads).  The trace messages of one traced process arrive in the order
 %% the calls were made, so the reads between a `run' call and its return
 %% are that step's reads.  A collector process turns each step into keys
 %% under several definitions and counts distinct keys, checks that every
@@ -111,7 +111,7 @@ main(Labels) ->
 %% @doc Checks `Entry' with `Opts' under the trace and returns the counts.
 -spec measure(mcerlang:entry(), map()) -> map().
 measure(Entry, Opts) ->
-    [{module, _} = code:ensure_loaded(M) || M <- [mce_nif, mce_exec, mce_rt]],
+    [{module, _} = code:ensure_loaded(M) || M <- [mce_nif, mce_exec]],
     Nodes = maps:get(nodes, Opts, [mce_pid:node_name()]),
     Self = self(),
     Collector = spawn_link(fun() -> collector_init(Self, Nodes) end),
@@ -119,7 +119,10 @@ measure(Entry, Opts) ->
     1 = erlang:trace_pattern({mce_exec, run, 6}, Spec, [local]),
     1 = erlang:trace_pattern({mce_exec, matches, 2}, Spec, [local]),
     [1 = erlang:trace_pattern({mce_nif, F, '_'}, Spec, [local]) || F <- ?READS],
-    [1 = erlang:trace_pattern({mce_rt, F, A}, true, [local]) || {F, A} <- ?DICT_FUNS],
+    [begin
+         {module, _} = code:ensure_loaded(M),
+         1 = erlang:trace_pattern({M, F, A}, true, [local])
+     end || {M, F, A} <- dict_funs()],
     erlang:trace(new_processes, true, [call, {tracer, Collector}]),
     T0 = erlang:monotonic_time(millisecond),
     Result = try mcerlang:check(Entry, Opts#{progress => false, max_time => infinity})
@@ -258,7 +261,7 @@ collector(St0) ->
                     collector(St#{pending := undefined,
                                   step := Step#{reads := [{F, Args, Answer} | Reads]}})
             end;
-        {trace, _, call, {mce_rt, F, Args}} ->
+        {trace, _, call, {_DictModule, F, Args}} ->
             case St of
                 #{step := #{dict_reads := DR} = Step} ->
                     collector(St#{step := Step#{dict_reads := [dict_read(F, Args) | DR]}});
@@ -295,6 +298,12 @@ flow(#{suspended := Susp} = St) ->
 
 resume(#{suspended := none}) -> ok;
 resume(#{suspended := W}) -> catch erlang:resume_process(W), ok.
+
+%% Where translated code's put/2, get/1, ... go (the translator's own
+%% classification, so that the runtime may move them).
+dict_funs() ->
+    [{M, F, A} || {F0, A} <- ?DICT_FUNS,
+                  {redirect, M, F} <- [mce_translate:classify_call(erlang, F0, A)]].
 
 dict_read(put, [K, _]) -> K;
 dict_read(get, [K]) -> K;
