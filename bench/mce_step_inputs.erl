@@ -169,11 +169,15 @@ timing(Entry, Opts) ->
     1 = erlang:trace_pattern({mce_nif, ran, 5}, Spec, [local]),
     1 = erlang:trace_pattern({mce_nif, match, 2}, Spec, [local]),
     1 = erlang:trace_pattern({mce_nif, resume, 1}, Spec, [local]),
+    %% CPU timestamps are per scheduler thread: with one scheduler online
+    %% the worker's are all from one clock.
+    Online = erlang:system_flag(schedulers_online, 1),
     erlang:trace(all, true, [call, timestamp, cpu_timestamp, {tracer, Collector}]),
     Result = try mcerlang:check(Entry, Opts#{progress => false, max_time => infinity})
              after
                  erlang:trace(all, false, [call, timestamp, cpu_timestamp]),
-                 erlang:trace_pattern({'_', '_', '_'}, false, [local])
+                 erlang:trace_pattern({'_', '_', '_'}, false, [local]),
+                 erlang:system_flag(schedulers_online, Online)
              end,
     Ref = erlang:trace_delivered(all),
     receive {trace_delivered, all, Ref} -> ok end,
