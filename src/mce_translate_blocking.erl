@@ -1,14 +1,16 @@
 %% @doc The blocking analysis: which functions may reach a receive.
 %%
 %% A function may block if its body holds a receive or a scheduling point
-%% the source rewrites made (`mce_rt:yield', `mcerlang:choice/1' and
+%% (`mce_rt:yield' from the source rewrites, `mcerlang:choice/1' and
 %% `prop/1', `erlang:hibernate/3'), calls a fun it cannot see (a fun
 %% variable, `apply', a computed `M:F'), or calls statically a function
 %% that may block: a fixpoint over the modules translated together, seeded
 %% with what the cache knows of the user modules translated before.  Code
 %% written inside funs counts for the function that runs it where it runs
 %% there (`runs_with/1'): a fun called where it is written, the funs given
-%% to a library higher-order function.
+%% to a library higher-order function.  (Which functions of a library
+%% module call a fun they are given is found apart, by
+%% mce_translate:library_hofs/1: the classification of calls needs it.)
 %%
 %% Input: modules after mce_translate_expand.  Output: a set of `{M, F, A}'
 %% that the code generator (mce_translate_gen) consults at every call.

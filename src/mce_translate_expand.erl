@@ -19,9 +19,11 @@
 %%                      memory wrapped in `mce_rt:yield', which the
 %%                      analysis then treats like a receive.
 %%
-%% Invariant: the output means what the input means on the VM; only the
-%% places where a process may be interrupted become explicit.  Attributes
-%% are kept, only function bodies change.
+%% Invariant: the output, run under the checker, means what the input
+%% means on the VM; what changes is that the calls the checker models and
+%% the places where a process may be interrupted become explicit.
+%% Attributes are kept (records with their defaults), only function bodies
+%% change.
 -module(mce_translate_expand).
 
 -export([forms/2]).

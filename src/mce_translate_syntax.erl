@@ -10,9 +10,9 @@
 %% Invariant: `map_subexprs/2' and `subexprs/1' see exactly the
 %% subexpressions evaluated when the expression is, in the order they are
 %% written: never patterns, never the bodies of funs (a fun's body runs
-%% when the fun is called).  A fold with `fold_no_funs/3' likewise sees what
-%% runs when the enclosing code runs; `fold_all/3' also what runs later in
-%% funs.
+%% when the fun is called).  The folds see every node, patterns and guards
+%% included: `fold_no_funs/3' skips the bodies of funs likewise,
+%% `fold_all/3' enters them.
 -module(mce_translate_syntax).
 
 -export([postwalk/2, fold_all/3, fold_no_funs/3, subexprs/1, map_subexprs/2, is_literal/1]).
