@@ -126,10 +126,10 @@ value1(E, Ctx) ->
 %% Rebuilds E with its direct subexpressions made blocking-free, hoisting
 %% them in evaluation order.
 value_parts(E, Ctx) ->
-    Subs = mce_translate:subexprs(E),
+    Subs = mce_translate_syntax:subexprs(E),
     {Pre, Subs1} = values(Subs, Ctx),
     put(mce_anf_subs, Subs1),
-    E1 = mce_translate:map_subexprs(fun(_) -> next_sub() end, E),
+    E1 = mce_translate_syntax:map_subexprs(fun(_) -> next_sub() end, E),
     erase(mce_anf_subs),
     {Pre, E1}.
 
@@ -276,7 +276,7 @@ guard_bif_uses(Cls) ->
     [B || {clause, _, _, Gs, _} <- Cls, B <- guard_calls(Gs)].
 
 guard_calls(Gs) ->
-    mce_translate:fold_all(
+    mce_translate_syntax:fold_all(
       fun({call, _, {atom, _, B}, []}, Acc) when B =:= self; B =:= node -> [B | Acc];
          ({call, _, {remote, _, {atom, _, erlang}, {atom, _, B}}, []}, Acc)
            when B =:= self; B =:= node -> [B | Acc];
@@ -291,4 +291,4 @@ replace_guard_bifs({clause, L, Ps, Gs, B}, Names) ->
                       {var, CL, maps:get(Bif, Names)};
                  (Other) -> Other
               end,
-    {clause, L, Ps, mce_translate:postwalk(Replace, Gs), B}.
+    {clause, L, Ps, mce_translate_syntax:postwalk(Replace, Gs), B}.

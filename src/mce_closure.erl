@@ -252,7 +252,7 @@ fun_clauses({'fun', _, {clauses, Cls}}) -> Cls;
 fun_clauses({named_fun, _, _, Cls}) -> Cls.
 
 vars(T) ->
-    lists:usort(mce_translate:fold_all(fun({var, _, '_'}, Acc) -> Acc;
+    lists:usort(mce_translate_syntax:fold_all(fun({var, _, '_'}, Acc) -> Acc;
                                            ({var, _, V}, Acc) -> [V | Acc];
                                            (_, Acc) -> Acc
                                         end, [], T)).
@@ -260,7 +260,7 @@ vars(T) ->
 %% Only the fun expression itself (not an equal-looking one elsewhere) is
 %% replaced: fun expressions carry their source location.
 replace(Old, New, T) ->
-    mce_translate:postwalk(fun(X) when X =:= Old -> New;
+    mce_translate_syntax:postwalk(fun(X) when X =:= Old -> New;
                               (X) -> X
                            end, T).
 

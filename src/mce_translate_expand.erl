@@ -1,0 +1,259 @@
+%% @doc The source rewrites before analysis: forms in, forms out.
+%%
+%% Each rewrite makes the module say, in plain Erlang, something the rest
+%% of the translator would otherwise have to know about, so that the
+%% blocking analysis (mce_translate_blocking) and the code generator
+%% (mce_translate_gen) see one uniform language.  In order:
+%%
+%%   record creations   `#s{...}' written out field by field, defaults that
+%%                      run code placed where the record is built;
+%%   imports            local calls of imported functions made remote;
+%%   sleeps             `timer:sleep/1' and `erlang:yield/0' as the
+%%                      receives they are under the model, erpc's fun
+%%                      forms as their `erlang:apply' forms;
+%%   model calls        rpc, erpc, timer and io calls pointed at the
+%%                      models written in Erlang (mce_rpc, mce_timer,
+%%                      mce_io), translated like user code;
+%%   caught stacks      `Class:Reason:Stack' bound to the cleaned stack;
+%%   scheduling points  every side effect on other processes or shared
+%%                      memory wrapped in `mce_rt:yield', which the
+%%                      analysis then treats like a receive.
+%%
+%% Invariant: the output, run under the checker, means what the input
+%% means on the VM; what changes is that the calls the checker models and
+%% the places where a process may be interrupted become explicit.
+%% Attributes are kept (records with their defaults), only function bodies
+%% change.
+-module(mce_translate_expand).
+
+-export([forms/2]).
+
+%% Imported so that the code moved here from mce_translate reads as it did.
+-import(mce_translate, [model_call/3]).
+-import(mce_translate_syntax, [postwalk/2, is_literal/1]).
+
+%% @doc The rewrites of module M's forms, in the order above.
+-spec forms(module(), [erl_parse:abstract_form()]) -> [erl_parse:abstract_form()].
+forms(M, Forms0) ->
+    yield_points(M, clean_caught_stacks(model_calls(sleep_as_receive(
+                                                    resolve_imports(record_creations(Forms0)))))).
+
+%% `#s{...}' as the compiler expands it (erl_expand_records:record_inits/2):
+%% every field in the record's definition order, a field not given taking
+%% its default expression.  A default that calls code (`pid = start()',
+%% spawning through a helper) is then translated where it runs, like any
+%% other expression of the function that builds the record, and the fields
+%% are evaluated in the VM's order (definition order, not written order).
+%% Literal defaults are left to the compiler.
+record_creations(Forms) ->
+    Recs = maps:from_list([{Name, [field_default(F) || F <- Fields]}
+                           || {attribute, _, record, {Name, Fields}} <- Forms]),
+    case map_size(Recs) of
+        0 -> Forms;
+        _ ->
+            [case F of
+                 {function, L, N, A, Cs} -> {function, L, N, A, creations(Cs, Recs)};
+                 _ -> F
+             end || F <- Forms]
+    end.
+
+field_default({typed_record_field, F, _Type}) -> field_default(F);
+field_default({record_field, _, {atom, _, Name}}) -> {Name, none};
+field_default({record_field, _, {atom, _, Name}, D}) -> {Name, D}.
+
+%% Rewrites the record creations of expressions, leaving patterns alone.
+creations({clause, L, Ps, Gs, B}, Recs) ->
+    {clause, L, Ps, Gs, creations(B, Recs)};
+creations({match, L, P, E}, Recs) ->
+    {match, L, P, creations(E, Recs)};
+creations({G, L, P, E}, Recs) when G =:= generate; G =:= b_generate ->
+    {G, L, P, creations(E, Recs)};
+creations({record, L, Name, Inits}, Recs) when is_map_key(Name, Recs) ->
+    Inits1 = creations(Inits, Recs),
+    Given = [{F, I} || {record_field, _, {atom, _, F}, _} = I <- Inits1],
+    Wildcard = [W || {record_field, _, {var, _, '_'}, W} <- Inits1],
+    Fields = [case lists:keyfind(F, 1, Given) of
+                  {F, I} -> [I];
+                  false ->
+                      case {Wildcard, D} of
+                          %% `_ = V' stands for every field not given, and is
+                          %% evaluated once for each (as on the VM).
+                          {[W | _], _} -> [{record_field, L, {atom, L, F}, W}];
+                          {[], none} -> [];
+                          {[], _} ->
+                              case is_literal(D) of
+                                  true -> [];
+                                  false -> [{record_field, L, {atom, L, F}, creations(D, Recs)}]
+                              end
+                      end
+              end || {F, D} <- maps:get(Name, Recs)],
+    {record, L, Name, lists:append(Fields)};
+creations(T, Recs) when is_tuple(T) ->
+    list_to_tuple(creations(tuple_to_list(T), Recs));
+creations(Xs, Recs) when is_list(Xs) ->
+    [creations(X, Recs) || X <- Xs];
+creations(X, _Recs) ->
+    X.
+
+%% Local calls to imported functions become remote calls.
+resolve_imports(Forms) ->
+    Imports = maps:from_list([{{F, A}, M} || {attribute, _, import, {M, FAs}} <- Forms,
+                                             {F, A} <- FAs]),
+    case map_size(Imports) of
+        0 -> Forms;
+        _ ->
+            Rewrite = fun({call, L, {atom, AL, F}, As} = C) ->
+                              case Imports of
+                                  #{{F, length(As)} := M} ->
+                                      {call, L, {remote, AL, {atom, AL, M}, {atom, AL, F}}, As};
+                                  #{} -> C
+                              end;
+                         (Other) -> Other
+                      end,
+            [case F of
+                 {function, L, N, A, Cs} -> {function, L, N, A, postwalk(Rewrite, Cs)};
+                 _ -> F
+             end || F <- Forms]
+    end.
+
+%% timer:sleep(T) is `receive after T -> ok end': under the checker's
+%% untimed semantics the process may wake up whenever.  erlang:yield() lets
+%% the other processes run, so it is a scheduling point too (`after 0'):
+%% a loop spinning on whereis/1 with yield() would otherwise never leave
+%% its big step.
+sleep_as_receive(Forms) ->
+    Rewrite = fun({call, L, {remote, _, {atom, _, timer}, {atom, _, sleep}}, [T]}) ->
+                      {'receive', L, [], T, [{atom, L, ok}]};
+                 ({call, L, {remote, _, {atom, _, erlang}, {atom, _, yield}}, []}) ->
+                      {'receive', L, [], {integer, L, 0}, [{atom, L, true}]};
+                 %% erpc(3): call(Node, Fun[, Timeout]) and cast(Node, Fun) are
+                 %% call/cast(Node, erlang, apply, [Fun, []][, Timeout]).
+                 ({call, L, {remote, RL, {atom, _, erpc} = E, {atom, _, F} = FA}, [Node, Fun | Rest]})
+                   when (F =:= call andalso length(Rest) =< 1); (F =:= cast andalso Rest =:= []) ->
+                      {call, L, {remote, RL, E, FA},
+                       [Node, {atom, L, erlang}, {atom, L, apply},
+                        {cons, L, Fun, {cons, L, {nil, L}, {nil, L}}} | Rest]};
+                 (Other) -> Other
+              end,
+    [case F of
+         {function, L, N, A, Cs} -> {function, L, N, A, postwalk(Rewrite, Cs)};
+         _ -> F
+     end || F <- Forms].
+
+%% rpc and erpc calls run in mce_rpc, a model of them written in plain
+%% Erlang and translated like user code (it spawns on the target node,
+%% monitors and waits, as erpc does).
+model_calls(Forms) ->
+    Rewrite = fun({call, L, {remote, RL, {atom, ML, M}, {atom, FL, F}}, As} = C) ->
+                      case model_call(M, F, length(As)) of
+                          {MM, MF} -> {call, L, {remote, RL, {atom, ML, MM}, {atom, FL, MF}}, As};
+                          none -> C
+                      end;
+                 (Other) -> Other
+              end,
+    [case F of
+         {function, L, N, A, Cs} -> {function, L, N, A, postwalk(Rewrite, Cs)};
+         _ -> F
+     end || F <- Forms].
+
+%% A stack trace caught by `Class:Reason:Stack' names the original modules
+%% and functions, as on the VM: the variable is bound to the cleaned stack
+%% (try bodies that suspend get theirs cleaned by their handler frames).
+clean_caught_stacks(Forms) ->
+    Rewrite = fun({'try', L, Body, Of, Catches, After}) ->
+                      {'try', L, Body, Of, [clean_catch(C) || C <- Catches], After};
+                 (Other) -> Other
+              end,
+    [case F of
+         {function, L, N, A, Cs} -> {function, L, N, A, postwalk(Rewrite, Cs)};
+         _ -> F
+     end || F <- Forms].
+
+clean_catch({clause, L, [{tuple, TL, [C, R, {var, VL, S}]}], G, B}) when S =/= '_' ->
+    Raw = {var, VL, list_to_atom("MCE@Raw" ++ atom_to_list(S))},
+    Clean = {match, VL, {var, VL, S},
+             {call, VL, {remote, VL, {atom, VL, mce_rt}, {atom, VL, clean_stack}}, [Raw]}},
+    {clause, L, [{tuple, TL, [C, R, Raw]}], G, [Clean | B]};
+clean_catch(Clause) ->
+    Clause.
+
+%% Scheduling points for `granularity => small': every call with a side
+%% effect on other processes or shared state becomes
+%% `mce_rt:yield(Call)', which returns the call's value at once in the
+%% default big-step mode and suspends the process after the effect in small
+%% mode (a one-way choice, see mce_rt:yield/1).  The translation is the
+%% same in both modes, so one cached translation serves both.
+yield_points(M, Forms) ->
+    Defs = sets:from_list([{F, A} || {function, _, F, A, _} <- Forms]),
+    [case F of
+         {function, L, N, A, Cs} ->
+             {function, L, N, A, postwalk(yield_rewrite(Defs, {M, N, A}), Cs)};
+         _ -> F
+     end || F <- Forms].
+
+yield_rewrite(Defs, Where) ->
+    Yield = fun(L, Call) -> yield(L, Call, Where) end,
+    fun({op, L, '!', _, _} = Send) -> Yield(L, Send);
+       ({call, L, {atom, _, F}, As} = C) ->
+            case not sets:is_element({F, length(As)}, Defs) andalso
+                erl_internal:bif(F, length(As)) andalso
+                side_effect(erlang, F, length(As)) of
+                true -> Yield(L, C);
+                false -> C
+            end;
+       ({call, L, {remote, _, {atom, _, M}, {atom, _, F}}, As} = C) ->
+            case side_effect(M, F, length(As)) of
+                true when M =:= ets; M =:= atomics; M =:= counters ->
+                    shared_yield(L, C, Where);
+                true -> Yield(L, C);
+                false -> C
+            end;
+       (Other) -> Other
+    end.
+
+%% Shared memory (ETS, atomics, counters) is a scheduling point in big
+%% steps too: another process may run between a process's read of a table
+%% and its write (the lost update of `[{K, V}] = ets:lookup(T, K),
+%% ets:insert(T, {K, V + 1})' on the VM), which no message orders.  The
+%% point is before the access (mce_rt:yield/3), and only suspends when the
+%% step already touched shared memory: the code before a step's first
+%% access is invisible to others, so one point there would add states and
+%% no behaviour.  Under small granularity the access is followed by its
+%% yield as every side effect is.
+shared_yield(L, Call, {M, F, A}) ->
+    Where = abstract({M, F, A, line_number(L)}, L),
+    Point = {call, L, {remote, L, {atom, L, mce_rt}, {atom, L, yield}},
+             [{atom, L, ok}, Where, {atom, L, shared}]},
+    yield(L, {block, L, [Point, Call]}, {M, F, A}).
+
+%% The location lets a lost suspension be reported where it was made.
+yield(L, Call, {M, F, A}) ->
+    {call, L, {remote, L, {atom, L, mce_rt}, {atom, L, yield}},
+     [Call, abstract({M, F, A, line_number(L)}, L)]}.
+
+side_effect(erlang, F, A) ->
+    lists:member({F, A}, [{send, 2}, {send, 3}, {spawn, 1}, {spawn, 2}, {spawn, 3}, {spawn, 4},
+                          {spawn_link, 1}, {spawn_link, 2}, {spawn_link, 3}, {spawn_link, 4},
+                          {spawn_monitor, 1}, {spawn_monitor, 2}, {spawn_monitor, 3},
+                          {spawn_monitor, 4}, {spawn_opt, 2}, {spawn_opt, 4}, {link, 1},
+                          {unlink, 1}, {exit, 2}, {register, 2}, {unregister, 1},
+                          {monitor, 2}, {monitor, 3}, {demonitor, 1}, {demonitor, 2},
+                          {process_flag, 2}, {monitor_node, 2}, {send_after, 3},
+                          {send_after, 4}, {start_timer, 3}, {start_timer, 4},
+                          {cancel_timer, 1}, {cancel_timer, 2},
+                          %% Reads of state other processes change: a race
+                          %% between a read and a later write shows up.
+                          {whereis, 1}, {registered, 0}, {is_process_alive, 1},
+                          {process_info, 2}, {read_timer, 1}, {read_timer, 2},
+                          {processes, 0}]);
+side_effect(M, F, _A) when M =:= atomics; M =:= counters ->
+    F =/= new;
+side_effect(ets, F, _A) ->
+    not lists:member(F, [match_spec_compile, match_spec_run, test_ms, fun2ms, is_compiled_ms]);
+side_effect(_, _, _) ->
+    false.
+
+abstract(Term, Anno) ->
+    erl_parse:abstract(Term, [{location, erl_anno:location(Anno)}]).
+
+line_number(L) -> erl_anno:line(L).
