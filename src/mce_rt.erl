@@ -199,7 +199,7 @@ choice(Other, _Where) ->
     erlang:error(badarg, [Other]).
 
 %% @doc A scheduling point after a side effect (see
-%% mce_translate:yield_points/1): with `granularity => small' the process
+%% mce_translate_expand:yield_points/1): with `granularity => small' the process
 %% suspends here and resumes with Value as a transition of its own; in the
 %% default big-step mode it just returns Value.
 -spec yield(T) -> T | {'$mce_suspend', tuple(), []}.
@@ -220,7 +220,7 @@ yield(Value, Where) ->
     end.
 
 %% @doc The scheduling point before an access to shared memory (ETS,
-%% atomics, counters; see mce_translate:shared_yield/3) in big steps: it
+%% atomics, counters; see mce_translate_expand:shared_yield/3) in big steps: it
 %% suspends when the step already accessed shared memory, so another
 %% process may run between the two accesses.  Under small granularity the
 %% yield after each access does that.  A fun called by code the checker
