@@ -9,10 +9,12 @@
 ** ref: firing one is that channel's delivery, so they live here rather
 ** than with the receive timeouts of transition.c.
 **
-** Invariant: each channel keeps its signals in send order and is never
-** empty (sys_state.h); a signal is never routed to or from a node that is
-** down or across a disconnected pair (ether_reachable), and a fault drops
-** every signal in transit across the cut it makes.
+** Invariant: a channel delivers its signals in the order they were sent
+** and is never empty (sys_state.h).  A signal is enqueued only between
+** nodes that can reach each other (senders check ether_reachable; a timer
+** is set on its setter's own node), and a fault drops every signal in
+** transit across the cut it makes, so a crashed node's signals vanish
+** with it.
 */
 #ifndef MCE_ETHER_H
 #define MCE_ETHER_H
