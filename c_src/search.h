@@ -12,8 +12,8 @@
 **   INIT process              -> run it from its initial call
 **   WAITING, a message matches -> receive the first matching message
 **   WAITING, none, finite after -> fire the timeout
-** then one per ether channel (deliver its oldest signal; done here, without
-** Erlang), then the faults the budgets still allow (crash a node,
+** then one per ether channel (deliver its oldest signal; done in C, ether.c,
+** without Erlang), then the faults the budgets still allow (crash a node,
 ** disconnect or reconnect two nodes, kill a process).  A state with live
 ** processes and no transition but faults is a deadlock.
 */

@@ -1,0 +1,119 @@
+/*
+** search_internal.h: the search's own record, shared by search.c (the
+** search order and the request protocol) and peek.c (the running step's
+** read-only questions about the state being expanded).  Nothing else
+** includes it: the NIF sees only search.h.
+**
+** Invariant: `cur` is the decoded state of the stack's top frame whenever
+** cur_id (exact table) or cur_serial (lossy tables) names that frame;
+** search_decode_top restores it after the stack moved.  The transition
+** context `tx` borrows the store `ps`, which the search owns.
+*/
+#ifndef MCE_SEARCH_INTERNAL_H
+#define MCE_SEARCH_INTERNAL_H
+
+#include "search.h"
+#include "sys_state.h"
+#include "transition.h"
+#include "visited.h"
+
+typedef struct frame {
+    part_id state;
+    uint32_t next_proc;   /* index of the next process to consider */
+    uint32_t msg_idx;     /* next message to test for that process */
+    uint32_t enabled;     /* transitions taken from this state */
+    int expand;           /* 0: beyond max_depth, not expanded */
+    uint32_t fault_idx;   /* next fault to inject */
+    uint8_t phase;        /* when_idle: 0 other transitions, 1 timeouts */
+    uint8_t saw_timeout;  /* phase 0 passed over a timeout */
+    uint32_t idle_min;    /* when_idle: 1 + the least time left of a receive
+                             timeout phase 0 passed over (0: none); only
+                             those fire, time passing in order */
+    uint8_t *label;       /* ETF of the transition into this state */
+    size_t label_len;
+    /* Lossy tables (state is 0): the state's root vector, malloc'd, and a
+    ** number naming this push, so search_decode_top knows what `cur` holds. */
+    uint8_t *root;
+    uint32_t root_len;
+    uint64_t serial;
+} frame;
+
+/* Breadth-first order (shortest counterexamples): every discovered state
+** is a node that remembers its parent and the label of the transition in.
+** The stack then holds one frame, the node being expanded; when the search
+** stops on a violation the path to it is rebuilt as the stack, so the
+** trace and the final state read the same way in both orders. */
+typedef struct bfs_node {
+    part_id state;
+    uint32_t parent;      /* node index; the root is its own parent */
+    uint32_t depth;
+    uint8_t *label;
+    size_t label_len;
+} bfs_node;
+
+/* Memo of "does message M match receive continuation C": parts are
+** interned, so (C, M) ids name the question exactly. */
+typedef struct memo {
+    uint64_t *keys;       /* (cont << 32 | msg) + 1, 0 = empty */
+    uint8_t *vals;
+    size_t nslots, n;
+} memo;
+
+struct search {
+    search_config cfg;
+    char *names;          /* the node names, back to back */
+    part_store *ps;
+    /* What the transitions read (the store, the nodes, the atoms, the
+    ** config they need) and record (the pids and refs made during the
+    ** run, the deaths by exit signal): tx.ps is ps. */
+    trans_ctx tx;
+    frame *stack;
+    size_t depth, cap;
+    sys_state cur;        /* decoded stack top */
+    part_id cur_id;
+    /* Lossy visited tables (NULL: exact, the store's interning is the
+    ** visited test): the table, the last push serial, the serial of the
+    ** frame `cur` decodes (0: none), the root bytes held by frames. */
+    visited *vis;
+    uint64_t serial, cur_serial;
+    size_t root_bytes;
+    memo memo;
+    /* the outstanding request */
+    enum request_kind pending;
+    enum run_kind run;
+    uint32_t run_pid;
+    uint32_t run_elapsed; /* when_idle: the time a timeout step lets pass */
+    part_id run_cont, run_msg;
+    uint32_t run_msg_index;
+    search_stats st;
+    int finished;
+    /* A successor waiting for the safety monitors' verdict (REQ_OBSERVE):
+    ** the state (its observer still the parent's), the label and whether
+    ** the search stops at it. */
+    int obs_pending;
+    sys_state obs_st;
+    uint8_t *obs_label;
+    size_t obs_label_len;
+    int obs_stop;
+    /* Whether the successor parked with deaths by exit signal in the step
+    ** into it (tx.deaths) waits for their verdict (REQ_DEATHS). */
+    int deaths_pending;
+    /* breadth-first order only */
+    bfs_node *bfs;
+    size_t nbfs, capbfs;
+    size_t expanding;             /* node of the single stack frame */
+    /* expand_only: the successors of the state being expanded, and who
+    ** moves in the transition being built */
+    expansion *exp;
+    size_t nexp, capexp;
+    int exp_deadlock;
+    agent mover;
+    uint32_t work;        /* units done in C since the last request */
+    size_t used_at_yield; /* the store's used bytes at the last yield */
+};
+
+/* Decodes the top frame's state into s->cur unless it holds it already;
+** 0, or -1 when out of memory. */
+int search_decode_top(search *s);
+
+#endif
