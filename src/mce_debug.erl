@@ -86,7 +86,7 @@ start_with_banner(What, Options0) ->
     %% An interactive session has no time limit: properties are judged
     %% without a deadline (mce_guard).
     Opts = (mcerlang:options(Given))#{progress => false, max_time => infinity},
-    InitCall = mcerlang:entry(Entry),
+    InitCall = mcerlang:entry(Entry, Opts),
     Caller = self(),
     Ref = make_ref(),
     D = spawn(fun() ->
