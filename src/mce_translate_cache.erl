@@ -10,7 +10,7 @@
 %%   Payload = term_to_binary(#{key, beam, blocking, deps, libs, forms})
 %%
 %% `key' is everything the translation depends on that is not in the
-%% entry's own deps: the module, its original's MD5, the translator's
+%% entry's own deps: the module, its original's MD5 and source file, the translator's
 %% version (the MD5s of the translator's own modules, so any change to the
 %% translator invalidates every entry without anyone bumping a number),
 %% the OTP release and the versions of the erts, compiler and stdlib that
@@ -56,7 +56,7 @@
 %% The translator modules whose code decides what a translation is.
 -define(TRANSLATOR, [mce_translate, mce_translate_expand, mce_translate_blocking,
                      mce_translate_gen, mce_translate_syntax, mce_anf, mce_closure,
-                     mce_translate_cache]).
+                     mce_sandbox, mce_translate_cache]).
 
 %% @doc Runs Fun with the disk cache setting `Setting' (a directory,
 %% true for the default one, false for none) for the translations it makes
@@ -175,7 +175,20 @@ clear(Dir) ->
 %%--------------------------------------------------------------------
 
 key(M, MD5) ->
-    {M, MD5, translator_version(), otp()}.
+    {M, MD5, source(M), translator_version(), otp()}.
+
+%% The source file M was compiled from: the translation names it in its
+%% '$mce_info' (for traces), and the same code compiled elsewhere has the
+%% same MD5.
+source(M) ->
+    Info = case erlang:module_loaded(M) of
+               true -> {ok, {M, [{compile_info, M:module_info(compile)}]}};
+               false -> beam_lib:chunks(code:which(M), [compile_info])
+           end,
+    case Info of
+        {ok, {M, [{compile_info, Compile}]}} -> proplists:get_value(source, Compile);
+        _ -> undefined
+    end.
 
 translator_version() ->
     erlang:md5(term_to_binary([Mod:module_info(md5) || Mod <- ?TRANSLATOR])).
