@@ -733,7 +733,10 @@ store(M, MD5, Beam, Forms, Blocking, Deps) ->
     mce_translate_cache:write(M, MD5, #{beam => Beam,
                                         blocking => lists:sort(sets:to_list(Blocking)),
                                         deps => Deps, libs => Libs,
-                                        forms => term_to_binary(Forms)}).
+                                        %% Compressed: most of an entry, read only
+                                        %% by translate/1, and checksummed on
+                                        %% every load.
+                                        forms => term_to_binary(Forms, [compressed])}).
 
 mentions(A, A) -> true;
 mentions(A, T) when is_tuple(T) -> mentions_list(A, tuple_to_list(T));
