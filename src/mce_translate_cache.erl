@@ -38,7 +38,7 @@
 %% the executor's other per-check settings are.
 -module(mce_translate_cache).
 
--export([with/2, dir/0, default_dir/0, read/2, write/3, clear/1]).
+-export([with/2, dir/0, default_dir/0, read/2, write/3, clear/1, translator_modules/0]).
 
 -define(MAGIC, "MCET").
 -define(FORMAT, 1).
@@ -192,6 +192,12 @@ source(M) ->
 
 translator_version() ->
     erlang:md5(term_to_binary([Mod:module_info(md5) || Mod <- ?TRANSLATOR])).
+
+%% @doc The modules whose code decides what a translation is: a change to
+%% any of them invalidates every entry.
+-spec translator_modules() -> [module()].
+translator_modules() ->
+    ?TRANSLATOR.
 
 %% The runtime and compiler the beam was made by and for.
 otp() ->

@@ -99,6 +99,18 @@ no_cache_test_() ->
              ?assertEqual([], entries(Default))
      end}.
 
+%% Every module of the translator (mce_translate*, and what they call to
+%% classify and rewrite) is part of the translator's version.
+translator_version_test() ->
+    ok = case application:load(mcerlang) of
+             ok -> ok;
+             {error, {already_loaded, mcerlang}} -> ok
+         end,
+    {ok, Modules} = application:get_key(mcerlang, modules),
+    Translator = [M || M <- Modules, lists:prefix("mce_translate", atom_to_list(M))]
+        ++ [mce_anf, mce_closure, mce_sandbox],
+    ?assertEqual([], Translator -- mce_translate_cache:translator_modules()).
+
 bad_option_test() ->
     ?assertError({mcerlang, {bad_option_value, translation_cache, 42}},
                  mcerlang:check(?ENTRY, #{translation_cache => 42})).
