@@ -92,6 +92,9 @@ start_with_banner(What, Options0) ->
     D = spawn(fun() ->
                       Counter = receive {Ref, go, C} -> C end,
                       put('$mce_watch', Counter),
+                      %% Modules reached at run time are translated with
+                      %% the session's disk cache (see mcerlang:isolated/2).
+                      mce_translate_cache:use(maps:get(translation_cache, Opts)),
                       Reply = try
                                   Sess = mce_session:open(InitCall, Opts),
                                   Root = mce_session:root(Sess),

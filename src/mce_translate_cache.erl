@@ -38,7 +38,7 @@
 %% the executor's other per-check settings are.
 -module(mce_translate_cache).
 
--export([with/2, dir/0, default_dir/0, read/2, write/3, clear/1, translator_modules/0]).
+-export([with/2, use/1, dir/0, default_dir/0, read/2, write/3, clear/1, translator_modules/0]).
 
 -define(MAGIC, "MCET").
 -define(FORMAT, 1).
@@ -71,6 +71,13 @@ with(Setting, Fun) ->
             _ -> put(?KEY, Outer)
         end
     end.
+
+%% @doc The disk cache setting for the translations this process makes
+%% from now on (a process that lives for one check or session).
+-spec use(file:filename() | boolean()) -> ok.
+use(Setting) ->
+    put(?KEY, Setting),
+    ok.
 
 %% @doc The directory of this process's translations, or false.
 -spec dir() -> file:filename() | false.
