@@ -8,7 +8,7 @@
 
 -include_lib("eunit/include/eunit.hrl").
 
--export([check_counted/2, check_changed/3]).
+-export([check_counted/2, check_changed/3, check_unwritable/2, log/2]).
 
 %% OTP's gen_server, gen, proc_lib, sys and the library translations:
 %% the closure a fresh VM spends most of a small check translating.
@@ -75,9 +75,10 @@ corrupt_entries_test_() ->
              ?assert(Count > 0),
              %% Rewritten as they were.
              ?assertEqual(Contents, [{F, element(2, file:read_file(F))} || F <- Files]),
-             %% Not a directory: translated, and the same result.
+             %% Not a directory: translated, the same result, and one
+             %% warning for two checks that could not write.
              NotDir = filename:join(Dir, "counter_server.mcet"),
-             ?assertMatch({Good, N} when N > 0, in_peer(check_counted, [?ENTRY, NotDir]))
+             ?assertMatch({Good, {ok, _, _}, 1}, in_peer(check_unwritable, [?ENTRY, NotDir]))
      end}.
 
 %% translation_cache => false writes nothing, not even in the default
@@ -152,6 +153,31 @@ check_version(Src, Dir, Body) ->
     _ = code:purge(mce_cache_tmod),
     {module, mce_cache_tmod} = code:load_file(mce_cache_tmod),
     short(mcerlang:check({mce_cache_tmod, start, []}, #{translation_cache => Dir, progress => false})).
+
+%% Two checks (the second of another program, so that it translates and
+%% writes too) with an unwritable directory: their results and the number
+%% of warnings logged.
+-spec check_unwritable(mcerlang:entry(), file:filename()) -> term().
+check_unwritable(Entry, Dir) ->
+    ok = logger:add_handler(?MODULE, ?MODULE, #{config => self()}),
+    Opts = #{translation_cache => Dir, progress => false},
+    R1 = short(mcerlang:check(Entry, Opts)),
+    R2 = short(mcerlang:check({pingpong, start, [2]}, Opts)),
+    ok = logger:remove_handler(?MODULE),
+    {R1, R2, warnings(0)}.
+
+warnings(N) ->
+    receive {?MODULE, warning} -> warnings(N + 1)
+    after 0 -> N
+    end.
+
+%% A logger handler (in the peer): counts the warnings.
+-spec log(logger:log_event(), logger:handler_config()) -> ok.
+log(#{level := warning}, #{config := Pid}) ->
+    Pid ! {?MODULE, warning},
+    ok;
+log(_, _) ->
+    ok.
 
 count_translations() ->
     {module, _} = code:ensure_loaded(mce_translate_gen),
