@@ -17,7 +17,21 @@
 %%     whose memory_used includes the fingerprint table and the root
 %%     vectors on the DFS stack;</li>
 %% <li>VM memory: `erlang:memory(total)' right after the check returned,
-%%     a rough indication of the Erlang side's footprint.</li>
+%%     a rough indication of the Erlang side's footprint;</li>
+%% <li>cpu(s): the CPU seconds the VM used during the check (the entry
+%%     module's translation is made before, so it is not counted), from
+%%     `erlang:statistics(runtime)': the operating system's count for the
+%%     whole VM process, every thread (schedulers, dirty schedulers where
+%%     the NIF's search may run, the garbage collector).  Chosen over the
+%%     sum of `scheduler_wall_time' busy times, which are wall-clock spans
+%%     while a scheduler is busy and so grow, as wall time does, when the
+%%     OS gives the core to another process of a shared machine; CPU time
+%%     does not.  Schedulers that spin waiting for work would add CPU time
+%%     of their own: `make bench' starts the VM with `+sbwt none' (and the
+%%     dirty schedulers' equivalents) so they sleep at once;</li>
+%% <li>hit%: the step cache's hit rate, `step_cache_hits' over hits plus
+%%     `step_cache_misses' from the check's stats (`-' when the stats do
+%%     not have them: the cache is off, or not built).</li>
 %% </ul>
 %%
 %% A second table measures the translator: a generated module of about
@@ -42,7 +56,9 @@
                  time_s => float(), states_per_s => non_neg_integer(),
                  transitions_per_s => non_neg_integer(),
                  bytes_per_state => non_neg_integer(),
-                 vm_memory => non_neg_integer(), note => string()}.
+                 vm_memory => non_neg_integer(), cpu_s => float(),
+                 step_cache_hits => non_neg_integer(), step_cache_misses => non_neg_integer(),
+                 step_cache_hit_rate => float(), note => string()}.
 
 %% The fixed list of models: {Label, Entry, Options}.
 -spec models() -> [{string(), mcerlang:entry(), map()}].
@@ -137,14 +153,27 @@ run() ->
 
 -spec run_model({string(), mcerlang:entry(), map()}) -> row().
 run_model({Label, Entry, Opts}) ->
+    translate_first(Entry),
+    {Cpu0, _} = erlang:statistics(runtime),
     Result = try mcerlang:check(Entry, Opts#{max_time => ?MAX_TIME, progress => false})
              catch Class:Reason -> {raised, Class, Reason}
              end,
+    {Cpu1, _} = erlang:statistics(runtime),
     VmMem = erlang:memory(total),
     %% A result of an unexpected shape becomes an error row too.
-    try classify(Label, Result, VmMem)
-    catch C:R -> error_row(Label, {unexpected_result, C, R}, VmMem)
-    end.
+    Row = try classify(Label, Result, VmMem)
+          catch C:R -> error_row(Label, {unexpected_result, C, R}, VmMem)
+          end,
+    Row#{cpu_s => (Cpu1 - Cpu0) / 1000}.
+
+%% The entry module's translation (and its closure's), so that a row's CPU
+%% seconds are the check's.
+translate_first({M, _, _}) ->
+    try mce_translate:ensure(M)
+    catch error:{mcerlang, _} -> ok     % the check raises it again, in its row
+    end;
+translate_first(_) ->
+    ok.
 
 classify(Label, {ok, Stats}, VmMem) ->
     row(Label, "ok", "", Stats, VmMem);
@@ -171,7 +200,13 @@ row(Label, Verdict, Note0, Stats, VmMem) ->
         end,
     Ms = maps:get(time_ms, Stats, 0),
     Mem = maps:get(memory_used, Stats, maps:get(memory, Stats, 0)),
-    #{model => Label, verdict => Verdict, note => Note,
+    StepCache = case Stats of
+                    #{step_cache_hits := H, step_cache_misses := Mi} ->
+                        #{step_cache_hits => H, step_cache_misses => Mi,
+                          step_cache_hit_rate => H / max(H + Mi, 1)};
+                    _ -> #{}
+                end,
+    StepCache#{model => Label, verdict => Verdict, note => Note,
       states => States, transitions => Trans,
       time_s => Ms / 1000,
       states_per_s => States * 1000 div max(Ms, 1),
@@ -188,17 +223,21 @@ short(Term) ->
 
 %%-------------------------------------------------------------------- table
 
--define(FMT, "~-22s ~-12s ~10s ~11s ~9s ~10s ~12s ~9s ~12s  ~ts~n").
+-define(FMT, "~-22s ~-12s ~10s ~11s ~9s ~8s ~6s ~10s ~12s ~9s ~12s  ~ts~n").
 
 header() ->
-    io:format(?FMT, ["model", "verdict", "states", "transitions", "time(s)",
+    io:format(?FMT, ["model", "verdict", "states", "transitions", "time(s)", "cpu(s)", "hit%",
                      "states/s", "trans/s", "B/state", "VM mem(B)", "note"]),
-    io:format("~s~n", [lists:duplicate(122, $-)]).
+    io:format("~s~n", [lists:duplicate(138, $-)]).
 
 print_row(Row) ->
     Cell = fun(K) -> cell(maps:get(K, Row, undefined)) end,
+    HitRate = case Row of
+                  #{step_cache_hit_rate := R} -> float_to_list(100 * R, [{decimals, 1}]);
+                  _ -> "-"
+              end,
     io:format(?FMT, [maps:get(model, Row), maps:get(verdict, Row),
-                     Cell(states), Cell(transitions), Cell(time_s),
+                     Cell(states), Cell(transitions), Cell(time_s), Cell(cpu_s), HitRate,
                      Cell(states_per_s), Cell(transitions_per_s),
                      Cell(bytes_per_state), Cell(vm_memory),
                      maps:get(note, Row, "")]).
@@ -231,7 +270,7 @@ translation_bench() ->
     {CompileUs, _} = timer:tc(fun() -> compile:forms(Translated, mce_translate:compile_options()) end),
     {OrigUs, _} = timer:tc(fun() -> compile:file(Src, [binary, debug_info]) end),
     persistent_term:erase({mce_translate, ?GEN_MODULE}),
-    {TransUs, _} = timer:tc(fun() -> mce_translate:ensure(?GEN_MODULE) end),
+    {TransUs, _} = timer:tc(fun() -> without_disk_cache(fun() -> mce_translate:ensure(?GEN_MODULE) end) end),
     {CheckUs, Result} = timer:tc(fun() -> mcerlang:check({?GEN_MODULE, start, []}) end),
     Verdict = element(1, Result),
     TransMs = TransUs / 1000,
@@ -276,15 +315,20 @@ real_code_bench(Orig) ->
     code:add_patha(Dir),
     code:purge(M),
     {module, M} = code:load_abs(filename:join(Dir, atom_to_list(M))),
-    mce_translate:ensure(M),
+    without_disk_cache(fun() -> mce_translate:ensure(M) end),
     persistent_term:erase({mce_translate, M}),
-    {Us, _} = timer:tc(fun() -> mce_translate:ensure(M) end),
+    {Us, _} = timer:tc(fun() -> without_disk_cache(fun() -> mce_translate:ensure(M) end) end),
     Ms = Us / 1000,
     io:format("translator: ~s (~b lines of real code) translated, compiled and loaded in ~.1f ms "
               "(~.1f ms per 1,000 lines)~n", [Src, Lines, Ms, Ms * 1000 / Lines]),
     #{model => lists:flatten(io_lib:format("translate ~s.erl (~b lines)", [Orig, Lines])),
       verdict => "ok", time_s => Ms / 1000,
       note => lists:flatten(io_lib:format("~.1f ms per 1000 lines", [Ms * 1000 / Lines]))}.
+
+%% The translator's own work: without the disk cache (mce_translate_cache),
+%% which would load the translation a previous bench stored.
+without_disk_cache(Fun) ->
+    mce_translate_cache:with(false, Fun).
 
 application_of(M) ->
     {ok, App} = application:get_application(M),
@@ -321,8 +365,9 @@ group(I) ->
 
 %%-------------------------------------------------------------------- JSON
 
--define(JSON_KEYS, [model, verdict, states, transitions, time_s, states_per_s,
-                    transitions_per_s, bytes_per_state, vm_memory, note]).
+-define(JSON_KEYS, [model, verdict, states, transitions, time_s, cpu_s, states_per_s,
+                    transitions_per_s, bytes_per_state, vm_memory, step_cache_hits,
+                    step_cache_misses, step_cache_hit_rate, note]).
 
 write_json(Path, Rows, Total) ->
     Json = ["{\n",

@@ -45,6 +45,7 @@ command(["check" | Args]) -> check(parse(Args, check));
 command(["simulate" | Args]) -> simulate(parse(Args, simulate));
 command(["replay" | Args]) -> replay(parse(Args, replay));
 command(["debug" | Args]) -> debug(parse(Args, debug));
+command(["clear-cache" | Args]) -> clear_cache(parse(Args, clear_cache));
 command([Other | _]) -> throw({usage, io_lib:format("unknown command ~ts", [Other])}).
 
 usage() ->
@@ -53,10 +54,12 @@ usage() ->
       "       mcerlang simulate [OPTIONS] [FILE.erl ...] 'Module:Function(Args)'\n"
       "       mcerlang replay   [OPTIONS] COUNTEREXAMPLE_FILE\n"
       "       mcerlang debug    [OPTIONS] COUNTEREXAMPLE_FILE | [FILE.erl ...] 'Module:Function(Args)'\n"
+      "       mcerlang clear-cache [--translation-cache DIR]\n"
       "\n"
       "check explores every interleaving of the program the call starts; simulate runs\n"
       "random schedules; replay reruns a saved counterexample (--save) and says whether\n"
-      "it still reproduces; debug steps through a counterexample or a program.\n"
+      "it still reproduces; debug steps through a counterexample or a program;\n"
+      "clear-cache deletes the translations kept on disk.\n"
       "FILE.erl arguments are compiled (with debug_info) and loaded first.\n"
       "\n"
       "Exit codes: 0 holds (replay: no longer reproduces), 1 violation (replay: reproduces),\n"
@@ -65,6 +68,9 @@ usage() ->
       "Code:\n"
       "  -pa DIR                      add DIR to the code path (repeatable); ./ebin and\n"
       "                               ./_build/default/lib/*/ebin are added when present\n"
+      "  --translation-cache DIR|false where translations are kept between runs (default\n"
+      "                               the user's cache directory, " ++ default_cache() ++ ");\n"
+      "                               false: none\n"
       "Properties (as the options of mcerlang:check/2):\n"
       "  --property P[,P]             deadlock, abnormal_exit, or none (default both)\n"
       "  --treat-as-normal TERM       an exit reason that is not a violation (repeatable): an\n"
@@ -198,6 +204,8 @@ option({"option", V}, Cli) ->
         [K, T] when K =/= "" -> set(atom(K, "--option"), term(T, "--option " ++ K), Cli);
         _ -> throw({usage, io_lib:format("--option ~ts: expected KEY=TERM", [V])})
     end;
+option({"translation-cache", "false"}, Cli) -> set(translation_cache, false, Cli);
+option({"translation-cache", Dir}, Cli) -> set(translation_cache, Dir, Cli);
 option({"msc", V}, Cli) -> Cli#cli{msc = V};
 option({"save", V}, Cli) -> Cli#cli{save = V};
 option({K, V}, Cli) when K =:= "depth"; K =:= "width" ->
@@ -308,6 +316,21 @@ simulate(Cli) ->
     prepare(Cli),
     Entry = entry(Cli),
     report(mcerlang:simulate(Entry, Cli#cli.options), Cli).
+
+%% Deletes the translations kept on disk (the default directory's, or
+%% the one --translation-cache names).
+clear_cache(#cli{options = Opts, positional = []}) ->
+    case maps:get(translation_cache, Opts, true) of
+        false -> ok;
+        true -> mcerlang:clear_translation_cache();
+        Dir -> mce_translate_cache:clear(Dir)
+    end,
+    ?HOLDS;
+clear_cache(_) ->
+    throw({usage, "clear-cache takes no arguments"}).
+
+default_cache() ->
+    mce_translate_cache:default_dir().
 
 replay(#cli{positional = [File]} = Cli) ->
     prepare(Cli),

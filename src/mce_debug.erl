@@ -86,12 +86,15 @@ start_with_banner(What, Options0) ->
     %% An interactive session has no time limit: properties are judged
     %% without a deadline (mce_guard).
     Opts = (mcerlang:options(Given))#{progress => false, max_time => infinity},
-    InitCall = mcerlang:entry(Entry),
+    InitCall = mcerlang:entry(Entry, Opts),
     Caller = self(),
     Ref = make_ref(),
     D = spawn(fun() ->
                       Counter = receive {Ref, go, C} -> C end,
                       put('$mce_watch', Counter),
+                      %% Modules reached at run time are translated with
+                      %% the session's disk cache (see mcerlang:isolated/2).
+                      mce_translate_cache:use(maps:get(translation_cache, Opts)),
                       Reply = try
                                   Sess = mce_session:open(InitCall, Opts),
                                   Root = mce_session:root(Sess),

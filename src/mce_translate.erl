@@ -74,7 +74,12 @@ ensure(M) ->
         {ok, _Blocking} -> translated_name(M);
         stale ->
             global:trans({?MODULE, node()},
-                         fun() -> translate_closure([M]) end, [node()], infinity),
+                         fun() ->
+                                 case load_closure(M) of
+                                     ok -> ok;
+                                     miss -> translate_closure([M])
+                                 end
+                         end, [node()], infinity),
             translated_name(M)
     end.
 
@@ -189,7 +194,7 @@ translate_closure_from(M, Forms) ->
     Refs = [R || R <- mce_translate_blocking:referenced_modules(Mod), translatable(R)],
     Mods = gather(Refs, #{M => Mod}),
     Blocking = mce_translate_blocking:blocking_fixpoint(Mods),
-    maps:foreach(fun(_M, X) -> compile_and_load(X, Blocking, Mods) end, Mods),
+    maps:foreach(fun(_M, X) -> _ = compile_and_load(X, Blocking, Mods) end, Mods),
     maps:foreach(
       fun(Name, #mod{md5 = MD5}) when Name =/= M ->
               Own = sets:filter(fun({BM, _, _}) -> BM =:= Name end, Blocking),
@@ -349,7 +354,13 @@ ensure_library(M) ->
     case cached(M) of
         {ok, _} -> ok;
         stale ->
-            global:trans({?MODULE, node()}, fun() -> translate_library(M) end, [node()], infinity)
+            global:trans({?MODULE, node()},
+                         fun() ->
+                                 case load_library(M) of
+                                     ok -> ok;
+                                     miss -> translate_library(M)
+                                 end
+                         end, [node()], infinity)
     end,
     translated_name(M).
 
@@ -427,8 +438,9 @@ translate_library(M) ->
     Kept = Mod#mod{forms = Forms,
                    defs = sets:filter(fun({F, A}) -> IsKept(F, A) end, Mod#mod.defs)},
     Blocking = sets:from_list([{M, F, A} || {F, A} <- sets:to_list(Hofs)]),
-    compile_and_load(Kept, Blocking, #{}),
-    persistent_term:put({?MODULE, M}, #{md5 => Mod#mod.md5, blocking => Blocking}).
+    {Beam, TrForms} = compile_and_load(Kept, Blocking, #{}),
+    persistent_term:put({?MODULE, M}, #{md5 => Mod#mod.md5, blocking => Blocking}),
+    store(M, Mod#mod.md5, Beam, TrForms, Blocking, []).
 
 %% The higher-order functions and, transitively, the unexported local
 %% functions they call or make funs of.
@@ -585,7 +597,8 @@ is_checker_module(M) ->
                      mce_logger, mce_app, mce_global, mce_session, mce_debug, mce_cli, mce_msc,
                      mce_ltl, mce_ltl_search, mcerlang_monitor, mce_pterm, mce_env,
                      mce_atomics, mce_counters, mce_sandbox, mce_etf, mce_translate_expand,
-                     mce_translate_blocking, mce_translate_gen, mce_translate_syntax])
+                     mce_translate_blocking, mce_translate_gen, mce_translate_syntax,
+                     mce_translate_cache])
         orelse is_translation(M).
 
 is_translation(M) ->
@@ -630,18 +643,130 @@ file_md5(M) ->
     end.
 
 %%====================================================================
+%% Disk cache (mce_translate_cache holds the entries)
+%%====================================================================
+
+%% Loads the translations of M's closure from the disk cache, if every
+%% module of it has a current entry and the entries agree with each other:
+%% each entry's recorded inputs (which modules it refers to are translated,
+%% and which of their functions may block) are what the closure's entries,
+%% the in-VM cache and translatable/1 say now.  Then the translations are
+%% the ones translate_closure/1 would make, and nothing is translated.
+load_closure(M) ->
+    case disk_closure([M], #{}) of
+        {ok, Entries} ->
+            Agree = maps:fold(fun(_, {_, #{deps := Deps}}, Acc) ->
+                                      Acc andalso lists:all(fun(D) -> dep_holds(D, Entries) end, Deps)
+                              end, true, Entries),
+            case Agree of
+                true ->
+                    maps:foreach(fun(Name, {MD5, E}) -> load_entry(Name, MD5, E) end, Entries),
+                    ok;
+                false -> miss
+            end;
+        miss -> miss
+    end.
+
+disk_closure([], Acc) ->
+    {ok, Acc};
+disk_closure([M | Rest], Acc) when is_map_key(M, Acc) ->
+    disk_closure(Rest, Acc);
+disk_closure([M | Rest], Acc) ->
+    case cached(M) of
+        {ok, _} -> disk_closure(Rest, Acc);
+        stale ->
+            case current_md5(M) of
+                {ok, MD5} ->
+                    case mce_translate_cache:read(M, MD5) of
+                        {ok, #{deps := Deps} = E} ->
+                            disk_closure([R || {R, true, _} <- Deps] ++ Rest, Acc#{M => {MD5, E}});
+                        miss -> miss
+                    end;
+                error -> miss
+            end
+    end.
+
+%% A recorded input of an entry still holds.
+dep_holds({R, Translated, Own}, Entries) ->
+    case Entries of
+        #{R := {_, #{blocking := B}}} -> Translated andalso B =:= Own andalso translatable(R);
+        #{} ->
+            translatable(R) =:= Translated andalso
+                case Translated of
+                    false -> Own =:= [];
+                    true ->
+                        case cached(R) of
+                            {ok, B} -> lists:sort(sets:to_list(B)) =:= Own;
+                            stale -> false
+                        end
+                end
+    end.
+
+load_entry(M, MD5, #{beam := Beam, blocking := Blocking, libs := Libs, forms := Forms}) ->
+    TrM = translated_name(M),
+    _ = code:soft_purge(TrM),
+    case code:load_binary(TrM, atom_to_list(TrM) ++ ".beam", Beam) of
+        {module, TrM} -> ok;
+        {error, Why} -> erlang:error({mcerlang, {load_failed, M, Why}})
+    end,
+    persistent_term:put({?MODULE, forms_bin, M}, Forms),
+    _ = persistent_term:erase({?MODULE, forms, M}),
+    persistent_term:put({?MODULE, M}, #{md5 => MD5, blocking => sets:from_list(Blocking)}),
+    lists:foreach(fun ensure_library/1, Libs).
+
+load_library(M) ->
+    case current_md5(M) of
+        {ok, MD5} ->
+            case mce_translate_cache:read(M, MD5) of
+                {ok, #{deps := []} = E} -> load_entry(M, MD5, E);
+                _ -> miss
+            end;
+        error -> miss
+    end.
+
+%% Writes the entry of M's translation: its inputs from other modules
+%% (Deps), and the library translations it calls, which must be loaded
+%% with it.
+store(M, MD5, Beam, Forms, Blocking, Deps) ->
+    Libs = [L || L <- library_modules(), L =/= M,
+                 mentions(translated_name(L), Forms)],
+    mce_translate_cache:write(M, MD5, #{beam => Beam,
+                                        blocking => lists:sort(sets:to_list(Blocking)),
+                                        deps => Deps, libs => Libs,
+                                        %% Compressed: most of an entry, read only
+                                        %% by translate/1, and checksummed on
+                                        %% every load.
+                                        forms => term_to_binary(Forms, [compressed])}).
+
+mentions(A, A) -> true;
+mentions(A, T) when is_tuple(T) -> mentions_list(A, tuple_to_list(T));
+mentions(A, L) when is_list(L) -> mentions_list(A, L);
+mentions(_, _) -> false.
+
+mentions_list(A, [H | T]) -> mentions(A, H) orelse mentions_list(A, T);
+mentions_list(_, _) -> false.
+
+%%====================================================================
 %% Closure translation
 %%====================================================================
 
 translate_closure(Roots) ->
     Mods = gather(Roots, #{}),
     Blocking = mce_translate_blocking:blocking_fixpoint(Mods),
-    maps:foreach(fun(_M, Mod) -> compile_and_load(Mod, Blocking, Mods) end, Mods),
+    Made = maps:map(fun(_M, Mod) -> compile_and_load(Mod, Blocking, Mods) end, Mods),
     maps:foreach(
-      fun(M, #mod{md5 = MD5}) ->
-              Own = sets:filter(fun({BM, _, _}) -> BM =:= M end, Blocking),
-              persistent_term:put({?MODULE, M}, #{md5 => MD5, blocking => Own})
+      fun(M, #mod{md5 = MD5} = Mod) ->
+              Own = own_blocking(M, Blocking),
+              persistent_term:put({?MODULE, M}, #{md5 => MD5, blocking => Own}),
+              {Beam, Forms} = maps:get(M, Made),
+              Deps = [{R, is_map_key(R, Mods) orelse translatable(R),
+                       lists:sort(sets:to_list(own_blocking(R, Blocking)))}
+                      || R <- mce_translate_blocking:referenced_modules(Mod), R =/= M],
+              store(M, MD5, Beam, Forms, Own, Deps)
       end, Mods).
+
+own_blocking(M, Blocking) ->
+    sets:filter(fun({BM, _, _}) -> BM =:= M end, Blocking).
 
 gather([], Acc) ->
     Acc;
@@ -714,7 +839,7 @@ compile_and_load(#mod{name = M} = Mod, Blocking, Mods) ->
             case code:load_binary(TrM, atom_to_list(TrM) ++ ".beam", Bin) of
                 {module, TrM} ->
                     persistent_term:put({?MODULE, forms, M}, Forms),
-                    ok;
+                    {Bin, Forms};
                 {error, Why} -> erlang:error({mcerlang, {load_failed, M, Why}})
             end;
         {error, Errors, _Warnings} ->
@@ -743,6 +868,12 @@ compile_options() ->
 
 translated_forms(M) ->
     case persistent_term:get({?MODULE, forms, M}, undefined) of
-        undefined -> error;
+        undefined ->
+            %% Loaded from the disk cache: the forms are kept encoded until
+            %% asked for.
+            case persistent_term:get({?MODULE, forms_bin, M}, undefined) of
+                undefined -> error;
+                Bin -> {ok, binary_to_term(Bin)}
+            end;
         Forms -> {ok, Forms}
     end.

@@ -10,9 +10,10 @@
 -module(mcerlang).
 
 -export([check/1, check/2, stop/1, format/1, format/2, msc/2, replay/1, replay/2, simulate/2,
-         save/2, load/1, debug/1, debug/2, translate/1, choice/1, prop/1, probe/2]).
+         save/2, load/1, debug/1, debug/2, translate/1, choice/1, prop/1, probe/2,
+         clear_translation_cache/0]).
 %% For the debugger (mce_debug) and the command line (mce_cli).
--export([options/1, entry/1, isolated/2, replayable/2]).
+-export([options/1, entry/1, entry/2, isolated/2, replayable/2]).
 
 -type entry() :: {module(), atom(), [term()]} | fun(() -> term()).
 -type property() :: deadlock | abnormal_exit.
@@ -38,6 +39,7 @@
                      delivery => instant | ether,
                      ordering => process_pair | node_pair,
                      granularity => big | small,
+                     translation_cache => file:filename() | boolean(),
                      env => #{atom() => #{atom() => term()}} | [{atom(), [{atom(), term()}]}],
                      faults => #{crash_node => non_neg_integer(),
                                  disconnect => non_neg_integer(),
@@ -113,6 +115,7 @@
                     delivery => instant,
                     ordering => process_pair,
                     granularity => big,
+                    translation_cache => true,  % true: mce_translate_cache:default_dir()
                     env => #{},
                     faults => #{}}).
 
@@ -125,7 +128,7 @@ check(Entry) ->
 -spec check(entry(), options() | [{atom(), term()}]) -> result().
 check(Entry, Options) ->
     Opts = options(Options),
-    InitCall = entry(Entry),
+    InitCall = entry(Entry, Opts),
     case isolated(fun() -> mce_search:run(InitCall, Opts) end, Opts) of
         {error, Cex} -> {error, Cex#{entry => Entry, options => given(Options)}};
         Result -> Result
@@ -190,7 +193,8 @@ isolated(Work, Opts) ->
                            _ = process_flag(max_heap_size, #{size => HeapLimit, kill => true,
                                                              error_logger => false}),
                            put('$mce_heap_limit', HeapLimit),
-                           Result = try {ok, Work()}
+                           Cache = maps:get(translation_cache, Opts, true),
+                           Result = try {ok, mce_translate_cache:with(Cache, Work)}
                                     catch error:{mcerlang, _} = E -> {raise, E};
                                           error:{mcerlang_internal, _, _} = E -> {raise, E}
                                     end,
@@ -369,7 +373,7 @@ replay(Cex, Options) ->
     Extra = given(Options),
     {Entry, Given} = replayable(Cex, Extra),
     Opts = (options(Given))#{progress => false},
-    InitCall = entry(Entry),
+    InitCall = entry(Entry, Opts),
     isolated(fun() -> mce_session:replay(InitCall, Opts, Cex) end, Opts).
 
 %% @doc The entry and options to run a counterexample again with: its own
@@ -422,7 +426,7 @@ simulate(Entry, Options) ->
     maps:is_key(ltl, CheckGiven) andalso
         erlang:error({mcerlang, {incompatible_options, simulate, ltl}}),
     Opts = options(CheckGiven),
-    InitCall = entry(Entry),
+    InitCall = entry(Entry, Opts),
     case isolated(fun() -> mce_session:simulate(InitCall, Opts, SimOpts) end, Opts) of
         {error, Cex} -> {error, Cex#{entry => Entry, options => CheckGiven}};
         Result -> Result
@@ -540,6 +544,19 @@ translate(Other) ->
     erlang:error({mcerlang, {bad_module, Other, "expected a module name"}}).
 
 %%--------------------------------------------------------------------
+
+%% @doc The initial call of `Entry', translated with the disk cache the
+%% options name.
+-spec entry(entry(), map()) -> term().
+entry(Entry, Opts) ->
+    mce_translate_cache:with(maps:get(translation_cache, Opts, true), fun() -> entry(Entry) end).
+
+%% @doc Deletes the translations kept on disk in the default directory
+%% (the option `translation_cache' names another).  The next check in a
+%% fresh VM translates again.
+-spec clear_translation_cache() -> ok.
+clear_translation_cache() ->
+    mce_translate_cache:clear(mce_translate_cache:default_dir()).
 
 %% @doc The initial call of the program `Entry' starts, in translated code.
 -spec entry(entry()) -> term().
@@ -672,6 +689,10 @@ option(timeouts, T) when T =:= any; T =:= when_idle -> T;
 option(delivery, D) when D =:= instant; D =:= ether -> D;
 option(ordering, O) when O =:= process_pair; O =:= node_pair -> O;
 option(granularity, G) when G =:= big; G =:= small -> G;
+option(translation_cache, C) when is_boolean(C) -> C;
+option(translation_cache, Dir) when is_list(Dir); is_binary(Dir) ->
+    file_name(Dir),
+    Dir;
 option(env, Env) when is_map(Env); is_list(Env) ->
     is_map(Env) orelse proper(Env) orelse
         erlang:error({mcerlang, {bad_option_value, env, Env, "expected App => #{Key => Value}"}}),

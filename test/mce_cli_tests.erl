@@ -65,7 +65,8 @@ cli_test_() ->
       {"replay reproduces, and stops reproducing once fixed", fun replay/0},
       {"simulate", fun simulate/0},
       {"LTL from the command line", fun ltl/0},
-      {"debug reads commands from standard input", fun debug/0}]}.
+      {"debug reads commands from standard input", fun debug/0},
+      {"--translation-cache and clear-cache", fun translation_cache/0}]}.
 
 violation() ->
     Msc = tmp("dining.html"),
@@ -86,6 +87,27 @@ violation() ->
 holds() ->
     {0, Out} = run_cli(["check", "examples/pingpong.erl", "pingpong:start(3)"]),
     has(Out, "holds: 10 states").
+
+translation_cache() ->
+    Dir = tmp("translations"),
+    ok = filelib:ensure_path(Dir),
+    Other = filename:join(Dir, "not_an_entry.txt"),
+    ok = file:write_file(Other, "kept"),
+    Check = ["check", "--translation-cache", Dir, "examples/pingpong.erl", "pingpong:start(3)"],
+    {0, Cold} = run_cli(Check),
+    has(Cold, "holds: 10 states"),
+    ?assert(filelib:is_regular(filename:join(Dir, "pingpong.mcet"))),
+    {0, Warm} = run_cli(Check),
+    has(Warm, "holds: 10 states"),
+    {0, _} = run_cli(["clear-cache", "--translation-cache", Dir]),
+    ?assertEqual([Other], filelib:wildcard(filename:join(Dir, "*"))),
+    {0, NoCache} = run_cli(["check", "--translation-cache", "false", "examples/pingpong.erl",
+                            "pingpong:start(3)"]),
+    has(NoCache, "holds: 10 states"),
+    {2, Bad} = run_cli(["clear-cache", "extra"]),
+    has(Bad, "clear-cache takes no arguments"),
+    {0, Help} = run_cli(["--help"]),
+    has(Help, "--translation-cache DIR|false").
 
 inconclusive() ->
     {2, Out} = run_cli(["check", "--max-states", "3", "examples/dining.erl", "dining:start(3)"]),
