@@ -973,7 +973,7 @@ static int start(search *s, uint8_t init, request *q)
 {
     uint8_t c[3];
     set_int(c, init);
-    term_in t = { c, 3 };
+    term_in t = { c, 3, 0 };
     return search_start(s, &t, 1, q);
 }
 
@@ -1429,10 +1429,10 @@ static void test_search_errors(void)
     CHECK(run_exit(s, 1, NULL, 1, 0, &q) == -1 && q.kind == REQ_ERROR);
     /* A malformed initial call; then a good one still starts. */
     uint8_t badinit[] = { 131, 97 };
-    term_in bi = { badinit, sizeof badinit };
+    term_in bi = { badinit, sizeof badinit, 0 };
     CHECK(search_start(s, &bi, 1, &q) == -1 && q.kind == REQ_ERROR);
     uint8_t port[] = { 131, 102, 100, 0, 1, 'n', 0, 0, 0, 1, 0 };
-    term_in pt = { port, sizeof port };
+    term_in pt = { port, sizeof port, 0 };
     CHECK(search_start(s, &pt, 1, &q) == -1 && q.kind == REQ_ERROR);
     CHECK(start(s, 1, &q) == 0 && q.kind == REQ_RUN);
 
@@ -1585,7 +1585,7 @@ static void test_search_growth(void)
                          .has_timeout = 1, .normal = 1,
                          .label = mklabel((uint8_t)k), .label_len = 3 };
         set_int32(c, k);
-        w.cont = (term_in){ c, 6 };
+        w.cont = (term_in){ c, 6, 0 };
         if (search_answer_run(s, &w, &q) != 0) {
             chain_ok = 0;
             break;
