@@ -83,11 +83,10 @@ step_cache *step_cache_new(size_t max_entries, size_t max_bytes)
     step_cache *c = calloc(1, sizeof *c);
     if (c == NULL)
         return NULL;
-    c->nbuckets = 16;
-    while (c->nbuckets < 2 * max_entries)
-        c->nbuckets *= 2;
+    c->nbuckets = 64;
+    c->capslots = 32;
     c->buckets = calloc(c->nbuckets, sizeof *c->buckets);
-    c->slots = calloc(max_entries, sizeof *c->slots);
+    c->slots = calloc(c->capslots, sizeof *c->slots);
     if (c->buckets == NULL || c->slots == NULL) {
         free(c->buckets);
         free(c->slots);
@@ -96,8 +95,39 @@ step_cache *step_cache_new(size_t max_entries, size_t max_bytes)
     }
     c->max_entries = max_entries;
     c->max_bytes = max_bytes;
-    c->bytes = c->nbuckets * sizeof *c->buckets + max_entries * sizeof *c->slots;
+    c->bytes = c->nbuckets * sizeof *c->buckets + c->capslots * sizeof *c->slots;
     return c;
+}
+
+/* Room for one more entry: the clock and the buckets grow by doubling (at
+** most two entries per bucket on average).  0, or -1 when out of memory. */
+static int grow(step_cache *c)
+{
+    if (c->n == c->capslots) {
+        size_t cap = 2 * c->capslots;
+        step_entry **slots = realloc(c->slots, cap * sizeof *slots);
+        if (slots == NULL)
+            return -1;
+        c->slots = slots;
+        c->bytes += (cap - c->capslots) * sizeof *slots;
+        c->capslots = cap;
+    }
+    if (c->n + 1 > 2 * c->nbuckets) {
+        size_t nb = 2 * c->nbuckets;
+        step_entry **b = calloc(nb, sizeof *b);
+        if (b == NULL)
+            return -1;
+        for (size_t i = 0; i < c->n; i++) {
+            step_entry *e = c->slots[i];
+            e->chain = b[e->hash & (nb - 1)];
+            b[e->hash & (nb - 1)] = e;
+        }
+        free(c->buckets);
+        c->buckets = b;
+        c->bytes += (nb - c->nbuckets) * sizeof *b;
+        c->nbuckets = nb;
+    }
+    return 0;
 }
 
 static void term_free(term_in *t)
@@ -271,7 +301,8 @@ int step_cache_add(step_cache *c, const step_key *k, const step_log *log,
     if (a == NULL)
         return -1;
     if (e == NULL) {
-        if (c->n == c->max_entries && evict_one(c, NULL) != 0) {
+        if ((c->n >= c->max_entries && evict_one(c, NULL) != 0) ||
+            (c->n < c->max_entries && grow(c) != 0)) {
             alt_free(a);
             return -1;
         }

@@ -107,7 +107,7 @@ typedef struct step_cache {
     step_entry **buckets;
     size_t nbuckets;
     step_entry **slots;         /* the clock: every entry once */
-    size_t max_entries, n, hand;
+    size_t capslots, max_entries, n, hand;
     size_t bytes, max_bytes;
     uint64_t hits, misses, evictions;
 } step_cache;
