@@ -263,7 +263,8 @@ static step_alt *alt_new(const step_log *log, const run_result *res, size_t *byt
         alt_free(a);
         return NULL;
     }
-    memcpy(a->reads, log->r, log->n * sizeof *a->reads);
+    if (log->n > 0)
+        memcpy(a->reads, log->r, log->n * sizeof *a->reads);
     a->nreads = log->n;
     if (log->nbytes > 0)
         memcpy(a->names, log->bytes, log->nbytes);
