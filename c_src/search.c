@@ -515,6 +515,7 @@ static int next_request(search *s, request *req)
         }
         if (hit) {
             hit = 0;
+            memset(req, 0, sizeof *req);    /* the next request starts clean */
             continue;
         }
         /* The ether: deliver the oldest signal of each channel.  Timers

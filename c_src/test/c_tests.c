@@ -2216,10 +2216,11 @@ static void test_step_cache_store(void)
     step_cache_free(NULL);
 }
 
-static search *new_cached_search(int cache)
+static search *new_cached_search(int cache, size_t entries)
 {
     search_config cfg = { .node = NODE, .nodelen = strlen(NODE), .creation = CREATION,
-                          .check_deadlock = 0, .step_cache = cache };
+                          .check_deadlock = 0, .step_cache = cache,
+                          .step_cache_entries = entries };
     search *s = search_new(&cfg);
     if (s == NULL) {
         fprintf(stderr, "search_new failed\n");
@@ -2232,9 +2233,9 @@ static search *new_cached_search(int cache)
 ** same, and asked of the caller when one answers differently: process 1
 ** spawns 2 and 3; 2 exits; 3 asks whether 2 is alive and waits in a
 ** continuation that says.  The search is the same with the cache off. */
-static void cache_model(int cache, uint64_t *runs, search_stats *out)
+static void cache_model(int cache, size_t entries, uint64_t *runs, search_stats *out)
 {
-    search *s = new_cached_search(cache);
+    search *s = new_cached_search(cache, entries);
     request q;
     *runs = 0;
     CHECK(start(s, 1, &q) == 0);
@@ -2264,8 +2265,8 @@ static void test_step_cache_search(void)
 {
     uint64_t runs_on, runs_off;
     search_stats on, off;
-    cache_model(1, &runs_on, &on);
-    cache_model(0, &runs_off, &off);
+    cache_model(1, 0, &runs_on, &on);
+    cache_model(0, 0, &runs_off, &off);
     CHECK(on.states == off.states && on.transitions == off.transitions);
     CHECK(on.states == 6 && on.transitions == 5);
     /* 3 starts again where 2 is alive: a miss; 2 starts again: a hit. */
@@ -2273,6 +2274,13 @@ static void test_step_cache_search(void)
     CHECK(on.step_cache && on.step_cache_hits == 1 && on.step_cache_misses == 4);
     CHECK(on.step_cache_entries == 3 && on.step_cache_bytes > 0);
     CHECK(!off.step_cache && off.step_cache_hits == 0);
+    /* One entry: every step evicts the last, nothing is ever hit, and the
+    ** search is the same. */
+    uint64_t runs_one;
+    search_stats one;
+    cache_model(1, 1, &runs_one, &one);
+    CHECK(one.states == off.states && one.transitions == off.transitions);
+    CHECK(runs_one == runs_off && one.step_cache_hits == 0 && one.step_cache_entries == 1);
 }
 
 int main(void)
