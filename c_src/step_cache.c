@@ -291,10 +291,23 @@ static step_alt *alt_new(const step_log *log, const run_result *res, size_t *byt
     return a;
 }
 
+/* The bytes an alternative for (log, res) would hold, roughly. */
+static size_t alt_size(const step_log *log, const run_result *res)
+{
+    size_t n = sizeof(step_alt) + log->n * sizeof(step_read) + log->nbytes +
+               res->label_len + res->cont.len + res->reason.len + res->dict.len;
+    for (size_t i = 0; i < res->neffects; i++)
+        n += sizeof(effect) + res->effects[i].term.len + res->effects[i].term2.len +
+             res->effects[i].term3.len;
+    return n;
+}
+
 int step_cache_add(step_cache *c, const step_key *k, const step_log *log,
                    const run_result *res)
 {
     size_t bytes;
+    if (alt_size(log, res) > STEP_CACHE_MAX_ALT_BYTES)
+        return 0;
     step_entry *e = step_cache_find(c, k);
     if (e != NULL && e->nalts >= STEP_CACHE_MAX_ALTS)
         return 0;

@@ -118,6 +118,10 @@ typedef struct step_cache {
 #define STEP_CACHE_ENTRIES 16384
 #define STEP_CACHE_BYTES ((size_t)64 << 20)
 
+/* An outcome larger than this is not kept (a step sending a burst of
+** thirty thousand messages is met once; steps measured 0.2 to 3 KB). */
+#define STEP_CACHE_MAX_ALT_BYTES ((size_t)64 << 10)
+
 /* At most 16 alternatives under one key (a request whose reads keep
 ** answering differently is better run). */
 #define STEP_CACHE_MAX_ALTS 16
@@ -127,8 +131,10 @@ void step_cache_free(step_cache *c);
 /* The entry of key k (marked as used), or NULL. */
 step_entry *step_cache_find(step_cache *c, const step_key *k);
 /* Stores the outcome res of a step with key k and reads log (copies
-** both; res's terms keep the part ids the transition gave them).  0, or -1
-** when out of memory (the cache is unchanged). */
+** both; res's terms keep the part ids the transition gave them), unless
+** it is larger than STEP_CACHE_MAX_ALT_BYTES or the key has its
+** STEP_CACHE_MAX_ALTS.  0, or -1 when out of memory (the cache is
+** unchanged). */
 int step_cache_add(step_cache *c, const step_key *k, const step_log *log,
                    const run_result *res);
 /* Everything the cache holds, in bytes. */

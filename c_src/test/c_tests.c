@@ -2207,6 +2207,13 @@ static void test_step_cache_store(void)
     CHECK(left == 4);
     size_t b = step_cache_bytes(c);
     CHECK(b > 0);
+    /* An outcome over STEP_CACHE_MAX_ALT_BYTES is not kept (the length is
+    ** only measured: nothing is copied). */
+    run_result big = r;
+    big.label_len = STEP_CACHE_MAX_ALT_BYTES + 1;
+    step_key kb = { .pid = 99, .run = RUN_START, .cont = 99 };
+    CHECK(step_cache_add(c, &kb, &log, &big) == 0 && step_cache_find(c, &kb) == NULL);
+    CHECK(step_cache_bytes(c) == b);
     /* A byte cap below one entry keeps only the newest. */
     c->max_bytes = 1;
     CHECK(step_cache_add(c, &k[5], &log, &r) == 0);
