@@ -554,15 +554,15 @@ ERL_NIF_TERM nif_stats(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     ERL_NIF_TERM map;
     if (!enif_make_map_from_arrays(env, keys, vals, nkeys, &map))
         return ERROR(env, "stats map");
-    if (st.step_cache &&
-        (!enif_make_map_put(env, map, ATOM(env, step_cache_hits),
-                            enif_make_uint64(env, st.step_cache_hits), &map) ||
-         !enif_make_map_put(env, map, ATOM(env, step_cache_misses),
-                            enif_make_uint64(env, st.step_cache_misses), &map) ||
-         !enif_make_map_put(env, map, ATOM(env, step_cache_entries),
-                            enif_make_uint64(env, st.step_cache_entries), &map) ||
-         !enif_make_map_put(env, map, ATOM(env, step_cache_bytes),
-                            enif_make_uint64(env, st.step_cache_bytes), &map)))
+    /* The step cache's counts, zero when it is off. */
+    if (!enif_make_map_put(env, map, ATOM(env, step_cache_hits),
+                           enif_make_uint64(env, st.step_cache_hits), &map) ||
+        !enif_make_map_put(env, map, ATOM(env, step_cache_misses),
+                           enif_make_uint64(env, st.step_cache_misses), &map) ||
+        !enif_make_map_put(env, map, ATOM(env, step_cache_entries),
+                           enif_make_uint64(env, st.step_cache_entries), &map) ||
+        !enif_make_map_put(env, map, ATOM(env, step_cache_bytes),
+                           enif_make_uint64(env, st.step_cache_bytes), &map))
         return ERROR(env, "stats map");
     return map;
 }
