@@ -33,7 +33,9 @@
     X(node) X(node_pair) X(nodes) X(none) X(normal) X(observe) X(ok) \
     X(omission_probability) X(parts) X(receive) X(register) X(requests) \
     X(run) X(scc) X(send) X(send_alias) X(send_name) X(skip) X(spawn) \
-    X(spawn_monitor) X(stack_depth) X(start) X(states) \
+    X(spawn_monitor) X(stack_depth) X(start) X(states) X(step_cache) \
+    X(step_cache_bytes) X(step_cache_entries) X(step_cache_hits) \
+    X(step_cache_misses) \
     X(states_lost_estimate) X(stopped) X(table) X(table_bytes) X(table_mode) \
     X(table_size) X(timeout) X(timeouts_when_idle) X(timer) X(transitions) \
     X(trap_exit) X(true) X(truncated) X(unalias) X(undefined) X(unique) \

@@ -52,6 +52,7 @@ int encode(ErlNifEnv *env, ERL_NIF_TERM t, ErlNifBinary *bin, term_in *out)
         return 0;
     out->etf = bin->data;
     out->len = bin->size;
+    out->id = 0;
     return 1;
 }
 

@@ -282,11 +282,10 @@ ERL_NIF_TERM nif_group_leader(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[
     if (!get_res(env, argv[0], &r) || !enif_get_uint(env, argv[1], &pid))
         return enif_make_badarg(env);
     enif_mutex_lock(r->lock);
-    uint32_t skip;
-    const proc *p = search_peek_proc(r->s, pid, &skip);
-    ERL_NIF_TERM t = p != NULL ? enif_make_uint(env, p->gl) : ATOM(env, undefined);
+    uint32_t gl;
+    int alive = search_peek_group_leader(r->s, pid, &gl);
     enif_mutex_unlock(r->lock);
-    return t;
+    return alive ? enif_make_uint(env, gl) : ATOM(env, undefined);
 }
 
 /* whereis(Search, Node, Name) -> Pid | undefined */

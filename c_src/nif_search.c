@@ -38,7 +38,8 @@ void search_res_dtor(ErlNifEnv *env, void *obj)
 **       delivery_ether => 0 | 1, max_crashes => N, max_disconnects => N,
 **       max_kills => N, breadth_first => 0 | 1, observe => 0 | 1,
 **       expand_only => 0 | 1, table_mode => 0 | 1 | 2 (exact,
-**       hash_compact, bitstate: visited.h), bitstate_bits => N})
+**       hash_compact, bitstate: visited.h), bitstate_bits => N,
+**       step_cache => 0 | 1, step_cache_entries => N, step_cache_bytes => N})
 **   -> Resource
 ** A lossy table_mode with breadth_first or expand_only is a badarg. */
 ERL_NIF_TERM nif_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
@@ -52,7 +53,8 @@ ERL_NIF_TERM nif_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     uint64_t check_deadlock = 1, when_idle = 0, ether = 0, bfs = 0, observe = 0, node_pair = 0;
     uint64_t judge_deaths = 0;
     uint64_t expand_only = 0, table_mode = VISITED_EXACT, bitstate_bits = 0;
-    uint64_t crashes = 0, disconnects = 0, kills = 0;
+    uint64_t crashes = 0, disconnects = 0, kills = 0, step_cache = 0;
+    uint64_t cache_entries = 0, cache_bytes = 0;
     unsigned nnodes = 0;
     if (enif_get_map_value(env, argv[0], ATOM(env, nodes), &nodes)) {
         if (!enif_get_list_length(env, nodes, &nnodes) || nnodes == 0 ||
@@ -87,7 +89,12 @@ ERL_NIF_TERM nif_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
         map_u64(env, argv[0], ATOM(env, max_crashes), &crashes) < 0 || crashes > UINT32_MAX ||
         map_u64(env, argv[0], ATOM(env, max_disconnects), &disconnects) < 0 ||
         disconnects > UINT32_MAX ||
-        map_u64(env, argv[0], ATOM(env, max_kills), &kills) < 0 || kills > UINT32_MAX)
+        map_u64(env, argv[0], ATOM(env, max_kills), &kills) < 0 || kills > UINT32_MAX ||
+        map_u64(env, argv[0], ATOM(env, step_cache), &step_cache) < 0 || step_cache > 1 ||
+        map_u64(env, argv[0], ATOM(env, step_cache_entries), &cache_entries) < 0 ||
+        cache_entries > ((uint64_t)1 << 24) ||
+        map_u64(env, argv[0], ATOM(env, step_cache_bytes), &cache_bytes) < 0 ||
+        cache_bytes > ((uint64_t)1 << 40))
         return enif_make_badarg(env);
     search_config cfg = { .creation = (uint32_t)creation,
                           .max_states = max_states, .max_depth = max_depth,
@@ -105,6 +112,9 @@ ERL_NIF_TERM nif_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
                           .max_crashes = (uint32_t)crashes,
                           .max_disconnects = (uint32_t)disconnects,
                           .max_kills = (uint32_t)kills,
+                          .step_cache = (int)step_cache,
+                          .step_cache_entries = (size_t)cache_entries,
+                          .step_cache_bytes = (size_t)cache_bytes,
                           .nnodes = nnodes };
     namebuf = malloc(SEARCH_MAX_NODES * sizeof *namebuf);
     ErlNifBinary node_bins[SEARCH_MAX_NODES];
@@ -389,7 +399,7 @@ ERL_NIF_TERM nif_observed(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     else
         return enif_make_badarg(env);
     ErlNifBinary bin;
-    term_in obs = { NULL, 0 };
+    term_in obs = { NULL, 0, 0 };
     if (verdict == OBSERVE_OK && !encode(env, argv[2], &bin, &obs))
         return enif_make_badarg(env);
     ErlNifTime t0 = enif_monotonic_time(ERL_NIF_USEC);
@@ -543,6 +553,16 @@ ERL_NIF_TERM nif_stats(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
                    (st.table_mode == VISITED_EXACT ? 3 : 0);
     ERL_NIF_TERM map;
     if (!enif_make_map_from_arrays(env, keys, vals, nkeys, &map))
+        return ERROR(env, "stats map");
+    /* The step cache's counts, zero when it is off. */
+    if (!enif_make_map_put(env, map, ATOM(env, step_cache_hits),
+                           enif_make_uint64(env, st.step_cache_hits), &map) ||
+        !enif_make_map_put(env, map, ATOM(env, step_cache_misses),
+                           enif_make_uint64(env, st.step_cache_misses), &map) ||
+        !enif_make_map_put(env, map, ATOM(env, step_cache_entries),
+                           enif_make_uint64(env, st.step_cache_entries), &map) ||
+        !enif_make_map_put(env, map, ATOM(env, step_cache_bytes),
+                           enif_make_uint64(env, st.step_cache_bytes), &map))
         return ERROR(env, "stats map");
     return map;
 }

@@ -131,6 +131,14 @@ search *search_new(const search_config *cfg)
         s->vis = visited_new((enum visited_mode)cfg->table_mode,
                              cfg->table_mode == VISITED_BITSTATE
                                  ? cfg->bitstate_bits : cfg->table_slots);
+    if (cfg->step_cache &&
+        (s->cache = step_cache_new(cfg->step_cache_entries ? cfg->step_cache_entries
+                                                           : STEP_CACHE_ENTRIES,
+                                   cfg->step_cache_bytes ? cfg->step_cache_bytes
+                                                         : STEP_CACHE_BYTES)) == NULL) {
+        search_free(s);
+        return NULL;
+    }
     s->memo.nslots = 1024;
     s->memo.keys = calloc(s->memo.nslots, sizeof *s->memo.keys);
     s->memo.vals = calloc(s->memo.nslots, 1);
@@ -227,6 +235,8 @@ void search_free(search *s)
         free(s->exp[i].label);
     free(s->exp);
     free(s->names);
+    step_cache_free(s->cache);
+    step_log_free(&s->log);
     free(s);
 }
 
@@ -383,6 +393,7 @@ static int fail(request *req, const char *why)
 }
 
 static int c_transition(search *s, uint32_t ci, const fault *f, request *req);
+static int cached_run(search *s, request *req);
 
 /* Finds the next transition of the top state, or a match question.
 ** Deliveries and faults are taken here, without a request. */
@@ -394,6 +405,7 @@ static int next_request(search *s, request *req)
         return 0;
     }
     s->work = 0;
+    int hit = 0;
     while (s->depth > 0) {
         if (!s->cfg.expand_only &&
             (s->work++ >= SEARCH_WORK_BUDGET ||
@@ -484,9 +496,27 @@ static int next_request(search *s, request *req)
             s->run_msg = req->msg;
             s->run_elapsed = req->run == RUN_TIMEOUT && s->cfg.timeouts_when_idle
                              ? req->flags >> PF_TIMEOUT_SHIFT : 0;
+            s->run_choice = req->choice;
+            s->run_dict = req->dict;
+            s->run_flags = req->flags;
             s->tx.nallocated = 0;
             s->tx.nallocated_refs = 0;
-            return 0;
+            if (s->cache == NULL)
+                return 0;
+            /* A step met before is applied here, and the search goes on
+            ** (the hit counts as a unit of work, so the budget holds). */
+            int c = cached_run(s, req);
+            if (c == 0 || c == 2)
+                return 0;
+            if (c < 0)
+                return -1;
+            hit = 1;
+            break;
+        }
+        if (hit) {
+            hit = 0;
+            memset(req, 0, sizeof *req);    /* the next request starts clean */
+            continue;
         }
         /* The ether: deliver the oldest signal of each channel.  Timers
         ** are timeouts: with when_idle they fire only in the second phase. */
@@ -854,40 +884,103 @@ static int c_transition(search *s, uint32_t ci, const fault *f, request *req)
     return successor(s, &st, lb.b, lb.n, 0, req);
 }
 
-int search_answer_run(search *s, run_result *res, request *req)
+/* The key of the outstanding run in the step cache. */
+static step_key run_key(const search *s)
 {
-    if (s->pending != REQ_RUN || s->finished) {
-        free_result(res);
-        return fail(req, "no run is outstanding");
-    }
+    return (step_key){ .pid = s->run_pid, .run = s->run, .choice = s->run_choice,
+                       .flags = s->run_flags, .cont = s->run_cont,
+                       .msg = s->run == RUN_RECEIVE ? s->run_msg : 0,
+                       .dict = s->run_dict };
+}
+
+/* Applies the outcome res of the outstanding run to the state being
+** expanded and hands the successor on (taking the label).  With `record`
+** the step's outcome and reads go into the step cache first.  As
+** successor: 0 go on, 1 *req is final or a request, -1 failure. */
+static int apply_run(search *s, run_result *res, uint8_t *label, size_t label_len,
+                     int record, request *req)
+{
     s->tx.ndeaths = 0;
     sys_state st;
     if (sys_state_copy(&st, &s->cur) != 0) {
-        free_result(res);
+        free(label);
         return fail(req, "out of memory");
     }
     const char *why;
     if (transition_run(&s->tx, &st, s->run_pid, s->run, s->run_msg_index,
                        s->run_elapsed, res, &why) != 0) {
         sys_state_clear(&st);
-        free_result(res);
+        free(label);
         return fail(req, why);
     }
+    /* A step that stops the search is reported by the driver, so it is
+    ** never applied from the cache; out of memory only loses the entry. */
+    if (record && s->cache != NULL && !res->stop && !s->log.poisoned) {
+        step_key k = run_key(s);
+        res->label = label;
+        (void)step_cache_add(s->cache, &k, &s->log, res);
+        res->label = NULL;
+    }
     s->pending = 0;
-    uint8_t *label = res->label;
-    size_t label_len = res->label_len;
-    int stop = res->stop;
-    res->label = NULL;
-    free_result(res);
     s->mover = (agent){ AGENT_PROC, s->run_pid, 0, 0 };
-    int r = successor(s, &st, label, label_len, stop, req);
+    return successor(s, &st, label, label_len, res->stop, req);
+}
+
+/* The outstanding run, from the step cache if an alternative stored under
+** its key gets the same answers to its reads asked again, in order,
+** against the state being expanded (fresh numbers are taken again as the
+** step took them).  0: a miss, the run goes to Erlang (with nothing of the
+** re-asking left); 1: applied, the search goes on; 2: applied and *req is
+** final or a request; -1: failure. */
+static int cached_run(search *s, request *req)
+{
+    step_key k = run_key(s);
+    step_entry *e = step_cache_find(s->cache, &k);
+    for (step_alt *a = e != NULL ? e->alts : NULL; a != NULL; a = a->next) {
+        s->tx.nallocated = 0;
+        s->tx.nallocated_refs = 0;
+        size_t i = 0;
+        for (; i < a->nreads; i++) {
+            uint32_t ans[STEP_READ_WORDS];
+            if (search_reask(s, &a->reads[i], a->names, ans) != 0 ||
+                memcmp(ans, a->reads[i].ans, sizeof ans) != 0)
+                break;
+        }
+        if (i < a->nreads)
+            continue;
+        uint8_t *label = malloc(a->res.label_len ? a->res.label_len : 1);
+        if (label == NULL)
+            return fail(req, "out of memory");
+        memcpy(label, a->res.label, a->res.label_len);
+        run_result res = a->res;       /* the effects stay the entry's */
+        res.label = NULL;
+        s->cache->hits++;
+        int r = apply_run(s, &res, label, a->res.label_len, 0, req);
+        return r < 0 ? -1 : r == 0 ? 1 : 2;
+    }
+    s->tx.nallocated = 0;
+    s->tx.nallocated_refs = 0;
+    step_log_reset(&s->log);
+    s->cache->misses++;
+    return 0;
+}
+
+int search_answer_run(search *s, run_result *res, request *req)
+{
+    if (s->pending != REQ_RUN || s->finished) {
+        free_result(res);
+        return fail(req, "no run is outstanding");
+    }
+    uint8_t *label = res->label;
+    res->label = NULL;
+    int r = apply_run(s, res, label, res->label_len, 1, req);
     if (r != 0)
         return r < 0 ? -1 : 0;
     return next_request(s, req);
 }
 
 /* A fresh pid or ref for the running step (see canon.h). */
-static uint32_t fresh_number(search *s, uint32_t node, int refs)
+uint32_t search_fresh_number(search *s, uint32_t node, int refs)
 {
     if (s->pending != REQ_RUN || s->depth == 0 || search_decode_top(s) != 0 ||
         node >= s->tx.names.nodes.n)
@@ -895,14 +988,33 @@ static uint32_t fresh_number(search *s, uint32_t node, int refs)
     return canon_fresh_key(&s->tx, &s->cur, s->run_pid, node, refs);
 }
 
+/* ... logged as a read of the step for the step cache. */
+static uint32_t fresh_logged(search *s, uint32_t node, int refs)
+{
+    uint32_t key = search_fresh_number(s, node, refs);
+    if (s->cache != NULL && s->pending == REQ_RUN) {
+        if (key == 0) {
+            s->log.poisoned = 1;
+        } else {
+            step_read r;
+            memset(&r, 0, sizeof r);
+            r.kind = refs ? READ_FRESH_REF : READ_FRESH_PID;
+            r.a = node;
+            r.ans[0] = key;
+            step_log_add(&s->log, &r, NULL, 0);
+        }
+    }
+    return key;
+}
+
 uint32_t search_fresh_ref(search *s, uint32_t node)
 {
-    return fresh_number(s, node, 1);
+    return fresh_logged(s, node, 1);
 }
 
 uint32_t search_fresh_pid(search *s, uint32_t node)
 {
-    return fresh_number(s, node, 0);
+    return fresh_logged(s, node, 0);
 }
 
 
@@ -917,6 +1029,17 @@ void search_get_stats(const search *s, search_stats *st)
     st->bytes = part_store_bytes(s->ps) + fixed;
     st->used_bytes = part_store_used_bytes(s->ps) + fixed;
     st->table_mode = s->cfg.table_mode;
+    if (s->cache != NULL) {
+        size_t cb = step_cache_bytes(s->cache) + s->log.cap * sizeof *s->log.r +
+                    s->log.capbytes;
+        st->step_cache = 1;
+        st->step_cache_hits = s->cache->hits;
+        st->step_cache_misses = s->cache->misses;
+        st->step_cache_entries = s->cache->n;
+        st->step_cache_bytes = cb;
+        st->bytes += cb;
+        st->used_bytes += cb;
+    }
     if (s->vis != NULL) {
         /* The table and the root vectors kept in the frames count too, so
         ** the `memory` cap sees them. */

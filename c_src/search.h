@@ -78,6 +78,10 @@ typedef struct search_config {
                                   expand_only, which name states by part id,
                                   is allowed: search_new refuses them) */
     uint64_t bitstate_bits;    /* VISITED_BITSTATE: the bit array's size */
+    int step_cache;            /* 1: steps met again are applied from the
+                                  step cache (step_cache.h) without Erlang */
+    size_t step_cache_entries; /* its bounds, 0: the defaults */
+    size_t step_cache_bytes;
     /* External format (with the 131 version byte) of the atoms normal,
     ** killed, kill and 'EXIT' as the VM encodes them, so that exit reasons
     ** and the 'EXIT' messages built here intern like the VM's own terms.
@@ -97,6 +101,10 @@ enum search_atom {
 typedef struct term_in {
     uint8_t *etf;              /* external format; scanned and canonicalised in place */
     size_t len;
+    part_id id;                /* 0, or the part the bytes were interned as
+                                  (transition_intern_term sets it and then
+                                  uses it: a step cache's stored outcome
+                                  skips interning again) */
 } term_in;
 
 enum effect_kind {
@@ -301,6 +309,11 @@ typedef struct search_stats {
     double lost_estimate;          /* lossy tables: expected new states
                                       wrongly taken as visited */
     double coverage_estimate;      /* lossy tables: stored / (stored + lost) */
+    int step_cache;                /* the cache is on */
+    uint64_t step_cache_hits;      /* steps applied from the cache */
+    uint64_t step_cache_misses;    /* steps asked of Erlang with the cache on */
+    uint64_t step_cache_entries, step_cache_bytes;   /* bytes: counted in
+                                                        bytes and used_bytes */
 } search_stats;
 void search_get_stats(const search *s, search_stats *st);
 
@@ -309,7 +322,8 @@ const part_store *search_store(const search *s);
 const sys_state *search_top_state(search *s);
 /* Queries about the state being expanded (before the current run's
 ** effects), for BIFs that read it: is_process_alive, whereis,
-** registered. */
+** registered.  While a run is outstanding each is logged for the step
+** cache; those whose answers it cannot compare keep the step out of it. */
 int search_peek_alive(search *s, uint32_t pid);
 /* 1 and *pid when a process on `node` is registered under the name whose
 ** external format is etf[0..len), else 0. */
@@ -324,6 +338,8 @@ int search_peek_monitor(search *s, uint32_t pid, uint32_t ref);
 int search_peek_alias(search *s, uint32_t pid, uint32_t ref);
 /* The time of pending timer ref, or -1 when there is none. */
 int64_t search_peek_timer(search *s, uint32_t ref);
+/* Whether process pid is alive, and its group leader as stored. */
+int search_peek_group_leader(search *s, uint32_t pid, uint32_t *gl);
 /* The record of process pid in the state being expanded (NULL if dead),
 ** and in *skip the index of the message the running step is receiving
 ** (UINT32_MAX: none), which is no longer in that process's mailbox. */

@@ -13,6 +13,7 @@
 #define MCE_SEARCH_INTERNAL_H
 
 #include "search.h"
+#include "step_cache.h"
 #include "sys_state.h"
 #include "transition.h"
 #include "visited.h"
@@ -85,6 +86,13 @@ struct search {
     uint32_t run_elapsed; /* when_idle: the time a timeout step lets pass */
     part_id run_cont, run_msg;
     uint32_t run_msg_index;
+    /* the rest of the outstanding run's key (step_cache.h) */
+    uint32_t run_choice, run_flags;
+    part_id run_dict;
+    /* The step cache (NULL: off) and the reads of the running step, logged
+    ** by the peeks and fresh numbers while a REQ_RUN is outstanding. */
+    step_cache *cache;
+    step_log log;
     search_stats st;
     int finished;
     /* A successor waiting for the safety monitors' verdict (REQ_OBSERVE):
@@ -115,5 +123,13 @@ struct search {
 /* Decodes the top frame's state into s->cur unless it holds it already;
 ** 0, or -1 when out of memory. */
 int search_decode_top(search *s);
+
+/* peek.c: asks read r (names: the bytes its name points into) again
+** against the state being expanded, without logging it; 0 and the answer
+** in ans, or -1 when it cannot be answered (a miss). */
+int search_reask(search *s, const step_read *r, const uint8_t *names,
+                 uint32_t ans[STEP_READ_WORDS]);
+/* search.c: a fresh number for the running step without logging it. */
+uint32_t search_fresh_number(search *s, uint32_t node, int refs);
 
 #endif

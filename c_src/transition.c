@@ -15,6 +15,8 @@
 /* Interns an encoded term, recording the simulated pids it references. */
 part_id transition_intern_term(trans_ctx *cx, term_in *t)
 {
+    if (t->id != 0)
+        return t->id;
     etf_pid_sink sink = { NULL, 0, 0 };
     if (etf_scan_keys(t->etf, t->len, &cx->names.nodes, cx->names.creation, &sink) != 0) {
         free(sink.pids);
@@ -24,6 +26,7 @@ part_id transition_intern_term(trans_ctx *cx, term_in *t)
     part_id id = part_store_intern(cx->ps, PART_TERM, t->etf, (uint32_t)t->len,
                                    sink.pids, sink.n, &fresh);
     free(sink.pids);
+    t->id = id;
     return id;
 }
 
@@ -33,7 +36,7 @@ static int deliver_built(trans_ctx *cx, sys_state *st, int to, ext_buf *e)
     int err = e->err;
     part_id msg = 0;
     if (!err) {
-        term_in t = { e->b, e->n };
+        term_in t = { e->b, e->n, 0 };
         msg = transition_intern_term(cx, &t);
     }
     free(e->b);

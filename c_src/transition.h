@@ -45,7 +45,8 @@ typedef struct trans_ctx {
 
 _Static_assert(SEARCH_MAX_NODES <= ETF_MAX_NODES, "a node without a name");
 
-/* Interns an encoded term, recording the simulated pids it references. */
+/* Interns an encoded term, recording the simulated pids it references;
+** the id is kept in t->id, and a term with an id is not interned again. */
 part_id transition_intern_term(trans_ctx *cx, term_in *t);
 
 /* Applies the step process `pid` ran (`run`; RUN_RECEIVE: it received the

@@ -194,7 +194,9 @@ expand_loop({deaths, Deaths}, #st{search = S, opts = Opts} = St) ->
     put('$mce_ltl_violation', Violation),
     expand_loop(mce_nif:deaths_judged(S, Violation =/= none), St);
 expand_loop({expanded, W, Succs, Deadlock}, St) ->
-    {expanded, W, Succs, Deadlock, St};
+    %% Each expansion counts toward the limits too: with the step cache a
+    %% whole expansion may be done in C, without one run request.
+    {expanded, W, Succs, Deadlock, tick(St)};
 expand_loop(Other, _St) ->
     mce_search:internal_error(Other),
     erlang:error({mcerlang_internal, expand, Other}).

@@ -132,7 +132,11 @@ new_context(Opts, ExpandOnly) ->
                            expand_only => case ExpandOnly of
                                               true -> 1;
                                               false -> 0
-                                          end}),
+                                          end,
+                           step_cache => case maps:get(step_cache, Opts) of
+                                             true -> 1;
+                                             false -> 0
+                                         end}),
     internal_error(Search),
     Now = erlang:monotonic_time(millisecond),
     Deadline = case maps:get(max_time, Opts) of
@@ -513,7 +517,9 @@ stats(#ctx{search = S, started = T0}) ->
     States = maps:get(states, St),
     St#{time_ms => Ms,
         states_per_second => States * 1000 div max(Ms, 1),
-        bytes_per_state => maps:get(memory_used, St) div max(States, 1)}.
+        %% The state store's bytes: the step cache is bounded and apart.
+        bytes_per_state => (maps:get(memory_used, St) - maps:get(step_cache_bytes, St, 0))
+                               div max(States, 1)}.
 
 %% The options accept tables up to 2^40 slots or bits; whether one fits is
 %% the machine's to say: a failed allocation names the option.

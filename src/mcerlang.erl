@@ -43,7 +43,8 @@
                      env => #{atom() => #{atom() => term()}} | [{atom(), [{atom(), term()}]}],
                      faults => #{crash_node => non_neg_integer(),
                                  disconnect => non_neg_integer(),
-                                 kill => non_neg_integer()}}.
+                                 kill => non_neg_integer()},
+                     step_cache => boolean()}.
 %% The read-only view of a state that monitors and invariants judge (see
 %% docs/USER_GUIDE.md): every process with its pid, node, registered name,
 %% status, mailbox, where it stands and the props it is at; the ether; the
@@ -117,7 +118,8 @@
                     granularity => big,
                     translation_cache => true,  % true: mce_translate_cache:default_dir()
                     env => #{},
-                    faults => #{}}).
+                    faults => #{},
+                    step_cache => true}).
 
 %% @equiv check(Entry, #{})
 -spec check(entry()) -> result().
@@ -647,6 +649,7 @@ option(max_reductions, N) when is_integer(N), N > 0, N < ?MAX_COUNT -> N;
 option(memory, infinity) -> infinity;
 option(memory, N) when is_integer(N), N > 0, N < ?MAX_COUNT -> N;
 option(progress, P) when is_boolean(P) -> P;
+option(step_cache, B) when is_boolean(B) -> B;
 option(shortest, B) when is_boolean(B) -> B;
 option(monitor, {M, _} = Mon) when is_atom(M) -> option(monitor, [Mon]);
 option(monitor, Mons) when is_list(Mons) ->

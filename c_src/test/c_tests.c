@@ -22,6 +22,7 @@
 #include "part_store.h"
 #include "search.h"
 #include "sys_state.h"
+#include "step_cache.h"
 #include "visited.h"
 
 static unsigned long g_passed, g_failed;
@@ -973,7 +974,7 @@ static int start(search *s, uint8_t init, request *q)
 {
     uint8_t c[3];
     set_int(c, init);
-    term_in t = { c, 3 };
+    term_in t = { c, 3, 0 };
     return search_start(s, &t, 1, q);
 }
 
@@ -1429,10 +1430,10 @@ static void test_search_errors(void)
     CHECK(run_exit(s, 1, NULL, 1, 0, &q) == -1 && q.kind == REQ_ERROR);
     /* A malformed initial call; then a good one still starts. */
     uint8_t badinit[] = { 131, 97 };
-    term_in bi = { badinit, sizeof badinit };
+    term_in bi = { badinit, sizeof badinit, 0 };
     CHECK(search_start(s, &bi, 1, &q) == -1 && q.kind == REQ_ERROR);
     uint8_t port[] = { 131, 102, 100, 0, 1, 'n', 0, 0, 0, 1, 0 };
-    term_in pt = { port, sizeof port };
+    term_in pt = { port, sizeof port, 0 };
     CHECK(search_start(s, &pt, 1, &q) == -1 && q.kind == REQ_ERROR);
     CHECK(start(s, 1, &q) == 0 && q.kind == REQ_RUN);
 
@@ -1585,7 +1586,7 @@ static void test_search_growth(void)
                          .has_timeout = 1, .normal = 1,
                          .label = mklabel((uint8_t)k), .label_len = 3 };
         set_int32(c, k);
-        w.cont = (term_in){ c, 6 };
+        w.cont = (term_in){ c, 6, 0 };
         if (search_answer_run(s, &w, &q) != 0) {
             chain_ok = 0;
             break;
@@ -2148,6 +2149,147 @@ static void test_search_yield(void)
     search_free(s);
 }
 
+/* The step cache by itself: entries under keys, alternatives in order,
+** eviction by count (CLOCK: a used entry survives one sweep) and by bytes,
+** and everything freed (ASan). */
+static void test_step_cache_store(void)
+{
+    step_cache *c = step_cache_new(4, (size_t)1 << 20);
+    CHECK(c != NULL);
+    if (c == NULL)
+        return;
+    uint8_t t[3], lbl[3];
+    set_int(t, 7);
+    set_int(lbl, 9);
+    effect e = { .kind = EFFECT_SEND, .pid = 2, .term = { t, 3, 0 } };
+    run_result r = { .outcome = OUTCOME_WAIT, .cont = { t, 3, 5 }, .effects = &e,
+                     .neffects = 1, .label = lbl, .label_len = 3 };
+    step_log log;
+    memset(&log, 0, sizeof log);
+    step_read rd = { .kind = READ_WHEREIS, .a = 0, .ans = { 1, 3 } };
+    step_log_add(&log, &rd, (const uint8_t *)"abc", 3);
+    CHECK(log.n == 1 && log.r[0].name_len == 3 && !log.poisoned);
+    step_key k[6];
+    for (uint32_t i = 0; i < 6; i++)
+        k[i] = (step_key){ .pid = i + 1, .run = RUN_START, .cont = 10 + i };
+    CHECK(step_cache_find(c, &k[0]) == NULL);
+    CHECK(step_cache_add(c, &k[0], &log, &r) == 0);
+    step_entry *en = step_cache_find(c, &k[0]);
+    CHECK(en != NULL && en->nalts == 1);
+    if (en != NULL && en->alts != NULL) {
+        step_alt *a = en->alts;
+        CHECK(a->nreads == 1 && a->reads[0].ans[1] == 3 &&
+              memcmp(a->names + a->reads[0].name_off, "abc", 3) == 0);
+        CHECK(a->res.neffects == 1 && a->res.effects[0].term.etf != t &&
+              a->res.effects[0].term.len == 3 && a->res.effects[0].term.etf[2] == 7);
+        CHECK(a->res.cont.id == 5 && a->res.label != lbl && a->res.label[2] == 9);
+    }
+    /* A second alternative under the same key goes after the first. */
+    rd.ans[0] = 0;
+    step_log_reset(&log);
+    step_log_add(&log, &rd, (const uint8_t *)"abc", 3);
+    CHECK(step_cache_add(c, &k[0], &log, &r) == 0);
+    en = step_cache_find(c, &k[0]);
+    CHECK(en != NULL && en->nalts == 2 && en->alts->reads[0].ans[0] == 1 &&
+          en->alts->next->reads[0].ans[0] == 0);
+    /* Four entries fit; the fifth evicts one not used since the hand
+    ** passed (k[0] was just found, so it is not the first to go). */
+    for (int i = 1; i < 4; i++)
+        CHECK(step_cache_add(c, &k[i], &log, &r) == 0);
+    CHECK(c->n == 4);
+    CHECK(step_cache_find(c, &k[0]) != NULL);
+    CHECK(step_cache_add(c, &k[4], &log, &r) == 0);
+    CHECK(c->n == 4 && c->evictions == 1);
+    CHECK(step_cache_find(c, &k[4]) != NULL);
+    int left = 0;
+    for (int i = 0; i < 5; i++)
+        left += step_cache_find(c, &k[i]) != NULL;
+    CHECK(left == 4);
+    size_t b = step_cache_bytes(c);
+    CHECK(b > 0);
+    /* An outcome over STEP_CACHE_MAX_ALT_BYTES is not kept (the length is
+    ** only measured: nothing is copied). */
+    run_result big = r;
+    big.label_len = STEP_CACHE_MAX_ALT_BYTES + 1;
+    step_key kb = { .pid = 99, .run = RUN_START, .cont = 99 };
+    CHECK(step_cache_add(c, &kb, &log, &big) == 0 && step_cache_find(c, &kb) == NULL);
+    CHECK(step_cache_bytes(c) == b);
+    /* A byte cap below one entry keeps only the newest. */
+    c->max_bytes = 1;
+    CHECK(step_cache_add(c, &k[5], &log, &r) == 0);
+    CHECK(c->n == 1 && step_cache_find(c, &k[5]) != NULL && step_cache_bytes(c) < b);
+    step_log_free(&log);
+    step_cache_free(c);
+    step_cache_free(NULL);
+}
+
+static search *new_cached_search(int cache, size_t entries)
+{
+    search_config cfg = { .node = NODE, .nodelen = strlen(NODE), .creation = CREATION,
+                          .check_deadlock = 0, .step_cache = cache,
+                          .step_cache_entries = entries };
+    search *s = search_new(&cfg);
+    if (s == NULL) {
+        fprintf(stderr, "search_new failed\n");
+        exit(2);
+    }
+    return s;
+}
+
+/* A step met again is applied without a request when its reads answer the
+** same, and asked of the caller when one answers differently: process 1
+** spawns 2 and 3; 2 exits; 3 asks whether 2 is alive and waits in a
+** continuation that says.  The search is the same with the cache off. */
+static void cache_model(int cache, size_t entries, uint64_t *runs, search_stats *out)
+{
+    search *s = new_cached_search(cache, entries);
+    request q;
+    *runs = 0;
+    CHECK(start(s, 1, &q) == 0);
+    while (q.kind == REQ_RUN) {
+        (*runs)++;
+        int r;
+        if (q.pid == 1) {
+            CHECK(search_fresh_pid(s, 0) == 2 && search_fresh_pid(s, 0) == 3);
+            effs f = { .n = 0 };
+            eff_spawn(&f, 2, 0, 2);
+            eff_spawn(&f, 3, 0, 3);
+            r = run_wait(s, 10, 0, &f, 60, 0, &q);
+        } else if (q.pid == 2) {
+            r = run_exit(s, 1, NULL, 61, 0, &q);
+        } else {
+            int alive = search_peek_alive(s, 2);
+            r = run_wait(s, alive ? 31 : 30, 0, NULL, alive ? 63 : 62, 0, &q);
+        }
+        CHECK(r == 0);
+    }
+    CHECK(q.kind == REQ_DONE);
+    *out = stats(s);
+    search_free(s);
+}
+
+static void test_step_cache_search(void)
+{
+    uint64_t runs_on, runs_off;
+    search_stats on, off;
+    cache_model(1, 0, &runs_on, &on);
+    cache_model(0, 0, &runs_off, &off);
+    CHECK(on.states == off.states && on.transitions == off.transitions);
+    CHECK(on.states == 6 && on.transitions == 5);
+    /* 3 starts again where 2 is alive: a miss; 2 starts again: a hit. */
+    CHECK(runs_off == 5 && runs_on == 4);
+    CHECK(on.step_cache && on.step_cache_hits == 1 && on.step_cache_misses == 4);
+    CHECK(on.step_cache_entries == 3 && on.step_cache_bytes > 0);
+    CHECK(!off.step_cache && off.step_cache_hits == 0);
+    /* One entry: every step evicts the last, nothing is ever hit, and the
+    ** search is the same. */
+    uint64_t runs_one;
+    search_stats one;
+    cache_model(1, 1, &runs_one, &one);
+    CHECK(one.states == off.states && one.transitions == off.transitions);
+    CHECK(runs_one == runs_off && one.step_cache_hits == 0 && one.step_cache_entries == 1);
+}
+
 int main(void)
 {
     test_part_store();
@@ -2172,6 +2314,8 @@ int main(void)
     test_search_lossy();
     test_search_yield();
     test_pending_appends();
+    test_step_cache_store();
+    test_step_cache_search();
     printf("%lu passed, %lu failed\n", g_passed, g_failed);
     return g_failed != 0;
 }
