@@ -1,7 +1,7 @@
 /*
 ** search.c: in which order transitions are explored, and the request
 ** protocol with Erlang.  Owns the DFS stack (or the BFS node list), the
-** visited set's use, the match memo, the state being expanded and the
+** visited set's use, the state being expanded and the
 ** outstanding request; what a transition does to a state is transition.c's
 ** and ether.c's, through the context `tx` (search_internal.h).  With a
 ** lossy visited table (visited.h) each stack frame owns its state's root
@@ -23,67 +23,9 @@
 
 #include "canon.h"
 #include "ether.h"
+#include "match_memo.h"
 #include "search_internal.h"
 #include "transition.h"
-
-static uint64_t mix64(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ULL;
-    x ^= x >> 33;
-    return x;
-}
-
-static int memo_get(const memo *m, part_id cont, part_id msg)
-{
-    uint64_t key = (((uint64_t)cont << 32) | msg) + 1;
-    size_t i = mix64(key) & (m->nslots - 1);
-    while (m->keys[i] != 0) {
-        if (m->keys[i] == key)
-            return m->vals[i];
-        i = (i + 1) & (m->nslots - 1);
-    }
-    return -1;
-}
-
-static int memo_put(memo *m, part_id cont, part_id msg, int val)
-{
-    if ((m->n + 1) * 2 > m->nslots) {
-        size_t nslots = m->nslots * 2;
-        uint64_t *keys = calloc(nslots, sizeof *keys);
-        uint8_t *vals = calloc(nslots, 1);
-        if (keys == NULL || vals == NULL) {
-            free(keys);
-            free(vals);
-            return -1;
-        }
-        for (size_t j = 0; j < m->nslots; j++) {
-            if (m->keys[j] == 0)
-                continue;
-            size_t i = mix64(m->keys[j]) & (nslots - 1);
-            while (keys[i] != 0)
-                i = (i + 1) & (nslots - 1);
-            keys[i] = m->keys[j];
-            vals[i] = m->vals[j];
-        }
-        free(m->keys);
-        free(m->vals);
-        m->keys = keys;
-        m->vals = vals;
-        m->nslots = nslots;
-    }
-    uint64_t key = (((uint64_t)cont << 32) | msg) + 1;
-    size_t i = mix64(key) & (m->nslots - 1);
-    while (m->keys[i] != 0 && m->keys[i] != key)
-        i = (i + 1) & (m->nslots - 1);
-    if (m->keys[i] == 0)
-        m->n++;
-    m->keys[i] = key;
-    m->vals[i] = (uint8_t)val;
-    return 0;
-}
 
 search *search_new(const search_config *cfg)
 {
@@ -139,11 +81,9 @@ search *search_new(const search_config *cfg)
         search_free(s);
         return NULL;
     }
-    s->memo.nslots = 1024;
-    s->memo.keys = calloc(s->memo.nslots, sizeof *s->memo.keys);
-    s->memo.vals = calloc(s->memo.nslots, 1);
-    if (s->names == NULL || s->ps == NULL || s->memo.keys == NULL ||
-        s->memo.vals == NULL || (cfg->table_mode != VISITED_EXACT && s->vis == NULL)) {
+    int memo_failed = match_memo_init(&s->memo);
+    if (s->names == NULL || s->ps == NULL || memo_failed ||
+        (cfg->table_mode != VISITED_EXACT && s->vis == NULL)) {
         search_free(s);
         return NULL;
     }
@@ -221,8 +161,7 @@ void search_free(search *s)
     sys_state_clear(&s->cur);
     part_store_free(s->ps);
     visited_free(s->vis);
-    free(s->memo.keys);
-    free(s->memo.vals);
+    match_memo_free(&s->memo);
     free(s->tx.allocated);
     free(s->tx.allocated_refs);
     sys_state_clear(&s->obs_st);
@@ -239,7 +178,6 @@ void search_free(search *s)
     step_log_free(&s->log);
     free(s);
 }
-
 
 static int push(search *s, part_id state, uint8_t *label, size_t label_len)
 {
@@ -441,7 +379,7 @@ static int next_request(search *s, request *req)
             uint32_t n = mailbox_length(s->ps, p->mailbox);
             while (f->msg_idx < n) {
                 part_id msg = mailbox_at(s->ps, p->mailbox, f->msg_idx);
-                int m = memo_get(&s->memo, p->cont, msg);
+                int m = match_memo_get(&s->memo, p->cont, msg);
                 if (m < 0) {
                     req->kind = REQ_MATCH;
                     req->pid = p->pid;
@@ -641,7 +579,7 @@ int search_answer_match(search *s, int matches, request *req)
 {
     if (s->pending != REQ_MATCH || s->finished)
         return fail(req, "no match question is outstanding");
-    if (memo_put(&s->memo, s->run_cont, s->run_msg, matches ? 1 : 0) != 0)
+    if (match_memo_put(&s->memo, s->run_cont, s->run_msg, matches ? 1 : 0) != 0)
         return fail(req, "out of memory");
     return next_request(s, req);
 }
@@ -814,12 +752,6 @@ int search_answer_deaths(search *s, int violation, request *req)
     if (r != 0)
         return r < 0 ? -1 : 0;
     return next_request(s, req);
-}
-
-size_t search_deaths(const search *s, const death **out)
-{
-    *out = s->tx.deaths;
-    return s->deaths_pending ? s->tx.ndeaths : 0;
 }
 
 int search_answer_observe(search *s, int verdict, term_in *observer, request *req)
@@ -1017,61 +949,6 @@ uint32_t search_fresh_pid(search *s, uint32_t node)
     return fresh_logged(s, node, 0);
 }
 
-
-void search_get_stats(const search *s, search_stats *st)
-{
-    *st = s->st;
-    st->depth = s->depth;
-    st->parts = part_store_count(s->ps);
-    st->memo_entries = s->memo.n;
-    size_t fixed = s->cap * sizeof *s->stack +
-                   s->memo.nslots * (sizeof *s->memo.keys + 1);
-    st->bytes = part_store_bytes(s->ps) + fixed;
-    st->used_bytes = part_store_used_bytes(s->ps) + fixed;
-    st->table_mode = s->cfg.table_mode;
-    if (s->cache != NULL) {
-        size_t cb = step_cache_bytes(s->cache) + s->log.cap * sizeof *s->log.r +
-                    s->log.capbytes;
-        st->step_cache = 1;
-        st->step_cache_hits = s->cache->hits;
-        st->step_cache_misses = s->cache->misses;
-        st->step_cache_entries = s->cache->n;
-        st->step_cache_bytes = cb;
-        st->bytes += cb;
-        st->used_bytes += cb;
-    }
-    if (s->vis != NULL) {
-        /* The table and the root vectors kept in the frames count too, so
-        ** the `memory` cap sees them. */
-        size_t lossy = visited_bytes(s->vis) + s->root_bytes;
-        st->table_bytes = visited_bytes(s->vis);
-        st->omission_probability = visited_omission_probability(s->vis);
-        st->lost_estimate = visited_lost_estimate(s->vis);
-        st->coverage_estimate = visited_coverage_estimate(s->vis);
-        st->bytes += lossy;
-        st->used_bytes += lossy;
-    } else {
-        st->table_bytes = part_store_used_bytes(s->ps);
-        st->omission_probability = 0.0;
-        st->lost_estimate = 0.0;
-        st->coverage_estimate = 1.0;
-    }
-}
-
-const part_store *search_store(const search *s)
-{
-    return s->ps;
-}
-
-const sys_state *search_top_state(search *s)
-{
-    if (s->obs_pending)
-        return &s->obs_st;
-    if (s->depth == 0 || search_decode_top(s) != 0)
-        return NULL;
-    return &s->cur;
-}
-
 /* Makes the stack the single frame of `state`, freeing what was there. */
 static int reset_to(search *s, part_id state)
 {
@@ -1104,37 +981,3 @@ int search_focus(search *s, part_id state)
     return reset_to(s, state);
 }
 
-part_id search_expanding(const search *s)
-{
-    return s->depth > 0 ? s->stack[0].state : 0;
-}
-
-size_t search_expansion(const search *s, const expansion **out, int *deadlock)
-{
-    *out = s->exp;
-    *deadlock = s->exp_deadlock;
-    return s->nexp;
-}
-
-size_t search_stack_depth(const search *s)
-{
-    return s->depth;
-}
-
-int search_label(const search *s, size_t i, const uint8_t **label,
-                 size_t *len)
-{
-    if (i == 0 || i >= s->depth)
-        return -1;
-    *label = s->stack[i].label;
-    *len = s->stack[i].label_len;
-    return 0;
-}
-
-const uint8_t *search_observed_label(const search *s, size_t *len)
-{
-    if (!s->obs_pending)
-        return NULL;
-    *len = s->obs_label_len;
-    return s->obs_label;
-}

@@ -1,7 +1,8 @@
 /*
 ** search_internal.h: the search's own record, shared by search.c (the
-** search order and the request protocol) and peek.c (the running step's
-** read-only questions about the state being expanded).  Nothing else
+** search order and the request protocol), peek.c (the running step's
+** read-only questions about the state being expanded) and search_info.c
+** (what the NIF reads of the search between requests).  Nothing else
 ** includes it: the NIF sees only search.h.
 **
 ** Invariant: `cur` is the decoded state of the stack's top frame whenever
@@ -12,6 +13,7 @@
 #ifndef MCE_SEARCH_INTERNAL_H
 #define MCE_SEARCH_INTERNAL_H
 
+#include "match_memo.h"
 #include "search.h"
 #include "step_cache.h"
 #include "sys_state.h"
@@ -52,14 +54,6 @@ typedef struct bfs_node {
     size_t label_len;
 } bfs_node;
 
-/* Memo of "does message M match receive continuation C": parts are
-** interned, so (C, M) ids name the question exactly. */
-typedef struct memo {
-    uint64_t *keys;       /* (cont << 32 | msg) + 1, 0 = empty */
-    uint8_t *vals;
-    size_t nslots, n;
-} memo;
-
 struct search {
     search_config cfg;
     char *names;          /* the node names, back to back */
@@ -78,7 +72,7 @@ struct search {
     visited *vis;
     uint64_t serial, cur_serial;
     size_t root_bytes;
-    memo memo;
+    match_memo memo;      /* answers to match questions */
     /* the outstanding request */
     enum request_kind pending;
     enum run_kind run;
