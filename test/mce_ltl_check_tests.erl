@@ -142,9 +142,10 @@ limits_test() ->
                  check({tprog_ltl, db_main, [false]},
                        #{ltl => "[] !allocated", predicates => db_preds(), max_states => 20})),
     %% The check's worker exits just after sending its result, and only then
-    %% are its resources released: wait for it, as mcerlang_tests does.
+    %% are its resources released: wait for it.  At most Before, not equal:
+    %% the workers of earlier tests may still be exiting when Before is read.
     erlang:garbage_collect(),
-    wait_until(fun() -> mce_nif:live_searches() =:= Before end, 50).
+    wait_until(fun() -> mce_nif:live_searches() =< Before end, 40).
 
 wait_until(Cond, 0) ->
     ?assert(Cond());
