@@ -93,6 +93,8 @@ static ErlNifFunc nif_funcs[] = {
     {"stats", 1, nif_stats, 0},
     {"trace", 1, nif_trace, 0},
     {"top_state", 1, nif_top_state, 0},
+    {"top_conts", 1, nif_top_conts, 0},
+    {"part_term", 2, nif_part_term, 0},
     {"alive", 2, nif_alive, 0},
     {"group_leader", 2, nif_group_leader, 0},
     {"whereis", 3, nif_whereis, 0},

@@ -55,7 +55,19 @@
              %% agent term -> small integer (buchi.c's agents)
              agents :: ets:tid(),
              state_preds = [] :: [{term(), fun((mcerlang:view()) -> term()) | {prop, term()}}],
+             %% the state predicates are all props of plain patterns (no
+             %% user fun): judged on the processes' props alone, unguarded
+             plain_props = false :: boolean(),
              probe_preds = [] :: [{term(), term(), term()}],
+             %% memos, exact as predicates are pure: a step's probes -> the
+             %% probe predicates they make true; {Q, Letter} -> the
+             %% automaton states Q moves to reading Letter
+             probe_memo = #{} :: #{list() => [term()]},
+             move_memo = #{} :: #{{non_neg_integer(), [term()]} => [non_neg_integer()]},
+             %% with plain_props: the continuations' part ids of a state ->
+             %% the state predicates true in it; a continuation -> its props
+             conts_memo = #{} :: #{[pos_integer()] => [term()]},
+             cont_props = #{} :: #{pos_integer() => [term()]},
              root = 0 :: non_neg_integer(),
              buchi :: mce_nif:buchi() | undefined}).
 
@@ -142,13 +154,23 @@ product_edges(W, Q, St0) ->
     {{Succs, _Enabled, Stutter}, St} = cached(W, St0),
     Steps = lists:zip(lists:seq(0, length(Succs) - 1), Succs)
         ++ [{length(Succs), {W, none, []}} || Stutter],
-    Trans = maps:get(Q, St#st.trans, []),
     {Lists, St1} = lists:mapfoldl(
                      fun({J, {W2, Agent, Probes}}, StA) ->
                              {Letter, StB} = letter(W2, Probes, StA),
-                             {[{key(W2, To), Agent, J} || {G, To} <- Trans, holds(G, Letter)], StB}
+                             {Tos, StC} = moves(Q, Letter, StB),
+                             {[{key(W2, To), Agent, J} || To <- Tos], StC}
                      end, St, Steps),
     {lists:append(Lists), St1}.
+
+%% The automaton states Q moves to reading Letter, in the order of Q's
+%% transitions (memoised: few distinct letters meet each Q).
+moves(Q, Letter, #st{move_memo = Memo} = St) ->
+    case Memo of
+        #{{Q, Letter} := Tos} -> {Tos, St};
+        _ ->
+            Tos = [To || {G, To} <- maps:get(Q, St#st.trans, []), holds(G, Letter)],
+            {Tos, St#st{move_memo = Memo#{{Q, Letter} => Tos}}}
+    end.
 
 dedup(List) -> dedup(List, #{}).
 dedup([], _) -> [];
@@ -264,13 +286,39 @@ probe_names(Probes, #st{probe_preds = Preds}) ->
 %% probe predicates of the step into it (its probes as recorded).
 letter(W, RawProbes, St) ->
     {True, St1} = state_letter(W, St),
-    {probe_names(RawProbes, St1) ++ True, St1}.
+    {Names, St2} = probe_letter(RawProbes, St1),
+    {Names ++ True, St2}.
+
+%% probe_names/2 memoised on the probes (a handful of distinct lists).
+probe_letter([], St) ->
+    {[], St};
+probe_letter(_Probes, #st{probe_preds = []} = St) ->
+    {[], St};
+probe_letter(Probes, #st{probe_memo = Memo} = St) ->
+    case Memo of
+        #{Probes := Names} -> {Names, St};
+        _ ->
+            Names = probe_names(Probes, St),
+            {Names, St#st{probe_memo = Memo#{Probes => Names}}}
+    end.
 
 state_letter(_W, #st{state_preds = []} = St) ->
     {[], St};
 state_letter(W, #st{letters = Letters} = St) ->
     case ets:lookup(Letters, W) of
         [{W, True}] -> {True, St};
+        [] when St#st.plain_props ->
+            %% No user code runs: the letter is a function of the
+            %% processes' continuations (their props), judged once per
+            %% combination of continuations, decoded once each.
+            ok = mce_nif:focus(St#st.search, W),
+            Conts = mce_nif:top_conts(St#st.search),
+            {True, St1} = case St#st.conts_memo of
+                              #{Conts := T} -> {T, St};
+                              Memo -> props_letter(Conts, Memo, St)
+                          end,
+            ets:insert(Letters, {W, True}),
+            {True, St1};
         [] ->
             ok = mce_nif:focus(St#st.search, W),
             View = mce_search:view(St#st.ctx, none),
@@ -280,6 +328,23 @@ state_letter(W, #st{letters = Letters} = St) ->
                                   fun() -> [Name || {Name, Pred} <- Preds, state_pred(Name, Pred, View)] end),
             ets:insert(Letters, {W, True}),
             {True, St}
+    end.
+
+props_letter(Conts, Memo, St) ->
+    {PropLists, St1} = lists:mapfoldl(fun cont_props/2, St, Conts),
+    Props = lists:append(PropLists),
+    True = [Name || {Name, {prop, Pattern}} <- St1#st.state_preds,
+                    lists:any(fun(T) -> matches(Pattern, T) end, Props)],
+    {True, St1#st{conts_memo = Memo#{Conts => True}}}.
+
+cont_props(Id, #st{cont_props = Known} = St) ->
+    case Known of
+        #{Id := Props} -> {Props, St};
+        _ ->
+            Cont = mce_nif:part_term(St#st.search, Id),
+            mce_search:internal_error(Cont),
+            Props = mce_search:props(Cont),
+            {Props, St#st{cont_props = Known#{Id => Props}}}
     end.
 
 state_pred(Name, {prop, Pattern}, #{processes := Procs}) ->
@@ -371,9 +436,18 @@ automaton(F, #st{opts = Opts, text = Text} = St) ->
     TransMap = lists:foldr(fun({From, G, To}, M) ->
                                    maps:update_with(From, fun(L) -> [{G, To} | L] end, [{G, To}], M)
                            end, #{}, Trans),
+    StatePreds = [{N, P} || {N, P} <- Specs, not is_tuple(P) orelse element(1, P) =:= prop],
     St#st{init = Init, trans = TransMap, accepting = maps:from_keys(Acc, true),
-          state_preds = [{N, P} || {N, P} <- Specs, not is_tuple(P) orelse element(1, P) =:= prop],
+          state_preds = StatePreds,
+          plain_props = lists:all(fun({_, {prop, Pattern}}) -> not has_fun(Pattern);
+                                     (_) -> false
+                                  end, StatePreds),
           probe_preds = [{N, L, Pat} || {N, {probe, L, Pat}} <- Specs]}.
+
+has_fun(F) when is_function(F) -> true;
+has_fun(T) when is_tuple(T) -> has_fun(tuple_to_list(T));
+has_fun([H | T]) -> has_fun(H) orelse has_fun(T);
+has_fun(_) -> false.
 
 %% The automaton of the negated formula.  The translation runs under the
 %% check's time, memory and stop request, and with a bound on its tableau:

@@ -9,7 +9,7 @@
          alias_active/3, timer/2, unique/1, live_searches/0, process/2, ets_table/2, app_env/1,
          ets_named/3, ets_tables/2,
          stats/1, trace/1,
-         top_state/1, alive/2, group_leader/2, whereis/3, registered/2, processes/2, monitor_active/3,
+         top_state/1, top_conts/1, part_term/2, alive/2, group_leader/2, whereis/3, registered/2, processes/2, monitor_active/3,
          buchi_check/2, expand/2, focus/2,
          buchi_new/1, buchi_start/2, buchi_answer/4, buchi_lasso/1, buchi_stats/1]).
 
@@ -128,6 +128,15 @@ trace(_Search) -> erlang:nif_error(not_loaded).
 -spec top_state(search()) ->
           [{pos_integer(), init | waiting | choosing, term(), [term()], [pos_integer()], atom()}].
 top_state(_Search) -> erlang:nif_error(not_loaded).
+
+%% @doc The part ids of the continuations of the top state's processes, in
+%% pid order: an id names the same continuation for the whole search.
+-spec top_conts(search()) -> [pos_integer()].
+top_conts(_Search) -> erlang:nif_error(not_loaded).
+
+%% @doc The term part `Id' (from `top_conts/1') as a term.
+-spec part_term(search(), pos_integer()) -> term() | {error, term(), string()}.
+part_term(_Search, _Id) -> erlang:nif_error(not_loaded).
 
 %% @doc The group leader of `Pid' in the state being expanded, as stored:
 %% its key xor'ed with the default's (0: the default, see sys_state.h).
