@@ -48,6 +48,12 @@
              accepting = #{} :: #{non_neg_integer() => true},
              %% W -> {[{W', Agent, RawProbes}], Enabled, Stutter}
              cache :: ets:tid(),
+             %% W -> {[{W', Agent, Index, LetterId}], Enabled}: W's steps
+             %% (the stutter step last) with the letters they read
+             lettered :: ets:tid(),
+             %% letter -> small integer, and back
+             letter_ids = #{} :: #{[term()] => non_neg_integer()},
+             id_letters = #{} :: #{non_neg_integer() => [term()]},
              %% W -> state predicates true in W
              letters :: ets:tid(),
              %% W -> {Parent, Index} | root: how the search first reached W
@@ -60,10 +66,10 @@
              plain_props = false :: boolean(),
              probe_preds = [] :: [{term(), term(), term()}],
              %% memos, exact as predicates are pure: a step's probes -> the
-             %% probe predicates they make true; {Q, Letter} -> the
-             %% automaton states Q moves to reading Letter
+             %% probe predicates they make true; LetterId bsl 32 bor Q ->
+             %% the automaton states Q moves to reading that letter
              probe_memo = #{} :: #{list() => [term()]},
-             move_memo = #{} :: #{{non_neg_integer(), [term()]} => [non_neg_integer()]},
+             move_memo = #{} :: #{non_neg_integer() => [non_neg_integer()]},
              %% with plain_props: the continuations' part ids of a state ->
              %% the state predicates true in it; a continuation -> its props
              conts_memo = #{} :: #{[pos_integer()] => [term()]},
@@ -79,6 +85,7 @@ run(InitCall, Ctx) ->
     St0 = #st{ctx = Ctx, search = S, opts = Opts, text = Text,
               cache = ets:new(mce_ltl_cache, [set, private]),
               letters = ets:new(mce_ltl_letters, [set, private]),
+              lettered = ets:new(mce_ltl_lettered, [set, private]),
               parents = ets:new(mce_ltl_parents, [set, private]),
               agents = ets:new(mce_ltl_agents, [set, private])},
     try
@@ -111,7 +118,8 @@ run(InitCall, Ctx) ->
         throw:{mce_guard_interrupted, Why} -> {inconclusive, Why, stats(St0)};
         throw:{mce_ltl_result, Result} -> Result
     after
-        [ets:delete(T) || T <- [St0#st.cache, St0#st.letters, St0#st.parents, St0#st.agents]]
+        [ets:delete(T) || T <- [St0#st.cache, St0#st.letters, St0#st.lettered, St0#st.parents,
+                                St0#st.agents]]
     end.
 
 key(W, Q) -> (W bsl 32) bor Q.
@@ -123,12 +131,15 @@ key(W, Q) -> (W bsl 32) bor Q.
 search({need, Key}, #st{buchi = B} = St) ->
     St1 = tick(St),
     W = Key bsr 32,
-    Q = Key band ?PRE,
-    {Edges, St2} = product_edges(W, Q, St1),
-    {{_, Enabled, _}, St3} = cached(W, St2),
-    Accepting = Q =/= ?PRE andalso maps:is_key(Q, St2#st.accepting),
-    search(mce_nif:buchi_answer(B, Accepting, case Q of ?PRE -> []; _ -> Enabled end,
-                                [{K, A} || {K, A, _} <- Edges]), St3);
+    case Key band ?PRE of
+        ?PRE ->
+            {Edges, St2} = product_edges(W, ?PRE, St1),
+            search(mce_nif:buchi_answer(B, false, [], [{K, A} || {K, A, _} <- Edges]), St2);
+        Q ->
+            {{Steps, Enabled}, St2} = lettered(W, St1),
+            {Succs, St3} = product_succs(Steps, Q, St2),
+            search(mce_nif:buchi_answer(B, maps:is_key(Q, St3#st.accepting), Enabled, Succs), St3)
+    end;
 search(empty, St) ->
     {ok, stats(St)};
 search(incomplete, St) ->
@@ -151,25 +162,60 @@ product_edges(W, ?PRE, St) ->
                       holds(G, Letter)]),
     {Edges, St1};
 product_edges(W, Q, St0) ->
-    {{Succs, _Enabled, Stutter}, St} = cached(W, St0),
-    Steps = lists:zip(lists:seq(0, length(Succs) - 1), Succs)
-        ++ [{length(Succs), {W, none, []}} || Stutter],
+    {{Steps, _Enabled}, St} = lettered(W, St0),
     {Lists, St1} = lists:mapfoldl(
-                     fun({J, {W2, Agent, Probes}}, StA) ->
-                             {Letter, StB} = letter(W2, Probes, StA),
-                             {Tos, StC} = moves(Q, Letter, StB),
-                             {[{key(W2, To), Agent, J} || To <- Tos], StC}
+                     fun({W2, Agent, J, Id}, StA) ->
+                             {Tos, StB} = moves(Q, Id, StA),
+                             {[{key(W2, To), Agent, J} || To <- Tos], StB}
                      end, St, Steps),
     {lists:append(Lists), St1}.
 
-%% The automaton states Q moves to reading Letter, in the order of Q's
-%% transitions (memoised: few distinct letters meet each Q).
-moves(Q, Letter, #st{move_memo = Memo} = St) ->
-    case Memo of
-        #{{Q, Letter} := Tos} -> {Tos, St};
+%% product_edges/3 as buchi.c takes them: {Key, Agent}.
+product_succs([], _Q, St) ->
+    {[], St};
+product_succs([{W2, Agent, _J, Id} | Steps], Q, St) ->
+    {Tos, St1} = moves(Q, Id, St),
+    {Rest, St2} = product_succs(Steps, Q, St1),
+    {[{key(W2, To), Agent} || To <- Tos] ++ Rest, St2}.
+
+%% W's steps, the stutter step last, each with its index in W's
+%% expansion and the id of the letter it reads; and the agents enabled in
+%% W.  Computed at the first product state over W, kept for the others.
+lettered(W, #st{lettered = Table} = St) ->
+    case ets:lookup(Table, W) of
+        [{W, Steps, Enabled}] -> {{Steps, Enabled}, St};
+        [] ->
+            {{Succs, Enabled, Stutter}, St1} = cached(W, St),
+            Indexed = lists:zip(lists:seq(0, length(Succs) - 1), Succs)
+                ++ [{length(Succs), {W, none, []}} || Stutter],
+            {Steps, St2} = lists:mapfoldl(
+                             fun({J, {W2, Agent, Probes}}, StA) ->
+                                     {Letter, StB} = letter(W2, Probes, StA),
+                                     {Id, StC} = letter_id(Letter, StB),
+                                     {{W2, Agent, J, Id}, StC}
+                             end, St1, Indexed),
+            ets:insert(Table, {W, Steps, Enabled}),
+            {{Steps, Enabled}, St2}
+    end.
+
+letter_id(Letter, #st{letter_ids = Ids, id_letters = Letters} = St) ->
+    case Ids of
+        #{Letter := Id} -> {Id, St};
         _ ->
+            Id = map_size(Ids),
+            {Id, St#st{letter_ids = Ids#{Letter => Id}, id_letters = Letters#{Id => Letter}}}
+    end.
+
+%% The automaton states Q moves to reading the letter numbered Id, in the
+%% order of Q's transitions (memoised: few distinct letters meet each Q).
+moves(Q, Id, #st{move_memo = Memo} = St) ->
+    Key = (Id bsl 32) bor Q,
+    case Memo of
+        #{Key := Tos} -> {Tos, St};
+        _ ->
+            Letter = maps:get(Id, St#st.id_letters),
             Tos = [To || {G, To} <- maps:get(Q, St#st.trans, []), holds(G, Letter)],
-            {Tos, St#st{move_memo = Memo#{{Q, Letter} => Tos}}}
+            {Tos, St#st{move_memo = Memo#{Key => Tos}}}
     end.
 
 dedup(List) -> dedup(List, #{}).
@@ -376,7 +422,7 @@ matches(P, T) -> P =:= T.
 tick(#st{ctx = Ctx} = St) ->
     Tables = fun() ->
                      erlang:system_info(wordsize) *
-                         lists:sum([ets:info(T, memory) || T <- [St#st.cache, St#st.letters,
+                         lists:sum([ets:info(T, memory) || T <- [St#st.cache, St#st.letters, St#st.lettered,
                                                                 St#st.parents, St#st.agents]])
              end,
     case mce_search:tick(Ctx, Tables) of
