@@ -103,6 +103,7 @@ static ErlNifFunc nif_funcs[] = {
     {"buchi_check", 2, nif_buchi_check, ERL_NIF_DIRTY_JOB_CPU_BOUND},
     {"expand", 2, nif_expand, 0},
     {"focus", 2, nif_focus, 0},
+    {"label_binaries", 1, nif_label_binaries, 0},
     {"buchi_new", 1, nif_buchi_new, 0},
     {"buchi_start", 2, nif_buchi_start, 0},
     {"buchi_answer", 4, nif_buchi_answer, 0},

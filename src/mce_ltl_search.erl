@@ -89,6 +89,8 @@ run(InitCall, Ctx) ->
               parents = ets:new(mce_ltl_parents, [set, private]),
               agents = ets:new(mce_ltl_agents, [set, private])},
     try
+        %% Labels stay binaries: only those with probes are decoded.
+        ok = mce_nif:label_binaries(S),
         {expanded, Root, Succs, Deadlock, St1} = expand_loop(mce_nif:start(S, InitCall, 1), St0),
         ets:insert(St1#st.parents, {Root, root}),
         St2 = record(Root, Succs, Deadlock, St1#st{root = Root}),
@@ -306,9 +308,19 @@ agent(Agent, #st{agents = Agents}) ->
     end.
 
 %% The probes of a step, kept raw: the expansion may come before the
-%% predicates are known (a quantified formula explores first).
+%% predicates are known (a quantified formula explores first).  A label
+%% comes as its external format (mce_nif:label_binaries/1): one with a
+%% `probes' key spells the atom out, so one without is not decoded.
+raw_probes(Label) when is_binary(Label) ->
+    case binary:match(Label, <<"probes">>) of
+        nomatch -> [];
+        _ -> raw_probes(binary_to_term(Label))
+    end;
 raw_probes(#{probes := Probes}) -> Probes;
 raw_probes(_) -> [].
+
+label(Label) when is_binary(Label) -> binary_to_term(Label);
+label(Label) -> Label.
 
 %% The probe predicates that a step with these probes makes true.  A
 %% pattern may hold user funs: they run guarded (mce_guard), as other
@@ -575,7 +587,7 @@ labels(Steps, St) ->
                                         _ -> reexpand(W, St)
                                     end,
                             Label = case J < length(Succs) of
-                                        true -> element(3, lists:nth(J + 1, Succs));
+                                        true -> label(element(3, lists:nth(J + 1, Succs)));
                                         false -> stutter
                                     end,
                             {Label, Memo#{W => Succs}}

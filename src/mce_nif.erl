@@ -10,7 +10,7 @@
          ets_named/3, ets_tables/2,
          stats/1, trace/1,
          top_state/1, top_conts/1, part_term/2, alive/2, group_leader/2, whereis/3, registered/2, processes/2, monitor_active/3,
-         buchi_check/2, expand/2, focus/2,
+         buchi_check/2, expand/2, focus/2, label_binaries/1,
          buchi_new/1, buchi_start/2, buchi_answer/4, buchi_lasso/1, buchi_stats/1]).
 
 -on_load(load/0).
@@ -187,6 +187,12 @@ expand(_Search, _Id) -> erlang:nif_error(not_loaded).
 %% `ether/1' and the other peeks show state `Id'.
 -spec focus(search(), pos_integer()) -> ok.
 focus(_Search, _Id) -> erlang:nif_error(not_loaded).
+
+%% @doc Expand-only searches: from now on the labels of `{expanded, ...}'
+%% come as their external term format binaries (`binary_to_term/1' gives
+%% the label), for a reader that looks into few of them.
+-spec label_binaries(search()) -> ok.
+label_binaries(_Search) -> erlang:nif_error(not_loaded).
 
 %% @doc A Büchi product search (c_src/buchi.c) answered one state at a
 %% time: `buchi_start/2' with the initial key, then `buchi_answer/4' with
