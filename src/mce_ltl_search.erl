@@ -350,8 +350,6 @@ letter(W, RawProbes, St) ->
 %% probe_names/2 memoised on the probes (a handful of distinct lists).
 probe_letter([], St) ->
     {[], St};
-probe_letter(_Probes, #st{probe_preds = []} = St) ->
-    {[], St};
 probe_letter(Probes, #st{probe_memo = Memo} = St) ->
     case Memo of
         #{Probes := Names} -> {Names, St};
