@@ -34,6 +34,7 @@ typedef struct search_res {
     ErlNifMutex *lock;
     search *s;
     nif_priv *priv;        /* whose `live` counts this search */
+    int label_binaries;    /* {expanded, ...} labels as ETF binaries, undecoded */
 } search_res;
 
 static inline const nif_atoms *nif_atoms_of(ErlNifEnv *env)

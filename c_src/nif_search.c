@@ -154,6 +154,7 @@ ERL_NIF_TERM nif_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
                                       : NULL;
     if (r != NULL) {
         r->priv = p;
+        r->label_binaries = 0;
         r->lock = enif_mutex_create("mce_search");
         r->s = r->lock ? search_new(&cfg) : NULL;
         if (r->s != NULL)
@@ -188,8 +189,10 @@ static ERL_NIF_TERM agent_term(ErlNifEnv *env, const agent *a)
 }
 
 /* {expanded, StateId, [{SuccId, Agent, Label, Stop}], Deadlock}
-** Agent: a pid key, {chan, FromKey, ToKey, NameId} or none (a fault). */
-static ERL_NIF_TERM expanded_term(ErlNifEnv *env, search *s)
+** Agent: a pid key, {chan, FromKey, ToKey, NameId} or none (a fault).
+** With `binaries` a Label is its ETF binary, for a reader that decodes
+** few of them (the LTL search looks for probes). */
+static ERL_NIF_TERM expanded_term(ErlNifEnv *env, search *s, int binaries)
 {
     const expansion *e;
     int deadlock;
@@ -197,9 +200,16 @@ static ERL_NIF_TERM expanded_term(ErlNifEnv *env, search *s)
     ERL_NIF_TERM list = enif_make_list(env, 0);
     for (size_t i = n; i-- > 0;) {
         ERL_NIF_TERM label = ATOM(env, none);
-        if (e[i].label != NULL &&
-            enif_binary_to_term(env, e[i].label, e[i].label_len, &label, 0) != e[i].label_len)
+        if (e[i].label != NULL && binaries) {
+            unsigned char *bytes = enif_make_new_binary(env, e[i].label_len, &label);
+            if (bytes == NULL)
+                return ERROR(env, "out of memory");
+            memcpy(bytes, e[i].label, e[i].label_len);
+        } else if (e[i].label != NULL &&
+                   enif_binary_to_term(env, e[i].label, e[i].label_len, &label, 0) !=
+                       e[i].label_len) {
             return ERROR(env, "stored label does not decode");
+        }
         list = enif_make_list_cell(
             env,
             enif_make_tuple4(env, enif_make_uint(env, e[i].state), agent_term(env, &e[i].who),
@@ -211,8 +221,9 @@ static ERL_NIF_TERM expanded_term(ErlNifEnv *env, search *s)
                             bool_term(env, deadlock));
 }
 
-static ERL_NIF_TERM request_term(ErlNifEnv *env, search *s, const request *q)
+static ERL_NIF_TERM request_term(ErlNifEnv *env, const search_res *r, const request *q)
 {
+    search *s = r->s;
     const part_store *ps = search_store(s);
     ERL_NIF_TERM cont, msg;
     switch (q->kind) {
@@ -255,7 +266,7 @@ static ERL_NIF_TERM request_term(ErlNifEnv *env, search *s, const request *q)
             return ERROR(env, "stored term does not decode");
         return enif_make_tuple3(env, ATOM(env, observe), obs, label);
     }
-    case REQ_EXPANDED: return expanded_term(env, s);
+    case REQ_EXPANDED: return expanded_term(env, s, r->label_binaries);
     case REQ_DEATHS: {
         const death *d;
         size_t n = search_deaths(s, &d);
@@ -299,7 +310,7 @@ ERL_NIF_TERM nif_start(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     enif_mutex_lock(r->lock);
     request q;
     search_start(r->s, &init, pid, &q);
-    ERL_NIF_TERM t = request_term(env, r->s, &q);
+    ERL_NIF_TERM t = request_term(env, r, &q);
     enif_mutex_unlock(r->lock);
     charge(env, t0);
     enif_release_binary(&bin);
@@ -319,7 +330,7 @@ ERL_NIF_TERM nif_expand(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     enif_mutex_lock(r->lock);
     request q;
     search_expand(r->s, id, &q);
-    ERL_NIF_TERM t = request_term(env, r->s, &q);
+    ERL_NIF_TERM t = request_term(env, r, &q);
     enif_mutex_unlock(r->lock);
     charge(env, t0);
     return t;
@@ -340,6 +351,20 @@ ERL_NIF_TERM nif_focus(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     return rc == 0 ? ATOM(env, ok) : enif_make_badarg(env);
 }
 
+/* label_binaries(Search) -> ok: from now on the labels of {expanded, ...}
+** come as ETF binaries (the LTL search decodes only those with probes). */
+ERL_NIF_TERM nif_label_binaries(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
+{
+    (void)argc;
+    search_res *r;
+    if (!get_res(env, argv[0], &r))
+        return enif_make_badarg(env);
+    enif_mutex_lock(r->lock);
+    r->label_binaries = 1;
+    enif_mutex_unlock(r->lock);
+    return ATOM(env, ok);
+}
+
 /* resume(Search) -> Request: goes on after a `yield'. */
 ERL_NIF_TERM nif_resume(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
 {
@@ -351,7 +376,7 @@ ERL_NIF_TERM nif_resume(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     enif_mutex_lock(r->lock);
     request q;
     search_resume(r->s, &q);
-    ERL_NIF_TERM t = request_term(env, r->s, &q);
+    ERL_NIF_TERM t = request_term(env, r, &q);
     enif_mutex_unlock(r->lock);
     charge(env, t0);
     return t;
@@ -375,7 +400,7 @@ ERL_NIF_TERM nif_match(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     enif_mutex_lock(r->lock);
     request q;
     search_answer_match(r->s, matches, &q);
-    ERL_NIF_TERM t = request_term(env, r->s, &q);
+    ERL_NIF_TERM t = request_term(env, r, &q);
     enif_mutex_unlock(r->lock);
     charge(env, t0);
     return t;
@@ -406,7 +431,7 @@ ERL_NIF_TERM nif_observed(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     enif_mutex_lock(r->lock);
     request q;
     search_answer_observe(r->s, verdict, verdict == OBSERVE_OK ? &obs : NULL, &q);
-    ERL_NIF_TERM t = request_term(env, r->s, &q);
+    ERL_NIF_TERM t = request_term(env, r, &q);
     enif_mutex_unlock(r->lock);
     charge(env, t0);
     if (verdict == OBSERVE_OK)
@@ -426,7 +451,7 @@ ERL_NIF_TERM nif_deaths_judged(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv
     enif_mutex_lock(r->lock);
     request q;
     search_answer_deaths(r->s, violation, &q);
-    ERL_NIF_TERM t = request_term(env, r->s, &q);
+    ERL_NIF_TERM t = request_term(env, r, &q);
     enif_mutex_unlock(r->lock);
     return t;
 }
@@ -505,7 +530,7 @@ ERL_NIF_TERM nif_ran(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
         enif_mutex_lock(r->lock);
         request q;
         search_answer_run(r->s, &res, &q);
-        t = request_term(env, r->s, &q);
+        t = request_term(env, r, &q);
         enif_mutex_unlock(r->lock);
         charge(env, t0);
     }

@@ -84,6 +84,41 @@ bad:
     return ERROR(env, "stored term does not decode");
 }
 
+/* top_conts(Search) -> [ContId], the part ids of the processes'
+** continuations in the top state, in pid order.  Parts are hash-consed and
+** never freed during a search, so an id names one continuation for good:
+** the LTL search judges props once per continuation (part_term/2). */
+ERL_NIF_TERM nif_top_conts(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
+{
+    (void)argc;
+    search_res *r;
+    if (!get_res(env, argv[0], &r))
+        return enif_make_badarg(env);
+    enif_mutex_lock(r->lock);
+    const sys_state *st = search_top_state(r->s);
+    ERL_NIF_TERM list = enif_make_list(env, 0);
+    for (uint32_t i = st ? st->nprocs : 0; i-- > 0;)
+        list = enif_make_list_cell(env, enif_make_uint(env, st->procs[i].cont), list);
+    enif_mutex_unlock(r->lock);
+    return list;
+}
+
+/* part_term(Search, Id) -> Term, the term part `Id' (an id top_conts/1 gave). */
+ERL_NIF_TERM nif_part_term(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
+{
+    (void)argc;
+    search_res *r;
+    unsigned id;
+    if (!get_res(env, argv[0], &r) || !enif_get_uint(env, argv[1], &id))
+        return enif_make_badarg(env);
+    enif_mutex_lock(r->lock);
+    ERL_NIF_TERM t;
+    if (!part_term(env, search_store(r->s), id, &t))
+        t = ERROR(env, "no term part with that id");
+    enif_mutex_unlock(r->lock);
+    return t;
+}
+
 /* ether(Search) -> [{From, To, Name | undefined, [Signal]}] for the state on
 ** top of the stack; Signal = {message, M} | {exit, R} | {link_exit, R} | link
 ** | unlink | {monitor, RefNum} | {demonitor, RefNum} | {down, RefNum, R}. */

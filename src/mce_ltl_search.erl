@@ -48,6 +48,12 @@
              accepting = #{} :: #{non_neg_integer() => true},
              %% W -> {[{W', Agent, RawProbes}], Enabled, Stutter}
              cache :: ets:tid(),
+             %% W -> {[{W', Agent, Index, LetterId}], Enabled}: W's steps
+             %% (the stutter step last) with the letters they read
+             lettered :: ets:tid(),
+             %% letter -> small integer, and back
+             letter_ids = #{} :: #{[term()] => non_neg_integer()},
+             id_letters = #{} :: #{non_neg_integer() => [term()]},
              %% W -> state predicates true in W
              letters :: ets:tid(),
              %% W -> {Parent, Index} | root: how the search first reached W
@@ -55,7 +61,19 @@
              %% agent term -> small integer (buchi.c's agents)
              agents :: ets:tid(),
              state_preds = [] :: [{term(), fun((mcerlang:view()) -> term()) | {prop, term()}}],
+             %% the state predicates are all props of plain patterns (no
+             %% user fun): judged on the processes' props alone, unguarded
+             plain_props = false :: boolean(),
              probe_preds = [] :: [{term(), term(), term()}],
+             %% memos, exact as predicates are pure: a step's probes -> the
+             %% probe predicates they make true; LetterId bsl 32 bor Q ->
+             %% the automaton states Q moves to reading that letter
+             probe_memo = #{} :: #{list() => [term()]},
+             move_memo = #{} :: #{non_neg_integer() => [non_neg_integer()]},
+             %% with plain_props: the continuations' part ids of a state ->
+             %% the state predicates true in it; a continuation -> its props
+             conts_memo = #{} :: #{[pos_integer()] => [term()]},
+             cont_props = #{} :: #{pos_integer() => [term()]},
              root = 0 :: non_neg_integer(),
              buchi :: mce_nif:buchi() | undefined}).
 
@@ -67,9 +85,12 @@ run(InitCall, Ctx) ->
     St0 = #st{ctx = Ctx, search = S, opts = Opts, text = Text,
               cache = ets:new(mce_ltl_cache, [set, private]),
               letters = ets:new(mce_ltl_letters, [set, private]),
+              lettered = ets:new(mce_ltl_lettered, [set, private]),
               parents = ets:new(mce_ltl_parents, [set, private]),
               agents = ets:new(mce_ltl_agents, [set, private])},
     try
+        %% Labels stay binaries: only those with probes are decoded.
+        ok = mce_nif:label_binaries(S),
         {expanded, Root, Succs, Deadlock, St1} = expand_loop(mce_nif:start(S, InitCall, 1), St0),
         ets:insert(St1#st.parents, {Root, root}),
         St2 = record(Root, Succs, Deadlock, St1#st{root = Root}),
@@ -99,7 +120,8 @@ run(InitCall, Ctx) ->
         throw:{mce_guard_interrupted, Why} -> {inconclusive, Why, stats(St0)};
         throw:{mce_ltl_result, Result} -> Result
     after
-        [ets:delete(T) || T <- [St0#st.cache, St0#st.letters, St0#st.parents, St0#st.agents]]
+        [ets:delete(T) || T <- [St0#st.cache, St0#st.letters, St0#st.lettered, St0#st.parents,
+                                St0#st.agents]]
     end.
 
 key(W, Q) -> (W bsl 32) bor Q.
@@ -111,12 +133,15 @@ key(W, Q) -> (W bsl 32) bor Q.
 search({need, Key}, #st{buchi = B} = St) ->
     St1 = tick(St),
     W = Key bsr 32,
-    Q = Key band ?PRE,
-    {Edges, St2} = product_edges(W, Q, St1),
-    {{_, Enabled, _}, St3} = cached(W, St2),
-    Accepting = Q =/= ?PRE andalso maps:is_key(Q, St2#st.accepting),
-    search(mce_nif:buchi_answer(B, Accepting, case Q of ?PRE -> []; _ -> Enabled end,
-                                [{K, A} || {K, A, _} <- Edges]), St3);
+    case Key band ?PRE of
+        ?PRE ->
+            {Edges, St2} = product_edges(W, ?PRE, St1),
+            search(mce_nif:buchi_answer(B, false, [], [{K, A} || {K, A, _} <- Edges]), St2);
+        Q ->
+            {{Steps, Enabled}, St2} = lettered(W, St1),
+            {Succs, St3} = product_succs(Steps, Q, St2),
+            search(mce_nif:buchi_answer(B, maps:is_key(Q, St3#st.accepting), Enabled, Succs), St3)
+    end;
 search(empty, St) ->
     {ok, stats(St)};
 search(incomplete, St) ->
@@ -139,16 +164,61 @@ product_edges(W, ?PRE, St) ->
                       holds(G, Letter)]),
     {Edges, St1};
 product_edges(W, Q, St0) ->
-    {{Succs, _Enabled, Stutter}, St} = cached(W, St0),
-    Steps = lists:zip(lists:seq(0, length(Succs) - 1), Succs)
-        ++ [{length(Succs), {W, none, []}} || Stutter],
-    Trans = maps:get(Q, St#st.trans, []),
+    {{Steps, _Enabled}, St} = lettered(W, St0),
     {Lists, St1} = lists:mapfoldl(
-                     fun({J, {W2, Agent, Probes}}, StA) ->
-                             {Letter, StB} = letter(W2, Probes, StA),
-                             {[{key(W2, To), Agent, J} || {G, To} <- Trans, holds(G, Letter)], StB}
+                     fun({W2, Agent, J, Id}, StA) ->
+                             {Tos, StB} = moves(Q, Id, StA),
+                             {[{key(W2, To), Agent, J} || To <- Tos], StB}
                      end, St, Steps),
     {lists:append(Lists), St1}.
+
+%% product_edges/3 as buchi.c takes them: {Key, Agent}.
+product_succs([], _Q, St) ->
+    {[], St};
+product_succs([{W2, Agent, _J, Id} | Steps], Q, St) ->
+    {Tos, St1} = moves(Q, Id, St),
+    {Rest, St2} = product_succs(Steps, Q, St1),
+    {[{key(W2, To), Agent} || To <- Tos] ++ Rest, St2}.
+
+%% W's steps, the stutter step last, each with its index in W's
+%% expansion and the id of the letter it reads; and the agents enabled in
+%% W.  Computed at the first product state over W, kept for the others.
+lettered(W, #st{lettered = Table} = St) ->
+    case ets:lookup(Table, W) of
+        [{W, Steps, Enabled}] -> {{Steps, Enabled}, St};
+        [] ->
+            {{Succs, Enabled, Stutter}, St1} = cached(W, St),
+            Indexed = lists:zip(lists:seq(0, length(Succs) - 1), Succs)
+                ++ [{length(Succs), {W, none, []}} || Stutter],
+            {Steps, St2} = lists:mapfoldl(
+                             fun({J, {W2, Agent, Probes}}, StA) ->
+                                     {Letter, StB} = letter(W2, Probes, StA),
+                                     {Id, StC} = letter_id(Letter, StB),
+                                     {{W2, Agent, J, Id}, StC}
+                             end, St1, Indexed),
+            ets:insert(Table, {W, Steps, Enabled}),
+            {{Steps, Enabled}, St2}
+    end.
+
+letter_id(Letter, #st{letter_ids = Ids, id_letters = Letters} = St) ->
+    case Ids of
+        #{Letter := Id} -> {Id, St};
+        _ ->
+            Id = map_size(Ids),
+            {Id, St#st{letter_ids = Ids#{Letter => Id}, id_letters = Letters#{Id => Letter}}}
+    end.
+
+%% The automaton states Q moves to reading the letter numbered Id, in the
+%% order of Q's transitions (memoised: few distinct letters meet each Q).
+moves(Q, Id, #st{move_memo = Memo} = St) ->
+    Key = (Id bsl 32) bor Q,
+    case Memo of
+        #{Key := Tos} -> {Tos, St};
+        _ ->
+            Letter = maps:get(Id, St#st.id_letters),
+            Tos = [To || {G, To} <- maps:get(Q, St#st.trans, []), holds(G, Letter)],
+            {Tos, St#st{move_memo = Memo#{Key => Tos}}}
+    end.
 
 dedup(List) -> dedup(List, #{}).
 dedup([], _) -> [];
@@ -238,9 +308,19 @@ agent(Agent, #st{agents = Agents}) ->
     end.
 
 %% The probes of a step, kept raw: the expansion may come before the
-%% predicates are known (a quantified formula explores first).
+%% predicates are known (a quantified formula explores first).  A label
+%% comes as its external format (mce_nif:label_binaries/1): one with a
+%% `probes' key spells the atom out, so one without is not decoded.
+raw_probes(Label) when is_binary(Label) ->
+    case binary:match(Label, <<"probes">>) of
+        nomatch -> [];
+        _ -> raw_probes(binary_to_term(Label))
+    end;
 raw_probes(#{probes := Probes}) -> Probes;
 raw_probes(_) -> [].
+
+label(Label) when is_binary(Label) -> binary_to_term(Label);
+label(Label) -> Label.
 
 %% The probe predicates that a step with these probes makes true.  A
 %% pattern may hold user funs: they run guarded (mce_guard), as other
@@ -264,13 +344,37 @@ probe_names(Probes, #st{probe_preds = Preds}) ->
 %% probe predicates of the step into it (its probes as recorded).
 letter(W, RawProbes, St) ->
     {True, St1} = state_letter(W, St),
-    {probe_names(RawProbes, St1) ++ True, St1}.
+    {Names, St2} = probe_letter(RawProbes, St1),
+    {Names ++ True, St2}.
+
+%% probe_names/2 memoised on the probes (a handful of distinct lists).
+probe_letter([], St) ->
+    {[], St};
+probe_letter(Probes, #st{probe_memo = Memo} = St) ->
+    case Memo of
+        #{Probes := Names} -> {Names, St};
+        _ ->
+            Names = probe_names(Probes, St),
+            {Names, St#st{probe_memo = Memo#{Probes => Names}}}
+    end.
 
 state_letter(_W, #st{state_preds = []} = St) ->
     {[], St};
 state_letter(W, #st{letters = Letters} = St) ->
     case ets:lookup(Letters, W) of
         [{W, True}] -> {True, St};
+        [] when St#st.plain_props ->
+            %% No user code runs: the letter is a function of the
+            %% processes' continuations (their props), judged once per
+            %% combination of continuations, decoded once each.
+            ok = mce_nif:focus(St#st.search, W),
+            Conts = mce_nif:top_conts(St#st.search),
+            {True, St1} = case St#st.conts_memo of
+                              #{Conts := T} -> {T, St};
+                              Memo -> props_letter(Conts, Memo, St)
+                          end,
+            ets:insert(Letters, {W, True}),
+            {True, St1};
         [] ->
             ok = mce_nif:focus(St#st.search, W),
             View = mce_search:view(St#st.ctx, none),
@@ -280,6 +384,23 @@ state_letter(W, #st{letters = Letters} = St) ->
                                   fun() -> [Name || {Name, Pred} <- Preds, state_pred(Name, Pred, View)] end),
             ets:insert(Letters, {W, True}),
             {True, St}
+    end.
+
+props_letter(Conts, Memo, St) ->
+    {PropLists, St1} = lists:mapfoldl(fun cont_props/2, St, Conts),
+    Props = lists:append(PropLists),
+    True = [Name || {Name, {prop, Pattern}} <- St1#st.state_preds,
+                    lists:any(fun(T) -> matches(Pattern, T) end, Props)],
+    {True, St1#st{conts_memo = Memo#{Conts => True}}}.
+
+cont_props(Id, #st{cont_props = Known} = St) ->
+    case Known of
+        #{Id := Props} -> {Props, St};
+        _ ->
+            Cont = mce_nif:part_term(St#st.search, Id),
+            mce_search:internal_error(Cont),
+            Props = mce_search:props(Cont),
+            {Props, St#st{cont_props = Known#{Id => Props}}}
     end.
 
 state_pred(Name, {prop, Pattern}, #{processes := Procs}) ->
@@ -311,7 +432,7 @@ matches(P, T) -> P =:= T.
 tick(#st{ctx = Ctx} = St) ->
     Tables = fun() ->
                      erlang:system_info(wordsize) *
-                         lists:sum([ets:info(T, memory) || T <- [St#st.cache, St#st.letters,
+                         lists:sum([ets:info(T, memory) || T <- [St#st.cache, St#st.letters, St#st.lettered,
                                                                 St#st.parents, St#st.agents]])
              end,
     case mce_search:tick(Ctx, Tables) of
@@ -371,9 +492,18 @@ automaton(F, #st{opts = Opts, text = Text} = St) ->
     TransMap = lists:foldr(fun({From, G, To}, M) ->
                                    maps:update_with(From, fun(L) -> [{G, To} | L] end, [{G, To}], M)
                            end, #{}, Trans),
+    StatePreds = [{N, P} || {N, P} <- Specs, not is_tuple(P) orelse element(1, P) =:= prop],
     St#st{init = Init, trans = TransMap, accepting = maps:from_keys(Acc, true),
-          state_preds = [{N, P} || {N, P} <- Specs, not is_tuple(P) orelse element(1, P) =:= prop],
+          state_preds = StatePreds,
+          plain_props = lists:all(fun({_, {prop, Pattern}}) -> not has_fun(Pattern);
+                                     (_) -> false
+                                  end, StatePreds),
           probe_preds = [{N, L, Pat} || {N, {probe, L, Pat}} <- Specs]}.
+
+has_fun(F) when is_function(F) -> true;
+has_fun(T) when is_tuple(T) -> has_fun(tuple_to_list(T));
+has_fun([H | T]) -> has_fun(H) orelse has_fun(T);
+has_fun(_) -> false.
 
 %% The automaton of the negated formula.  The translation runs under the
 %% check's time, memory and stop request, and with a bound on its tableau:
@@ -455,7 +585,7 @@ labels(Steps, St) ->
                                         _ -> reexpand(W, St)
                                     end,
                             Label = case J < length(Succs) of
-                                        true -> element(3, lists:nth(J + 1, Succs));
+                                        true -> label(element(3, lists:nth(J + 1, Succs)));
                                         false -> stutter
                                     end,
                             {Label, Memo#{W => Succs}}

@@ -9,8 +9,8 @@
          alias_active/3, timer/2, unique/1, live_searches/0, process/2, ets_table/2, app_env/1,
          ets_named/3, ets_tables/2,
          stats/1, trace/1,
-         top_state/1, alive/2, group_leader/2, whereis/3, registered/2, processes/2, monitor_active/3,
-         buchi_check/2, expand/2, focus/2,
+         top_state/1, top_conts/1, part_term/2, alive/2, group_leader/2, whereis/3, registered/2, processes/2, monitor_active/3,
+         buchi_check/2, expand/2, focus/2, label_binaries/1,
          buchi_new/1, buchi_start/2, buchi_answer/4, buchi_lasso/1, buchi_stats/1]).
 
 -on_load(load/0).
@@ -129,6 +129,15 @@ trace(_Search) -> erlang:nif_error(not_loaded).
           [{pos_integer(), init | waiting | choosing, term(), [term()], [pos_integer()], atom()}].
 top_state(_Search) -> erlang:nif_error(not_loaded).
 
+%% @doc The part ids of the continuations of the top state's processes, in
+%% pid order: an id names the same continuation for the whole search.
+-spec top_conts(search()) -> [pos_integer()].
+top_conts(_Search) -> erlang:nif_error(not_loaded).
+
+%% @doc The term part `Id' (from `top_conts/1') as a term.
+-spec part_term(search(), pos_integer()) -> term() | {error, term(), string()}.
+part_term(_Search, _Id) -> erlang:nif_error(not_loaded).
+
 %% @doc The group leader of `Pid' in the state being expanded, as stored:
 %% its key xor'ed with the default's (0: the default, see sys_state.h).
 -spec group_leader(search(), non_neg_integer()) -> non_neg_integer() | undefined.
@@ -178,6 +187,12 @@ expand(_Search, _Id) -> erlang:nif_error(not_loaded).
 %% `ether/1' and the other peeks show state `Id'.
 -spec focus(search(), pos_integer()) -> ok.
 focus(_Search, _Id) -> erlang:nif_error(not_loaded).
+
+%% @doc Expand-only searches: from now on the labels of `{expanded, ...}'
+%% come as their external term format binaries (`binary_to_term/1' gives
+%% the label), for a reader that looks into few of them.
+-spec label_binaries(search()) -> ok.
+label_binaries(_Search) -> erlang:nif_error(not_loaded).
 
 %% @doc A Büchi product search (c_src/buchi.c) answered one state at a
 %% time: `buchi_start/2' with the initial key, then `buchi_answer/4' with

@@ -11,7 +11,7 @@
 %% For the LTL product search (mce_ltl_search), which drives the same C
 %% search in expand-only mode and shares the limits, views and reports.
 -export([search/1, options/1, tick/1, tick/2, view/2, step/1, stats/1, violation/3, death_violation/2,
-         internal_error/1, final_state/1, ether/1, property_call/2]).
+         internal_error/1, final_state/1, ether/1, property_call/2, props/1]).
 %% For stepping sessions (mce_session: replay, simulation, the debugger).
 -export([new_context/2, judge/3, initial_observer/1]).
 %% For the MSC drawing (mce_msc), which marks the exits a check tolerates.
@@ -312,6 +312,8 @@ view(#ctx{search = S, opts = Opts}, Label) ->
                     _ -> []
                 end}.
 
+%% The props a process stands at (`mcerlang:prop/1'), from its continuation.
+-spec props(term()) -> [term()].
 props({{'$mce_choice', [{mce_rt, prop_resume, [Prop]}]}, _Frames}) -> [Prop];
 props(_) -> [].
 

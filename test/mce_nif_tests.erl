@@ -102,6 +102,25 @@ garbage_collected_search_is_freed_test() ->
 
 %% Expand-only searches (LTL) and the stepwise Büchi search: out-of-turn
 %% calls and bad ids are errors, never crashes.
+%% The LTL search's reads: continuations by part id, labels undecoded.
+ltl_letter_calls_are_checked_test() ->
+    ?assertError(badarg, mce_nif:top_conts(make_ref())),
+    ?assertError(badarg, mce_nif:part_term(make_ref(), 1)),
+    ?assertError(badarg, mce_nif:label_binaries(make_ref())),
+    S = mce_nif:new((config())#{expand_only => 1}),
+    ?assertEqual([], mce_nif:top_conts(S)),
+    ?assertError(badarg, mce_nif:part_term(S, -1)),
+    ?assertMatch({error, {_, _}, _}, mce_nif:part_term(S, 1 bsl 31)),
+    ok = mce_nif:label_binaries(S),
+    {run, 1, start, _, [], false} = mce_nif:start(S, {m, f, []}, 1),
+    {expanded, Root, [{_Succ, 1, Label, false}], false} =
+        mce_nif:ran(S, {exit, normal}, [], #{pid => 1}, false),
+    ?assert(is_map(binary_to_term(Label))),
+    ok = mce_nif:focus(S, Root),
+    [C] = mce_nif:top_conts(S),
+    [{1, init, Cont, [], [], undefined}] = mce_nif:top_state(S),
+    ?assertEqual(Cont, mce_nif:part_term(S, C)).
+
 expand_and_buchi_calls_are_checked_test() ->
     Plain = mce_nif:new(config()),
     ?assertMatch({error, {_, _}, _}, mce_nif:expand(Plain, 1)),
