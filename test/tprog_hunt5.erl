@@ -14,9 +14,18 @@ split_request_bug() ->
 serve() ->
     receive {header, C} -> receive {body, B} -> {C, B} end end.
 
-%% the same with a sleep between the sends: the VM shows the mix
+%% the same with client a held between its sends until b has sent both
+%% parts (a sleep did it before, and lost the race on a loaded machine):
+%% the VM shows the mix
 split_request_slow() ->
     Self = self(),
     S = spawn(fun() -> Self ! {got, [serve(), serve()]} end),
-    [spawn(fun() -> S ! {header, C}, timer:sleep(T), S ! {body, C} end) || {C, T} <- [{a, 50}, {b, 0}]],
+    A = spawn(fun() ->
+                      S ! {header, a},
+                      receive {go_ahead, B} -> B ! go end,
+                      receive b_sent -> ok end,
+                      S ! {body, a}
+              end),
+    B = spawn(fun() -> receive go -> ok end, S ! {header, b}, S ! {body, b}, A ! b_sent end),
+    A ! {go_ahead, B},
     receive {got, R} -> exit({result, R}) end.
