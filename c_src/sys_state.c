@@ -131,6 +131,7 @@ static int copy_world(sys_state *dst, const sys_state *src)
     dst->nnodemons = src->nnodemons;
     dst->nchans = src->nchans;
     dst->ntables = src->ntables;
+    dst->world_enc = src->world_enc;
     return copy_vec((void **)&dst->tables, &dst->captables, src->tables,
                     src->ntables, sizeof *src->tables) |
            copy_vec((void **)&dst->disc, &dst->capdisc, src->disc, src->ndisc,
@@ -289,6 +290,7 @@ int sys_state_decode_bytes(const part_store *ps, const uint8_t *root,
         return -1;
     if (decode_world(ps, word(root, 0), out) != 0)
         goto fail;
+    out->world_enc = word(root, 0);
     uint32_t n = (uint32_t)(len / 4) - 1;
     if (reserve(out, n) != 0)
         goto fail;
@@ -305,6 +307,7 @@ int sys_state_decode_bytes(const part_store *ps, const uint8_t *root,
         p->dict = word(pp->data, 5);
         p->name = word(pp->data, 6);
         p->gl = 0;
+        p->enc = word(root, i + 1);
         p->links = NULL;
         p->mons.m = p->monby.m = p->aliases.m = NULL;
         out->nprocs = i + 1;
@@ -359,7 +362,8 @@ static part_id encode_world(part_store *ps, const sys_state *s, int *err)
         s->nchans == 0 && s->ntables == 0)
         return 0;
     uint32_t words = 12 + s->ndisc + 3 * s->nnodemons + 4 * s->nchans + 6 * s->ntables;
-    uint32_t *buf = malloc(words * sizeof *buf);
+    uint32_t small[64];
+    uint32_t *buf = words <= 64 ? small : malloc(words * sizeof *buf);
     if (buf == NULL) {
         *err = 1;
         return 0;
@@ -399,8 +403,9 @@ static part_id encode_world(part_store *ps, const sys_state *s, int *err)
         buf[at++] = s->tables[k].data;
     }
     int fresh;
-    part_id id = part_store_intern(ps, PART_WORLD, buf, 4 * at, NULL, 0, &fresh);
-    free(buf);
+    part_id id = part_store_intern_hinted(ps, s->world_enc, PART_WORLD, buf, 4 * at, &fresh);
+    if (buf != small)
+        free(buf);
     if (id == 0)
         *err = 1;
     return id;
@@ -453,8 +458,8 @@ static uint32_t *encode_root(part_store *ps, const sys_state *s)
         if (p->gl != 0)
             buf[at++] = p->gl;
         int fresh;
-        ids[i + 1] = part_store_intern(ps, PART_PROC, buf, 4 * words, NULL, 0,
-                                       &fresh);
+        ids[i + 1] = part_store_intern_hinted(ps, p->enc, PART_PROC, buf, 4 * words,
+                                              &fresh);
         if (ids[i + 1] == 0)
             goto fail;
     }

@@ -91,6 +91,9 @@ typedef struct proc {
     monitor_set mons;
     monitor_set monby;
     monitor_set aliases;    /* (ref, mode, 0) */
+    part_id enc;        /* the PART_PROC this record was decoded from (0:
+                           none); only a hint: encoding reuses it when its
+                           bytes are the record's, so edits need not clear it */
 } proc;
 
 #define KEY_NODE_SHIFT 24
@@ -179,6 +182,7 @@ typedef struct sys_state {
     uint32_t nchans, capchans;
     ets_table *tables;      /* sorted by tid */
     uint32_t ntables, captables;
+    part_id world_enc;      /* the PART_WORLD decoded, a hint like proc.enc */
 } sys_state;
 
 void sys_state_clear(sys_state *s);          /* frees and empties */
