@@ -67,6 +67,7 @@ struct search {
     size_t depth, cap;
     sys_state cur;        /* decoded stack top */
     canon_keys cur_keys;  /* its pids and refs, for fresh numbers (canon.h) */
+    sys_state spare;      /* buffers of the last successor, reused */
     part_id cur_id;
     /* Lossy visited tables (NULL: exact, the store's interning is the
     ** visited test): the table, the last push serial, the serial of the

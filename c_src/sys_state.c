@@ -198,6 +198,89 @@ int sys_state_copy(sys_state *dst, const sys_state *src)
     return 0;
 }
 
+/* n elements of src into *dst, reusing its buffer. */
+static int refill(void **dst, uint32_t *cap, const void *src, uint32_t n, size_t size)
+{
+    if (n == 0)
+        return 0;
+    if (grow(dst, cap, n, size) != 0)
+        return -1;
+    memcpy(*dst, src, n * size);
+    return 0;
+}
+
+static int refill_monitors(monitor_set *dst, const monitor_set *src)
+{
+    dst->n = 0;
+    if (refill((void **)&dst->m, &dst->cap, src->m, src->n, sizeof *src->m) != 0)
+        return -1;
+    dst->n = src->n;
+    return 0;
+}
+
+int sys_state_copy_into(sys_state *dst, const sys_state *src)
+{
+    if (src->npend != 0) {
+        sys_state_clear(dst);
+        return -1;
+    }
+    while (dst->npend > 0)
+        drop_pending(dst, dst->npend - 1);
+    while (dst->nprocs > src->nprocs)
+        proc_free(&dst->procs[--dst->nprocs]);
+    if (reserve(dst, src->nprocs) != 0 ||
+        refill((void **)&dst->tables, &dst->captables, src->tables, src->ntables,
+               sizeof *src->tables) != 0 ||
+        refill((void **)&dst->disc, &dst->capdisc, src->disc, src->ndisc,
+               sizeof *src->disc) != 0 ||
+        refill((void **)&dst->nodemons, &dst->capnodemons, src->nodemons,
+               src->nnodemons, sizeof *src->nodemons) != 0 ||
+        refill((void **)&dst->chans, &dst->capchans, src->chans, src->nchans,
+               sizeof *src->chans) != 0)
+        goto fail;
+    dst->down = src->down;
+    dst->crashes = src->crashes;
+    dst->disconnects = src->disconnects;
+    dst->kills = src->kills;
+    dst->uniq = src->uniq;
+    dst->app_env = src->app_env;
+    dst->observer = src->observer;
+    dst->ndisc = src->ndisc;
+    dst->nnodemons = src->nnodemons;
+    dst->nchans = src->nchans;
+    dst->ntables = src->ntables;
+    dst->world_enc = src->world_enc;
+    for (uint32_t i = 0; i < src->nprocs; i++) {
+        const proc *sp = &src->procs[i];
+        proc *dp = &dst->procs[i];
+        proc keep;
+        if (i < dst->nprocs) {
+            keep = *dp;     /* its buffers, reused */
+        } else {
+            memset(&keep, 0, sizeof keep);
+            dst->nprocs = i + 1;
+        }
+        *dp = *sp;
+        dp->links = keep.links;
+        dp->caplinks = keep.caplinks;
+        dp->nlinks = 0;
+        dp->mons = keep.mons;
+        dp->monby = keep.monby;
+        dp->aliases = keep.aliases;
+        if (refill((void **)&dp->links, &dp->caplinks, sp->links, sp->nlinks,
+                   sizeof *sp->links) != 0 ||
+            refill_monitors(&dp->mons, &sp->mons) != 0 ||
+            refill_monitors(&dp->monby, &sp->monby) != 0 ||
+            refill_monitors(&dp->aliases, &sp->aliases) != 0)
+            goto fail;
+        dp->nlinks = sp->nlinks;
+    }
+    return 0;
+fail:
+    sys_state_clear(dst);
+    return -1;
+}
+
 static uint32_t word(const uint8_t *data, uint32_t i)
 {
     uint32_t w;

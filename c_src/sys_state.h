@@ -44,6 +44,8 @@
 #ifndef MCE_SYS_STATE_H
 #define MCE_SYS_STATE_H
 
+#include <string.h>
+
 #include "part_store.h"
 
 enum proc_status {
@@ -187,6 +189,19 @@ typedef struct sys_state {
 
 void sys_state_clear(sys_state *s);          /* frees and empties */
 int sys_state_copy(sys_state *dst, const sys_state *src);
+/* sys_state_copy into a state that may hold an earlier state (or be
+** zeroed): its buffers are reused, so a search copying the state being
+** expanded once per successor does not allocate each time.  On failure
+** dst is cleared. */
+int sys_state_copy_into(sys_state *dst, const sys_state *src);
+/* Moves src (and what it owns) into dst, freeing what dst held; src is
+** left empty.  The search keeps the last successor's buffers this way. */
+static inline void sys_state_move(sys_state *dst, sys_state *src)
+{
+    sys_state_clear(dst);
+    *dst = *src;
+    memset(src, 0, sizeof *src);
+}
 int sys_state_decode(const part_store *ps, part_id root, sys_state *out);
 /* Interns the state's parts; returns the root id (0: out of memory). */
 part_id sys_state_encode(part_store *ps, const sys_state *s, int *is_new);
