@@ -501,8 +501,9 @@ static uint32_t *encode_root(part_store *ps, const sys_state *s)
     uint32_t *ids = malloc((s->nprocs + 1) * sizeof *ids);
     if (ids == NULL)
         return NULL;
-    uint32_t *buf = NULL;
-    uint32_t bufcap = 0;
+    uint32_t small[128];    /* most records fit: no allocation */
+    uint32_t *buf = small;
+    uint32_t bufcap = 128;
     int err;
     ids[0] = encode_world(ps, s, &err);
     if (err)
@@ -512,7 +513,7 @@ static uint32_t *encode_root(part_store *ps, const sys_state *s)
         uint32_t words = PROC_FIXED_WORDS + p->nlinks + 3 +
                          3 * (p->mons.n + p->monby.n + p->aliases.n) + (p->gl != 0);
         if (words > bufcap) {
-            uint32_t *grown = realloc(buf, words * sizeof *grown);
+            uint32_t *grown = realloc(buf == small ? NULL : buf, words * sizeof *grown);
             if (grown == NULL)
                 goto fail;
             buf = grown;
@@ -546,10 +547,12 @@ static uint32_t *encode_root(part_store *ps, const sys_state *s)
         if (ids[i + 1] == 0)
             goto fail;
     }
-    free(buf);
+    if (buf != small)
+        free(buf);
     return ids;
 fail:
-    free(buf);
+    if (buf != small)
+        free(buf);
     free(ids);
     return NULL;
 }
