@@ -308,20 +308,18 @@ int search_decode_top(search *s)
     if (f->root != NULL) {
         if (s->cur_serial == f->serial)
             return 0;
-        sys_state_clear(&s->cur);
         canon_keys_reset(&s->cur_keys);
         s->cur_serial = 0;
-        if (sys_state_decode_bytes(s->ps, f->root, f->root_len, &s->cur) != 0)
+        if (sys_state_decode_bytes_into(s->ps, f->root, f->root_len, &s->cur) != 0)
             return -1;
         s->cur_serial = f->serial;
         return 0;
     }
     if (s->cur_id == f->state)
         return 0;
-    sys_state_clear(&s->cur);
     canon_keys_reset(&s->cur_keys);
     s->cur_id = 0;
-    if (sys_state_decode(s->ps, f->state, &s->cur) != 0)
+    if (sys_state_decode_into(s->ps, f->state, &s->cur) != 0)
         return -1;
     s->cur_id = f->state;
     return 0;

@@ -357,24 +357,45 @@ static int decode_world(const part_store *ps, part_id id, sys_state *out)
 
 int sys_state_decode(const part_store *ps, part_id root, sys_state *out)
 {
+    memset(out, 0, sizeof *out);
+    return sys_state_decode_into(ps, root, out);
+}
+
+int sys_state_decode_into(const part_store *ps, part_id root, sys_state *out)
+{
     const part *r = part_store_get(ps, root);
     if (r == NULL || r->kind != PART_STATE) {
-        memset(out, 0, sizeof *out);
+        sys_state_clear(out);
         return -1;
     }
-    return sys_state_decode_bytes(ps, r->data, r->len, out);
+    return sys_state_decode_bytes_into(ps, r->data, r->len, out);
 }
 
 int sys_state_decode_bytes(const part_store *ps, const uint8_t *root,
                            size_t len, sys_state *out)
 {
     memset(out, 0, sizeof *out);
+    return sys_state_decode_bytes_into(ps, root, len, out);
+}
+
+int sys_state_decode_bytes_into(const part_store *ps, const uint8_t *root,
+                                size_t len, sys_state *out)
+{
+    /* Empty, keeping the buffers. */
+    while (out->npend > 0)
+        drop_pending(out, out->npend - 1);
+    out->down = 0;
+    out->crashes = out->disconnects = out->kills = out->uniq = 0;
+    out->app_env = out->observer = out->world_enc = 0;
+    out->ndisc = out->nnodemons = out->nchans = out->ntables = 0;
     if (len < 4 || len % 4 != 0 || len / 4 > UINT32_MAX)
-        return -1;
+        goto fail;
     if (decode_world(ps, word(root, 0), out) != 0)
         goto fail;
     out->world_enc = word(root, 0);
     uint32_t n = (uint32_t)(len / 4) - 1;
+    while (out->nprocs > n)
+        proc_free(&out->procs[--out->nprocs]);
     if (reserve(out, n) != 0)
         goto fail;
     for (uint32_t i = 0; i < n; i++) {
@@ -382,6 +403,10 @@ int sys_state_decode_bytes(const part_store *ps, const uint8_t *root,
         if (pp == NULL || pp->kind != PART_PROC || pp->len < 4 * PROC_FIXED_WORDS)
             goto fail;
         proc *p = &out->procs[i];
+        if (i >= out->nprocs) {
+            memset(p, 0, sizeof *p);
+            out->nprocs = i + 1;
+        }
         p->pid = word(pp->data, 0);
         p->status = word(pp->data, 1);
         p->cont = word(pp->data, 2);
@@ -391,9 +416,7 @@ int sys_state_decode_bytes(const part_store *ps, const uint8_t *root,
         p->name = word(pp->data, 6);
         p->gl = 0;
         p->enc = word(root, i + 1);
-        p->links = NULL;
-        p->mons.m = p->monby.m = p->aliases.m = NULL;
-        out->nprocs = i + 1;
+        p->nlinks = p->mons.n = p->monby.n = p->aliases.n = 0;
         /* Every count is checked against the words left, so a huge count
         ** cannot make the reads run past the record. */
         uint32_t total = pp->len / 4, at = PROC_FIXED_WORDS - 1;
@@ -401,26 +424,25 @@ int sys_state_decode_bytes(const part_store *ps, const uint8_t *root,
             goto fail;
         uint32_t nlinks = word(pp->data, at++);
         if (nlinks > total - at ||
-            copy_links(p, (const uint32_t *)(const void *)(pp->data + 4 * (size_t)at),
-                       nlinks) != 0)
+            refill((void **)&p->links, &p->caplinks, pp->data + 4 * (size_t)at,
+                   nlinks, sizeof *p->links) != 0)
             goto fail;
+        p->nlinks = nlinks;
         at += nlinks;
         for (int set = 0; set < 3; set++) {
             monitor_set *ms = set == 0 ? &p->mons : set == 1 ? &p->monby : &p->aliases;
             if (at >= total)
                 goto fail;
             uint32_t n = word(pp->data, at++);
-            if (n > (total - at) / 3)
-                goto fail;
-            ms->m = n ? malloc(n * sizeof *ms->m) : NULL;
-            if (n && ms->m == NULL)
+            if (n > (total - at) / 3 ||
+                grow((void **)&ms->m, &ms->cap, n, sizeof *ms->m) != 0)
                 goto fail;
             for (uint32_t k = 0; k < n; k++) {
                 ms->m[k].ref = word(pp->data, at++);
                 ms->m[k].pid = word(pp->data, at++);
                 ms->m[k].item = word(pp->data, at++);
             }
-            ms->n = ms->cap = n;
+            ms->n = n;
         }
         /* The default group leader has no word: a stored 0 would make a
         ** second encoding of the same state. */

@@ -213,6 +213,11 @@ uint8_t *sys_state_encode_root(part_store *ps, const sys_state *s,
                                uint32_t *len);
 int sys_state_decode_bytes(const part_store *ps, const uint8_t *root,
                            size_t len, sys_state *out);
+/* The same into a state that may hold an earlier one (or be zeroed),
+** reusing its buffers; on failure out is cleared. */
+int sys_state_decode_into(const part_store *ps, part_id root, sys_state *out);
+int sys_state_decode_bytes_into(const part_store *ps, const uint8_t *root,
+                                size_t len, sys_state *out);
 
 /* Index of the process with `pid`, or -1. */
 int sys_state_find(const sys_state *s, uint32_t pid);

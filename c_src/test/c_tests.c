@@ -793,6 +793,15 @@ static void test_sys_state(void)
         CHECK(sys_state_copy_into(&k, &e) == 0 && k.nprocs == 0);
         CHECK(sys_state_copy_into(&k, &d) == 0 && same_state(&k, &d));
         CHECK(sys_state_encode(ps, &k, &is_new) == root && is_new == 0);
+        /* decode_into: the same, whatever the state held. */
+        CHECK(proc_link_add(&k.procs[2], 99) == 0);
+        CHECK(monitor_add(&k.procs[0].monby, (monitor){ 9, 2, 0 }) == 0);
+        CHECK(sys_state_decode_into(ps, root, &k) == 0 && same_state(&k, &d));
+        CHECK(sys_state_decode_into(ps, root2, &k) == 0 && k.procs[2].nlinks == d.procs[2].nlinks + 1);
+        const uint8_t empty_root[4] = { 0 };
+        CHECK(sys_state_decode_bytes_into(ps, empty_root, 4, &k) == 0 && k.nprocs == 0);
+        CHECK(sys_state_decode_into(ps, root, &k) == 0 && same_state(&k, &d));
+        CHECK(sys_state_decode_into(ps, 0, &k) == -1 && k.nprocs == 0 && k.procs == NULL);
         sys_state_clear(&k);
     }
     /* A group leader other than the default is one more word of the
