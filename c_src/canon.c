@@ -23,24 +23,6 @@ typedef struct key_marks {
     canon_keys *collect;  /* gathering: every key goes here unfiltered */
 } key_marks;
 
-/* Whether key is a pid (refs 0) or ref of node (in region), and its
-** number there. */
-static int key_num(uint32_t node, int refs, uint32_t region, uint32_t key,
-                   uint32_t *num)
-{
-    int is_ref = (key & ETF_REF_TAG) != 0;
-    key &= ~ETF_REF_TAG;
-    if (is_ref != refs || KEY_NODE(key) != node)
-        return 0;
-    *num = KEY_NUM(key);
-    if (refs) {
-        if (*num >> ETF_REF_COUNTER_BITS != region)
-            return 0;
-        *num &= ETF_REF_COUNTER_LIMIT - 1;
-    }
-    return 1;
-}
-
 static void mark(key_marks *m, uint32_t key)
 {
     if (m->collect != NULL) {
@@ -60,9 +42,16 @@ static void mark(key_marks *m, uint32_t key)
         ck->keys[ck->n++] = key;
         return;
     }
-    uint32_t num;
-    if (m->err || !key_num(m->node, m->refs, m->region, key, &num))
+    int is_ref = (key & ETF_REF_TAG) != 0;
+    key &= ~ETF_REF_TAG;
+    if (is_ref != m->refs || KEY_NODE(key) != m->node || m->err)
         return;
+    uint32_t num = KEY_NUM(key);
+    if (m->refs) {
+        if (num >> ETF_REF_COUNTER_BITS != m->region)
+            return;
+        num &= ETF_REF_COUNTER_LIMIT - 1;
+    }
     if (m->counting) {
         m->count++;
         return;
@@ -179,82 +168,12 @@ void canon_keys_reset(canon_keys *ck)
 {
     ck->n = 0;
     ck->valid = 0;
-    for (unsigned i = 0; i < ck->nmarks; i++)
-        free(ck->marks[i].used);
-    ck->nmarks = ck->next = 0;
 }
 
 void canon_keys_free(canon_keys *ck)
 {
-    canon_keys_reset(ck);
     free(ck->keys);
-    ck->keys = NULL;
-    ck->cap = 0;
-}
-
-/* Gathers the state's keys into ck once; -1 on allocation failure. */
-static int gather(const trans_ctx *cx, canon_keys *ck, const sys_state *cur)
-{
-    if (ck->valid)
-        return 0;
-    key_marks g = { .collect = ck };
-    ck->n = 0;
-    mark_state(cx, cur, &g);
-    if (g.err) {
-        ck->n = 0;
-        return -1;
-    }
-    ck->valid = 1;
-    return 0;
-}
-
-/* The state's numbers in use of (node, refs, region), marked as
-** free_number's scan marks them without the run's; NULL on failure. */
-static const canon_marks *state_marks(const trans_ctx *cx, canon_keys *ck,
-                                      const sys_state *cur, uint32_t node,
-                                      int refs, uint32_t region)
-{
-    for (unsigned i = 0; i < ck->nmarks; i++) {
-        const canon_marks *c = &ck->marks[i];
-        if (c->node == node && c->refs == refs && c->region == region)
-            return c;
-    }
-    if (gather(cx, ck, cur) != 0)
-        return NULL;
-    key_marks m = { .node = node, .refs = refs, .region = region, .counting = 1 };
-    for (size_t k = 0; k < ck->n; k++)
-        mark(&m, ck->keys[k]);
-    m.counting = 0;
-    m.limit = m.count + 2;
-    for (size_t k = 0; k < ck->n; k++)
-        mark(&m, ck->keys[k]);
-    if (m.err) {
-        free(m.used);
-        return NULL;
-    }
-    canon_marks *c;
-    if (ck->nmarks < CANON_MARKS) {
-        c = &ck->marks[ck->nmarks++];
-    } else {
-        c = &ck->marks[ck->next];
-        ck->next = (ck->next + 1) % CANON_MARKS;
-        free(c->used);
-    }
-    *c = (canon_marks){ node, region, refs, m.used, m.cap, m.limit };
-    return c;
-}
-
-/* Whether the current run has handed out num of (node, refs, region). */
-static int allocated(const trans_ctx *cx, uint32_t node, int refs,
-                     uint32_t region, uint32_t num)
-{
-    const uint32_t *list = refs ? cx->allocated_refs : cx->allocated;
-    size_t n = refs ? cx->nallocated_refs : cx->nallocated;
-    uint32_t tag = refs ? ETF_REF_TAG : 0, k;
-    for (size_t i = 0; i < n; i++)
-        if (key_num(node, refs, region, list[i] | tag, &k) && k == num)
-            return 1;
-    return 0;
+    *ck = (canon_keys){ NULL, 0, 0, 0 };
 }
 
 /* The keys of the state (gathered once, see canon_keys) and those handed
@@ -264,9 +183,16 @@ static int allocated(const trans_ctx *cx, uint32_t node, int refs,
 static void mark_keys(const trans_ctx *cx, canon_keys *ck, const sys_state *cur,
                       key_marks *m)
 {
-    if (gather(cx, ck, cur) != 0) {
-        m->err = 1;
-        return;
+    if (!ck->valid) {
+        key_marks g = { .collect = ck };
+        ck->n = 0;
+        mark_state(cx, cur, &g);
+        if (g.err) {
+            m->err = 1;
+            ck->n = 0;
+            return;
+        }
+        ck->valid = 1;
     }
     for (size_t k = 0; k < ck->n; k++)
         mark(m, ck->keys[k]);
@@ -295,14 +221,6 @@ static int push_allocated(uint32_t **list, size_t *n, size_t *cap, uint32_t id)
 static uint32_t free_number(const trans_ctx *cx, canon_keys *ck, const sys_state *cur,
                             uint32_t node, int refs, uint32_t region)
 {
-    uint32_t limit = refs ? ETF_REF_COUNTER_LIMIT : ETF_NUM_LIMIT;
-    /* The smallest number neither the state nor the run holds is at most
-    ** one more than the state's count plus the run's: the state's marks
-    ** (below its count + 2) answer unless the run took all of those. */
-    const canon_marks *c = state_marks(cx, ck, cur, node, refs, region);
-    for (uint32_t num = 1; c != NULL && num < c->limit; num++)
-        if (!(num < c->cap && c->used[num]) && !allocated(cx, node, refs, region, num))
-            return num >= limit ? 0 : num;
     key_marks m = { .node = node, .refs = refs, .region = region, .counting = 1 };
     mark_keys(cx, ck, cur, &m);
     m.counting = 0;
@@ -312,6 +230,7 @@ static uint32_t free_number(const trans_ctx *cx, canon_keys *ck, const sys_state
     while (!m.err && num < m.cap && m.used[num])
         num++;
     free(m.used);
+    uint32_t limit = refs ? ETF_REF_COUNTER_LIMIT : ETF_NUM_LIMIT;
     return m.err || num >= limit ? 0 : num;
 }
 

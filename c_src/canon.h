@@ -23,23 +23,10 @@
 ** successors' steps ask against the same state, and a replayed
 ** gen_server:call asks for a ref at each successor.  The owner empties it
 ** (canon_keys_reset) whenever the state being expanded changes. */
-typedef struct canon_marks {
-    uint32_t node, region;
-    int refs;
-    uint8_t *used;      /* used[num]: the state holds num (below limit) */
-    size_t cap, limit;
-} canon_marks;
-
-#define CANON_MARKS 8
-
 typedef struct canon_keys {
     uint32_t *keys;
     size_t n, cap;
     int valid;
-    /* The state's numbers in use per (node, pids or refs, region) asked,
-    ** the last CANON_MARKS of them. */
-    canon_marks marks[CANON_MARKS];
-    unsigned nmarks, next;
 } canon_keys;
 
 void canon_keys_reset(canon_keys *ck);
