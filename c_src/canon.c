@@ -20,28 +20,10 @@ typedef struct key_marks {
     size_t count, limit, cap;
     uint8_t *used;
     int err;
-    canon_keys *collect;  /* gathering: every key goes here unfiltered */
 } key_marks;
 
 static void mark(key_marks *m, uint32_t key)
 {
-    if (m->collect != NULL) {
-        canon_keys *ck = m->collect;
-        if (m->err)
-            return;
-        if (ck->n == ck->cap) {
-            size_t ncap = ck->cap ? 2 * ck->cap : 64;
-            uint32_t *grown = realloc(ck->keys, ncap * sizeof *grown);
-            if (grown == NULL) {
-                m->err = 1;
-                return;
-            }
-            ck->keys = grown;
-            ck->cap = ncap;
-        }
-        ck->keys[ck->n++] = key;
-        return;
-    }
     int is_ref = (key & ETF_REF_TAG) != 0;
     key &= ~ETF_REF_TAG;
     if (is_ref != m->refs || KEY_NODE(key) != m->node || m->err)
@@ -89,7 +71,8 @@ static void mark_monitors(key_marks *m, const monitor_set *ms)
     }
 }
 
-/* Every pid and ref the state being expanded holds. */
+/* Every pid and ref the state being expanded holds, and those handed out
+** during the current run. */
 static void mark_state(const trans_ctx *cx, const sys_state *cur,
                        key_marks *m)
 {
@@ -162,40 +145,6 @@ static void mark_state(const trans_ctx *cx, const sys_state *cur,
     }
     mark_term(m, ps, cur->app_env);
     mark_term(m, ps, cur->observer);
-}
-
-void canon_keys_reset(canon_keys *ck)
-{
-    ck->n = 0;
-    ck->valid = 0;
-}
-
-void canon_keys_free(canon_keys *ck)
-{
-    free(ck->keys);
-    *ck = (canon_keys){ NULL, 0, 0, 0 };
-}
-
-/* The keys of the state (gathered once, see canon_keys) and those handed
-** out during the current run.  The marks are those of a scan of the state:
-** the same keys, only not in the same order, which neither the count nor
-** the bitmap sees. */
-static void mark_keys(const trans_ctx *cx, canon_keys *ck, const sys_state *cur,
-                      key_marks *m)
-{
-    if (!ck->valid) {
-        key_marks g = { .collect = ck };
-        ck->n = 0;
-        mark_state(cx, cur, &g);
-        if (g.err) {
-            m->err = 1;
-            ck->n = 0;
-            return;
-        }
-        ck->valid = 1;
-    }
-    for (size_t k = 0; k < ck->n; k++)
-        mark(m, ck->keys[k]);
     for (size_t k = 0; k < cx->nallocated; k++)
         mark(m, cx->allocated[k]);
     for (size_t k = 0; k < cx->nallocated_refs; k++)
@@ -218,14 +167,14 @@ static int push_allocated(uint32_t **list, size_t *n, size_t *cap, uint32_t id)
 
 /* Smallest number (from 1) of `node` that is free in `region` (refs only);
 ** 0 if the region is full or on failure. */
-static uint32_t free_number(const trans_ctx *cx, canon_keys *ck, const sys_state *cur,
+static uint32_t free_number(const trans_ctx *cx, const sys_state *cur,
                             uint32_t node, int refs, uint32_t region)
 {
     key_marks m = { .node = node, .refs = refs, .region = region, .counting = 1 };
-    mark_keys(cx, ck, cur, &m);
+    mark_state(cx, cur, &m);
     m.counting = 0;
     m.limit = m.count + 2;
-    mark_keys(cx, ck, cur, &m);
+    mark_state(cx, cur, &m);
     uint32_t num = 1;
     while (!m.err && num < m.cap && m.used[num])
         num++;
@@ -236,21 +185,21 @@ static uint32_t free_number(const trans_ctx *cx, canon_keys *ck, const sys_state
 
 /* A fresh pid of `node`, or a fresh ref of `node` in the running process's
 ** region (see ETF_REF_COUNTER_BITS), else in the shared one; 0 on failure. */
-uint32_t canon_fresh_key(trans_ctx *cx, canon_keys *ck, const sys_state *cur,
-                         uint32_t run_pid, uint32_t node, int refs)
+uint32_t canon_fresh_key(trans_ctx *cx, const sys_state *cur, uint32_t run_pid,
+                         uint32_t node, int refs)
 {
     uint32_t num;
     if (refs) {
         uint32_t region = KEY_NODE(run_pid) == node ? KEY_NUM(run_pid) : 0;
         if (region >= ETF_REF_CREATOR_LIMIT)
             region = 0;
-        num = free_number(cx, ck, cur, node, 1, region);
+        num = free_number(cx, cur, node, 1, region);
         if (num == 0 && region != 0)
-            num = free_number(cx, ck, cur, node, 1, region = 0);
+            num = free_number(cx, cur, node, 1, region = 0);
         if (num != 0)
             num |= region << ETF_REF_COUNTER_BITS;
     } else {
-        num = free_number(cx, ck, cur, node, 0, 0);
+        num = free_number(cx, cur, node, 0, 0);
     }
     if (num == 0)
         return 0;

@@ -18,25 +18,10 @@
 #include "sys_state.h"
 #include "transition.h"
 
-/* Every pid and ref (ETF_REF_TAG set) the state being expanded holds, in
-** no order and with repeats, gathered at its first fresh number: all its
-** successors' steps ask against the same state, and a replayed
-** gen_server:call asks for a ref at each successor.  The owner empties it
-** (canon_keys_reset) whenever the state being expanded changes. */
-typedef struct canon_keys {
-    uint32_t *keys;
-    size_t n, cap;
-    int valid;
-} canon_keys;
-
-void canon_keys_reset(canon_keys *ck);
-void canon_keys_free(canon_keys *ck);
-
 /* A fresh pid (refs 0) or ref (refs 1) of `node` for the step process
-** run_pid is running from state cur (whose keys ck holds or will hold);
-** recorded in cx's list of the pids or refs made during the run.  0 on
-** allocation failure or a full region. */
-uint32_t canon_fresh_key(trans_ctx *cx, canon_keys *ck, const sys_state *cur,
-                         uint32_t run_pid, uint32_t node, int refs);
+** run_pid is running from state cur; recorded in cx's list of the pids or
+** refs made during the run.  0 on allocation failure or a full region. */
+uint32_t canon_fresh_key(trans_ctx *cx, const sys_state *cur, uint32_t run_pid,
+                         uint32_t node, int refs);
 
 #endif

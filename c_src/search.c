@@ -160,7 +160,6 @@ void search_free(search *s)
     free(s->stack);
     sys_state_clear(&s->cur);
     sys_state_clear(&s->spare);
-    canon_keys_free(&s->cur_keys);
     part_store_free(s->ps);
     visited_free(s->vis);
     match_memo_free(&s->memo);
@@ -308,7 +307,6 @@ int search_decode_top(search *s)
     if (f->root != NULL) {
         if (s->cur_serial == f->serial)
             return 0;
-        canon_keys_reset(&s->cur_keys);
         s->cur_serial = 0;
         if (sys_state_decode_bytes_into(s->ps, f->root, f->root_len, &s->cur) != 0)
             return -1;
@@ -317,7 +315,6 @@ int search_decode_top(search *s)
     }
     if (s->cur_id == f->state)
         return 0;
-    canon_keys_reset(&s->cur_keys);
     s->cur_id = 0;
     if (sys_state_decode_into(s->ps, f->state, &s->cur) != 0)
         return -1;
@@ -922,7 +919,7 @@ uint32_t search_fresh_number(search *s, uint32_t node, int refs)
     if (s->pending != REQ_RUN || s->depth == 0 || search_decode_top(s) != 0 ||
         node >= s->tx.names.nodes.n)
         return 0;
-    return canon_fresh_key(&s->tx, &s->cur_keys, &s->cur, s->run_pid, node, refs);
+    return canon_fresh_key(&s->tx, &s->cur, s->run_pid, node, refs);
 }
 
 /* ... logged as a read of the step for the step cache. */

@@ -13,7 +13,6 @@
 #ifndef MCE_SEARCH_INTERNAL_H
 #define MCE_SEARCH_INTERNAL_H
 
-#include "canon.h"
 #include "match_memo.h"
 #include "search.h"
 #include "step_cache.h"
@@ -66,7 +65,6 @@ struct search {
     frame *stack;
     size_t depth, cap;
     sys_state cur;        /* decoded stack top */
-    canon_keys cur_keys;  /* its pids and refs, for fresh numbers (canon.h) */
     sys_state spare;      /* buffers of the last successor, reused */
     part_id cur_id;
     /* Lossy visited tables (NULL: exact, the store's interning is the
