@@ -225,6 +225,20 @@ part_id part_store_intern(part_store *ps, uint8_t kind, const void *data,
     return id;
 }
 
+part_id part_store_intern_hinted(part_store *ps, part_id hint, uint8_t kind,
+                                 const void *data, uint32_t len, int *is_new)
+{
+    if (hint != 0 && hint < ps->nparts) {
+        const part *p = &ps->parts[hint];
+        if (p->kind == kind && p->len == len &&
+            (len == 0 || memcmp(p->data, data, len) == 0)) {
+            *is_new = 0;
+            return hint;
+        }
+    }
+    return part_store_intern(ps, kind, data, len, NULL, 0, is_new);
+}
+
 const part *part_store_get(const part_store *ps, part_id id)
 {
     if (id == 0 || id >= ps->nparts)

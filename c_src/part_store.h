@@ -54,6 +54,13 @@ void part_store_free(part_store *ps);
 part_id part_store_intern(part_store *ps, uint8_t kind, const void *data,
                           uint32_t len, const uint32_t *pids, uint32_t npids,
                           int *is_new);
+/* part_store_intern of a part without pids when the caller knows which id
+** it probably has (the part a state was decoded from, its record since
+** edited or not): `hint` when its kind and bytes are these, without hashing
+** or probing; else the same as part_store_intern.  Either way the store
+** ends as part_store_intern would leave it (a found part creates nothing). */
+part_id part_store_intern_hinted(part_store *ps, part_id hint, uint8_t kind,
+                                 const void *data, uint32_t len, int *is_new);
 
 /* NULL for an id that was never returned. */
 const part *part_store_get(const part_store *ps, part_id id);

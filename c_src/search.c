@@ -159,6 +159,7 @@ void search_free(search *s)
     }
     free(s->stack);
     sys_state_clear(&s->cur);
+    sys_state_clear(&s->spare);
     part_store_free(s->ps);
     visited_free(s->vis);
     match_memo_free(&s->memo);
@@ -306,18 +307,16 @@ int search_decode_top(search *s)
     if (f->root != NULL) {
         if (s->cur_serial == f->serial)
             return 0;
-        sys_state_clear(&s->cur);
         s->cur_serial = 0;
-        if (sys_state_decode_bytes(s->ps, f->root, f->root_len, &s->cur) != 0)
+        if (sys_state_decode_bytes_into(s->ps, f->root, f->root_len, &s->cur) != 0)
             return -1;
         s->cur_serial = f->serial;
         return 0;
     }
     if (s->cur_id == f->state)
         return 0;
-    sys_state_clear(&s->cur);
     s->cur_id = 0;
-    if (sys_state_decode(s->ps, f->state, &s->cur) != 0)
+    if (sys_state_decode_into(s->ps, f->state, &s->cur) != 0)
         return -1;
     s->cur_id = f->state;
     return 0;
@@ -592,6 +591,7 @@ static void free_result(run_result *res)
 
 static int record_successor(search *s, part_id state, uint8_t *label,
                             size_t label_len, int stop, request *req);
+
 static int commit_lossy(search *s, sys_state *st, uint8_t *label,
                         size_t label_len, int stop, request *req);
 
@@ -606,7 +606,7 @@ static int commit_successor(search *s, sys_state *st, uint8_t *label,
         return commit_lossy(s, st, label, label_len, stop, req);
     int is_new;
     part_id root = sys_state_encode(s->ps, st, &is_new);
-    sys_state_clear(st);
+    sys_state_move(&s->spare, st);
     if (root == 0) {
         free(label);
         return fail(req, "out of memory");
@@ -646,7 +646,7 @@ static int commit_lossy(search *s, sys_state *st, uint8_t *label,
 {
     uint32_t len;
     uint8_t *root = sys_state_encode_root(s->ps, st, &len);
-    sys_state_clear(st);
+    sys_state_move(&s->spare, st);
     int is_new = root != NULL ? visited_insert(s->vis, root, len) : -1;
     if (is_new < 0) {
         free(root);
@@ -799,8 +799,9 @@ static int c_transition(search *s, uint32_t ci, const fault *f, request *req)
         s->mover = (agent){ AGENT_NONE, 0, 0, 0 };
     }
     s->tx.ndeaths = 0;
-    sys_state st;
-    if (sys_state_copy(&st, &s->cur) != 0)
+    sys_state st = { 0 };
+    sys_state_move(&st, &s->spare);     /* its buffers, reused */
+    if (sys_state_copy_into(&st, &s->cur) != 0)
         return fail(req, "out of memory");
     ext_buf lb = { NULL, 0, 0, 0 };
     ext_u8(&lb, 131);
@@ -833,8 +834,9 @@ static int apply_run(search *s, run_result *res, uint8_t *label, size_t label_le
                      int record, request *req)
 {
     s->tx.ndeaths = 0;
-    sys_state st;
-    if (sys_state_copy(&st, &s->cur) != 0) {
+    sys_state st = { 0 };
+    sys_state_move(&st, &s->spare);     /* its buffers, reused */
+    if (sys_state_copy_into(&st, &s->cur) != 0) {
         free(label);
         return fail(req, "out of memory");
     }

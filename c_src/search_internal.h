@@ -65,6 +65,7 @@ struct search {
     frame *stack;
     size_t depth, cap;
     sys_state cur;        /* decoded stack top */
+    sys_state spare;      /* buffers of the last successor, reused */
     part_id cur_id;
     /* Lossy visited tables (NULL: exact, the store's interning is the
     ** visited test): the table, the last push serial, the serial of the

@@ -131,6 +131,7 @@ static int copy_world(sys_state *dst, const sys_state *src)
     dst->nnodemons = src->nnodemons;
     dst->nchans = src->nchans;
     dst->ntables = src->ntables;
+    dst->world_enc = src->world_enc;
     return copy_vec((void **)&dst->tables, &dst->captables, src->tables,
                     src->ntables, sizeof *src->tables) |
            copy_vec((void **)&dst->disc, &dst->capdisc, src->disc, src->ndisc,
@@ -195,6 +196,89 @@ int sys_state_copy(sys_state *dst, const sys_state *src)
     }
     dst->nprocs = src->nprocs;
     return 0;
+}
+
+/* n elements of src into *dst, reusing its buffer. */
+static int refill(void **dst, uint32_t *cap, const void *src, uint32_t n, size_t size)
+{
+    if (n == 0)
+        return 0;
+    if (grow(dst, cap, n, size) != 0)
+        return -1;
+    memcpy(*dst, src, n * size);
+    return 0;
+}
+
+static int refill_monitors(monitor_set *dst, const monitor_set *src)
+{
+    dst->n = 0;
+    if (refill((void **)&dst->m, &dst->cap, src->m, src->n, sizeof *src->m) != 0)
+        return -1;
+    dst->n = src->n;
+    return 0;
+}
+
+int sys_state_copy_into(sys_state *dst, const sys_state *src)
+{
+    if (src->npend != 0) {
+        sys_state_clear(dst);
+        return -1;
+    }
+    while (dst->npend > 0)
+        drop_pending(dst, dst->npend - 1);
+    while (dst->nprocs > src->nprocs)
+        proc_free(&dst->procs[--dst->nprocs]);
+    if (reserve(dst, src->nprocs) != 0 ||
+        refill((void **)&dst->tables, &dst->captables, src->tables, src->ntables,
+               sizeof *src->tables) != 0 ||
+        refill((void **)&dst->disc, &dst->capdisc, src->disc, src->ndisc,
+               sizeof *src->disc) != 0 ||
+        refill((void **)&dst->nodemons, &dst->capnodemons, src->nodemons,
+               src->nnodemons, sizeof *src->nodemons) != 0 ||
+        refill((void **)&dst->chans, &dst->capchans, src->chans, src->nchans,
+               sizeof *src->chans) != 0)
+        goto fail;
+    dst->down = src->down;
+    dst->crashes = src->crashes;
+    dst->disconnects = src->disconnects;
+    dst->kills = src->kills;
+    dst->uniq = src->uniq;
+    dst->app_env = src->app_env;
+    dst->observer = src->observer;
+    dst->ndisc = src->ndisc;
+    dst->nnodemons = src->nnodemons;
+    dst->nchans = src->nchans;
+    dst->ntables = src->ntables;
+    dst->world_enc = src->world_enc;
+    for (uint32_t i = 0; i < src->nprocs; i++) {
+        const proc *sp = &src->procs[i];
+        proc *dp = &dst->procs[i];
+        proc keep;
+        if (i < dst->nprocs) {
+            keep = *dp;     /* its buffers, reused */
+        } else {
+            memset(&keep, 0, sizeof keep);
+            dst->nprocs = i + 1;
+        }
+        *dp = *sp;
+        dp->links = keep.links;
+        dp->caplinks = keep.caplinks;
+        dp->nlinks = 0;
+        dp->mons = keep.mons;
+        dp->monby = keep.monby;
+        dp->aliases = keep.aliases;
+        if (refill((void **)&dp->links, &dp->caplinks, sp->links, sp->nlinks,
+                   sizeof *sp->links) != 0 ||
+            refill_monitors(&dp->mons, &sp->mons) != 0 ||
+            refill_monitors(&dp->monby, &sp->monby) != 0 ||
+            refill_monitors(&dp->aliases, &sp->aliases) != 0)
+            goto fail;
+        dp->nlinks = sp->nlinks;
+    }
+    return 0;
+fail:
+    sys_state_clear(dst);
+    return -1;
 }
 
 static uint32_t word(const uint8_t *data, uint32_t i)
@@ -273,23 +357,45 @@ static int decode_world(const part_store *ps, part_id id, sys_state *out)
 
 int sys_state_decode(const part_store *ps, part_id root, sys_state *out)
 {
+    memset(out, 0, sizeof *out);
+    return sys_state_decode_into(ps, root, out);
+}
+
+int sys_state_decode_into(const part_store *ps, part_id root, sys_state *out)
+{
     const part *r = part_store_get(ps, root);
     if (r == NULL || r->kind != PART_STATE) {
-        memset(out, 0, sizeof *out);
+        sys_state_clear(out);
         return -1;
     }
-    return sys_state_decode_bytes(ps, r->data, r->len, out);
+    return sys_state_decode_bytes_into(ps, r->data, r->len, out);
 }
 
 int sys_state_decode_bytes(const part_store *ps, const uint8_t *root,
                            size_t len, sys_state *out)
 {
     memset(out, 0, sizeof *out);
+    return sys_state_decode_bytes_into(ps, root, len, out);
+}
+
+int sys_state_decode_bytes_into(const part_store *ps, const uint8_t *root,
+                                size_t len, sys_state *out)
+{
+    /* Empty, keeping the buffers. */
+    while (out->npend > 0)
+        drop_pending(out, out->npend - 1);
+    out->down = 0;
+    out->crashes = out->disconnects = out->kills = out->uniq = 0;
+    out->app_env = out->observer = out->world_enc = 0;
+    out->ndisc = out->nnodemons = out->nchans = out->ntables = 0;
     if (len < 4 || len % 4 != 0 || len / 4 > UINT32_MAX)
-        return -1;
+        goto fail;
     if (decode_world(ps, word(root, 0), out) != 0)
         goto fail;
+    out->world_enc = word(root, 0);
     uint32_t n = (uint32_t)(len / 4) - 1;
+    while (out->nprocs > n)
+        proc_free(&out->procs[--out->nprocs]);
     if (reserve(out, n) != 0)
         goto fail;
     for (uint32_t i = 0; i < n; i++) {
@@ -297,6 +403,10 @@ int sys_state_decode_bytes(const part_store *ps, const uint8_t *root,
         if (pp == NULL || pp->kind != PART_PROC || pp->len < 4 * PROC_FIXED_WORDS)
             goto fail;
         proc *p = &out->procs[i];
+        if (i >= out->nprocs) {
+            memset(p, 0, sizeof *p);
+            out->nprocs = i + 1;
+        }
         p->pid = word(pp->data, 0);
         p->status = word(pp->data, 1);
         p->cont = word(pp->data, 2);
@@ -305,9 +415,8 @@ int sys_state_decode_bytes(const part_store *ps, const uint8_t *root,
         p->dict = word(pp->data, 5);
         p->name = word(pp->data, 6);
         p->gl = 0;
-        p->links = NULL;
-        p->mons.m = p->monby.m = p->aliases.m = NULL;
-        out->nprocs = i + 1;
+        p->enc = word(root, i + 1);
+        p->nlinks = p->mons.n = p->monby.n = p->aliases.n = 0;
         /* Every count is checked against the words left, so a huge count
         ** cannot make the reads run past the record. */
         uint32_t total = pp->len / 4, at = PROC_FIXED_WORDS - 1;
@@ -315,26 +424,25 @@ int sys_state_decode_bytes(const part_store *ps, const uint8_t *root,
             goto fail;
         uint32_t nlinks = word(pp->data, at++);
         if (nlinks > total - at ||
-            copy_links(p, (const uint32_t *)(const void *)(pp->data + 4 * (size_t)at),
-                       nlinks) != 0)
+            refill((void **)&p->links, &p->caplinks, pp->data + 4 * (size_t)at,
+                   nlinks, sizeof *p->links) != 0)
             goto fail;
+        p->nlinks = nlinks;
         at += nlinks;
         for (int set = 0; set < 3; set++) {
             monitor_set *ms = set == 0 ? &p->mons : set == 1 ? &p->monby : &p->aliases;
             if (at >= total)
                 goto fail;
             uint32_t n = word(pp->data, at++);
-            if (n > (total - at) / 3)
-                goto fail;
-            ms->m = n ? malloc(n * sizeof *ms->m) : NULL;
-            if (n && ms->m == NULL)
+            if (n > (total - at) / 3 ||
+                grow((void **)&ms->m, &ms->cap, n, sizeof *ms->m) != 0)
                 goto fail;
             for (uint32_t k = 0; k < n; k++) {
                 ms->m[k].ref = word(pp->data, at++);
                 ms->m[k].pid = word(pp->data, at++);
                 ms->m[k].item = word(pp->data, at++);
             }
-            ms->n = ms->cap = n;
+            ms->n = n;
         }
         /* The default group leader has no word: a stored 0 would make a
         ** second encoding of the same state. */
@@ -359,7 +467,8 @@ static part_id encode_world(part_store *ps, const sys_state *s, int *err)
         s->nchans == 0 && s->ntables == 0)
         return 0;
     uint32_t words = 12 + s->ndisc + 3 * s->nnodemons + 4 * s->nchans + 6 * s->ntables;
-    uint32_t *buf = malloc(words * sizeof *buf);
+    uint32_t small[64];
+    uint32_t *buf = words <= 64 ? small : malloc(words * sizeof *buf);
     if (buf == NULL) {
         *err = 1;
         return 0;
@@ -399,8 +508,9 @@ static part_id encode_world(part_store *ps, const sys_state *s, int *err)
         buf[at++] = s->tables[k].data;
     }
     int fresh;
-    part_id id = part_store_intern(ps, PART_WORLD, buf, 4 * at, NULL, 0, &fresh);
-    free(buf);
+    part_id id = part_store_intern_hinted(ps, s->world_enc, PART_WORLD, buf, 4 * at, &fresh);
+    if (buf != small)
+        free(buf);
     if (id == 0)
         *err = 1;
     return id;
@@ -413,8 +523,9 @@ static uint32_t *encode_root(part_store *ps, const sys_state *s)
     uint32_t *ids = malloc((s->nprocs + 1) * sizeof *ids);
     if (ids == NULL)
         return NULL;
-    uint32_t *buf = NULL;
-    uint32_t bufcap = 0;
+    uint32_t small[128];    /* most records fit: no allocation */
+    uint32_t *buf = small;
+    uint32_t bufcap = 128;
     int err;
     ids[0] = encode_world(ps, s, &err);
     if (err)
@@ -424,7 +535,7 @@ static uint32_t *encode_root(part_store *ps, const sys_state *s)
         uint32_t words = PROC_FIXED_WORDS + p->nlinks + 3 +
                          3 * (p->mons.n + p->monby.n + p->aliases.n) + (p->gl != 0);
         if (words > bufcap) {
-            uint32_t *grown = realloc(buf, words * sizeof *grown);
+            uint32_t *grown = realloc(buf == small ? NULL : buf, words * sizeof *grown);
             if (grown == NULL)
                 goto fail;
             buf = grown;
@@ -453,15 +564,17 @@ static uint32_t *encode_root(part_store *ps, const sys_state *s)
         if (p->gl != 0)
             buf[at++] = p->gl;
         int fresh;
-        ids[i + 1] = part_store_intern(ps, PART_PROC, buf, 4 * words, NULL, 0,
-                                       &fresh);
+        ids[i + 1] = part_store_intern_hinted(ps, p->enc, PART_PROC, buf, 4 * words,
+                                              &fresh);
         if (ids[i + 1] == 0)
             goto fail;
     }
-    free(buf);
+    if (buf != small)
+        free(buf);
     return ids;
 fail:
-    free(buf);
+    if (buf != small)
+        free(buf);
     free(ids);
     return NULL;
 }

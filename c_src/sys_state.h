@@ -44,6 +44,8 @@
 #ifndef MCE_SYS_STATE_H
 #define MCE_SYS_STATE_H
 
+#include <string.h>
+
 #include "part_store.h"
 
 enum proc_status {
@@ -91,6 +93,9 @@ typedef struct proc {
     monitor_set mons;
     monitor_set monby;
     monitor_set aliases;    /* (ref, mode, 0) */
+    part_id enc;        /* the PART_PROC this record was decoded from (0:
+                           none); only a hint: encoding reuses it when its
+                           bytes are the record's, so edits need not clear it */
 } proc;
 
 #define KEY_NODE_SHIFT 24
@@ -179,10 +184,24 @@ typedef struct sys_state {
     uint32_t nchans, capchans;
     ets_table *tables;      /* sorted by tid */
     uint32_t ntables, captables;
+    part_id world_enc;      /* the PART_WORLD decoded, a hint like proc.enc */
 } sys_state;
 
 void sys_state_clear(sys_state *s);          /* frees and empties */
 int sys_state_copy(sys_state *dst, const sys_state *src);
+/* sys_state_copy into a state that may hold an earlier state (or be
+** zeroed): its buffers are reused, so a search copying the state being
+** expanded once per successor does not allocate each time.  On failure
+** dst is cleared. */
+int sys_state_copy_into(sys_state *dst, const sys_state *src);
+/* Moves src (and what it owns) into dst, freeing what dst held; src is
+** left empty.  The search keeps the last successor's buffers this way. */
+static inline void sys_state_move(sys_state *dst, sys_state *src)
+{
+    sys_state_clear(dst);
+    *dst = *src;
+    memset(src, 0, sizeof *src);
+}
 int sys_state_decode(const part_store *ps, part_id root, sys_state *out);
 /* Interns the state's parts; returns the root id (0: out of memory). */
 part_id sys_state_encode(part_store *ps, const sys_state *s, int *is_new);
@@ -194,6 +213,11 @@ uint8_t *sys_state_encode_root(part_store *ps, const sys_state *s,
                                uint32_t *len);
 int sys_state_decode_bytes(const part_store *ps, const uint8_t *root,
                            size_t len, sys_state *out);
+/* The same into a state that may hold an earlier one (or be zeroed),
+** reusing its buffers; on failure out is cleared. */
+int sys_state_decode_into(const part_store *ps, part_id root, sys_state *out);
+int sys_state_decode_bytes_into(const part_store *ps, const uint8_t *root,
+                                size_t len, sys_state *out);
 
 /* Index of the process with `pid`, or -1. */
 int sys_state_find(const sys_state *s, uint32_t pid);

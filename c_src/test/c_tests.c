@@ -775,6 +775,35 @@ static void test_sys_state(void)
     CHECK(root2 != 0 && root2 != root && is_new == 1);
     sys_state_clear(&c);
     CHECK(c.nprocs == 0 && c.procs == NULL);
+    /* copy_into reuses a state's buffers: the same copy whatever it held
+    ** before (more processes, fewer, none), and encoding with the decoded
+    ** parts as hints (stale or wrong ones too) gives the same roots. */
+    {
+        sys_state e = { 0 }, k = { 0 };
+        CHECK(sys_state_copy_into(&k, &d) == 0 && same_state(&k, &d));
+        CHECK(sys_state_encode(ps, &k, &is_new) == root && is_new == 0);
+        CHECK(proc_link_add(&k.procs[2], 99) == 0);
+        CHECK(monitor_add(&k.procs[1].mons, (monitor){ 7, 1, 0 }) == 0);
+        CHECK(sys_state_copy_into(&k, &d) == 0 && same_state(&k, &d));
+        CHECK(proc_link_add(&k.procs[2], 99) == 0);
+        CHECK(sys_state_encode(ps, &k, &is_new) == root2 && is_new == 0);
+        k.procs[0].enc = k.procs[1].enc;
+        k.world_enc = k.procs[1].enc;
+        CHECK(sys_state_encode(ps, &k, &is_new) == root2 && is_new == 0);
+        CHECK(sys_state_copy_into(&k, &e) == 0 && k.nprocs == 0);
+        CHECK(sys_state_copy_into(&k, &d) == 0 && same_state(&k, &d));
+        CHECK(sys_state_encode(ps, &k, &is_new) == root && is_new == 0);
+        /* decode_into: the same, whatever the state held. */
+        CHECK(proc_link_add(&k.procs[2], 99) == 0);
+        CHECK(monitor_add(&k.procs[0].monby, (monitor){ 9, 2, 0 }) == 0);
+        CHECK(sys_state_decode_into(ps, root, &k) == 0 && same_state(&k, &d));
+        CHECK(sys_state_decode_into(ps, root2, &k) == 0 && k.procs[2].nlinks == d.procs[2].nlinks + 1);
+        const uint8_t empty_root[4] = { 0 };
+        CHECK(sys_state_decode_bytes_into(ps, empty_root, 4, &k) == 0 && k.nprocs == 0);
+        CHECK(sys_state_decode_into(ps, root, &k) == 0 && same_state(&k, &d));
+        CHECK(sys_state_decode_into(ps, 0, &k) == -1 && k.nprocs == 0 && k.procs == NULL);
+        sys_state_clear(&k);
+    }
     /* A group leader other than the default is one more word of the
     ** record, and survives decoding; the default is no word at all. */
     CHECK(sys_state_copy(&c, &d) == 0);
