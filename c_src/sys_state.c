@@ -84,21 +84,19 @@ void sys_state_clear(sys_state *s)
     memset(s, 0, sizeof *s);
 }
 
-/* Grows a vector of `size`-byte elements to hold n. */
+/* A fresh copy of a vector of n `size`-byte elements (dst's old buffer is
+** not freed: the caller's dst holds none). */
 static int copy_vec(void **dst, uint32_t *cap, const void *src, uint32_t n,
                     size_t size)
 {
     *dst = NULL;
     *cap = 0;
-    if (n == 0)
-        return 0;
-    if (grow(dst, cap, n, size) != 0)
-        return -1;
-    memcpy(*dst, src, n * size);
-    return 0;
+    return refill(dst, cap, src, n, size);
 }
 
-static int copy_world(sys_state *dst, const sys_state *src)
+/* The world's fields that are not vectors, and the vectors' lengths: what
+** both copies take as they are. */
+static void copy_world_scalars(sys_state *dst, const sys_state *src)
 {
     dst->down = src->down;
     dst->crashes = src->crashes;
@@ -112,6 +110,11 @@ static int copy_world(sys_state *dst, const sys_state *src)
     dst->nchans = src->nchans;
     dst->ntables = src->ntables;
     dst->world_enc = src->world_enc;
+}
+
+static int copy_world(sys_state *dst, const sys_state *src)
+{
+    copy_world_scalars(dst, src);
     return copy_vec((void **)&dst->tables, &dst->captables, src->tables,
                     src->ntables, sizeof *src->tables) |
            copy_vec((void **)&dst->disc, &dst->capdisc, src->disc, src->ndisc,
@@ -193,18 +196,7 @@ int sys_state_copy_into(sys_state *dst, const sys_state *src)
         refill((void **)&dst->chans, &dst->capchans, src->chans, src->nchans,
                sizeof *src->chans) != 0)
         goto fail;
-    dst->down = src->down;
-    dst->crashes = src->crashes;
-    dst->disconnects = src->disconnects;
-    dst->kills = src->kills;
-    dst->uniq = src->uniq;
-    dst->app_env = src->app_env;
-    dst->observer = src->observer;
-    dst->ndisc = src->ndisc;
-    dst->nnodemons = src->nnodemons;
-    dst->nchans = src->nchans;
-    dst->ntables = src->ntables;
-    dst->world_enc = src->world_enc;
+    copy_world_scalars(dst, src);
     for (uint32_t i = 0; i < src->nprocs; i++) {
         const proc *sp = &src->procs[i];
         proc *dp = &dst->procs[i];
