@@ -595,6 +595,24 @@ static int record_successor(search *s, part_id state, uint8_t *label,
 static int commit_lossy(search *s, sys_state *st, uint8_t *label,
                         size_t label_len, int stop, request *req);
 
+/* The end of a committed successor, whatever the table: the search stops
+** at it, or at max_states.  0: go on; 1: *req is final. */
+static int after_commit(search *s, int stop, request *req)
+{
+    memset(req, 0, sizeof *req);
+    if (stop) {
+        s->finished = 1;
+        s->pending = req->kind = REQ_STOPPED;
+        return 1;
+    }
+    if (s->cfg.max_states != 0 && s->st.states >= s->cfg.max_states) {
+        s->finished = 1;
+        s->pending = req->kind = REQ_LIMIT_STATES;
+        return 1;
+    }
+    return 0;
+}
+
 /* Stores a successor of the state being expanded: counts the transition,
 ** pushes or queues the state if new (or if the search stops at it), and
 ** applies the limits.  Takes st (cleared) and the label (kept or freed).
@@ -624,18 +642,7 @@ static int commit_successor(search *s, sys_state *st, uint8_t *label,
     } else {
         free(label);
     }
-    memset(req, 0, sizeof *req);
-    if (stop) {
-        s->finished = 1;
-        s->pending = req->kind = REQ_STOPPED;
-        return 1;
-    }
-    if (s->cfg.max_states != 0 && s->st.states >= s->cfg.max_states) {
-        s->finished = 1;
-        s->pending = req->kind = REQ_LIMIT_STATES;
-        return 1;
-    }
-    return 0;
+    return after_commit(s, stop, req);
 }
 
 /* commit_successor with a lossy table: the root vector is not interned,
@@ -666,18 +673,7 @@ static int commit_lossy(search *s, sys_state *st, uint8_t *label,
         free(root);
         free(label);
     }
-    memset(req, 0, sizeof *req);
-    if (stop) {
-        s->finished = 1;
-        s->pending = req->kind = REQ_STOPPED;
-        return 1;
-    }
-    if (s->cfg.max_states != 0 && s->st.states >= s->cfg.max_states) {
-        s->finished = 1;
-        s->pending = req->kind = REQ_LIMIT_STATES;
-        return 1;
-    }
-    return 0;
+    return after_commit(s, stop, req);
 }
 
 /* expand_only: lists a successor (taking the label).  A stop ends the
