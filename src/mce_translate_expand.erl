@@ -110,10 +110,7 @@ resolve_imports(Forms) ->
                               end;
                          (Other) -> Other
                       end,
-            [case F of
-                 {function, L, N, A, Cs} -> {function, L, N, A, postwalk(Rewrite, Cs)};
-                 _ -> F
-             end || F <- Forms]
+            in_functions(Rewrite, Forms)
     end.
 
 %% timer:sleep(T) is `receive after T -> ok end': under the checker's
@@ -135,10 +132,7 @@ sleep_as_receive(Forms) ->
                         {cons, L, Fun, {cons, L, {nil, L}, {nil, L}}} | Rest]};
                  (Other) -> Other
               end,
-    [case F of
-         {function, L, N, A, Cs} -> {function, L, N, A, postwalk(Rewrite, Cs)};
-         _ -> F
-     end || F <- Forms].
+    in_functions(Rewrite, Forms).
 
 %% rpc and erpc calls run in mce_rpc, a model of them written in plain
 %% Erlang and translated like user code (it spawns on the target node,
@@ -151,10 +145,7 @@ model_calls(Forms) ->
                       end;
                  (Other) -> Other
               end,
-    [case F of
-         {function, L, N, A, Cs} -> {function, L, N, A, postwalk(Rewrite, Cs)};
-         _ -> F
-     end || F <- Forms].
+    in_functions(Rewrite, Forms).
 
 %% A stack trace caught by `Class:Reason:Stack' names the original modules
 %% and functions, as on the VM: the variable is bound to the cleaned stack
@@ -164,10 +155,7 @@ clean_caught_stacks(Forms) ->
                       {'try', L, Body, Of, [clean_catch(C) || C <- Catches], After};
                  (Other) -> Other
               end,
-    [case F of
-         {function, L, N, A, Cs} -> {function, L, N, A, postwalk(Rewrite, Cs)};
-         _ -> F
-     end || F <- Forms].
+    in_functions(Rewrite, Forms).
 
 clean_catch({clause, L, [{tuple, TL, [C, R, {var, VL, S}]}], G, B}) when S =/= '_' ->
     Raw = {var, VL, list_to_atom("MCE@Raw" ++ atom_to_list(S))},
@@ -257,3 +245,11 @@ abstract(Term, Anno) ->
     erl_parse:abstract(Term, [{location, erl_anno:location(Anno)}]).
 
 line_number(L) -> erl_anno:line(L).
+
+%% Rewrite applied bottom-up to every node of every function's clauses;
+%% the other forms stay as they are.
+in_functions(Rewrite, Forms) ->
+    [case F of
+         {function, L, N, A, Cs} -> {function, L, N, A, postwalk(Rewrite, Cs)};
+         _ -> F
+     end || F <- Forms].
