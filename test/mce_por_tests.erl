@@ -130,3 +130,20 @@ off_reasons_test_() ->
 bad_option_test() ->
     ?assertError({mcerlang, {bad_option_value, reduction, maybe, _}},
                  check({tprog_por, workers, [2]}, #{reduction => maybe})).
+
+%% bin/mcerlang's --reduction on|off.
+cli_test_() ->
+    {timeout, 120,
+     fun() ->
+             {0, On} = mce_cli_tests:run_cli(["check", "test/tprog_por.erl", "tprog_por:workers(6)"]),
+             {0, Off} = mce_cli_tests:run_cli(["check", "--reduction", "off", "test/tprog_por.erl",
+                                               "tprog_por:workers(6)"]),
+             {0, On2} = mce_cli_tests:run_cli(["check", "--reduction", "on", "test/tprog_por.erl",
+                                               "tprog_por:workers(6)"]),
+             ?assertNotEqual(nomatch, string:find(On, "holds: 128 states")),
+             ?assertNotEqual(nomatch, string:find(On2, "holds: 128 states")),
+             ?assertNotEqual(nomatch, string:find(Off, "holds: 730 states")),
+             {2, Bad} = mce_cli_tests:run_cli(["check", "--reduction", "maybe", "test/tprog_por.erl",
+                                               "tprog_por:workers(6)"]),
+             ?assertNotEqual(nomatch, string:find(Bad, "--reduction maybe: expected on or off"))
+     end}.
