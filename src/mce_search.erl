@@ -62,6 +62,8 @@ safety(InitCall, Ctx) ->
         reduction_void ->
             #ctx{opts = Opts, started = Started, deadline = Deadline} = Ctx,
             Again = new_context(Opts, false, {off, reads_process_state}),
+            ok = mce_guard:setup(#{deadline => Deadline, memory => maps:get(memory, Opts),
+                                   reductions => maps:get(max_reductions, Opts)}),
             safety(InitCall, Again#ctx{started = Started, deadline = Deadline});
         Result ->
             Result
