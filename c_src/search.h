@@ -15,7 +15,9 @@
 ** then one per ether channel (deliver its oldest signal; done in C, ether.c,
 ** without Erlang), then the faults the budgets still allow (crash a node,
 ** disconnect or reconnect two nodes, kill a process).  A state with live
-** processes and no transition but faults is a deadlock.
+** processes and no transition but faults is a deadlock.  With `reduction`
+** a state whose safe process step (por.h) leads to a new state explores
+** nothing after it.
 */
 #ifndef MCE_SEARCH_H
 #define MCE_SEARCH_H
