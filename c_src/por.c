@@ -6,9 +6,6 @@
 #include "por.h"
 
 #include <stddef.h>
-#include <stdlib.h>
-#include <string.h>
-#include <xxhash.h>
 
 /* Whether `key` is among the pids and refs of one of the term parts
 ** ids[0..n) (0 ids are [] and hold nothing).  The parts' lists are
@@ -80,55 +77,4 @@ int por_step_safe(const part_store *ps, const por_step *t)
     part_id after[2] = { t->new_cont, t->new_dict };
     return keys_within(ps, before, 3, after, 2, t->pid) &&
            keys_within(ps, after, 2, before, 3, t->pid);
-}
-
-static size_t memo_slot(const por_memo *m, const step_key *k)
-{
-    size_t i = (size_t)XXH3_64bits(k, sizeof *k) & (m->cap - 1);
-    while (m->slots[i].cont != 0 && memcmp(&m->slots[i], k, sizeof *k) != 0)
-        i = (i + 1) & (m->cap - 1);
-    return i;
-}
-
-int por_memo_has(const por_memo *m, const step_key *k)
-{
-    return m->cap != 0 && k->cont != 0 && m->slots[memo_slot(m, k)].cont != 0;
-}
-
-int por_memo_add(por_memo *m, const step_key *k)
-{
-    if (k->cont == 0)
-        return 0;
-    if (2 * (m->n + 1) > m->cap) {
-        size_t cap = m->cap ? 2 * m->cap : 64;
-        step_key *slots = calloc(cap, sizeof *slots);
-        if (slots == NULL)
-            return -1;
-        por_memo grown = { slots, cap, 0 };
-        for (size_t i = 0; i < m->cap; i++)
-            if (m->slots[i].cont != 0) {
-                grown.slots[memo_slot(&grown, &m->slots[i])] = m->slots[i];
-                grown.n++;
-            }
-        free(m->slots);
-        *m = grown;
-    }
-    size_t i = memo_slot(m, k);
-    if (m->slots[i].cont == 0) {
-        m->slots[i] = *k;
-        m->n++;
-    }
-    return 0;
-}
-
-size_t por_memo_bytes(const por_memo *m)
-{
-    return m->cap * sizeof *m->slots;
-}
-
-void por_memo_free(por_memo *m)
-{
-    free(m->slots);
-    m->slots = NULL;
-    m->cap = m->n = 0;
 }

@@ -25,7 +25,6 @@
 
 #include "part_store.h"
 #include "search.h"
-#include "step_cache.h"
 
 /* One answered process step, as the search knows it when it applies it. */
 typedef struct por_step {
@@ -45,22 +44,5 @@ typedef struct por_step {
 
 /* 1 when the step is safe (rules 1-5 of docs/ARCHITECTURE.md), else 0. */
 int por_step_safe(const part_store *ps, const por_step *t);
-
-/* The requests (step_cache.h's keys) of the steps found safe so far, so
-** the search can take such a step first when it comes up again (a safe
-** step read nothing, so the same request gives the same safe step).  It
-** is filled by every step applied, from Erlang or from the step cache
-** alike, so what it holds, and thus the search, does not depend on the
-** cache.  Open addressing, doubling at load 1/2; never shrinks. */
-typedef struct por_memo {
-    step_key *slots;        /* cont 0: empty (a continuation is a part) */
-    size_t cap, n;
-} por_memo;
-
-/* 0, or -1 when out of memory (the memo then stays as it was). */
-int por_memo_add(por_memo *m, const step_key *k);
-int por_memo_has(const por_memo *m, const step_key *k);
-size_t por_memo_bytes(const por_memo *m);
-void por_memo_free(por_memo *m);
 
 #endif

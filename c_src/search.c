@@ -186,7 +186,6 @@ void search_free(search *s)
     free(s->names);
     step_cache_free(s->cache);
     step_log_free(&s->log);
-    por_memo_free(&s->safe);
     free(s);
 }
 
@@ -341,7 +340,6 @@ static int fail(request *req, const char *why)
 
 static int c_transition(search *s, uint32_t ci, const fault *f, request *req);
 static int cached_run(search *s, request *req);
-static int safe_first(search *s, frame *f, request *req);
 
 /* Finds the next transition of the top state, or a match question.
 ** Deliveries and faults are taken here, without a request. */
@@ -374,25 +372,8 @@ static int next_request(search *s, request *req)
         ** transition, so it is no deadlock (the checks below see
         ** enabled > 0). */
         int open = f->expand && !f->reduced;
-        if (open && !f->first_tried && s->cfg.reduction) {
-            int c = safe_first(s, f, req);
-            if (c < 0)
-                return -1;
-            if (c == 2 || c == 3)
-                return 0;
-            if (c == 1) {
-                memset(req, 0, sizeof *req);
-                continue;
-            }
-        }
         while (open && f->next_proc < s->cur.nprocs) {
             const proc *p = &s->cur.procs[f->next_proc];
-            if (f->first == f->next_proc + 1) {
-                /* taken first by safe_first: its one transition */
-                f->next_proc++;
-                f->msg_idx = 0;
-                continue;
-            }
             if (p->status == PROC_INIT) {
                 req->kind = REQ_RUN;
                 req->run = RUN_START;
@@ -878,80 +859,6 @@ static int step_is_safe(const search *s, const run_result *res, const sys_state 
     return por_step_safe(s->ps, &t);
 }
 
-/* Reduction: the first time a frame is expanded, looks for a process
-** whose next step is known to be safe (its request is in s->safe: a safe
-** step read nothing, so the same request is the same safe step) and takes
-** that step before any other, so an unsafe step of a smaller pid is not
-** explored first when the safe one suffices.  A waiting process counts
-** only when the match memo already knows its first matching message (no
-** question is asked here).  The enumeration then passes over that process
-** (f->first).  Returns 0: none taken; 1: applied from the step cache, go
-** on; 2: applied and *req is final or a request; 3: *req is the REQ_RUN
-** for Erlang; -1: failure. */
-static int safe_first(search *s, frame *f, request *req)
-{
-    f->first_tried = 1;
-    if (f->next_proc != 0 || f->msg_idx != 0 || f->phase != 0)
-        return 0;
-    for (uint32_t i = 0; i < s->cur.nprocs; i++) {
-        const proc *p = &s->cur.procs[i];
-        enum run_kind run;
-        part_id msg = 0;
-        uint32_t index = 0;
-        if (p->status == PROC_INIT) {
-            run = RUN_START;
-        } else if (p->status == PROC_CHOICE) {
-            if ((p->flags >> PF_CHOICE_SHIFT) != 1)
-                continue;
-            run = RUN_CHOICE;
-        } else {
-            uint32_t n = mailbox_length(s->ps, p->mailbox);
-            int m = 0;
-            for (index = 0; index < n; index++) {
-                msg = mailbox_at(s->ps, p->mailbox, index);
-                if ((m = match_memo_get(&s->memo, p->cont, msg)) != 0)
-                    break;
-            }
-            if (m != 1)
-                continue;       /* no match, or not known yet */
-            run = RUN_RECEIVE;
-        }
-        step_key k = { .pid = p->pid, .run = run, .choice = 0, .flags = p->flags,
-                       .cont = p->cont, .msg = msg, .dict = p->dict };
-        if (!por_memo_has(&s->safe, &k))
-            continue;
-        /* The request the enumeration would make for it (see next_request). */
-        memset(req, 0, sizeof *req);
-        req->kind = REQ_RUN;
-        req->run = run;
-        req->pid = p->pid;
-        req->cont = p->cont;
-        req->msg = msg;
-        req->dict = p->dict;
-        req->flags = p->flags;
-        f->first = i + 1;
-        f->enabled++;
-        s->pending = REQ_RUN;
-        s->run = run;
-        s->run_pid = p->pid;
-        s->run_cont = p->cont;
-        s->run_msg = msg;
-        s->run_msg_index = index;
-        s->run_elapsed = 0;
-        s->run_choice = 0;
-        s->run_dict = p->dict;
-        s->run_flags = p->flags;
-        s->tx.nallocated = 0;
-        s->tx.nallocated_refs = 0;
-        s->run_reads = 0;
-        if (s->cache == NULL)
-            return 3;
-        int c = cached_run(s, req);
-        return c < 0 ? -1 : c == 0 ? 3 : c;
-    }
-    return 0;
-}
-
 /* Applies the outcome res of the outstanding run to the state being
 ** expanded and hands the successor on (taking the label).  With `record`
 ** the step's outcome and reads go into the step cache first.  As
@@ -991,12 +898,6 @@ static int apply_run(search *s, run_result *res, uint8_t *label, size_t label_le
     ** nothing more.  The successor is new iff committing it counted a
     ** state, whatever the table. */
     int safe = step_is_safe(s, res, &st);
-    step_key k = run_key(s);
-    if (safe && por_memo_add(&s->safe, &k) != 0) {
-        sys_state_clear(&st);
-        free(label);
-        return fail(req, "out of memory");
-    }
     size_t fi = s->depth - 1;
     uint64_t states = s->st.states;
     int r = successor(s, &st, label, label_len, res->stop, req);

@@ -14,7 +14,6 @@
 #define MCE_SEARCH_INTERNAL_H
 
 #include "match_memo.h"
-#include "por.h"
 #include "search.h"
 #include "step_cache.h"
 #include "sys_state.h"
@@ -33,11 +32,6 @@ typedef struct frame {
     uint8_t reduced;      /* reduction: a safe step led to a new state, so
                              the rest of this state's transitions are not
                              explored (por.h) */
-    uint8_t first_tried;  /* reduction: the step the cache knows to be safe
-                             was looked for (once per frame) */
-    uint32_t first;       /* 1 + the index of the process whose step was
-                             taken first, out of pid order (0: none); the
-                             enumeration passes over it */
     uint32_t idle_min;    /* when_idle: 1 + the least time left of a receive
                              timeout phase 0 passed over (0: none); only
                              those fire, time passing in order */
@@ -103,7 +97,6 @@ struct search {
     ** voids the reduced search (REQ_REDUCTION_VOID). */
     int run_reads;
     int por_void;
-    por_memo safe;        /* the requests of the steps found safe */
     search_stats st;
     int finished;
     /* A successor waiting for the safety monitors' verdict (REQ_OBSERVE):
