@@ -15,9 +15,8 @@
 ** the search stopped and each transition is taken once.  The enumeration
 ** of a state's transitions stays here, beside that cursor, because it is
 ** resumable across the match questions it asks Erlang.  With the
-** reduction (por.h) a frame may take one known-safe process step first,
-** out of that order (frame.first, passed over later), and a frame whose
-** safe step led to a new state is `reduced`: its cursor stops there.
+** reduction (por.h) a frame whose safe step led to a new state is
+** `reduced`: its cursor stops there.
 */
 #include "search.h"
 
