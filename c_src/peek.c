@@ -28,6 +28,8 @@ static int logging(const search *s)
 static void log_read(search *s, uint32_t kind, uint32_t a, uint32_t b,
                      const uint8_t *name, size_t len, const uint32_t *ans, int nans)
 {
+    if (s->pending == REQ_RUN)
+        s->run_reads = 1;       /* the step is not safe (por.h) */
     if (!logging(s))
         return;
     step_read r;
@@ -42,6 +44,8 @@ static void log_read(search *s, uint32_t kind, uint32_t a, uint32_t b,
 
 static void poison(search *s)
 {
+    if (s->pending == REQ_RUN)
+        s->run_reads = 1;
     if (logging(s))
         s->log.poisoned = 1;
 }
@@ -95,6 +99,12 @@ static int64_t peek_timer(search *s, uint32_t ref)
 const proc *search_peek_proc(search *s, uint32_t pid, uint32_t *skip)
 {
     poison(s);
+    /* Another process's record shows its continuation, mailbox and
+    ** dictionary, so it tells a safe step taken from one not taken: the
+    ** reduced search is void (docs/ARCHITECTURE.md, "Partial-order
+    ** reduction"). */
+    if (s->cfg.reduction && s->pending == REQ_RUN && pid != s->run_pid)
+        s->por_void = 1;
     *skip = UINT32_MAX;
     if (s->depth == 0 || search_decode_top(s) != 0)
         return NULL;

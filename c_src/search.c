@@ -14,7 +14,9 @@
 ** transition it asked about, so resuming after any answer continues where
 ** the search stopped and each transition is taken once.  The enumeration
 ** of a state's transitions stays here, beside that cursor, because it is
-** resumable across the match questions it asks Erlang.
+** resumable across the match questions it asks Erlang.  With the
+** reduction (por.h) a frame whose safe step led to a new state is
+** `reduced`: its cursor stops there.
 */
 #include "search.h"
 
@@ -24,6 +26,7 @@
 #include "canon.h"
 #include "ether.h"
 #include "match_memo.h"
+#include "por.h"
 #include "search_internal.h"
 #include "transition.h"
 
@@ -33,6 +36,11 @@ search *search_new(const search_config *cfg)
     if (s == NULL)
         return NULL;
     s->cfg = *cfg;
+    /* Monitors and invariants judge every state, and an expand-only
+    ** search's caller (the LTL product, sessions) every successor: a
+    ** reduced expansion would hide states they read. */
+    if (cfg->observe || cfg->expand_only)
+        s->cfg.reduction = 0;
     if (cfg->nnodes == 0) {
         s->cfg.nnodes = 1;
         s->cfg.node_names[0] = cfg->node;
@@ -343,6 +351,11 @@ static int next_request(search *s, request *req)
     }
     s->work = 0;
     int hit = 0;
+    if (s->por_void) {
+        s->finished = 1;
+        s->pending = req->kind = REQ_REDUCTION_VOID;
+        return 0;
+    }
     while (s->depth > 0) {
         if (!s->cfg.expand_only &&
             (s->work++ >= SEARCH_WORK_BUDGET ||
@@ -354,7 +367,11 @@ static int next_request(search *s, request *req)
         if (search_decode_top(s) != 0)
             return fail(req, "out of memory decoding a state");
         frame *f = &s->stack[s->depth - 1];
-        while (f->expand && f->next_proc < s->cur.nprocs) {
+        /* A reduced frame explores nothing more; it had an enabled
+        ** transition, so it is no deadlock (the checks below see
+        ** enabled > 0). */
+        int open = f->expand && !f->reduced;
+        while (open && f->next_proc < s->cur.nprocs) {
             const proc *p = &s->cur.procs[f->next_proc];
             if (p->status == PROC_INIT) {
                 req->kind = REQ_RUN;
@@ -438,6 +455,7 @@ static int next_request(search *s, request *req)
             s->run_flags = req->flags;
             s->tx.nallocated = 0;
             s->tx.nallocated_refs = 0;
+            s->run_reads = 0;
             if (s->cache == NULL)
                 return 0;
             /* A step met before is applied here, and the search goes on
@@ -457,7 +475,7 @@ static int next_request(search *s, request *req)
         }
         /* The ether: deliver the oldest signal of each channel.  Timers
         ** are timeouts: with when_idle they fire only in the second phase. */
-        if (f->expand && f->next_proc < s->cur.nprocs + s->cur.nchans) {
+        if (open && f->next_proc < s->cur.nprocs + s->cur.nchans) {
             uint32_t ci = f->next_proc - s->cur.nprocs;
             f->next_proc++;
             int is_timer = (s->cur.chans[ci].from & KEY_TIMER) != 0;
@@ -475,7 +493,7 @@ static int next_request(search *s, request *req)
         }
         /* Faults do not count as enabled: a state that only a fault can
         ** leave is still a deadlock. */
-        if (f->expand && f->phase == 0) {
+        if (open && f->phase == 0) {
             fault flt;
             if (ether_nth_fault(&s->tx, &s->cur, f->fault_idx, &flt)) {
                 f->fault_idx++;
@@ -485,7 +503,7 @@ static int next_request(search *s, request *req)
                 continue;
             }
         }
-        if (f->expand && f->phase == 0 && f->enabled == 0 && f->saw_timeout) {
+        if (open && f->phase == 0 && f->enabled == 0 && f->saw_timeout) {
             /* when_idle: nothing else was enabled, so the timeouts are. */
             f->phase = 1;
             f->next_proc = 0;
@@ -822,6 +840,24 @@ static step_key run_key(const search *s)
                        .dict = s->run_dict };
 }
 
+/* Reduction: whether the outstanding run, answered by res and giving st
+** (its successor, the running process still in it unless it exited), is
+** a safe step (por.h). */
+static int step_is_safe(const search *s, const run_result *res, const sys_state *st)
+{
+    int i = sys_state_find(st, s->run_pid);
+    if (i < 0)
+        return 0;
+    por_step t = { .run = s->run, .choices = s->run_flags >> PF_CHOICE_SHIFT,
+                   .pid = s->run_pid,
+                   .msg = s->run == RUN_RECEIVE ? s->run_msg : 0,
+                   .old_cont = s->run_cont, .old_dict = s->run_dict,
+                   .new_cont = st->procs[i].cont, .new_dict = st->procs[i].dict,
+                   .outcome = res->outcome, .neffects = res->neffects,
+                   .read_shared = s->run_reads, .stop = res->stop };
+    return por_step_safe(s->ps, &t);
+}
+
 /* Applies the outcome res of the outstanding run to the state being
 ** expanded and hands the successor on (taking the label).  With `record`
 ** the step's outcome and reads go into the step cache first.  As
@@ -853,7 +889,23 @@ static int apply_run(search *s, run_result *res, uint8_t *label, size_t label_le
     }
     s->pending = 0;
     s->mover = (agent){ AGENT_PROC, s->run_pid, 0, 0 };
-    return successor(s, &st, label, label_len, res->stop, req);
+    if (!s->cfg.reduction)
+        return successor(s, &st, label, label_len, res->stop, req);
+    /* Reduction, "commit, then decide": a safe step whose successor is
+    ** new (the cycle proviso, docs/ARCHITECTURE.md) is a persistent set
+    ** of the state being expanded on its own, so its frame explores
+    ** nothing more.  The successor is new iff committing it counted a
+    ** state, whatever the table. */
+    int safe = step_is_safe(s, res, &st);
+    size_t fi = s->depth - 1;
+    uint64_t states = s->st.states;
+    int r = successor(s, &st, label, label_len, res->stop, req);
+    if (r >= 0 && safe && s->st.states > states && fi < s->depth &&
+        !s->stack[fi].reduced) {
+        s->stack[fi].reduced = 1;
+        s->st.reduced_states++;
+    }
+    return r;
 }
 
 /* The outstanding run, from the step cache if an alternative stored under
@@ -885,6 +937,7 @@ static int cached_run(search *s, request *req)
         run_result res = a->res;       /* the effects stay the entry's */
         res.label = NULL;
         s->cache->hits++;
+        s->run_reads = a->nreads != 0;
         int r = apply_run(s, &res, label, a->res.label_len, 0, req);
         return r < 0 ? -1 : r == 0 ? 1 : 2;
     }
@@ -922,6 +975,8 @@ uint32_t search_fresh_number(search *s, uint32_t node, int refs)
 static uint32_t fresh_logged(search *s, uint32_t node, int refs)
 {
     uint32_t key = search_fresh_number(s, node, refs);
+    if (s->pending == REQ_RUN)
+        s->run_reads = 1;
     if (s->cache != NULL && s->pending == REQ_RUN) {
         if (key == 0) {
             s->log.poisoned = 1;

@@ -15,7 +15,9 @@
 ** then one per ether channel (deliver its oldest signal; done in C, ether.c,
 ** without Erlang), then the faults the budgets still allow (crash a node,
 ** disconnect or reconnect two nodes, kill a process).  A state with live
-** processes and no transition but faults is a deadlock.
+** processes and no transition but faults is a deadlock.  With `reduction`
+** a state whose safe process step (por.h) leads to a new state explores
+** nothing after it.
 */
 #ifndef MCE_SEARCH_H
 #define MCE_SEARCH_H
@@ -82,6 +84,11 @@ typedef struct search_config {
                                   step cache (step_cache.h) without Erlang */
     size_t step_cache_entries; /* its bounds, 0: the defaults */
     size_t step_cache_bytes;
+    int reduction;             /* 1: partial-order reduction (por.h): a
+                                  state whose process step is safe and
+                                  leads to a new state is not expanded
+                                  further.  Ignored (off) with observe
+                                  and expand_only. */
     /* External format (with the 131 version byte) of the atoms normal,
     ** killed, kill and 'EXIT' as the VM encodes them, so that exit reasons
     ** and the 'EXIT' messages built here intern like the VM's own terms.
@@ -196,6 +203,10 @@ enum request_kind {
                            or SEARCH_BYTES_BUDGET more bytes stored: the
                            caller may check its limits, then
                            search_resume */
+    REQ_REDUCTION_VOID, /* reduction: a step read another process's record
+                           (process_info), which can tell a safe step
+                           taken from one not taken: the reduced search
+                           proves nothing; check again without it */
     REQ_ERROR           /* out of memory or a malformed answer */
 };
 
@@ -314,6 +325,8 @@ typedef struct search_stats {
     uint64_t step_cache_misses;    /* steps asked of Erlang with the cache on */
     uint64_t step_cache_entries, step_cache_bytes;   /* bytes: counted in
                                                         bytes and used_bytes */
+    int reduction;                 /* partial-order reduction is on */
+    uint64_t reduced_states;       /* states expanded with a reduced set */
 } search_stats;
 void search_get_stats(const search *s, search_stats *st);
 

@@ -31,6 +31,7 @@ void search_get_stats(const search *s, search_stats *st)
     st->bytes = part_store_bytes(s->ps) + fixed;
     st->used_bytes = part_store_used_bytes(s->ps) + fixed;
     st->table_mode = s->cfg.table_mode;
+    st->reduction = s->cfg.reduction;
     if (s->cache != NULL) {
         size_t cb = step_cache_bytes(s->cache) + s->log.cap * sizeof *s->log.r +
                     s->log.capbytes;

@@ -29,6 +29,9 @@ typedef struct frame {
     uint32_t fault_idx;   /* next fault to inject */
     uint8_t phase;        /* when_idle: 0 other transitions, 1 timeouts */
     uint8_t saw_timeout;  /* phase 0 passed over a timeout */
+    uint8_t reduced;      /* reduction: a safe step led to a new state, so
+                             the rest of this state's transitions are not
+                             explored (por.h) */
     uint32_t idle_min;    /* when_idle: 1 + the least time left of a receive
                              timeout phase 0 passed over (0: none); only
                              those fire, time passing in order */
@@ -88,6 +91,12 @@ struct search {
     ** by the peeks and fresh numbers while a REQ_RUN is outstanding. */
     step_cache *cache;
     step_log log;
+    /* Reduction: the running step asked the state anything (set by every
+    ** peek and fresh number while a REQ_RUN is outstanding, cache or
+    ** not), and whether a step read another process's record, which
+    ** voids the reduced search (REQ_REDUCTION_VOID). */
+    int run_reads;
+    int por_void;
     search_stats st;
     int finished;
     /* A successor waiting for the safety monitors' verdict (REQ_OBSERVE):

@@ -88,6 +88,7 @@ usage() ->
       "  --table exact|hash_compact|bitstate:BITS\n"
       "  --timeouts any|when_idle  --granularity big|small  --delivery instant|ether\n"
       "  --ordering process_pair|node_pair\n"
+      "  --reduction on|off           partial-order reduction (default on)\n"
       "  --nodes N1@H,N2@H            simulated nodes (the entry runs on the first)\n"
       "  --faults KIND=N[,KIND=N]     crash_node, disconnect, kill: how many may happen\n"
       "  --env TERM                   application environments, #{App => #{Key => Value}}\n"
@@ -191,6 +192,10 @@ option({"table", V}, Cli) ->
 option({K, V}, Cli) when K =:= "timeouts"; K =:= "granularity"; K =:= "delivery";
                          K =:= "ordering" ->
     set(list_to_atom(K), atom(V, "--" ++ K), Cli);
+option({"reduction", "on"}, Cli) -> set(reduction, true, Cli);
+option({"reduction", "off"}, Cli) -> set(reduction, false, Cli);
+option({"reduction", V}, _Cli) ->
+    throw({usage, io_lib:format("--reduction ~ts: expected on or off", [V])});
 option({"nodes", V}, Cli) -> set(nodes, [atom(N, "--nodes") || N <- string:lexemes(V, ",")], Cli);
 option({"faults", V}, Cli) ->
     set(faults, maps:from_list(

@@ -27,7 +27,14 @@
               last_report :: integer(),
               monitors = [] :: [{module(), term()}],
               invariants = [] :: [fun((mcerlang:view()) -> term())],
-              initial_observer = [] :: [term()]}).
+              initial_observer = [] :: [term()],
+              reduction = {off, option} :: reduction()}).
+
+%% Whether the check uses partial-order reduction, or why not (the
+%% `reduction' stat).
+-type reduction() :: on | {off, option | monitor | invariant | mailbox_bound | shortest | ltl
+                              | max_depth | expand_only | reads_process_state}.
+-export_type([reduction/0]).
 
 %% Requests answered between two looks at the clock, the mailbox (for
 %% mcerlang:stop/1) and the memory in use: a few milliseconds of work.
@@ -39,11 +46,27 @@ run(InitCall, Opts) ->
     Ctx = new_context(Opts, Ltl),
     case Ltl of
         true -> mce_ltl_search:run(InitCall, Ctx);
-        false ->
-            First = mce_nif:start(Ctx#ctx.search, InitCall, 1),
-            try judge_initial(First, Ctx)
-            catch throw:{mce_guard_interrupted, Why} -> {inconclusive, Why, stats(Ctx)}
-            end
+        false -> safety(InitCall, Ctx)
+    end.
+
+%% The safety search.  A reduced search in which a step read another
+%% process's record (process_info/2) proves nothing, since that read can
+%% tell a safe step taken from one not taken: the C search ends it
+%% (`reduction_void') and the check runs again, from the start, without
+%% the reduction, within the same time limit.
+safety(InitCall, Ctx) ->
+    First = mce_nif:start(Ctx#ctx.search, InitCall, 1),
+    case try judge_initial(First, Ctx)
+         catch throw:{mce_guard_interrupted, Why} -> {inconclusive, Why, stats(Ctx)}
+         end of
+        reduction_void ->
+            #ctx{opts = Opts, started = Started, deadline = Deadline} = Ctx,
+            Again = new_context(Opts, false, {off, reads_process_state}),
+            ok = mce_guard:setup(#{deadline => Deadline, memory => maps:get(memory, Opts),
+                                   reductions => maps:get(max_reductions, Opts)}),
+            safety(InitCall, Again#ctx{started = Started, deadline = Deadline});
+        Result ->
+            Result
     end.
 
 %% The initial state (the entry's process about to start, before any
@@ -73,6 +96,32 @@ observes(#ctx{monitors = Monitors, invariants = Invariants, opts = Opts}) ->
 %% the process that then answers the search's requests.
 -spec new_context(map(), boolean()) -> #ctx{}.
 new_context(Opts, ExpandOnly) ->
+    new_context(Opts, ExpandOnly, reduction(Opts, ExpandOnly)).
+
+%% Partial-order reduction (c_src/por.h) keeps deadlocks, abnormal exits,
+%% assertions and runaway steps, not every state: not with checks that
+%% judge every state or want the shortest path, nor (this round) for LTL,
+%% whose product search would need the visibility and fairness conditions
+%% of Peled's ample sets; not with max_depth, since a reduced path to a
+%% violation may be a step longer.  See docs/ARCHITECTURE.md.
+-spec reduction(map(), boolean()) -> reduction().
+reduction(#{reduction := false}, _ExpandOnly) ->
+    {off, option};
+reduction(Opts, ExpandOnly) ->
+    %% The first that rules it out, in this order.
+    Off = [Why || {Why, true} <- [{ltl, maps:get(ltl, Opts) =/= none},
+                                  {expand_only, ExpandOnly},
+                                  {monitor, maps:get(monitor, Opts) =/= []},
+                                  {invariant, maps:get(invariant, Opts) =/= []},
+                                  {mailbox_bound, maps:get(mailbox_bound, Opts) =/= infinity},
+                                  {shortest, maps:get(shortest, Opts)},
+                                  {max_depth, maps:get(max_depth, Opts) =/= 0}]],
+    case Off of
+        [Why | _] -> {off, Why};
+        [] -> on
+    end.
+
+new_context(Opts, ExpandOnly, Reduction) ->
     CheckDeadlock = case lists:member(deadlock, maps:get(property, Opts)) of
                         true -> 1;
                         false -> 0
@@ -136,7 +185,11 @@ new_context(Opts, ExpandOnly) ->
                            step_cache => case maps:get(step_cache, Opts) of
                                              true -> 1;
                                              false -> 0
-                                         end}),
+                                         end,
+                           reduction => case Reduction of
+                                            on -> 1;
+                                            {off, _} -> 0
+                                        end}),
     internal_error(Search),
     Now = erlang:monotonic_time(millisecond),
     Deadline = case maps:get(max_time, Opts) of
@@ -149,7 +202,7 @@ new_context(Opts, ExpandOnly) ->
     #ctx{search = Search, opts = Opts, started = Now, deadline = Deadline,
          memory = maps:get(memory, Opts), progress = maps:get(progress, Opts),
          last_report = Now, monitors = Monitors, invariants = Invariants,
-         initial_observer = Initial}.
+         initial_observer = Initial, reduction = Reduction}.
 
 %% The monitors' states before the first step.
 -spec initial_observer(#ctx{}) -> [term()].
@@ -220,6 +273,8 @@ loop(max_states, Ctx) ->
     {inconclusive, max_states, stats(Ctx)};
 loop(deadlock, Ctx) ->
     counterexample(deadlock, Ctx);
+loop(reduction_void, _Ctx) ->
+    reduction_void;
 loop(Other, _Ctx) ->
     internal_error(Other).
 
@@ -513,11 +568,12 @@ signal({down, R, Reason}) -> {down, mce_ref:term(R), Reason};
 signal(Other) -> Other.
 
 -spec stats(#ctx{}) -> map().
-stats(#ctx{search = S, started = T0}) ->
+stats(#ctx{search = S, started = T0, reduction = Reduction}) ->
     St = mce_nif:stats(S),
     Ms = max(erlang:monotonic_time(millisecond) - T0, 0),
     States = maps:get(states, St),
     St#{time_ms => Ms,
+        reduction => Reduction,
         states_per_second => States * 1000 div max(Ms, 1),
         %% The state store's bytes: the step cache is bounded and apart.
         bytes_per_state => (maps:get(memory_used, St) - maps:get(step_cache_bytes, St, 0))

@@ -111,7 +111,8 @@ door_example_test_() ->
                           mcerlang:check({door, start, [2]}, #{timeouts => when_idle})),
              ?assertMatch({ok, #{states := 16582}},
                           mcerlang:check({door, start, [3]},
-                                         #{treat_as_normal => [normal, pushed_locked_door]}))
+                                         #{treat_as_normal => [normal, pushed_locked_door],
+                                           reduction => false}))
      end}.
 
 %% Untimed, a call's timeout may fire before the reply: the checker finds it.

@@ -20,6 +20,7 @@
 
 #include "etf_scan.h"
 #include "part_store.h"
+#include "por.h"
 #include "search.h"
 #include "sys_state.h"
 #include "step_cache.h"
@@ -2319,6 +2320,66 @@ static void test_step_cache_search(void)
     CHECK(runs_one == runs_off && one.step_cache_hits == 0 && one.step_cache_entries == 1);
 }
 
+/* por.c: the safe-step rules, on term parts with hand-given pid lists. */
+static void test_por_step_safe(void)
+{
+    part_store *ps = part_store_new();
+    CHECK(ps != NULL);
+    if (ps == NULL)
+        return;
+    int fresh;
+    const uint32_t self = 3, p5 = 5, p7 = 7, p9 = 9;
+    uint32_t five_seven[2] = { p7, p5 }, self_five[2] = { self, p5 };
+    uint8_t t1[3] = { 131, 97, 1 }, t2[3] = { 131, 97, 2 }, t3[3] = { 131, 97, 3 },
+            t4[3] = { 131, 97, 4 }, t5[3] = { 131, 97, 5 }, t6[3] = { 131, 97, 6 },
+            t7[3] = { 131, 97, 7 };
+    part_id cont5 = part_store_intern(ps, PART_TERM, t1, 3, &p5, 1, &fresh);
+    part_id cont5b = part_store_intern(ps, PART_TERM, t2, 3, &p5, 1, &fresh);
+    part_id msg7 = part_store_intern(ps, PART_TERM, t3, 3, &p7, 1, &fresh);
+    part_id cont57 = part_store_intern(ps, PART_TERM, t4, 3, five_seven, 2, &fresh);
+    part_id cont9 = part_store_intern(ps, PART_TERM, t5, 3, &p9, 1, &fresh);
+    part_id contself5 = part_store_intern(ps, PART_TERM, t6, 3, self_five, 2, &fresh);
+    part_id plain = part_store_intern(ps, PART_TERM, t7, 3, NULL, 0, &fresh);
+    por_step base = { .run = RUN_RECEIVE, .pid = self, .msg = plain,
+                      .old_cont = cont5, .new_cont = cont5b,
+                      .outcome = OUTCOME_WAIT };
+    por_step t = base;
+    CHECK(por_step_safe(ps, &t));
+    t.run = RUN_START; t.msg = 0;
+    CHECK(por_step_safe(ps, &t));
+    t = base; t.run = RUN_TIMEOUT;
+    CHECK(!por_step_safe(ps, &t));                 /* rule 1 */
+    t = base; t.run = RUN_CHOICE; t.msg = 0; t.choices = 2;
+    CHECK(!por_step_safe(ps, &t));
+    t.choices = 1;
+    CHECK(por_step_safe(ps, &t));
+    t = base; t.outcome = OUTCOME_EXIT;
+    CHECK(!por_step_safe(ps, &t));                 /* rule 2 */
+    t = base; t.outcome = OUTCOME_CHOICE;
+    CHECK(por_step_safe(ps, &t));
+    t = base; t.neffects = 1;
+    CHECK(!por_step_safe(ps, &t));                 /* rule 3 */
+    t = base; t.read_shared = 1;
+    CHECK(!por_step_safe(ps, &t));                 /* rule 4 */
+    t = base; t.stop = 1;
+    CHECK(!por_step_safe(ps, &t));
+    t = base; t.msg = msg7;                        /* rule 5: 7 freed */
+    CHECK(!por_step_safe(ps, &t));
+    t.new_cont = cont57;                           /* ... kept */
+    CHECK(por_step_safe(ps, &t));
+    t.new_cont = plain; t.new_dict = cont57;       /* ... in the dictionary */
+    CHECK(por_step_safe(ps, &t));
+    t = base; t.new_cont = cont9;                  /* 5 freed, 9 taken */
+    CHECK(!por_step_safe(ps, &t));
+    t = base; t.old_cont = cont5; t.new_cont = contself5;   /* its own pid */
+    CHECK(por_step_safe(ps, &t));
+    t = base; t.old_cont = contself5; t.new_cont = cont5;
+    CHECK(por_step_safe(ps, &t));
+    t = base; t.old_cont = 0xfffff;                /* not a part */
+    CHECK(!por_step_safe(ps, &t));
+    part_store_free(ps);
+}
+
 int main(void)
 {
     test_part_store();
@@ -2345,6 +2406,7 @@ int main(void)
     test_pending_appends();
     test_step_cache_store();
     test_step_cache_search();
+    test_por_step_safe();
     printf("%lu passed, %lu failed\n", g_passed, g_failed);
     return g_failed != 0;
 }

@@ -1,0 +1,48 @@
+/*
+** por.h: partial-order reduction of the safety search (issue 18): which
+** process steps are *safe*, i.e. form a persistent set on their own
+** (Godefroid, "Partial-Order Methods for the Verification of Concurrent
+** Systems", 1996, ch. 4; a stubborn set with one key transition in
+** Valmari's terms).  The search (search.c) decides, from the answer, where
+** to cut a state's expansion; this file only judges one step.
+**
+** Invariant: por_step_safe is a pure function of the step's request (run
+** kind, the choice count, the consumed message, the old continuation and
+** dictionary), of what the step did (outcome, effects, whether it read
+** shared state, whether it stops the search) and of the part store's pid
+** lists; it changes nothing.  A step it calls safe, of process P in state
+** s, commutes with every transition of every other process, channel and
+** fault from s on, or is absorbed by one that kills P (the same state
+** whether P took the step or not), and no such transition changes its
+** outcome, as long as no step reads another process's record
+** (search_peek_proc), which the search watches at run time.  The argument,
+** rule by rule, is in docs/ARCHITECTURE.md, "Partial-order reduction".
+*/
+#ifndef MCE_POR_H
+#define MCE_POR_H
+
+#include <stdint.h>
+
+#include "part_store.h"
+#include "search.h"
+
+/* One answered process step, as the search knows it when it applies it. */
+typedef struct por_step {
+    enum run_kind run;
+    uint32_t choices;       /* RUN_CHOICE: the process's alternatives */
+    uint32_t pid;           /* the running process's key */
+    part_id msg;            /* RUN_RECEIVE: the consumed message, else 0 */
+    part_id old_cont, old_dict;     /* before the step (dict 0: []) */
+    part_id new_cont, new_dict;     /* after it */
+    enum outcome_kind outcome;
+    size_t neffects;
+    int read_shared;        /* the step asked the state anything (a peek,
+                               a fresh pid or ref), or its cache entry
+                               holds reads */
+    int stop;               /* the step stops the search (a violation) */
+} por_step;
+
+/* 1 when the step is safe (rules 1-5 of docs/ARCHITECTURE.md), else 0. */
+int por_step_safe(const part_store *ps, const por_step *t);
+
+#endif

@@ -1,0 +1,163 @@
+%% Partial-order reduction (option `reduction', c_src/por.h): fewer states
+%% where processes take independent local steps, the same verdicts as
+%% without it, counterexamples that replay, the stats that say when and
+%% why it is off, and the run again without it when a step reads another
+%% process's record.
+-module(mce_por_tests).
+
+-include_lib("eunit/include/eunit.hrl").
+
+check(Entry, Opts) ->
+    mcerlang:check(Entry, Opts#{progress => false}).
+
+states({ok, St}) -> maps:get(states, St);
+states({error, #{stats := St}}) -> maps:get(states, St);
+states({inconclusive, _, St}) -> maps:get(states, St).
+
+stats({ok, St}) -> St;
+stats({error, #{stats := St}}) -> St;
+stats({inconclusive, _, St}) -> St.
+
+%% The verdict without the numbers: ok, the violation, or the limit.
+verdict({ok, _}) -> ok;
+verdict({error, #{violation := V}}) -> {error, V};
+verdict({inconclusive, Why, _}) -> {inconclusive, Why}.
+
+%% Checks Entry with the reduction on and off: the same verdict, a
+%% violation found with it on replays, and when it holds at most as many
+%% states with it on.  Returns {StatesOn, StatesOff, StatsOn}.
+on_off(Entry, Opts) ->
+    On = check(Entry, Opts),
+    Off = check(Entry, Opts#{reduction => false}),
+    ?assertEqual(verdict(Off), verdict(On)),
+    case On of
+        {error, Cex} -> ?assertMatch({ok, _}, mcerlang:replay(Cex));
+        _ -> ok
+    end,
+    ?assertEqual({off, option}, maps:get(reduction, stats(Off))),
+    ?assertEqual(0, maps:get(reduced_states, stats(Off))),
+    %% A whole state space only shrinks (a search stopped at a violation
+    %% may meet more states first in the other order).
+    ?assert(verdict(On) =/= ok orelse states(On) =< states(Off)),
+    {states(On), states(Off), stats(On)}.
+
+%% Workers that go straight to a receive: their first steps are safe.
+workers_test() ->
+    {On, Off, St} = on_off({tprog_por, workers, [6]}, #{}),
+    ?assertEqual(on, maps:get(reduction, St)),
+    ?assert(maps:get(reduced_states, St) > 0),
+    ?assert(On * 4 < Off).
+
+%% Workers that wait for go and answer done.
+go_done_test() ->
+    {On, Off, _} = on_off({tprog_por, go_done, [6]}, #{}),
+    ?assert(On * 4 < Off).
+
+%% A spawn chain under small granularity: each process's receive after its
+%% spawn is a step of its own, and a safe one.
+chain_small_test_() ->
+    {timeout, 120,
+     fun() ->
+             {On, Off, _} = on_off({tprog_por, chain, [10]},
+                                   #{granularity => small, property => abnormal_exit}),
+             ?assert(On * 20 < Off)
+     end}.
+
+%% Local steps (one-way choices) before a receive.
+local_steps_test() ->
+    {On, Off, _} = on_off({tprog_por, local_steps, [4]}, #{}),
+    ?assert(On * 4 < Off).
+
+%% The same violations, and counterexamples that replay.
+deadlock_test() ->
+    {_, _, _} = on_off({tprog_por, deadlock, [5]}, #{}),
+    {error, #{violation := deadlock}} = check({tprog_por, deadlock, [5]}, #{}).
+
+abnormal_exit_test() ->
+    {_, _, _} = on_off({tprog_por, crash, [5]}, #{}),
+    ?assertMatch({error, #{violation := {abnormal_exit, _, {boom, _}}}},
+                 check({tprog_por, crash, [5]}, #{})).
+
+assertion_test() ->
+    {_, _, _} = on_off({tprog_por, assert_race, []}, #{}),
+    ?assertMatch({error, #{violation := {abnormal_exit, _, {{badmatch, 2}, _}}}},
+                 check({tprog_por, assert_race, []}, #{})).
+
+kill_test() ->
+    {_, _, _} = on_off({tprog_por, kill_race, []}, #{}).
+
+%% Depth-first, breadth-first and the lossy tables reduce alike; the
+%% deadlock of the workers that never stop is found in each.
+tables_test() ->
+    {OnHc, OffHc, _} = on_off({tprog_por, workers, [6]}, #{table => hash_compact}),
+    ?assert(OnHc < OffHc),
+    {OnBs, OffBs, _} = on_off({tprog_por, go_done, [5]}, #{table => {bitstate, 1 bsl 20}}),
+    ?assert(OnBs < OffBs),
+    {_, _, _} = on_off({tprog_por, deadlock, [4]}, #{table => hash_compact}).
+
+%% A step that reads another process's record can tell whether a safe
+%% step was taken: the reduced search is void and the check runs again
+%% without the reduction, which finds the violation only that order shows.
+reads_process_state_test() ->
+    R = check({tprog_por, observer, []}, #{}),
+    ?assertMatch({error, #{violation := {abnormal_exit, _, saw_unstarted}}}, R),
+    ?assertEqual({off, reads_process_state}, maps:get(reduction, stats(R))),
+    {error, Cex} = R,
+    ?assertMatch({ok, _}, mcerlang:replay(Cex)),
+    ?assertEqual(verdict(check({tprog_por, observer, []}, #{reduction => false})), verdict(R)).
+
+%% When the reduction is off, the stats say why, and the counts are those
+%% of reduction => false.
+off_reasons_test_() ->
+    {timeout, 60,
+     fun() ->
+             E = {tprog_por, go_done, [4]},
+             Inv = fun(_) -> true end,
+             Off = states(check(E, #{reduction => false})),
+             lists:foreach(
+               fun({Opts, Why}) ->
+                       R = check(E, Opts),
+                       ?assertEqual({off, Why}, maps:get(reduction, stats(R))),
+                       ?assertEqual(0, maps:get(reduced_states, stats(R))),
+                       ?assertEqual(Off, states(R))
+               end,
+               [{#{invariant => Inv}, invariant},
+                {#{mailbox_bound => 10}, mailbox_bound},
+                {#{shortest => true}, shortest},
+                {#{max_depth => 1000}, max_depth}]),
+             R = check(E, #{ltl => "[] true"}),
+             ?assertEqual({off, ltl}, maps:get(reduction, stats(R)))
+     end}.
+
+bad_option_test() ->
+    ?assertError({mcerlang, {bad_option_value, reduction, maybe, _}},
+                 check({tprog_por, workers, [2]}, #{reduction => maybe})).
+
+%% bin/mcerlang's --reduction on|off.
+cli_test_() ->
+    {timeout, 120,
+     fun() ->
+             {0, On} = mce_cli_tests:run_cli(["check", "test/tprog_por.erl", "tprog_por:workers(6)"]),
+             {0, Off} = mce_cli_tests:run_cli(["check", "--reduction", "off", "test/tprog_por.erl",
+                                               "tprog_por:workers(6)"]),
+             {0, On2} = mce_cli_tests:run_cli(["check", "--reduction", "on", "test/tprog_por.erl",
+                                               "tprog_por:workers(6)"]),
+             ?assertNotEqual(nomatch, string:find(On, "holds: 128 states")),
+             ?assertNotEqual(nomatch, string:find(On2, "holds: 128 states")),
+             ?assertNotEqual(nomatch, string:find(Off, "holds: 730 states")),
+             {2, Bad} = mce_cli_tests:run_cli(["check", "--reduction", "maybe", "test/tprog_por.erl",
+                                               "tprog_por:workers(6)"]),
+             ?assertNotEqual(nomatch, string:find(Bad, "--reduction maybe: expected on or off"))
+     end}.
+
+%% The examples, big and small steps: the same verdict on and off, and a
+%% violation found with the reduction replays (on_off/2).
+examples_test_() ->
+    {timeout, 600,
+     fun() ->
+             Small = [{dining, start, [3]}, {pingpong, start, [5]}, {client_server, start, [3, 2]},
+                      {racy_child, start, []}],
+             Big = Small ++ [{counter_server, start_racy, [2, 1]}, {sup_worker, start, [2, 2]}],
+             [on_off(E, #{granularity => big}) || E <- Big],
+             [on_off(E, #{granularity => small}) || E <- Small]
+     end}.
