@@ -6,7 +6,8 @@
          local_steps/1, stepper/2, kill_race/0, victim/0,
          replies/1, reply_server/0, caller/1,
          linked_server/0, linked_server_body/1, timeout_caller/0, second_writer/0,
-         exit_guard/0, link_guard/0, processes_guard/0, killed_server/0]).
+         exit_guard/0, link_guard/0, processes_guard/0, killed_server/0,
+         exit_later/0]).
 
 %% N workers that each go straight to a receive, then are told to stop.
 workers(N) ->
@@ -214,4 +215,11 @@ processes_guard() ->
 killed_server() ->
     S = spawn(?MODULE, reply_server, []),
     spawn(fun() -> watching_caller(S, fun() -> ok end) end),
+    ok.
+
+%% exit/2 of an existing process by another, in a program whose safe
+%% steps send nothing: the guard leaves the reduction on.
+exit_later() ->
+    W = spawn(?MODULE, worker, []),
+    spawn(fun() -> exit(W, kill) end),
     ok.
