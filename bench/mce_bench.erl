@@ -39,6 +39,16 @@
 %% functions, blocking calls in arguments) is translated from scratch and
 %% then checked; the issue's target is under one second for both together.
 %%
+%% Issue 18 (reductions) adds a third table, `reduction_models/0': the
+%% bench models again, each with the reductions on (the default options,
+%% plus `symmetry => true' where the model's processes are interchangeable
+%% and it orders no pids), off (`reduction => false, symmetry => false')
+%% and with `granularity => small' (reductions on), beside the series of
+%% identical clients and counter-server clients for N = 2..8, the spawn
+%% chain of 100 processes and the 16 workers waiting for `go'.  Those rows
+%% have a shorter guard (`?REDUCTION_MAX_TIME'): an unreduced large model
+%% ends `inconclusive' with the states it reached by then.
+%%
 %% The same rows are written as JSON to `bench/results/latest.json'
 %% (relative to the current directory, which is the project root under
 %% `make bench').  Every check gets a `max_time' guard so that a regression
@@ -46,10 +56,14 @@
 -module(mce_bench).
 
 -export([main/0, run/0, models/0, counts/0, translation_bench/0, real_code_bench/1]).
+-export([reduction_models/0, reduction_counts/0, off_options/0]).
 
 -define(RESULTS, "bench/results/latest.json").
 %% Per-model guard on the search time, in ms.
 -define(MAX_TIME, 240000).
+%% The guard of the reduction table's rows, in ms: the unreduced large
+%% models (and a reduction that fails its target) end inconclusive by then.
+-define(REDUCTION_MAX_TIME, 20000).
 
 -type row() :: #{model := string(), verdict := string(),
                  states => non_neg_integer(), transitions => non_neg_integer(),
@@ -102,6 +116,71 @@ locker_ltl() ->
 cs(N, K) ->
     lists:flatten(io_lib:format("client_server(~b,~b)", [N, K])).
 
+%%------------------------------------------------------------- reductions
+
+%% @doc The rows of the reduction table (issue 18), in this order: the
+%% models of the issue's targets, each as `red' (reductions on: the default
+%% options, plus `symmetry => true' for a model marked symmetric), `off'
+%% (`off_options/0') and `small' (`granularity => small', reductions on);
+%% then every model of `models/0' but the hash-compaction row as `off' and
+%% `small' (its own row in `models/0' is the reduced one: reductions are on
+%% by default).
+%%
+%% Symmetric models (marked `sym' in the label): identical processes spawned
+%% by the same code with the same arguments up to pids, which never compare
+%% or sort pids.  The clients of client_server, the counter server's
+%% clients (funs of one closure) and the go_workers are; the spawn chain's
+%% processes are not (each has its index), nor are the locker's clients
+%% (the supervisor numbers them, and the locker keys maps by pid, whose
+%% order is the pids' order).
+-spec reduction_models() -> [{string(), mcerlang:entry(), map()}].
+reduction_models() ->
+    Targets =
+        [{cs(N, 2), {client_server, start, [N, 2]}, #{}, true} || N <- lists:seq(2, 8)]
+        ++ [{counter(N, 2), {counter_server, start, [N, 2]}, #{timeouts => when_idle}, true}
+            || N <- lists:seq(2, 8)]
+        ++ [{"spawn_chain(10)", {spawn_chain, start, [10]}, #{}, false},
+            {"spawn_chain(100)", {spawn_chain, start, [100]}, #{}, false},
+            {"go_workers(8)", {go_workers, start, [8]}, #{}, true},
+            {"go_workers(16)", {go_workers, start, [16]}, #{}, true}],
+    Off = off_options(),
+    Sym = maps:filter(fun(K, _) -> known_option(K) end, #{symmetry => true}),
+    Small = #{granularity => small},
+    [Row || {Label, Entry, Opts, Symmetric} <- Targets,
+            Red <- [case Symmetric of
+                        true -> maps:merge(Opts, Sym);
+                        false -> Opts
+                    end],
+            Row <- [{Label ++ " red" ++ sym_tag(Symmetric), Entry, Red},
+                    {Label ++ " off", Entry, maps:merge(Opts, Off)},
+                    {Label ++ " small" ++ sym_tag(Symmetric), Entry, maps:merge(Red, Small)}]]
+    ++ [Row || {Label, Entry, Opts} <- models(), not lists:suffix(" hc", Label),
+               not lists:keymember(Label, 1, Targets),
+               Row <- [{Label ++ " off", Entry, maps:merge(Opts, Off)},
+                       {Label ++ " small", Entry, maps:merge(Opts, Small)}]].
+
+sym_tag(true) -> " sym";
+sym_tag(false) -> "".
+
+counter(N, K) ->
+    lists:flatten(io_lib:format("counter_server(~b,~b)", [N, K])).
+
+%% @doc The options that turn the reductions off, of those the checker has:
+%% `reduction => false, symmetry => false' once both are there (they come
+%% from two branches of issue 18; the bench runs before, between and after
+%% their merges, and the counts with them off are the counts from before).
+-spec off_options() -> map().
+off_options() ->
+    maps:filter(fun(K, _) -> known_option(K) end, #{reduction => false, symmetry => false}).
+
+%% Whether the checker takes option K: a check of one state of a trivial
+%% program with it, which refuses an unknown option before it runs.
+known_option(K) ->
+    try mcerlang:check(fun() -> ok end, #{K => false, max_states => 1, progress => false}) of
+        _ -> true
+    catch error:{mcerlang, {unknown_option, K}} -> false
+    end.
+
 %% @doc Runs the bench, prints the table and writes the JSON results.
 -spec main() -> ok.
 main() ->
@@ -110,12 +189,18 @@ main() ->
               [erlang:system_info(otp_release), erlang:system_info(schedulers_online)]),
     header(),
     Rows = [begin Row = run_model(M), print_row(Row), Row end || M <- models()],
+    io:format("~nreductions (issue 18): on (`red', with symmetry where marked `sym'), "
+              "off (`off') and granularity => small (`small', reductions on); "
+              "guard ~b s~n~n", [?REDUCTION_MAX_TIME div 1000]),
+    header(),
+    ReductionRows = [begin Row = run_model(M, ?REDUCTION_MAX_TIME), print_row(Row), Row end
+                     || M <- reduction_models()],
     Translation = translation_bench(),
     RealCode = [real_code_bench(M) || M <- [lists, gen_server]],
     Total = (erlang:monotonic_time(millisecond) - T0) / 1000,
     io:format("~ntotal wall time: ~.1f s~n", [Total]),
     Path = filename:absname(?RESULTS),
-    case write_json(Path, Rows ++ [Translation | RealCode], Total) of
+    case write_json(Path, Rows ++ ReductionRows ++ [Translation | RealCode], Total) of
         ok -> io:format("results written to ~s~n", [Path]);
         {error, Why} -> io:format("could not write ~s: ~p~n", [Path, Why])
     end,
@@ -124,15 +209,36 @@ main() ->
 %% @doc Prints every model's verdict, state and transition counts, one line
 %% each, leaving out the three largest (over a minute each): the quick check
 %% that a change to the C runtime or the search left the state space exactly
-%% as it was (`make bench-counts`; diff the output before and after).
+%% as it was (`make bench-counts`; diff the output before and after).  These
+%% lines are counted with the reductions off (`off_options/0'), so that they
+%% stay comparable with the counts from before the reductions; the lines of
+%% `reduction_counts/0' follow them.
 -spec counts() -> ok.
 counts() ->
     Large = ["client_server(6,3)", "client_server(6,3) hc", "client_server(5,4)"],
+    Off = off_options(),
     lists:foreach(
       fun({Label, Entry, Opts}) ->
-              Result = mcerlang:check(Entry, Opts#{max_time => 600000, progress => false}),
+              Result = mcerlang:check(Entry, maps:merge(Opts, Off#{max_time => 600000, progress => false})),
               io:format("~-32s ~p~n", [Label, count_line(Result)])
-      end, [M || {Label, _, _} = M <- models(), not lists:member(Label, Large)]).
+      end, [M || {Label, _, _} = M <- models(), not lists:member(Label, Large)]),
+    reduction_counts().
+
+%% @doc The counts with the reductions on: the models of `counts/0' with
+%% their own options (`red'), then the reduction table's `red' and `small'
+%% rows (its `off' rows are the lines of `counts/0' or explode), each under
+%% the reduction table's guard: a line `inconclusive' means the reduction
+%% missed its target by far.
+-spec reduction_counts() -> ok.
+reduction_counts() ->
+    Large = ["client_server(6,3)", "client_server(6,3) hc", "client_server(5,4)"],
+    Red = [{Label ++ " red", Entry, Opts} || {Label, Entry, Opts} <- models(),
+                                              not lists:member(Label, Large)],
+    lists:foreach(
+      fun({Label, Entry, Opts}) ->
+              Result = mcerlang:check(Entry, Opts#{max_time => ?REDUCTION_MAX_TIME, progress => false}),
+              io:format("~-32s ~p~n", [Label, count_line(Result)])
+      end, Red ++ [M || {Label, _, _} = M <- reduction_models(), not lists:suffix(" off", Label)]).
 
 count_line({ok, Stats}) ->
     {ok, maps:get(states, Stats), maps:get(transitions, Stats)};
@@ -152,10 +258,14 @@ run() ->
 %%--------------------------------------------------------------------
 
 -spec run_model({string(), mcerlang:entry(), map()}) -> row().
-run_model({Label, Entry, Opts}) ->
+run_model(Model) ->
+    run_model(Model, ?MAX_TIME).
+
+-spec run_model({string(), mcerlang:entry(), map()}, pos_integer()) -> row().
+run_model({Label, Entry, Opts}, MaxTime) ->
     translate_first(Entry),
     {Cpu0, _} = erlang:statistics(runtime),
-    Result = try mcerlang:check(Entry, Opts#{max_time => ?MAX_TIME, progress => false})
+    Result = try mcerlang:check(Entry, Opts#{max_time => MaxTime, progress => false})
              catch Class:Reason -> {raised, Class, Reason}
              end,
     {Cpu1, _} = erlang:statistics(runtime),
