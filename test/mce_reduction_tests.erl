@@ -77,6 +77,35 @@ same_verdicts_test_() ->
                  ++ [{"coverage", fun() -> coverage(Tab) end}]
      end}.
 
+%% The issue's two new models (examples/spawn_chain.erl, go_workers.erl)
+%% are ordinary Erlang programs that end with `ok' on the real VM; the full
+%% search of the chain has 2^(N+2) states (each of the N processes before
+%% or after its step to its receive, and the root's two), and a reduced
+%% search never more than the full one.
+new_models_test_() ->
+    {timeout, 120,
+     fun() ->
+             ?assertEqual(ok, real(spawn_chain, start, [100])),
+             ?assertEqual(ok, real(go_workers, start, [16])),
+             Off = maps:merge(maps:get(off, ?MODES), ?LIMITS),
+             [?assertMatch({N, {ok, #{states := S}}} when S =:= 1 bsl (N + 2),
+                           {N, mcerlang:check({spawn_chain, start, [N]}, Off)})
+              || N <- [1, 4, 8]],
+             [begin
+                  {ok, #{states := Full}} = mcerlang:check(Entry, Off),
+                  {ok, #{states := Reduced}} = mcerlang:check(Entry, maps:merge(?LIMITS, Mode)),
+                  ?assert(Reduced =< Full)
+              end || Entry <- [{spawn_chain, start, [8]}, {go_workers, start, [6]},
+                               {client_server, start, [3, 2]}],
+                     Mode <- [maps:get(por, ?MODES), maps:get(sym, ?MODES)]]
+     end}.
+
+real(M, F, A) ->
+    {Pid, Ref} = spawn_monitor(fun() -> exit({result, apply(M, F, A)}) end),
+    receive {'DOWN', Ref, process, Pid, {result, R}} -> R
+    after 10000 -> timeout
+    end.
+
 %%--------------------------------------------------------------------
 %% The comparison
 %%--------------------------------------------------------------------
