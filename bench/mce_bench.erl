@@ -47,7 +47,11 @@
 %% identical clients and counter-server clients for N = 2..8, the spawn
 %% chain of 100 processes and the 16 workers waiting for `go'.  Those rows
 %% have a shorter guard (`?REDUCTION_MAX_TIME'): an unreduced large model
-%% ends `inconclusive' with the states it reached by then.
+%% ends `inconclusive' with the states it reached by then.  In every row the
+%% note starts with the reductions' stats the check gave (`reduction',
+%% `reduced_states', `symmetry', `symmetric_states', `symmetry_groups').
+%% After the table, each model's `small' states over its reduced `big'
+%% states: the issue's condition for `granularity => small' by default.
 %%
 %% The same rows are written as JSON to `bench/results/latest.json'
 %% (relative to the current directory, which is the project root under
@@ -330,7 +334,8 @@ error_row(Label, Error, VmMem) ->
 inconclusive_reason({deadlock_not_checked, _Cex}) -> deadlock_not_checked;
 inconclusive_reason(Why) -> Why.
 
-row(Label, Verdict, Note0, Stats, VmMem) ->
+row(Label, Verdict, Note1, Stats, VmMem) ->
+    Note0 = reduction_note(Stats) ++ Note1,
     {States, Trans, Note} =
         case Stats of
             #{product_states := PS, product_transitions := PT, states := Program} ->
@@ -353,6 +358,13 @@ row(Label, Verdict, Note0, Stats, VmMem) ->
       transitions_per_s => Trans * 1000 div max(Ms, 1),
       bytes_per_state => Mem div max(States, 1),
       vm_memory => VmMem}.
+
+%% The reductions' own stats (issue 18), those the check gave, first in the
+%% note: whether each reduction was used and what it saved.
+reduction_note(Stats) ->
+    Keys = [reduction, reduced_states, symmetry, symmetric_states, symmetry_groups],
+    lists:flatten([io_lib:format("~s=~0tp; ", [K, maps:get(K, Stats)])
+                   || K <- Keys, maps:is_key(K, Stats)]).
 
 short(Term) ->
     S = lists:flatten(io_lib:format("~0tP", [Term, 12])),
