@@ -114,8 +114,20 @@ int etf_scan_pids(uint8_t *buf, size_t len, const char *node,
     return etf_scan_keys(buf, len, &one, creation, sink);
 }
 
+static int sink_visit(void *ctx, uint32_t key, uint8_t *word)
+{
+    (void)word;
+    return sink_push(ctx, key);
+}
+
 int etf_scan_keys(uint8_t *buf, size_t len, const etf_nodes *nodes,
                   uint32_t creation, etf_pid_sink *sink)
+{
+    return etf_walk_keys(buf, len, nodes, creation, sink_visit, sink);
+}
+
+int etf_walk_keys(uint8_t *buf, size_t len, const etf_nodes *nodes,
+                  uint32_t creation, etf_key_visit visit, void *ctx)
 {
     reader r = { buf, buf + len };
     if (!need(&r, 1) || *r.p++ != 131)
@@ -191,7 +203,7 @@ int etf_scan_keys(uint8_t *buf, size_t len, const etf_nodes *nodes,
             int ni = cr == creation && num < ETF_NUM_LIMIT
                          ? node_index(nodes, text, n) : -1;
             if (ni >= 0 &&
-                sink_push(sink, (uint32_t)ni << ETF_NODE_SHIFT | num) != 0)
+                visit(ctx, (uint32_t)ni << ETF_NODE_SHIFT | num, r.p) != 0)
                 return -1;
             skip = tail;
             break;
@@ -215,7 +227,8 @@ int etf_scan_keys(uint8_t *buf, size_t len, const etf_nodes *nodes,
                            (w == 2 && be32(r.p + 4 + 4 * w) == ETF_REF_TID_MARK);
                 int ni = ours ? node_index(nodes, text, n) : -1;
                 if (ni >= 0 &&
-                    sink_push(sink, ((uint32_t)ni << ETF_NODE_SHIFT | id) | ETF_REF_TAG) != 0)
+                    visit(ctx, ((uint32_t)ni << ETF_NODE_SHIFT | id) | ETF_REF_TAG,
+                          r.p + 8) != 0)
                     return -1;
             }
             break;

@@ -136,7 +136,11 @@ new_context(Opts, ExpandOnly) ->
                            step_cache => case maps:get(step_cache, Opts) of
                                              true -> 1;
                                              false -> 0
-                                         end}),
+                                         end,
+                           symmetry => case mce_symmetry:active(Opts, ExpandOnly) of
+                                           true -> 1;
+                                           false -> 0
+                                       end}),
     internal_error(Search),
     Now = erlang:monotonic_time(millisecond),
     Deadline = case maps:get(max_time, Opts) of
@@ -438,12 +442,21 @@ megabytes(Bytes) ->
 counterexample(Violation, Ctx) ->
     {error, build_cex(Violation, Ctx)}.
 
-build_cex(Violation, #ctx{search = S} = Ctx) ->
+build_cex(Violation, #ctx{search = S, opts = Opts} = Ctx) ->
     Trace = mce_nif:trace(S),
     internal_error(Trace),
-    #{violation => Violation, trace => [step(L) || L <- Trace], final_state => final_state(S),
-      ether => ether(S),
-      stats => stats(Ctx)}.
+    Cex = #{violation => Violation, trace => [step(L) || L <- Trace], final_state => final_state(S),
+            ether => ether(S),
+            stats => stats(Ctx)},
+    case mce_symmetry:active(Opts, false) of
+        true ->
+            %% The stack holds representatives: back to the pids of a real run.
+            Renamings = mce_nif:renamings(S),
+            internal_error(Renamings),
+            mce_symmetry:concrete(Cex, Renamings);
+        false ->
+            Cex
+    end.
 
 %% The processes of the state on top of the search (a counterexample's
 %% last state).
@@ -513,11 +526,12 @@ signal({down, R, Reason}) -> {down, mce_ref:term(R), Reason};
 signal(Other) -> Other.
 
 -spec stats(#ctx{}) -> map().
-stats(#ctx{search = S, started = T0}) ->
+stats(#ctx{search = S, started = T0, opts = Opts}) ->
     St = mce_nif:stats(S),
     Ms = max(erlang:monotonic_time(millisecond) - T0, 0),
     States = maps:get(states, St),
     St#{time_ms => Ms,
+        symmetry => mce_symmetry:status(Opts, false),
         states_per_second => States * 1000 div max(Ms, 1),
         %% The state store's bytes: the step cache is bounded and apart.
         bytes_per_state => (maps:get(memory_used, St) - maps:get(step_cache_bytes, St, 0))

@@ -44,7 +44,8 @@
                      faults => #{crash_node => non_neg_integer(),
                                  disconnect => non_neg_integer(),
                                  kill => non_neg_integer()},
-                     step_cache => boolean()}.
+                     step_cache => boolean(),
+                     symmetry => boolean()}.
 %% The read-only view of a state that monitors and invariants judge (see
 %% docs/USER_GUIDE.md): every process with its pid, node, registered name,
 %% status, mailbox, where it stands and the props it is at; the ether; the
@@ -119,7 +120,8 @@
                     translation_cache => true,  % true: mce_translate_cache:default_dir()
                     env => #{},
                     faults => #{},
-                    step_cache => true}).
+                    step_cache => true,
+                    symmetry => false}).
 
 %% @equiv check(Entry, #{})
 -spec check(entry()) -> result().
@@ -650,6 +652,7 @@ option(memory, infinity) -> infinity;
 option(memory, N) when is_integer(N), N > 0, N < ?MAX_COUNT -> N;
 option(progress, P) when is_boolean(P) -> P;
 option(step_cache, B) when is_boolean(B) -> B;
+option(symmetry, B) when is_boolean(B) -> B;
 option(shortest, B) when is_boolean(B) -> B;
 option(monitor, {M, _} = Mon) when is_atom(M) -> option(monitor, [Mon]);
 option(monitor, Mons) when is_list(Mons) ->
