@@ -37,6 +37,7 @@
 typedef struct term_info {
     uint64_t hash;
     uint32_t off, n;    /* keys[off .. off+n) */
+    uint32_t moff, mn;  /* mkeys[moff .. moff+mn): those inside maps */
     uint8_t done;
 } term_info;
 
@@ -45,6 +46,8 @@ struct symmetry {
     size_t capinfo;
     uint32_t *keys;
     size_t nkeys, capkeys;
+    uint32_t *mkeys;
+    size_t nmkeys, capmkeys;
     uint8_t *buf;       /* scratch copy of a term's bytes */
     size_t capbuf;
     uint32_t *ids;      /* scratch vector of part ids */
@@ -68,6 +71,7 @@ void symmetry_free(symmetry *sy)
         return;
     free(sy->info);
     free(sy->keys);
+    free(sy->mkeys);
     free(sy->buf);
     free(sy->ids);
     free(sy);
@@ -76,7 +80,7 @@ void symmetry_free(symmetry *sy)
 size_t symmetry_bytes(const symmetry *sy)
 {
     return sizeof *sy + sy->capinfo * sizeof *sy->info +
-           sy->capkeys * sizeof *sy->keys + sy->capbuf +
+           (sy->capkeys + sy->capmkeys) * sizeof *sy->keys + sy->capbuf +
            sy->capids * sizeof *sy->ids;
 }
 
@@ -105,6 +109,14 @@ static int grow(void **p, size_t *cap, size_t need, size_t size)
     return 0;
 }
 
+/* qsort, which may not be given NULL even for no elements. */
+static void sort(void *base, size_t n, size_t size,
+                 int (*cmp)(const void *, const void *))
+{
+    if (n > 1)
+        qsort(base, n, size, cmp);
+}
+
 static uint64_t mix(uint64_t h, uint64_t v)
 {
     uint64_t w[2] = { h, v };
@@ -123,12 +135,17 @@ static void put_be32(uint8_t *p, uint32_t v)
 ** Step 1: the pid-free hash of a term.
 */
 
-static int mask_visit(void *ctx, uint32_t key, uint8_t *word)
+static int mask_visit(void *ctx, uint32_t key, uint8_t *word, int in_map)
 {
     symmetry *sy = ctx;
     if (grow((void **)&sy->keys, &sy->capkeys, sy->nkeys + 1, sizeof *sy->keys))
         return -1;
     sy->keys[sy->nkeys++] = key;
+    if (in_map) {
+        if (grow((void **)&sy->mkeys, &sy->capmkeys, sy->nmkeys + 1, sizeof *sy->mkeys))
+            return -1;
+        sy->mkeys[sy->nmkeys++] = key;
+    }
     put_be32(word, 0);
     return 0;
 }
@@ -149,7 +166,7 @@ static int info_reserve(symmetry *sy, part_id id)
 ** of memory or not a term.  Valid until the next call (sy->info grows). */
 static const term_info *term_of(symmetry *sy, const trans_ctx *cx, part_id id)
 {
-    static const term_info none = { 0, 0, 0, 1 };
+    static const term_info none = { 0, 0, 0, 0, 0, 1 };
     if (id == 0)
         return &none;
     if (info_reserve(sy, id) != 0)
@@ -159,21 +176,23 @@ static const term_info *term_of(symmetry *sy, const trans_ctx *cx, part_id id)
     const part *p = part_store_get(cx->ps, id);
     if (p == NULL || p->kind != PART_TERM)
         return NULL;
-    term_info ti = { 0, (uint32_t)sy->nkeys, 0, 1 };
+    term_info ti = { 0, (uint32_t)sy->nkeys, 0, (uint32_t)sy->nmkeys, 0, 1 };
     if (p->npids == 0) {
         ti.hash = XXH3_64bits(p->data, p->len);
     } else {
         if (grow((void **)&sy->buf, &sy->capbuf, p->len, 1))
             return NULL;
         memcpy(sy->buf, p->data, p->len);
-        size_t before = sy->nkeys;
+        size_t before = sy->nkeys, mbefore = sy->nmkeys;
         if (etf_walk_keys(sy->buf, p->len, &cx->names.nodes, cx->names.creation,
                           mask_visit, sy) != 0) {
             sy->nkeys = before;
+            sy->nmkeys = mbefore;
             return NULL;
         }
         ti.hash = XXH3_64bits(sy->buf, p->len);
         ti.n = (uint32_t)(sy->nkeys - before);
+        ti.mn = (uint32_t)(sy->nmkeys - mbefore);
     }
     sy->info[id] = ti;
     return &sy->info[id];
@@ -191,6 +210,7 @@ typedef struct cand {
     uint32_t idx;       /* process index, or nprocs + ghost index;
                            UINT32_MAX: fixed */
     uint32_t node;
+    uint64_t cls;       /* the class it may trade places within */
     uint64_t sig1, sig2;
     uint32_t rank;      /* first occurrence in the walk, UINT32_MAX: none */
     uint32_t pid;
@@ -272,7 +292,7 @@ static int cmp_u64(const void *a, const void *b)
 ** kept in pid or ref order, which is no property of the process). */
 static uint64_t multiset(uint64_t *v, uint32_t n)
 {
-    qsort(v, n, sizeof *v, cmp_u64);
+    sort(v, n, sizeof *v, cmp_u64);
     uint64_t h = n;
     for (uint32_t j = 0; j < n; j++)
         h = mix(h, v[j]);
@@ -323,6 +343,31 @@ static uint64_t sig1_of(canon_ctx *k, const proc *p, int *err)
     return mix(h, p->gl != 0);
 }
 
+/* The class of a process: only processes of one class trade places.  A
+** scalarset in Ip & Dill's sense is a set of processes spawned by the same
+** code; the state does not keep how a process was spawned, so the class
+** is what of it lasts in the process: its node, registered name and
+** dictionary (proc_lib keeps '$initial_call' and '$ancestors' there),
+** pid-free.  Trading places between processes of different roles would be
+** sound too, but a role's pid then depends on the path to the state (the
+** refs a process leaves behind keep its number after it dies), so states
+** that differ only in that would be stored apart. */
+static uint64_t class_of(canon_ctx *k, const proc *p, int *err)
+{
+    const term_info *d = term_of(k->sy, k->cx, p->dict);
+    if (d == NULL) {
+        *err = 1;
+        return 0;
+    }
+    uint64_t h = mix(KEY_NODE(p->pid), d->hash);
+    const term_info *nm = term_of(k->sy, k->cx, p->name);
+    if (nm == NULL) {
+        *err = 1;
+        return 0;
+    }
+    return mix(h, nm->hash);
+}
+
 static uint64_t sig2_of(canon_ctx *k, uint32_t i, uint64_t *tmp, int *err)
 {
     const proc *p = &k->st->procs[i];
@@ -368,6 +413,8 @@ static int cmp_final(const void *a, const void *b)
     const cand *x = a, *y = b;
     if (x->node != y->node)
         return x->node < y->node ? -1 : 1;
+    if (x->cls != y->cls)
+        return x->cls < y->cls ? -1 : 1;
     if (x->sig2 != y->sig2)
         return x->sig2 < y->sig2 ? -1 : 1;
     if (x->rank != y->rank)
@@ -403,6 +450,58 @@ static int cmp_u32(const void *a, const void *b)
 {
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
     return x < y ? -1 : x > y;
+}
+
+/* Marks as fixed the processes whose pid or refs occur inside a map of
+** the term: renaming them would unsort its keys (see etf_walk_keys), and
+** the bytes would differ from those the VM writes for the renamed term, so
+** the same state would be stored twice. */
+static void pin_map_keys(canon_ctx *k, part_id id, int *err)
+{
+    const term_info *ti = term_of(k->sy, k->cx, id);
+    if (ti == NULL) {
+        *err = 1;
+        return;
+    }
+    for (uint32_t j = 0; j < ti->mn; j++) {
+        uint32_t key = k->sy->mkeys[ti->moff + j], pk = key & ~ETF_REF_TAG;
+        if (key & ETF_REF_TAG)
+            pk = MAKE_KEY(KEY_NODE(pk), KEY_NUM(pk) >> ETF_REF_COUNTER_BITS);
+        int q = find(k, pk);
+        if (q >= 0)
+            k->c[q].idx = UINT32_MAX;
+    }
+}
+
+static void pin_maps(canon_ctx *k, int *err)
+{
+    const sys_state *st = k->st;
+    const part_store *ps = k->cx->ps;
+    for (uint32_t i = 0; i < st->nprocs && !*err; i++) {
+        const proc *p = &st->procs[i];
+        pin_map_keys(k, p->cont, err);
+        pin_map_keys(k, p->dict, err);
+        uint32_t m = mailbox_length(ps, p->mailbox);
+        for (uint32_t j = 0; j < m && !*err; j++)
+            pin_map_keys(k, mailbox_at(ps, p->mailbox, j), err);
+    }
+    for (uint32_t i = 0; i < st->nchans && !*err; i++) {
+        uint32_t m = mailbox_length(ps, st->chans[i].queue);
+        for (uint32_t j = 0; j < m && !*err; j++) {
+            uint32_t sig[4], env[4];
+            part_id id = mailbox_at(ps, st->chans[i].queue, j);
+            if (envelope_get(ps, id, env) == 0)
+                id = env[3];
+            if (signal_get(ps, id, sig) != 0)
+                continue;
+            if (sig[0] == SIG_MSG || sig[0] == SIG_EXIT || sig[0] == SIG_ALIAS_MSG)
+                pin_map_keys(k, sig[1], err);
+            else if (sig[0] == SIG_DOWN)
+                pin_map_keys(k, sig[3], err);
+        }
+    }
+    if (!*err)
+        pin_map_keys(k, st->app_env, err);
 }
 
 /* Marks as fixed the processes whose pid or refs the term names. */
@@ -474,7 +573,7 @@ static int gather_ghosts(canon_ctx *k)
         free(keys);
         return -1;
     }
-    qsort(keys, n, sizeof *keys, cmp_u32);
+    sort(keys, n, sizeof *keys, cmp_u32);
     size_t u = 0;
     for (size_t j = 0; j < n; j++)
         if (u == 0 || keys[u - 1] != keys[j])
@@ -541,6 +640,9 @@ int symmetry_canon(symmetry *sy, trans_ctx *cx, sys_state *st,
         pin_term(&k, st->tables[t].data);
         pin_term(&k, st->tables[t].heir_data);
     }
+    pin_maps(&k, &err);
+    if (err)
+        goto done;
     /* Step 1; the largest group of one signature is the stat. */
     uint32_t nc = 0;
     for (uint32_t i = 0; i < total; i++) {
@@ -548,13 +650,17 @@ int symmetry_canon(symmetry *sy, trans_ctx *cx, sys_state *st,
             continue;
         c[i].sig1 = i < n ? sig1_of(&k, &st->procs[i], &err)
                           : mix(0x67686f7374ull, c[i].node);
+        /* A ghost's class is unknown: that of a process with no name nor
+        ** dictionary, the plain spawns whose pids programs pass around. */
+        c[i].cls = i < n ? class_of(&k, &st->procs[i], &err)
+                         : mix(mix(c[i].node, 0), 0);
         if (err)
             goto done;
         order[nc++] = c[i];
     }
     if (nc < 2)
         goto done;
-    qsort(order, nc, sizeof *order, cmp_sig1);
+    sort(order, nc, sizeof *order, cmp_sig1);
     uint32_t group = 1, largest = 1;
     for (uint32_t j = 1; j < nc; j++) {
         int same = order[j].node == order[j - 1].node &&
@@ -583,7 +689,7 @@ int symmetry_canon(symmetry *sy, trans_ctx *cx, sys_state *st,
     for (uint32_t i = 0; i < total; i++)
         if (is_cand(&k, (int)i))
             order[nc++] = c[i];
-    qsort(order, nc, sizeof *order, cmp_walk);
+    sort(order, nc, sizeof *order, cmp_walk);
     for (uint32_t w = 0; w < nc && !err; w++)
         if (order[w].idx < n)
             rank_proc(&k, order[w].idx, &next, &err);
@@ -592,25 +698,31 @@ int symmetry_canon(symmetry *sy, trans_ctx *cx, sys_state *st,
     for (uint32_t i = 0, j = 0; i < total; i++)
         if (is_cand(&k, (int)i))
             order[j++] = c[i];
-    qsort(order, nc, sizeof *order, cmp_final);
-    /* Step 4: per node, the i-th in order takes the i-th smallest number
-    ** of the node's candidates (`order' is node-major, and so are keys). */
+    sort(order, nc, sizeof *order, cmp_final);
+    /* Step 4: within each class of a node, the i-th in order takes the
+    ** i-th smallest of the class's numbers (`order' is grouped by node and
+    ** class). */
     pairs = malloc(nc * sizeof *pairs);
     nums = malloc(nc * sizeof *nums);
     if (pairs == NULL || nums == NULL) {
         err = 1;
         goto done;
     }
-    for (uint32_t j = 0; j < nc; j++)
-        nums[j] = order[j].pid;
-    qsort(nums, nc, sizeof *nums, cmp_u32);
     uint32_t np = 0;
-    for (uint32_t j = 0; j < nc; j++)
-        if (order[j].pid != nums[j])
-            pairs[np++] = (sym_pair){ order[j].pid, nums[j] };
+    for (uint32_t a = 0, b; a < nc; a = b) {
+        for (b = a + 1; b < nc && order[b].node == order[a].node &&
+                        order[b].cls == order[a].cls; b++)
+            ;
+        for (uint32_t j = a; j < b; j++)
+            nums[j] = order[j].pid;
+        sort(nums + a, b - a, sizeof *nums, cmp_u32);
+        for (uint32_t j = a; j < b; j++)
+            if (order[j].pid != nums[j])
+                pairs[np++] = (sym_pair){ order[j].pid, nums[j] };
+    }
     if (np == 0)
         goto done;
-    qsort(pairs, np, sizeof *pairs, cmp_pair);
+    sort(pairs, np, sizeof *pairs, cmp_pair);
     if (symmetry_rename(sy, cx, st, pairs, np) != 0) {
         err = 1;
         goto done;
@@ -671,8 +783,9 @@ static uint32_t map_key(const renamer *r, uint32_t key)
     return key & ETF_REF_TAG ? map_ref(r, key) : map_pid(r, key);
 }
 
-static int rename_visit(void *ctx, uint32_t key, uint8_t *word)
+static int rename_visit(void *ctx, uint32_t key, uint8_t *word, int in_map)
 {
+    (void)in_map;
     renamer *r = ctx;
     uint32_t to = map_key(r, key);
     if (to != key) {
@@ -808,7 +921,7 @@ static int rename_monitors(renamer *r, monitor_set *ms, int pids)
                 return -1;
         }
     }
-    qsort(ms->m, ms->n, sizeof *ms->m, cmp_monitor);
+    sort(ms->m, ms->n, sizeof *ms->m, cmp_monitor);
     return 0;
 }
 
@@ -866,7 +979,7 @@ int symmetry_rename(symmetry *sy, trans_ctx *cx, sys_state *st,
         p->pid = map_pid(&r, p->pid);
         for (uint32_t j = 0; j < p->nlinks; j++)
             p->links[j] = map_pid(&r, p->links[j]);
-        qsort(p->links, p->nlinks, sizeof *p->links, cmp_u32);
+        sort(p->links, p->nlinks, sizeof *p->links, cmp_u32);
         if (p->gl != 0)
             p->gl = map_pid(&r, p->gl ^ DEFAULT_GL_KEY) ^ DEFAULT_GL_KEY;
         err = rename_monitors(&r, &p->mons, 1) || rename_monitors(&r, &p->monby, 1) ||
@@ -877,11 +990,11 @@ int symmetry_rename(symmetry *sy, trans_ctx *cx, sys_state *st,
             err = 1;
     }
     if (!err)
-        qsort(st->procs, st->nprocs, sizeof *st->procs, cmp_proc);
+        sort(st->procs, st->nprocs, sizeof *st->procs, cmp_proc);
     for (uint32_t i = 0; i < st->nnodemons && !err; i++)
         st->nodemons[i].pid = map_pid(&r, st->nodemons[i].pid);
     if (!err)
-        qsort(st->nodemons, st->nnodemons, sizeof *st->nodemons, cmp_nodemon);
+        sort(st->nodemons, st->nnodemons, sizeof *st->nodemons, cmp_nodemon);
     for (uint32_t i = 0; i < st->nchans && !err; i++) {
         channel *ch = &st->chans[i];
         ch->from = ch->from & KEY_TIMER ? map_ref(&r, ch->from) : map_pid(&r, ch->from);
@@ -890,7 +1003,7 @@ int symmetry_rename(symmetry *sy, trans_ctx *cx, sys_state *st,
             err = 1;
     }
     if (!err)
-        qsort(st->chans, st->nchans, sizeof *st->chans, cmp_chan);
+        sort(st->chans, st->nchans, sizeof *st->chans, cmp_chan);
     for (uint32_t i = 0; i < st->ntables && !err; i++) {
         ets_table *t = &st->tables[i];
         t->tid = map_ref(&r, t->tid);
@@ -900,7 +1013,7 @@ int symmetry_rename(symmetry *sy, trans_ctx *cx, sys_state *st,
         err = term_field(&r, &t->heir_data) || term_field(&r, &t->data);
     }
     if (!err)
-        qsort(st->tables, st->ntables, sizeof *st->tables, cmp_table);
+        sort(st->tables, st->ntables, sizeof *st->tables, cmp_table);
     if (!err)
         err = term_field(&r, &st->app_env) || term_field(&r, &st->observer);
     free(r.keys.pids);

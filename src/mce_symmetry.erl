@@ -62,12 +62,30 @@ concrete_cex(#{trace := Trace} = Cex, [_Root | Sigmas]) ->
     %% Rhos: rho(0), rho(1), ...: the trace's step i+1 is mapped by rho(i).
     {Rhos, Last} = lists:mapfoldl(fun(Sigma, Rho) -> {Rho, compose(Rho, Sigma)} end,
                                   #{}, Sigmas),
-    Steps = [rename(Step, Rho) || {Step, Rho} <- lists:zip(Trace, Rhos)],
+    Steps = [rename_step(Step, Rho) || {Step, Rho} <- lists:zip(Trace, Rhos)],
     Final = lists:sort(fun(A, B) -> pid_key(A) =< pid_key(B) end,
                        rename(maps:get(final_state, Cex), Last)),
     Cex#{trace => Steps, final_state => Final,
          ether => rename(maps:get(ether, Cex), Last),
          violation => rename(maps:get(violation, Cex), Last)}.
+
+%% A step as mce_search:step/1 shows it: pids and refs are terms, except
+%% in the ETS effects, which carry the keys C reads (mce_ets).
+rename_step(#{kind := run, effects := Effects} = Step, Rho) ->
+    (rename(Step, Rho))#{effects => [rename_effect(E, Rho) || E <- Effects]};
+rename_step(Step, Rho) ->
+    rename(Step, Rho).
+
+rename_effect({ets_put, Tid, Owner, Heir, Name, Data, HeirData}, Rho) ->
+    {ets_put, ref_key(Tid, Rho), apply_key(Rho, Owner),
+     case Heir of
+         0 -> 0;
+         _ -> apply_key(Rho, Heir)
+     end, Name, rename(Data, Rho), rename(HeirData, Rho)};
+rename_effect({ets_delete, Tid}, Rho) ->
+    {ets_delete, ref_key(Tid, Rho)};
+rename_effect(Effect, Rho) ->
+    rename(Effect, Rho).
 
 pid_key(#{pid := Pid}) ->
     case mce_pid:number(Pid) of
