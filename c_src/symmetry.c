@@ -343,12 +343,41 @@ static uint64_t sig1_of(canon_ctx *k, const proc *p, int *err)
     return mix(h, p->gl != 0);
 }
 
+/* Whether an initial call is proc_lib's ({'mce$proc_lib', init_p, _}, as
+** the runtime spawns OTP processes): such a process writes
+** '$initial_call' and '$ancestors' into its dictionary when it starts. */
+static int by_proc_lib(const part_store *ps, part_id cont)
+{
+    static const char *const names[2] = { "mce$proc_lib", "proc_lib" };
+    const part *c = part_store_get(ps, cont);
+    if (c == NULL || c->len < 5 || c->data[1] != 104 || c->data[2] != 3)
+        return 0;
+    const uint8_t *a = c->data + 3;
+    size_t len, at;
+    if (a[0] == 100 || a[0] == 118) {
+        len = (size_t)a[1] << 8 | a[2];
+        at = 3;
+    } else if (a[0] == 115 || a[0] == 119) {
+        len = a[1];
+        at = 2;
+    } else {
+        return 0;
+    }
+    if (3 + at + len > c->len)
+        return 0;
+    for (int j = 0; j < 2; j++)
+        if (strlen(names[j]) == len && memcmp(a + at, names[j], len) == 0)
+            return 1;
+    return 0;
+}
+
 /* The class of a process: only processes of one class trade places.  A
 ** scalarset in Ip & Dill's sense is a set of processes spawned by the same
 ** code; the state does not keep how a process was spawned, so the class
 ** is what of it lasts in the process: its node, registered name and
 ** dictionary (proc_lib keeps '$initial_call' and '$ancestors' there),
-** pid-free.  Trading places between processes of different roles would be
+** pid-free, and for a process proc_lib has spawned but that has not run
+** yet, its initial call (the dictionary it is about to write).  Trading places between processes of different roles would be
 ** sound too, but a role's pid then depends on the path to the state (the
 ** refs a process leaves behind keep its number after it dies), so states
 ** that differ only in that would be stored apart. */
@@ -360,6 +389,14 @@ static uint64_t class_of(canon_ctx *k, const proc *p, int *err)
         return 0;
     }
     uint64_t h = mix(KEY_NODE(p->pid), d->hash);
+    if (p->status == PROC_INIT && by_proc_lib(k->cx->ps, p->cont)) {
+        const term_info *c = term_of(k->sy, k->cx, p->cont);
+        if (c == NULL) {
+            *err = 1;
+            return 0;
+        }
+        h = mix(h, c->hash);
+    }
     const term_info *nm = term_of(k->sy, k->cx, p->name);
     if (nm == NULL) {
         *err = 1;
@@ -650,14 +687,32 @@ int symmetry_canon(symmetry *sy, trans_ctx *cx, sys_state *st,
             continue;
         c[i].sig1 = i < n ? sig1_of(&k, &st->procs[i], &err)
                           : mix(0x67686f7374ull, c[i].node);
-        /* A ghost's class is unknown: that of a process with no name nor
-        ** dictionary, the plain spawns whose pids programs pass around. */
-        c[i].cls = i < n ? class_of(&k, &st->procs[i], &err)
-                         : mix(mix(c[i].node, 0), 0);
+        c[i].cls = i < n ? class_of(&k, &st->procs[i], &err) : 0;
         if (err)
             goto done;
-        order[nc++] = c[i];
     }
+    /* A ghost's class is unknown: that of a process with no name nor
+    ** dictionary (the plain spawns whose pids programs pass around) when
+    ** at least two live processes of its node are of that class; else it
+    ** keeps its number, as a live process alone in its class does (trading
+    ** places with it would move that process's refs, which keep its
+    ** number after it dies, and ghosts of different roles trading places
+    ** give states a real run never reaches). */
+    for (uint32_t i = n; i < total; i++) {
+        if (!is_cand(&k, (int)i))
+            continue;
+        uint64_t plain = mix(mix(c[i].node, 0), 0);
+        uint32_t live = 0;
+        for (uint32_t j = 0; j < n && live < 2; j++)
+            live += is_cand(&k, (int)j) && c[j].cls == plain;
+        if (live >= 2)
+            c[i].cls = plain;
+        else
+            c[i].idx = UINT32_MAX;
+    }
+    for (uint32_t i = 0; i < total; i++)
+        if (is_cand(&k, (int)i))
+            order[nc++] = c[i];
     if (nc < 2)
         goto done;
     sort(order, nc, sizeof *order, cmp_sig1);
