@@ -59,6 +59,8 @@ struct symmetry {
 /* The group leader word of a process record is the leader's key xor'ed
 ** with the default's, the first node's `user' (mce_rt_procs). */
 #define DEFAULT_GL_KEY MAKE_KEY(0, 0xfffffeu)
+/* The entry process: mce_search:run/2 starts the search with pid 1. */
+#define ENTRY_KEY MAKE_KEY(0, 1u)
 
 symmetry *symmetry_new(void)
 {
@@ -670,7 +672,12 @@ int symmetry_canon(symmetry *sy, trans_ctx *cx, sys_state *st,
     for (uint32_t i = 0; i < total; i++) {
         uint32_t key = i < n ? st->procs[i].pid : k.ghosts[i - n];
         uint32_t num = KEY_NUM(key);
-        c[i] = (cand){ .idx = num >= 1 && num < ETF_REF_CREATOR_LIMIT ? i : UINT32_MAX,
+        /* The entry process (the first node's pid 1, mce_search starts it)
+        ** is a role of its own, spawned by no code another process runs:
+        ** letting it trade places with plain spawns would only make its
+        ** number depend on the path (see class_of). */
+        int fixed = num == 0 || num >= ETF_REF_CREATOR_LIMIT || key == ENTRY_KEY;
+        c[i] = (cand){ .idx = fixed ? UINT32_MAX : i,
                        .node = KEY_NODE(key), .rank = UINT32_MAX, .pid = key };
     }
     for (uint32_t t = 0; t < st->ntables; t++) {
