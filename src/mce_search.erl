@@ -27,7 +27,8 @@
               last_report :: integer(),
               monitors = [] :: [{module(), term()}],
               invariants = [] :: [fun((mcerlang:view()) -> term())],
-              initial_observer = [] :: [term()]}).
+              initial_observer = [] :: [term()],
+              init_call :: term()}).
 
 %% Requests answered between two looks at the clock, the mailbox (for
 %% mcerlang:stop/1) and the memory in use: a few milliseconds of work.
@@ -36,7 +37,7 @@
 -spec run(term(), map()) -> mcerlang:result().
 run(InitCall, Opts) ->
     Ltl = maps:get(ltl, Opts) =/= none,
-    Ctx = new_context(Opts, Ltl),
+    Ctx = (new_context(Opts, Ltl))#ctx{init_call = InitCall},
     case Ltl of
         true -> mce_ltl_search:run(InitCall, Ctx);
         false ->
@@ -453,7 +454,7 @@ build_cex(Violation, #ctx{search = S, opts = Opts} = Ctx) ->
             %% The stack holds representatives: back to the pids of a real run.
             Renamings = mce_nif:renamings(S),
             internal_error(Renamings),
-            mce_symmetry:concrete(Cex, Renamings);
+            mce_symmetry:replayable(mce_symmetry:concrete(Cex, Renamings), Ctx#ctx.init_call, Opts);
         false ->
             Cex
     end.

@@ -17,7 +17,7 @@
 %% Pure: renamings in, terms out.
 -module(mce_symmetry).
 
--export([active/2, status/2, concrete/2]).
+-export([active/2, status/2, concrete/2, replayable/3]).
 
 %% @doc Whether the C search of a check with these options canonicalises.
 %% Off for what can name pids in a verdict the search does not see renamed
@@ -57,6 +57,43 @@ concrete(Cex, Renamings) ->
         true -> Cex;
         false -> concrete_cex(Cex, Renamings)
     end.
+
+%% @doc The counterexample, or a shorter one, that replay/1 walks.  The
+%% mapped run is real, but the search took the transitions of a
+%% representative in the order of its pids: where the run passes over a
+%% transition that is itself a violation and comes first in the concrete
+%% pid order, a replay's expansion (which stops at the first violating
+%% successor, as a search does) never lists the step the run takes.  The
+%% prefix up to there and that violating step are then the counterexample,
+%% a shorter real run, rebuilt by the replay itself; if that does not
+%% replay either, the mapped run is kept as it is.
+-spec replayable(map(), term(), map()) -> map().
+replayable(Cex, InitCall, Opts) ->
+    Replay = fun(C) -> mcerlang:isolated(fun() -> mce_session:replay(InitCall, Opts, C) end, Opts) end,
+    case Replay(Cex) of
+        {error, {diverged, N, _Expected, [_ | _] = Succs}} ->
+            Last = lists:last(Succs),
+            case violation_of(Last, Opts) of
+                none -> Cex;
+                V ->
+                    Cut = Cex#{trace => lists:sublist(maps:get(trace, Cex), N - 1) ++ [Last],
+                               violation => V},
+                    case Replay(Cut) of
+                        {ok, Rebuilt} -> Rebuilt;
+                        _ -> Cex
+                    end
+            end;
+        _ ->
+            Cex
+    end.
+
+violation_of(#{kind := run, pid := Pid, outcome := {exit, _} = Outcome}, Opts) ->
+    case mce_pid:number(Pid) of
+        {ok, Key} -> mce_search:violation(Outcome, Key, Opts);
+        error -> none
+    end;
+violation_of(_Step, _Opts) ->
+    none.
 
 concrete_cex(#{trace := Trace} = Cex, [_Root | Sigmas]) ->
     %% Rhos: rho(0), rho(1), ...: the trace's step i+1 is mapped by rho(i).
