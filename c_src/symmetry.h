@@ -14,7 +14,8 @@
 ** with numbers below ETF_REF_CREATOR_LIMIT take part (a larger one makes
 ** its refs in the shared region 0, which is never renamed), and none whose
 ** pid or refs an ETS table's data holds (mce_ets keeps objects sorted by
-** key: renaming a key there would unsort them).  The precondition, which
+** key: renaming a key there would unsort them) or a map holds (the VM
+** writes a map's keys in term order).  The precondition, which
 ** the user asserts by asking for `symmetry => true', is that the program
 ** never observes pid *order* (<, lists:sort of pids, ordered structures
 ** keyed by pids, term_to_binary, pid_to_list, phash2 of a pid,
