@@ -634,6 +634,180 @@ static void rank_proc(canon_ctx *k, uint32_t i, uint32_t *next, int *err)
         rank_term(k, mailbox_at(k->cx->ps, p->mailbox, j), next, err);
 }
 
+/* Every pid key of the state with a number that could be renamed (1 to
+** ETF_REF_CREATOR_LIMIT - 1), sorted, unique: the numbers in use. */
+static int push_key(uint32_t **keys, size_t *n, size_t *cap, uint32_t key)
+{
+    uint32_t num = KEY_NUM(key);
+    if ((key & ETF_REF_TAG) || num == 0 || num >= ETF_REF_CREATOR_LIMIT)
+        return 0;
+    if (grow((void **)keys, cap, *n + 1, sizeof **keys))
+        return -1;
+    (*keys)[(*n)++] = key;
+    return 0;
+}
+
+static int push_term_keys(const part_store *ps, part_id id, uint32_t **keys,
+                          size_t *n, size_t *cap)
+{
+    const part *p = id ? part_store_get(ps, id) : NULL;
+    for (uint32_t j = 0; p != NULL && j < p->npids; j++)
+        if (push_key(keys, n, cap, p->pids[j]) != 0)
+            return -1;
+    return 0;
+}
+
+static int used_keys(const canon_ctx *k, uint32_t **out, size_t *nout)
+{
+    const sys_state *st = k->st;
+    const part_store *ps = k->cx->ps;
+    uint32_t *keys = NULL;
+    size_t n = 0, cap = 0;
+    int err = 0;
+    for (uint32_t i = 0; i < st->nprocs && !err; i++) {
+        const proc *p = &st->procs[i];
+        err |= push_key(&keys, &n, &cap, p->pid);
+        for (uint32_t j = 0; j < p->nlinks; j++)
+            err |= push_key(&keys, &n, &cap, p->links[j]);
+        for (uint32_t j = 0; j < p->mons.n; j++)
+            err |= push_key(&keys, &n, &cap, p->mons.m[j].pid) |
+                   push_term_keys(ps, p->mons.m[j].item, &keys, &n, &cap);
+        for (uint32_t j = 0; j < p->monby.n; j++)
+            err |= push_key(&keys, &n, &cap, p->monby.m[j].pid) |
+                   push_term_keys(ps, p->monby.m[j].item, &keys, &n, &cap);
+        if (p->gl != 0)
+            err |= push_key(&keys, &n, &cap, p->gl ^ DEFAULT_GL_KEY);
+        err |= push_term_keys(ps, p->cont, &keys, &n, &cap) |
+               push_term_keys(ps, p->dict, &keys, &n, &cap) |
+               push_term_keys(ps, p->name, &keys, &n, &cap);
+        uint32_t m = mailbox_length(ps, p->mailbox);
+        for (uint32_t j = 0; j < m; j++)
+            err |= push_term_keys(ps, mailbox_at(ps, p->mailbox, j), &keys, &n, &cap);
+    }
+    for (uint32_t i = 0; i < st->nchans && !err; i++) {
+        const channel *c = &st->chans[i];
+        if (!(c->from & KEY_TIMER))
+            err |= push_key(&keys, &n, &cap, c->from);
+        err |= push_key(&keys, &n, &cap, c->to);
+        uint32_t m = mailbox_length(ps, c->queue);
+        for (uint32_t j = 0; j < m; j++) {
+            uint32_t sig[4], env[4];
+            part_id id = mailbox_at(ps, c->queue, j);
+            if (envelope_get(ps, id, env) == 0) {
+                err |= push_key(&keys, &n, &cap, env[0]) | push_key(&keys, &n, &cap, env[1]);
+                id = env[3];
+            }
+            if (signal_get(ps, id, sig) != 0)
+                continue;
+            if (sig[0] == SIG_MSG || sig[0] == SIG_EXIT || sig[0] == SIG_ALIAS_MSG)
+                err |= push_term_keys(ps, sig[1], &keys, &n, &cap);
+            else if (sig[0] == SIG_MONITOR)
+                err |= push_term_keys(ps, sig[2], &keys, &n, &cap);
+            else if (sig[0] == SIG_DOWN)
+                err |= push_term_keys(ps, sig[2], &keys, &n, &cap) |
+                       push_term_keys(ps, sig[3], &keys, &n, &cap);
+        }
+    }
+    for (uint32_t i = 0; i < st->nnodemons && !err; i++)
+        err |= push_key(&keys, &n, &cap, st->nodemons[i].pid);
+    for (uint32_t i = 0; i < st->ntables && !err; i++) {
+        const ets_table *t = &st->tables[i];
+        err |= push_key(&keys, &n, &cap, t->owner);
+        if (t->heir != 0)
+            err |= push_key(&keys, &n, &cap, t->heir);
+        err |= push_term_keys(ps, t->data, &keys, &n, &cap) |
+               push_term_keys(ps, t->heir_data, &keys, &n, &cap);
+    }
+    if (!err)
+        err |= push_term_keys(ps, st->app_env, &keys, &n, &cap) |
+               push_term_keys(ps, st->observer, &keys, &n, &cap);
+    if (err) {
+        free(keys);
+        return -1;
+    }
+    sort(keys, n, sizeof *keys, cmp_u32);
+    size_t u = 0;
+    for (size_t j = 0; j < n; j++)
+        if (u == 0 || keys[u - 1] != keys[j])
+            keys[u++] = keys[j];
+    *out = keys;
+    *nout = u;
+    return 0;
+}
+
+static int in_sorted(const uint32_t *v, size_t n, uint32_t x)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v[mid] < x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && v[lo] == x;
+}
+
+static int add_pair(sym_pair **pairs, uint32_t *np, size_t *cap, uint32_t from,
+                    uint32_t to)
+{
+    if (from == to)
+        return 0;
+    if (grow((void **)pairs, cap, (size_t)*np + 1, sizeof **pairs))
+        return -1;
+    (*pairs)[(*np)++] = (sym_pair){ from, to };
+    return 0;
+}
+
+/* The renaming of one node's numbers: the candidates in `ord' (m of them,
+** in their final order) take the smallest numbers no fixed key uses; the
+** other numbers up to the largest involved that no fixed key uses (free,
+** or used by nothing the search saw) map in order onto those left.  A
+** bijection of [1, max], fixed keys kept, free numbers in order. */
+static int node_pairs(const cand *ord, uint32_t m, const uint32_t *used,
+                      size_t nused, sym_pair **pairs, uint32_t *np, size_t *cap)
+{
+    uint32_t node = ord[0].node;
+    uint32_t *u = malloc(m * sizeof *u), *t = malloc(m * sizeof *t);
+    int err = u == NULL || t == NULL;
+    uint32_t max = 0;
+    for (uint32_t j = 0; j < m && !err; j++) {
+        u[j] = KEY_NUM(ord[j].pid);
+        max = u[j] > max ? u[j] : max;
+    }
+    if (!err)
+        sort(u, m, sizeof *u, cmp_u32);
+    /* fixed: used by a key of this node that is no candidate. */
+#define FIXED(x) (in_sorted(used, nused, MAKE_KEY(node, (x))) && !in_sorted(u, m, (x)))
+    uint32_t x = 1;
+    for (uint32_t j = 0; j < m && !err; j++) {
+        while (FIXED(x))
+            x++;
+        t[j] = x++;
+        max = t[j] > max ? t[j] : max;
+    }
+    for (uint32_t j = 0; j < m && !err; j++)
+        err = add_pair(pairs, np, cap, ord[j].pid, MAKE_KEY(node, t[j]));
+    /* The rest of [1, max]: A (neither fixed nor a candidate's) onto B
+    ** (neither fixed nor a target), in order.  t ascends. */
+    uint32_t ai = 1, bi = 1;
+    while (!err) {
+        while (ai <= max && (FIXED(ai) || in_sorted(u, m, ai)))
+            ai++;
+        while (bi <= max && (FIXED(bi) || in_sorted(t, m, bi)))
+            bi++;
+        if (ai > max || bi > max)
+            break;
+        err = add_pair(pairs, np, cap, MAKE_KEY(node, ai), MAKE_KEY(node, bi));
+        ai++;
+        bi++;
+    }
+#undef FIXED
+    free(u);
+    free(t);
+    return err ? -1 : 0;
+}
+
 int symmetry_canon(symmetry *sy, trans_ctx *cx, sys_state *st,
                    sym_pair **perm, uint32_t *nperm)
 {
@@ -647,7 +821,9 @@ int symmetry_canon(symmetry *sy, trans_ctx *cx, sys_state *st,
     cand *c = NULL, *order = NULL;
     uint64_t *tmp = NULL;
     sym_pair *pairs = NULL;
-    uint32_t *nums = NULL;
+    size_t cappairs = 0;
+    uint32_t *nums = NULL, *used = NULL;
+    size_t nused = 0;
     if (gather_ghosts(&k) != 0) {
         err = 1;
         goto done;
@@ -751,26 +927,24 @@ int symmetry_canon(symmetry *sy, trans_ctx *cx, sys_state *st,
         if (is_cand(&k, (int)i))
             order[j++] = c[i];
     sort(order, nc, sizeof *order, cmp_final);
-    /* Step 4: within each class of a node, the i-th in order takes the
-    ** i-th smallest of the class's numbers (`order' is grouped by node and
-    ** class). */
-    pairs = malloc(nc * sizeof *pairs);
-    nums = malloc(nc * sizeof *nums);
-    if (pairs == NULL || nums == NULL) {
+    /* Step 4, per node: the i-th in order takes the i-th smallest number
+    ** that no fixed pid holds (`order' is grouped by node).  The numbers
+    ** change set, so the renaming is extended to the free numbers, in
+    ** order (free_pairs): least-fresh numbering then gives the renamed
+    ** state the renamed number, and refs left by dead processes in free
+    ** regions move with them. */
+    if (used_keys(&k, &used, &nused) != 0) {
         err = 1;
         goto done;
     }
     uint32_t np = 0;
     for (uint32_t a = 0, b; a < nc; a = b) {
-        for (b = a + 1; b < nc && order[b].node == order[a].node &&
-                        order[b].cls == order[a].cls; b++)
+        for (b = a + 1; b < nc && order[b].node == order[a].node; b++)
             ;
-        for (uint32_t j = a; j < b; j++)
-            nums[j] = order[j].pid;
-        sort(nums + a, b - a, sizeof *nums, cmp_u32);
-        for (uint32_t j = a; j < b; j++)
-            if (order[j].pid != nums[j])
-                pairs[np++] = (sym_pair){ order[j].pid, nums[j] };
+        if (node_pairs(order + a, b - a, used, nused, &pairs, &np, &cappairs) != 0) {
+            err = 1;
+            goto done;
+        }
     }
     if (np == 0)
         goto done;
@@ -784,6 +958,7 @@ int symmetry_canon(symmetry *sy, trans_ctx *cx, sys_state *st,
     *nperm = np;
     pairs = NULL;
 done:
+    free(used);
     free(k.ghosts);
     free(c);
     free(order);
