@@ -14,12 +14,12 @@
 **  2. one round of refinement: the signature is combined with those of the
 **     processes its terms name, in order of occurrence (links and monitors
 **     as multisets, their order being pid order);
-**  3. the processes of each node and class (class_of) are ordered by
+**  3. the processes of each node are ordered by class (class_of), then
 **     signature, ties broken by the first occurrence of their pid in a
 **     walk of the state (so "the first client in the server's mailbox"
 **     gets the smaller number whichever client it is), then by old pid;
-**  4. the i-th process of a class takes the i-th smallest of the numbers
-**     that class had.
+**  4. the i-th process of a node takes the i-th smallest number no fixed
+**     pid holds; the numbers not in use follow in order (node_pairs).
 ** Dead processes still named by terms (ghosts) are of the plain class; the
 ** entry process, pids of 2^14 and more, and processes whose pids or refs
 ** an ETS table or a map holds keep their numbers (see where each is set).

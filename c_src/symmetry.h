@@ -5,12 +5,14 @@
 **
 ** Why a renaming is an automorphism.  A program that only tests pids for
 ** equality (send, link, monitor, =:=, matching) cannot tell a state from
-** the state with the pids of its live processes of one node permuted
-** among themselves, every occurrence renamed: both behave alike, renamed.
-** Least-fresh numbering (canon.c) is kept because the *set* of numbers in
-** use does not change; a ref's number carries its creator's pid number
-** (etf_scan.h), so a ref made by p is renamed to creator pi(p), and the
-** next ref p makes is still the least free in its region.  Only processes
+** the state with the pid numbers of one node renamed by a bijection, every
+** occurrence renamed: both behave alike, renamed.  Least-fresh numbering
+** (canon.c) commutes with the renaming when the bijection maps the numbers
+** not in use onto the numbers not in use *in order*, so the least free
+** number goes to the least free number; a ref's number carries its
+** creator's pid number (etf_scan.h), so a ref made by p is renamed to
+** creator pi(p), and the next ref p makes is still the least free in its
+** region.  Only processes
 ** with numbers below ETF_REF_CREATOR_LIMIT take part (a larger one makes
 ** its refs in the shared region 0, which is never renamed), and none whose
 ** pid or refs an ETS table's data holds (mce_ets keeps objects sorted by
@@ -22,7 +24,7 @@
 ** erlang:processes/0's order).
 **
 ** Invariant: symmetry_canon leaves st in the orbit of the state it was
-** given (one bijection of live pid numbers per node, applied to every pid
+** given (one such bijection of pid numbers per node, applied to every pid
 ** and ref creator in the state), with the canonical order restored, and
 ** returns that bijection; any representative is sound, a better one merges
 ** more.  It is a function of the state alone (and of the store, which only
