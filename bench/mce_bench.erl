@@ -39,6 +39,20 @@
 %% functions, blocking calls in arguments) is translated from scratch and
 %% then checked; the issue's target is under one second for both together.
 %%
+%% Issue 18 (reductions) adds a third table, `reduction_models/0': the
+%% bench models again, each with the reductions on (the default options,
+%% plus `symmetry => true' where the model's processes are interchangeable
+%% and it orders no pids), off (`reduction => false, symmetry => false')
+%% and with `granularity => small' (reductions on), beside the series of
+%% identical clients and counter-server clients for N = 2..8, the spawn
+%% chain of 100 processes and the 16 workers waiting for `go'.  Those rows
+%% have a shorter guard (`?REDUCTION_MAX_TIME'): an unreduced large model
+%% ends `inconclusive' with the states it reached by then.  In every row the
+%% note starts with the reductions' stats the check gave (`reduction',
+%% `reduced_states', `symmetry', `symmetric_states', `symmetry_groups').
+%% After the table, each model's `small' states over its reduced `big'
+%% states: the issue's condition for `granularity => small' by default.
+%%
 %% The same rows are written as JSON to `bench/results/latest.json'
 %% (relative to the current directory, which is the project root under
 %% `make bench').  Every check gets a `max_time' guard so that a regression
@@ -46,10 +60,17 @@
 -module(mce_bench).
 
 -export([main/0, run/0, models/0, counts/0, translation_bench/0, real_code_bench/1]).
+-export([reduction_models/0, reduction_counts/0, off_options/0]).
 
 -define(RESULTS, "bench/results/latest.json").
 %% Per-model guard on the search time, in ms.
 -define(MAX_TIME, 240000).
+%% The guard of the reduction table's rows, in ms: the unreduced large
+%% models (and a reduction that fails its target) end inconclusive by then.
+-define(REDUCTION_MAX_TIME, 20000).
+%% The width of the model column in the two tables.
+-define(MODEL_WIDTH, 22).
+-define(REDUCTION_MODEL_WIDTH, 34).
 
 -type row() :: #{model := string(), verdict := string(),
                  states => non_neg_integer(), transitions => non_neg_integer(),
@@ -102,6 +123,100 @@ locker_ltl() ->
 cs(N, K) ->
     lists:flatten(io_lib:format("client_server(~b,~b)", [N, K])).
 
+%%------------------------------------------------------------- reductions
+
+%% @doc The rows of the reduction table (issue 18), in this order: the
+%% models of the issue's targets, each as `red' (reductions on: the default
+%% options, plus `symmetry => true' for a model marked symmetric), `off'
+%% (`off_options/0') and `small' (`granularity => small', reductions on);
+%% then every model of `models/0' but the hash-compaction row as `off' and
+%% `small' (its own row in `models/0' is the reduced one: reductions are on
+%% by default).
+%%
+%% Symmetric models (marked `sym' in the label): identical processes spawned
+%% by the same code with the same arguments up to pids, which never compare
+%% or sort pids.  The clients of client_server, the counter server's
+%% clients (funs of one closure) and the go_workers are; the spawn chain's
+%% processes are not (each has its index), nor are the locker's clients
+%% (the supervisor numbers them, and the locker keys maps by pid, whose
+%% order is the pids' order).
+-spec reduction_models() -> [{string(), mcerlang:entry(), map()}].
+reduction_models() ->
+    Targets =
+        [{cs(N, 2), {client_server, start, [N, 2]}, #{}, true} || N <- lists:seq(2, 8)]
+        ++ [{counter(N, 2), {counter_server, start, [N, 2]}, #{timeouts => when_idle}, true}
+            || N <- lists:seq(2, 8)]
+        ++ [{"spawn_chain(10)", {spawn_chain, start, [10]}, #{}, false},
+            {"spawn_chain(100)", {spawn_chain, start, [100]}, #{}, false},
+            {"go_workers(8)", {go_workers, start, [8]}, #{}, true},
+            {"go_workers(16)", {go_workers, start, [16]}, #{}, true}],
+    Off = off_options(),
+    Sym = maps:filter(fun(K, _) -> known_option(K) end, #{symmetry => true}),
+    Small = #{granularity => small},
+    [Row || {Label, Entry, Opts, Symmetric} <- Targets,
+            Red <- [case Symmetric of
+                        true -> maps:merge(Opts, Sym);
+                        false -> Opts
+                    end],
+            Row <- [{Label ++ " red" ++ sym_tag(Symmetric), Entry, Red},
+                    {Label ++ " off", Entry, maps:merge(Opts, Off)},
+                    {Label ++ " small" ++ sym_tag(Symmetric), Entry, maps:merge(Red, Small)}]]
+    ++ [Row || {Label, Entry, Opts} <- models(), not lists:suffix(" hc", Label),
+               not lists:keymember(Label, 1, Targets),
+               Row <- [{Label ++ " off", Entry, maps:merge(Opts, Off)},
+                       {Label ++ " small", Entry, maps:merge(Opts, Small)}]].
+
+sym_tag(true) -> " sym";
+sym_tag(false) -> "".
+
+counter(N, K) ->
+    lists:flatten(io_lib:format("counter_server(~b,~b)", [N, K])).
+
+%% The issue's condition for making `granularity => small' the default:
+%% on every model, the states of its `small' row at most 1.5 times those
+%% of its reduced `big' row (`X red', `X red sym' or the first table's `X').
+%% A ratio is printed only where both rows reached a verdict.
+print_small_ratios(Rows) ->
+    Done = maps:from_list([{Label, S} || #{model := Label, verdict := V, states := S} <- Rows,
+                                         V =/= "inconclusive", V =/= "error"]),
+    Ratios = [{Base, maps:find(Label, Done), big_states(Base, Done)}
+              || #{model := Label} <- Rows, {match, [Base]} <- [small_base(Label)]],
+    io:format("~ngranularity => small against big, both reduced (the issue's target: at most 1.5x):~n"),
+    Known = [begin
+                 R = Small / max(Big, 1),
+                 io:format("  ~-34s ~10b / ~10b = ~6.2fx~n", [Base, Small, Big, R]),
+                 R
+             end || {Base, {ok, Small}, {ok, Big}} <- Ratios],
+    Unknown = [Base || {Base, S, B} <- Ratios, S =:= error orelse B =:= error],
+    Unknown =:= [] orelse io:format("  no verdict in one of the two rows: ~ts~n", [lists:join(", ", Unknown)]),
+    Known =:= [] orelse io:format("  largest ratio ~.2fx~n", [lists:max(Known)]),
+    ok.
+
+small_base(Label) ->
+    re:run(Label, "^(.*) small( sym)?$", [{capture, [1], list}, unicode]).
+
+big_states(Base, Done) ->
+    case [S || L <- [Base ++ " red sym", Base ++ " red", Base], {ok, S} <- [maps:find(L, Done)]] of
+        [S | _] -> {ok, S};
+        [] -> error
+    end.
+
+%% @doc The options that turn the reductions off, of those the checker has:
+%% `reduction => false, symmetry => false' once both are there (they come
+%% from two branches of issue 18; the bench runs before, between and after
+%% their merges, and the counts with them off are the counts from before).
+-spec off_options() -> map().
+off_options() ->
+    maps:filter(fun(K, _) -> known_option(K) end, #{reduction => false, symmetry => false}).
+
+%% Whether the checker takes option K: a check of one state of a trivial
+%% program with it, which refuses an unknown option before it runs.
+known_option(K) ->
+    try mcerlang:check(fun() -> ok end, #{K => false, max_states => 1, progress => false}) of
+        _ -> true
+    catch error:{mcerlang, {unknown_option, K}} -> false
+    end.
+
 %% @doc Runs the bench, prints the table and writes the JSON results.
 -spec main() -> ok.
 main() ->
@@ -110,12 +225,23 @@ main() ->
               [erlang:system_info(otp_release), erlang:system_info(schedulers_online)]),
     header(),
     Rows = [begin Row = run_model(M), print_row(Row), Row end || M <- models()],
+    io:format("~nreductions (issue 18): on (`red', with symmetry where marked `sym'), "
+              "off (`off') and granularity => small (`small', reductions on); "
+              "guard ~b s~n~n", [?REDUCTION_MAX_TIME div 1000]),
+    header(?REDUCTION_MODEL_WIDTH),
+    ReductionRows = [begin
+                         Row = run_model(M, ?REDUCTION_MAX_TIME),
+                         print_row(Row, ?REDUCTION_MODEL_WIDTH),
+                         Row
+                     end
+                     || M <- reduction_models()],
+    print_small_ratios(Rows ++ ReductionRows),
     Translation = translation_bench(),
     RealCode = [real_code_bench(M) || M <- [lists, gen_server]],
     Total = (erlang:monotonic_time(millisecond) - T0) / 1000,
     io:format("~ntotal wall time: ~.1f s~n", [Total]),
     Path = filename:absname(?RESULTS),
-    case write_json(Path, Rows ++ [Translation | RealCode], Total) of
+    case write_json(Path, Rows ++ ReductionRows ++ [Translation | RealCode], Total) of
         ok -> io:format("results written to ~s~n", [Path]);
         {error, Why} -> io:format("could not write ~s: ~p~n", [Path, Why])
     end,
@@ -124,15 +250,36 @@ main() ->
 %% @doc Prints every model's verdict, state and transition counts, one line
 %% each, leaving out the three largest (over a minute each): the quick check
 %% that a change to the C runtime or the search left the state space exactly
-%% as it was (`make bench-counts`; diff the output before and after).
+%% as it was (`make bench-counts`; diff the output before and after).  These
+%% lines are counted with the reductions off (`off_options/0'), so that they
+%% stay comparable with the counts from before the reductions; the lines of
+%% `reduction_counts/0' follow them.
 -spec counts() -> ok.
 counts() ->
     Large = ["client_server(6,3)", "client_server(6,3) hc", "client_server(5,4)"],
+    Off = off_options(),
     lists:foreach(
       fun({Label, Entry, Opts}) ->
-              Result = mcerlang:check(Entry, Opts#{max_time => 600000, progress => false}),
+              Result = mcerlang:check(Entry, maps:merge(Opts, Off#{max_time => 600000, progress => false})),
               io:format("~-32s ~p~n", [Label, count_line(Result)])
-      end, [M || {Label, _, _} = M <- models(), not lists:member(Label, Large)]).
+      end, [M || {Label, _, _} = M <- models(), not lists:member(Label, Large)]),
+    reduction_counts().
+
+%% @doc The counts with the reductions on: the models of `counts/0' with
+%% their own options (`red'), then the reduction table's `red' and `small'
+%% rows (its `off' rows are the lines of `counts/0' or explode), each under
+%% the reduction table's guard: a line `inconclusive' means the reduction
+%% missed its target by far.
+-spec reduction_counts() -> ok.
+reduction_counts() ->
+    Large = ["client_server(6,3)", "client_server(6,3) hc", "client_server(5,4)"],
+    Red = [{Label ++ " red", Entry, Opts} || {Label, Entry, Opts} <- models(),
+                                              not lists:member(Label, Large)],
+    lists:foreach(
+      fun({Label, Entry, Opts}) ->
+              Result = mcerlang:check(Entry, Opts#{max_time => ?REDUCTION_MAX_TIME, progress => false}),
+              io:format("~-32s ~p~n", [Label, count_line(Result)])
+      end, Red ++ [M || {Label, _, _} = M <- reduction_models(), not lists:suffix(" off", Label)]).
 
 count_line({ok, Stats}) ->
     {ok, maps:get(states, Stats), maps:get(transitions, Stats)};
@@ -152,10 +299,14 @@ run() ->
 %%--------------------------------------------------------------------
 
 -spec run_model({string(), mcerlang:entry(), map()}) -> row().
-run_model({Label, Entry, Opts}) ->
+run_model(Model) ->
+    run_model(Model, ?MAX_TIME).
+
+-spec run_model({string(), mcerlang:entry(), map()}, pos_integer()) -> row().
+run_model({Label, Entry, Opts}, MaxTime) ->
     translate_first(Entry),
     {Cpu0, _} = erlang:statistics(runtime),
-    Result = try mcerlang:check(Entry, Opts#{max_time => ?MAX_TIME, progress => false})
+    Result = try mcerlang:check(Entry, Opts#{max_time => MaxTime, progress => false})
              catch Class:Reason -> {raised, Class, Reason}
              end,
     {Cpu1, _} = erlang:statistics(runtime),
@@ -190,7 +341,8 @@ error_row(Label, Error, VmMem) ->
 inconclusive_reason({deadlock_not_checked, _Cex}) -> deadlock_not_checked;
 inconclusive_reason(Why) -> Why.
 
-row(Label, Verdict, Note0, Stats, VmMem) ->
+row(Label, Verdict, Note1, Stats, VmMem) ->
+    Note0 = reduction_note(Stats) ++ Note1,
     {States, Trans, Note} =
         case Stats of
             #{product_states := PS, product_transitions := PT, states := Program} ->
@@ -214,6 +366,13 @@ row(Label, Verdict, Note0, Stats, VmMem) ->
       bytes_per_state => Mem div max(States, 1),
       vm_memory => VmMem}.
 
+%% The reductions' own stats (issue 18), those the check gave, first in the
+%% note: whether each reduction was used and what it saved.
+reduction_note(Stats) ->
+    Keys = [reduction, reduced_states, symmetry, symmetric_states, symmetry_groups],
+    lists:flatten([io_lib:format("~s=~0tp; ", [K, maps:get(K, Stats)])
+                   || K <- Keys, maps:is_key(K, Stats)]).
+
 short(Term) ->
     S = lists:flatten(io_lib:format("~0tP", [Term, 12])),
     case length(S) > 200 of
@@ -223,20 +382,28 @@ short(Term) ->
 
 %%-------------------------------------------------------------------- table
 
--define(FMT, "~-22s ~-12s ~10s ~11s ~9s ~8s ~6s ~10s ~12s ~9s ~12s  ~ts~n").
+%% The model column's width is an argument (`~-*s'): 22 in the first table,
+%% 34 in the reduction table, whose labels are longer.
+-define(FMT, "~-*s ~-12s ~10s ~11s ~9s ~8s ~6s ~10s ~12s ~9s ~12s  ~ts~n").
 
 header() ->
-    io:format(?FMT, ["model", "verdict", "states", "transitions", "time(s)", "cpu(s)", "hit%",
+    header(?MODEL_WIDTH).
+
+header(Width) ->
+    io:format(?FMT, [Width, "model", "verdict", "states", "transitions", "time(s)", "cpu(s)", "hit%",
                      "states/s", "trans/s", "B/state", "VM mem(B)", "note"]),
-    io:format("~s~n", [lists:duplicate(138, $-)]).
+    io:format("~s~n", [lists:duplicate(116 + Width, $-)]).
 
 print_row(Row) ->
+    print_row(Row, ?MODEL_WIDTH).
+
+print_row(Row, Width) ->
     Cell = fun(K) -> cell(maps:get(K, Row, undefined)) end,
     HitRate = case Row of
                   #{step_cache_hit_rate := R} -> float_to_list(100 * R, [{decimals, 1}]);
                   _ -> "-"
               end,
-    io:format(?FMT, [maps:get(model, Row), maps:get(verdict, Row),
+    io:format(?FMT, [Width, maps:get(model, Row), maps:get(verdict, Row),
                      Cell(states), Cell(transitions), Cell(time_s), Cell(cpu_s), HitRate,
                      Cell(states_per_s), Cell(transitions_per_s),
                      Cell(bytes_per_state), Cell(vm_memory),

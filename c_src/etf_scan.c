@@ -114,14 +114,33 @@ int etf_scan_pids(uint8_t *buf, size_t len, const char *node,
     return etf_scan_keys(buf, len, &one, creation, sink);
 }
 
+static int sink_visit(void *ctx, uint32_t key, uint8_t *word, int in_map)
+{
+    (void)word;
+    (void)in_map;
+    return sink_push(ctx, key);
+}
+
 int etf_scan_keys(uint8_t *buf, size_t len, const etf_nodes *nodes,
                   uint32_t creation, etf_pid_sink *sink)
+{
+    return etf_walk_keys(buf, len, nodes, creation, sink_visit, sink);
+}
+
+int etf_walk_keys(uint8_t *buf, size_t len, const etf_nodes *nodes,
+                  uint32_t creation, etf_key_visit visit, void *ctx)
 {
     reader r = { buf, buf + len };
     if (!need(&r, 1) || *r.p++ != 131)
         return -1;
     uint64_t pending = 1;   /* terms still to read */
+    /* Inside a map: the terms of the outermost map end when `pending' is
+    ** back to map_end (terms are read depth-first, in order). */
+    int in_map = 0;
+    uint64_t map_end = 0;
     while (pending > 0) {
+        if (in_map && pending == map_end)
+            in_map = 0;
         pending--;
         if (!need(&r, 1))
             return -1;
@@ -177,6 +196,10 @@ int etf_scan_keys(uint8_t *buf, size_t len, const etf_nodes *nodes,
             break;
         case MAP_EXT:
             if (!need(&r, 4)) return -1;
+            if (!in_map) {
+                in_map = 1;
+                map_end = pending;
+            }
             pending += 2 * (uint64_t)be32(r.p);
             r.p += 4;
             break;
@@ -191,7 +214,7 @@ int etf_scan_keys(uint8_t *buf, size_t len, const etf_nodes *nodes,
             int ni = cr == creation && num < ETF_NUM_LIMIT
                          ? node_index(nodes, text, n) : -1;
             if (ni >= 0 &&
-                sink_push(sink, (uint32_t)ni << ETF_NODE_SHIFT | num) != 0)
+                visit(ctx, (uint32_t)ni << ETF_NODE_SHIFT | num, r.p, in_map) != 0)
                 return -1;
             skip = tail;
             break;
@@ -215,7 +238,8 @@ int etf_scan_keys(uint8_t *buf, size_t len, const etf_nodes *nodes,
                            (w == 2 && be32(r.p + 4 + 4 * w) == ETF_REF_TID_MARK);
                 int ni = ours ? node_index(nodes, text, n) : -1;
                 if (ni >= 0 &&
-                    sink_push(sink, ((uint32_t)ni << ETF_NODE_SHIFT | id) | ETF_REF_TAG) != 0)
+                    visit(ctx, ((uint32_t)ni << ETF_NODE_SHIFT | id) | ETF_REF_TAG,
+                          r.p + 8, in_map) != 0)
                     return -1;
             }
             break;

@@ -92,6 +92,7 @@ static ErlNifFunc nif_funcs[] = {
     {"monitor_active", 3, nif_monitor_active, 0},
     {"stats", 1, nif_stats, 0},
     {"trace", 1, nif_trace, 0},
+    {"renamings", 1, nif_renamings, 0},
     {"top_state", 1, nif_top_state, 0},
     {"top_conts", 1, nif_top_conts, 0},
     {"part_term", 2, nif_part_term, 0},

@@ -40,7 +40,8 @@ void search_res_dtor(ErlNifEnv *env, void *obj)
 **       expand_only => 0 | 1, table_mode => 0 | 1 | 2 (exact,
 **       hash_compact, bitstate: visited.h), bitstate_bits => N,
 **       step_cache => 0 | 1, step_cache_entries => N, step_cache_bytes => N,
-**       reduction => 0 | 1})
+**       reduction => 0 | 1,
+**       symmetry => 0 | 1})
 **   -> Resource
 ** A lossy table_mode with breadth_first or expand_only is a badarg. */
 ERL_NIF_TERM nif_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
@@ -55,7 +56,7 @@ ERL_NIF_TERM nif_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     uint64_t judge_deaths = 0;
     uint64_t expand_only = 0, table_mode = VISITED_EXACT, bitstate_bits = 0;
     uint64_t crashes = 0, disconnects = 0, kills = 0, step_cache = 0;
-    uint64_t cache_entries = 0, cache_bytes = 0, reduction = 0;
+    uint64_t cache_entries = 0, cache_bytes = 0, reduction = 0, symmetry = 0;
     unsigned nnodes = 0;
     if (enif_get_map_value(env, argv[0], ATOM(env, nodes), &nodes)) {
         if (!enif_get_list_length(env, nodes, &nnodes) || nnodes == 0 ||
@@ -96,7 +97,8 @@ ERL_NIF_TERM nif_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
         cache_entries > ((uint64_t)1 << 24) ||
         map_u64(env, argv[0], ATOM(env, step_cache_bytes), &cache_bytes) < 0 ||
         cache_bytes > ((uint64_t)1 << 40) ||
-        map_u64(env, argv[0], ATOM(env, reduction), &reduction) < 0 || reduction > 1)
+        map_u64(env, argv[0], ATOM(env, reduction), &reduction) < 0 || reduction > 1 ||
+        map_u64(env, argv[0], ATOM(env, symmetry), &symmetry) < 0 || symmetry > 1)
         return enif_make_badarg(env);
     search_config cfg = { .creation = (uint32_t)creation,
                           .max_states = max_states, .max_depth = max_depth,
@@ -118,6 +120,7 @@ ERL_NIF_TERM nif_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
                           .step_cache_entries = (size_t)cache_entries,
                           .step_cache_bytes = (size_t)cache_bytes,
                           .reduction = (int)reduction,
+                          .symmetry = (int)symmetry,
                           .nnodes = nnodes };
     namebuf = malloc(SEARCH_MAX_NODES * sizeof *namebuf);
     ErlNifBinary node_bins[SEARCH_MAX_NODES];
@@ -600,6 +603,12 @@ ERL_NIF_TERM nif_stats(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
                            enif_make_uint64(env, st.step_cache_bytes), &map) ||
         !enif_make_map_put(env, map, ATOM(env, reduced_states),
                            enif_make_uint64(env, st.reduced_states), &map))
+        return ERROR(env, "stats map");
+    /* Symmetry reduction's counts, zero when it is off. */
+    if (!enif_make_map_put(env, map, ATOM(env, symmetric_states),
+                           enif_make_uint64(env, st.symmetric_states), &map) ||
+        !enif_make_map_put(env, map, ATOM(env, symmetry_groups),
+                           enif_make_uint64(env, st.symmetry_groups), &map))
         return ERROR(env, "stats map");
     return map;
 }

@@ -38,6 +38,39 @@ ERL_NIF_TERM nif_trace(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     return list;
 }
 
+/* renamings(Search) -> [[{From, To}]], for each state of the path from the
+** initial state to the top (the initial state first), the renaming of pid
+** keys symmetry reduction applied to make it its representative ([] for
+** none).  The driver composes them to map a counterexample back to the
+** concrete pids of a real run (mce_search). */
+ERL_NIF_TERM nif_renamings(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
+{
+    (void)argc;
+    search_res *r;
+    if (!get_res(env, argv[0], &r))
+        return enif_make_badarg(env);
+    enif_mutex_lock(r->lock);
+    size_t depth = search_stack_depth(r->s);
+    ERL_NIF_TERM list = enif_make_list(env, 0);
+    for (size_t i = depth; i-- > 0;) {
+        const uint32_t *pairs;
+        uint32_t n;
+        if (search_renaming(r->s, i, &pairs, &n) != 0) {
+            enif_mutex_unlock(r->lock);
+            return ERROR(env, "no such stack entry");
+        }
+        ERL_NIF_TERM ren = enif_make_list(env, 0);
+        for (uint32_t k = n; k-- > 0;)
+            ren = enif_make_list_cell(env, enif_make_tuple2(env,
+                                          enif_make_uint(env, pairs[2 * k]),
+                                          enif_make_uint(env, pairs[2 * k + 1])),
+                                      ren);
+        list = enif_make_list_cell(env, ren, list);
+    }
+    enif_mutex_unlock(r->lock);
+    return list;
+}
+
 /* top_state(Search) -> [{Pid, init | waiting, Cont, [Msg], [LinkedPid], Name}]
 ** Name is the registered name or undefined. */
 ERL_NIF_TERM nif_top_state(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])

@@ -89,6 +89,11 @@ search *search_new(const search_config *cfg)
         search_free(s);
         return NULL;
     }
+    if (cfg->symmetry && !cfg->expand_only && !cfg->observe &&
+        (s->sym = symmetry_new()) == NULL) {
+        search_free(s);
+        return NULL;
+    }
     int memo_failed = match_memo_init(&s->memo);
     if (s->names == NULL || s->ps == NULL || memo_failed ||
         (cfg->table_mode != VISITED_EXACT && s->vis == NULL)) {
@@ -164,6 +169,7 @@ void search_free(search *s)
     for (size_t i = 0; i < s->depth; i++) {
         free(s->stack[i].label);
         free(s->stack[i].root);
+        free(s->stack[i].perm);
     }
     free(s->stack);
     sys_state_clear(&s->cur);
@@ -176,8 +182,12 @@ void search_free(search *s)
     sys_state_clear(&s->obs_st);
     free(s->obs_label);
     free(s->tx.deaths);
-    for (size_t i = 0; i < s->nbfs; i++)
+    for (size_t i = 0; i < s->nbfs; i++) {
         free(s->bfs[i].label);
+        free(s->bfs[i].perm);
+    }
+    symmetry_free(s->sym);
+    free(s->sym_perm);
     free(s->bfs);
     for (size_t i = 0; i < s->nexp; i++)
         free(s->exp[i].label);
@@ -200,7 +210,9 @@ static int push(search *s, part_id state, uint8_t *label, size_t label_len)
     }
     frame *f = &s->stack[s->depth];
     *f = (frame){ .state = state, .label = label, .label_len = label_len,
-                  .expand = 1 };
+                  .expand = 1, .perm = s->sym_perm, .nperm = s->sym_nperm };
+    s->sym_perm = NULL;
+    s->sym_nperm = 0;
     if (s->cfg.max_depth != 0 && s->depth >= s->cfg.max_depth) {
         f->expand = 0;
         s->st.truncated = 1;
@@ -216,6 +228,7 @@ static void pop(search *s)
     s->depth--;
     free(s->stack[s->depth].label);
     free(s->stack[s->depth].root);
+    free(s->stack[s->depth].perm);
     s->root_bytes -= s->stack[s->depth].root_len;
 }
 
@@ -248,7 +261,10 @@ static int bfs_add(search *s, part_id state, uint8_t *label, size_t label_len)
     }
     uint32_t parent = s->nbfs == 0 ? 0 : (uint32_t)s->expanding;
     uint32_t depth = s->nbfs == 0 ? 0 : s->bfs[parent].depth + 1;
-    s->bfs[s->nbfs++] = (bfs_node){ state, parent, depth, label, label_len };
+    s->bfs[s->nbfs++] = (bfs_node){ state, parent, depth, label, label_len,
+                                    s->sym_perm, s->sym_nperm };
+    s->sym_perm = NULL;
+    s->sym_nperm = 0;
     if (depth > s->st.max_depth_seen)
         s->st.max_depth_seen = depth;
     return 0;
@@ -288,8 +304,10 @@ static int bfs_path_to_stack(search *s, size_t i)
     for (size_t k = i;; k = s->bfs[k].parent) {
         bfs_node *n = &s->bfs[k];
         s->stack[--d] = (frame){ .state = n->state, .label = n->label,
-                                 .label_len = n->label_len };
+                                 .label_len = n->label_len, .perm = n->perm,
+                                 .nperm = n->nperm };
         n->label = NULL;
+        n->perm = NULL;
         if (k == 0)
             break;
     }
@@ -614,6 +632,23 @@ static int record_successor(search *s, part_id state, uint8_t *label,
 static int commit_lossy(search *s, sys_state *st, uint8_t *label,
                         size_t label_len, int stop, request *req);
 
+/* Symmetry reduction (symmetry.h): st becomes the representative of its
+** orbit, and the renaming waits in s->sym_perm for the frame or node
+** pushed for it (a state already seen leaves it to the next call, which
+** frees it).  A state the search stops at keeps its pids: the violation
+** the driver reports names the pids of the step into it, which are those
+** of its parent's state, so the counterexample keeps one naming to map
+** back to concrete pids. */
+static int canonical(search *s, sys_state *st, int stop)
+{
+    free(s->sym_perm);
+    s->sym_perm = NULL;
+    s->sym_nperm = 0;
+    if (s->sym == NULL || stop)
+        return 0;
+    return symmetry_canon(s->sym, &s->tx, st, &s->sym_perm, &s->sym_nperm);
+}
+
 /* The end of a committed successor, whatever the table: the search stops
 ** at it, or at max_states.  0: go on; 1: *req is final. */
 static int after_commit(search *s, int stop, request *req)
@@ -642,7 +677,7 @@ static int commit_successor(search *s, sys_state *st, uint8_t *label,
     if (s->vis != NULL)
         return commit_lossy(s, st, label, label_len, stop, req);
     int is_new;
-    part_id root = sys_state_encode(s->ps, st, &is_new);
+    part_id root = canonical(s, st, stop) == 0 ? sys_state_encode(s->ps, st, &is_new) : 0;
     sys_state_move(&s->spare, st);
     if (root == 0) {
         free(label);
@@ -671,7 +706,8 @@ static int commit_lossy(search *s, sys_state *st, uint8_t *label,
                         size_t label_len, int stop, request *req)
 {
     uint32_t len;
-    uint8_t *root = sys_state_encode_root(s->ps, st, &len);
+    uint8_t *root = canonical(s, st, stop) == 0 ? sys_state_encode_root(s->ps, st, &len)
+                                                : NULL;
     sys_state_move(&s->spare, st);
     int is_new = root != NULL ? visited_insert(s->vis, root, len) : -1;
     if (is_new < 0) {

@@ -89,6 +89,10 @@ typedef struct search_config {
                                   leads to a new state is not expanded
                                   further.  Ignored (off) with observe
                                   and expand_only. */
+    int symmetry;              /* 1: each successor is replaced by the
+                                  representative of its orbit under pid
+                                  permutation (symmetry.h); ignored by
+                                  expand_only and observe searches */
     /* External format (with the 131 version byte) of the atoms normal,
     ** killed, kill and 'EXIT' as the VM encodes them, so that exit reasons
     ** and the 'EXIT' messages built here intern like the VM's own terms.
@@ -340,6 +344,11 @@ typedef struct search_stats {
                                                         bytes and used_bytes */
     int reduction;                 /* partial-order reduction is on */
     uint64_t reduced_states;       /* states expanded with a reduced set */
+    int symmetry;                  /* symmetry reduction is on */
+    uint64_t symmetric_states;     /* successors renamed to a representative
+                                      other than themselves */
+    uint64_t symmetry_groups;      /* the most live processes of one node
+                                      sharing one signature in a state */
 } search_stats;
 void search_get_stats(const search *s, search_stats *st);
 
@@ -393,5 +402,10 @@ size_t search_peek_pids(search *s, uint32_t node, uint32_t *out, size_t max);
 size_t search_stack_depth(const search *s);
 int search_label(const search *s, size_t i, const uint8_t **label,
                  size_t *len);
+/* The renaming of pid keys (pairs from, to) symmetry reduction applied to
+** the state of stack entry i to make it its representative (0 pairs: none);
+** its label names the pids of entry i - 1's state.  -1: no entry i. */
+int search_renaming(const search *s, size_t i, const uint32_t **pairs,
+                    uint32_t *npairs);
 
 #endif

@@ -43,6 +43,14 @@ void search_get_stats(const search *s, search_stats *st)
         st->bytes += cb;
         st->used_bytes += cb;
     }
+    if (s->sym != NULL) {
+        size_t sb = symmetry_bytes(s->sym);
+        st->symmetry = 1;
+        st->symmetric_states = symmetry_renamed(s->sym);
+        st->symmetry_groups = symmetry_max_group(s->sym);
+        st->bytes += sb;
+        st->used_bytes += sb;
+    }
     if (s->vis != NULL) {
         /* The table and the root vectors kept in the frames count too, so
         ** the `memory` cap sees them. */
@@ -99,6 +107,17 @@ int search_label(const search *s, size_t i, const uint8_t **label,
         return -1;
     *label = s->stack[i].label;
     *len = s->stack[i].label_len;
+    return 0;
+}
+
+int search_renaming(const search *s, size_t i, const uint32_t **pairs,
+                    uint32_t *npairs)
+{
+    if (i >= s->depth)
+        return -1;
+    _Static_assert(sizeof(sym_pair) == 2 * sizeof(uint32_t), "pairs of words");
+    *pairs = (const uint32_t *)s->stack[i].perm;
+    *npairs = s->stack[i].nperm;
     return 0;
 }
 

@@ -16,6 +16,7 @@
 #include "match_memo.h"
 #include "search.h"
 #include "step_cache.h"
+#include "symmetry.h"
 #include "sys_state.h"
 #include "transition.h"
 #include "visited.h"
@@ -42,6 +43,10 @@ typedef struct frame {
     uint8_t *root;
     uint32_t root_len;
     uint64_t serial;
+    /* Symmetry: the renaming that made this state its representative
+    ** (malloc'd, sorted by from; NULL: none). */
+    sym_pair *perm;
+    uint32_t nperm;
 } frame;
 
 /* Breadth-first order (shortest counterexamples): every discovered state
@@ -55,6 +60,8 @@ typedef struct bfs_node {
     uint32_t depth;
     uint8_t *label;
     size_t label_len;
+    sym_pair *perm;       /* as frame.perm */
+    uint32_t nperm;
 } bfs_node;
 
 struct search {
@@ -103,6 +110,12 @@ struct search {
     ** first such step met (POR_VOID_*).  Both: the search is void. */
     int por_sent;
     int por_hazard;
+    /* Symmetry reduction (NULL: off) and the renaming of the last
+    ** successor canonicalised, which the frame or node pushed for it
+    ** takes (else the next successor frees it). */
+    symmetry *sym;
+    sym_pair *sym_perm;
+    uint32_t sym_nperm;
     search_stats st;
     int finished;
     /* A successor waiting for the safety monitors' verdict (REQ_OBSERVE):

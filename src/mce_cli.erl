@@ -89,6 +89,8 @@ usage() ->
       "  --timeouts any|when_idle  --granularity big|small  --delivery instant|ether\n"
       "  --ordering process_pair|node_pair\n"
       "  --reduction on|off           partial-order reduction (default on)\n"
+      "  --symmetry on|off            symmetry reduction under pid permutation (default off;\n"
+      "                               on: you assert the program never orders pids)\n"
       "  --nodes N1@H,N2@H            simulated nodes (the entry runs on the first)\n"
       "  --faults KIND=N[,KIND=N]     crash_node, disconnect, kill: how many may happen\n"
       "  --env TERM                   application environments, #{App => #{Key => Value}}\n"
@@ -204,6 +206,10 @@ option({"faults", V}, Cli) ->
                        _ -> throw({usage, io_lib:format("--faults ~ts: expected KIND=N", [V])})
                    end || KV <- string:lexemes(V, ",")]), Cli);
 option({"env", V}, Cli) -> set(env, term(V, "--env"), Cli);
+option({"symmetry", "on"}, Cli) -> set(symmetry, true, Cli);
+option({"symmetry", "off"}, Cli) -> set(symmetry, false, Cli);
+option({"symmetry", V}, _Cli) ->
+    throw({usage, io_lib:format("--symmetry ~ts: expected on or off", [V])});
 option({"option", V}, Cli) ->
     case string:split(V, "=") of
         [K, T] when K =/= "" -> set(atom(K, "--option"), term(T, "--option " ++ K), Cli);

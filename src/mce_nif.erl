@@ -8,7 +8,7 @@
 -export([new/1, start/3, match/2, resume/1, ran/5, observed/3, deaths_judged/2, fresh_pid/2, fresh_ref/2, node_status/3, ether/1,
          alias_active/3, timer/2, unique/1, live_searches/0, process/2, ets_table/2, app_env/1,
          ets_named/3, ets_tables/2,
-         stats/1, trace/1,
+         stats/1, trace/1, renamings/1,
          top_state/1, top_conts/1, part_term/2, alive/2, group_leader/2, whereis/3, registered/2, processes/2, monitor_active/3,
          buchi_check/2, expand/2, focus/2, label_binaries/1,
          buchi_new/1, buchi_start/2, buchi_answer/4, buchi_lasso/1, buchi_stats/1]).
@@ -125,6 +125,12 @@ stats(_Search) -> erlang:nif_error(not_loaded).
 
 -spec trace(search()) -> [term()].
 trace(_Search) -> erlang:nif_error(not_loaded).
+
+%% @doc For each state of the path to the top of the stack (the initial
+%% state first), the renaming of pid keys symmetry reduction applied to
+%% make it its representative: `[{From, To}]', `[]' for none.
+-spec renamings(search()) -> [[{non_neg_integer(), non_neg_integer()}]] | {error, term(), term()}.
+renamings(_Search) -> erlang:nif_error(not_loaded).
 
 -spec top_state(search()) ->
           [{pos_integer(), init | waiting | choosing, term(), [term()], [pos_integer()], atom()}].

@@ -28,7 +28,8 @@
               monitors = [] :: [{module(), term()}],
               invariants = [] :: [fun((mcerlang:view()) -> term())],
               initial_observer = [] :: [term()],
-              reduction = {off, option} :: reduction()}).
+              reduction = {off, option} :: reduction(),
+              init_call :: term()}).
 
 %% Whether the check uses partial-order reduction, or why not (the
 %% `reduction' stat).
@@ -48,7 +49,7 @@
 -spec run(term(), map()) -> mcerlang:result().
 run(InitCall, Opts) ->
     Ltl = maps:get(ltl, Opts) =/= none,
-    Ctx = new_context(Opts, Ltl),
+    Ctx = (new_context(Opts, Ltl))#ctx{init_call = InitCall},
     case Ltl of
         true -> mce_ltl_search:run(InitCall, Ctx);
         false -> safety(InitCall, Ctx)
@@ -71,7 +72,8 @@ safety(InitCall, Ctx) ->
             Again = new_context(Opts, false, {off, Why}),
             ok = mce_guard:setup(#{deadline => Deadline, memory => maps:get(memory, Opts),
                                    reductions => maps:get(max_reductions, Opts)}),
-            safety(InitCall, Again#ctx{started = Started, deadline = Deadline});
+            safety(InitCall, Again#ctx{started = Started, deadline = Deadline,
+                                       init_call = Ctx#ctx.init_call});
         Result ->
             Result
     end.
@@ -196,7 +198,11 @@ new_context(Opts, ExpandOnly, Reduction) ->
                            reduction => case Reduction of
                                             on -> 1;
                                             {off, _} -> 0
-                                        end}),
+                                        end,
+                           symmetry => case mce_symmetry:active(Opts, ExpandOnly) of
+                                           true -> 1;
+                                           false -> 0
+                                       end}),
     internal_error(Search),
     Now = erlang:monotonic_time(millisecond),
     Deadline = case maps:get(max_time, Opts) of
@@ -500,12 +506,21 @@ megabytes(Bytes) ->
 counterexample(Violation, Ctx) ->
     {error, build_cex(Violation, Ctx)}.
 
-build_cex(Violation, #ctx{search = S} = Ctx) ->
+build_cex(Violation, #ctx{search = S, opts = Opts} = Ctx) ->
     Trace = mce_nif:trace(S),
     internal_error(Trace),
-    #{violation => Violation, trace => [step(L) || L <- Trace], final_state => final_state(S),
-      ether => ether(S),
-      stats => stats(Ctx)}.
+    Cex = #{violation => Violation, trace => [step(L) || L <- Trace], final_state => final_state(S),
+            ether => ether(S),
+            stats => stats(Ctx)},
+    case mce_symmetry:active(Opts, false) of
+        true ->
+            %% The stack holds representatives: back to the pids of a real run.
+            Renamings = mce_nif:renamings(S),
+            internal_error(Renamings),
+            mce_symmetry:replayable(mce_symmetry:concrete(Cex, Renamings), Ctx#ctx.init_call, Opts);
+        false ->
+            Cex
+    end.
 
 %% The processes of the state on top of the search (a counterexample's
 %% last state).
@@ -575,12 +590,13 @@ signal({down, R, Reason}) -> {down, mce_ref:term(R), Reason};
 signal(Other) -> Other.
 
 -spec stats(#ctx{}) -> map().
-stats(#ctx{search = S, started = T0, reduction = Reduction}) ->
+stats(#ctx{search = S, started = T0, reduction = Reduction, opts = Opts}) ->
     St = mce_nif:stats(S),
     Ms = max(erlang:monotonic_time(millisecond) - T0, 0),
     States = maps:get(states, St),
     St#{time_ms => Ms,
         reduction => Reduction,
+        symmetry => mce_symmetry:status(Opts, false),
         states_per_second => States * 1000 div max(Ms, 1),
         %% The state store's bytes: the step cache is bounded and apart.
         bytes_per_state => (maps:get(memory_used, St) - maps:get(step_cache_bytes, St, 0))

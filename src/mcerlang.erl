@@ -45,7 +45,8 @@
                                  disconnect => non_neg_integer(),
                                  kill => non_neg_integer()},
                      step_cache => boolean(),
-                     reduction => boolean()}.
+                     reduction => boolean(),
+                     symmetry => boolean()}.
 %% The read-only view of a state that monitors and invariants judge (see
 %% docs/USER_GUIDE.md): every process with its pid, node, registered name,
 %% status, mailbox, where it stands and the props it is at; the ether; the
@@ -123,7 +124,8 @@
                     step_cache => true,
                     %% Partial-order reduction (mce_search:reduction/2 says
                     %% when a check cannot use it).
-                    reduction => true}).
+                    reduction => true,
+                    symmetry => false}).
 
 %% @equiv check(Entry, #{})
 -spec check(entry()) -> result().
@@ -657,6 +659,7 @@ option(step_cache, B) when is_boolean(B) -> B;
 option(reduction, B) when is_boolean(B) -> B;
 option(reduction, V) ->
     erlang:error({mcerlang, {bad_option_value, reduction, V, "expected true or false"}});
+option(symmetry, B) when is_boolean(B) -> B;
 option(shortest, B) when is_boolean(B) -> B;
 option(monitor, {M, _} = Mon) when is_atom(M) -> option(monitor, [Mon]);
 option(monitor, Mons) when is_list(Mons) ->

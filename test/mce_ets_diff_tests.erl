@@ -7,17 +7,28 @@
 -module(mce_ets_diff_tests).
 -include_lib("eunit/include/eunit.hrl").
 
+%% The scenarios of tprog_ets, also run by mce_reduction_tests.
+-export([sweeps/0, scenarios/0]).
+
 warm_up_test_() ->
     {timeout, 60, fun() -> mce_translate:ensure(tprog_ets) end}.
 
 sweep_test_() ->
     [{atom_to_list(F), {timeout, 60, fun() -> same_per_call(F) end}}
-     || F <- [sweep_bad_tables, sweep_other_owner, sweep_bad_args, sweep_info, sweep_new]].
+     || F <- sweeps()].
+
+-spec sweeps() -> [atom()].
+sweeps() ->
+    [sweep_bad_tables, sweep_other_owner, sweep_bad_args, sweep_info, sweep_new].
 
 scenario_test_() ->
     [{atom_to_list(F), {timeout, 60, fun() -> mce_otp_harness:same_result(tprog_ets, F) end}}
-     || F <- [whereis_tid, heir_kept, rename, rename_across_steps, undefined_function,
-                ac_tab_env, all_tables, info_of_refs]].
+     || F <- scenarios()].
+
+-spec scenarios() -> [atom()].
+scenarios() ->
+    [whereis_tid, heir_kept, rename, rename_across_steps, undefined_function,
+     ac_tab_env, all_tables, info_of_refs].
 
 %% A system table the model does not hold is refused, naming the table and
 %% where the program touched it; on the real VM it exists.

@@ -8,6 +8,9 @@
 -module(mce_hunt_tests).
 -include_lib("eunit/include/eunit.hrl").
 
+%% The programs compared with the real VM, also run by mce_reduction_tests.
+-export([same_as_vm/0]).
+
 warm_up_test_() ->
     {timeout, 120, fun() -> [mce_translate:ensure(M) || M <- [tprog_hunt1, tprog_hunt2, tprog_hunt3,
                                                                tprog_hunt4, tprog_hunt5, tprog_hunt6, tprog_hunt7, tprog_hunt8, tprog_hunt9, tprog_hunt_kv, tprog_hunt_otp,
@@ -18,6 +21,7 @@ same_as_vm_test_() ->
       {timeout, 60, fun() -> ?assertEqual([real(M, F)], root_results(M, F, Timeouts)) end}}
      || {M, Fs, Timeouts} <- same_as_vm(), F <- Fs].
 
+-spec same_as_vm() -> [{module(), [atom()], any | when_idle}].
 same_as_vm() ->
     [{tprog_hunt1, [pingpong, ring, barrier, mutex, semaphore, bounded, philosophers, priority,
                     timeout_client, trap_restart, monitor_down, demonitor_flush, pdict, guards,

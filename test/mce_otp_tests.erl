@@ -5,6 +5,9 @@
 -module(mce_otp_tests).
 -include_lib("eunit/include/eunit.hrl").
 
+%% The scenarios, also run by mce_reduction_tests.
+-export([scenarios/0]).
+
 warm_up_test_() ->
     {timeout, 120, fun() -> [mce_translate:ensure(M) || M <- [tprog_otp, tprog_sup, tprog_door,
                                                                tprog_event, tprog_gs_names,
@@ -14,14 +17,18 @@ warm_up_test_() ->
 
 differential_test_() ->
     [{atom_to_list(M) ++ ":" ++ atom_to_list(F), fun() -> mce_otp_harness:same_result(M, F) end}
-     || {M, F} <- [{tprog_otp, counter}, {tprog_otp, call_dead}, {tprog_otp, call_crash},
-                   {tprog_otp, init_returns}, {tprog_otp, continue}, {tprog_otp, named},
-                   {tprog_otp, call_timeout_when_idle}, {tprog_otp, app_env}, {tprog_otp, global_names},
-                   {tprog_sup, restart}, {tprog_sup, gives_up}, {tprog_sup, child_api},
-                   {tprog_sup, simple}, {tprog_door, start}, {tprog_event, start},
-                   {tprog_gs_names, via_global}, {tprog_gs_names, via_own}, {tprog_gs_names, hib},
-                   {tprog_gs_names, bare_hibernate}, {tprog_gs_names, enter},
-                   {tprog_gs_names, multi}, {tprog_gs_names, abcast}]].
+     || {M, F} <- scenarios()].
+
+-spec scenarios() -> [{module(), atom()}].
+scenarios() ->
+    [{tprog_otp, counter}, {tprog_otp, call_dead}, {tprog_otp, call_crash},
+     {tprog_otp, init_returns}, {tprog_otp, continue}, {tprog_otp, named},
+     {tprog_otp, call_timeout_when_idle}, {tprog_otp, app_env}, {tprog_otp, global_names},
+     {tprog_sup, restart}, {tprog_sup, gives_up}, {tprog_sup, child_api},
+     {tprog_sup, simple}, {tprog_door, start}, {tprog_event, start},
+     {tprog_gs_names, via_global}, {tprog_gs_names, via_own}, {tprog_gs_names, hib},
+     {tprog_gs_names, bare_hibernate}, {tprog_gs_names, enter},
+     {tprog_gs_names, multi}, {tprog_gs_names, abcast}].
 
 %% examples/counter_server.erl: increments through OTP's gen_server are
 %% never lost; the read-then-write variant loses one.

@@ -12,7 +12,9 @@
 %% must be the real VM's (value, or exception and the function it was
 %% raised in).  Contexts evaluated several times (fun bodies called by
 %% folds, comprehension templates) only get pure subexpressions, so no tag
-%% is waited for twice.
+%% is waited for twice.  Each program is also checked with the reductions
+%% of issue 18 off and on, which must find the same outcomes (the
+%% concurrent programs of mce_reduction_random_tests test more of them).
 -module(mce_random_tests).
 -include_lib("eunit/include/eunit.hrl").
 
@@ -25,6 +27,9 @@ random_programs_test_() ->
      fun({Dir, N}) ->
              [{"p_" ++ integer_to_list(I), {timeout, 60, fun() -> same_outcome(I) end}}
               || I <- lists:seq(1, N), Dir =/= none]
+             ++ [{"p_" ++ integer_to_list(I) ++ " reductions",
+                  {timeout, 60, fun() -> same_with_reductions(I) end}}
+                 || I <- lists:seq(1, N), Dir =/= none]
      end}.
 
 build() ->
@@ -69,13 +74,24 @@ real_exit(F) ->
     after 10000 -> timeout
     end.
 
-checked_exits(F, Seen) when length(Seen) < 4 ->
-    case mcerlang:check({?MODULE_NAME, F, []}, #{treat_as_normal => [normal | Seen]}) of
+%% Issue 18: the same outcomes with the reductions off, with partial-order
+%% reduction alone and with symmetry too (the programs order no pids).
+same_with_reductions(I) ->
+    F = list_to_atom("p_" ++ integer_to_list(I)),
+    Off = checked_exits(F, #{reduction => false, symmetry => false}, []),
+    ?assertEqual(Off, checked_exits(F, #{reduction => true, symmetry => false}, [])),
+    ?assertEqual(Off, checked_exits(F, #{reduction => true, symmetry => true}, [])).
+
+checked_exits(F, Seen) ->
+    checked_exits(F, #{}, Seen).
+
+checked_exits(F, Opts, Seen) when length(Seen) < 4 ->
+    case mcerlang:check({?MODULE_NAME, F, []}, Opts#{treat_as_normal => [normal | Seen]}) of
         {ok, _} -> [outcome(R) || R <- lists:reverse(Seen)];
-        {error, #{violation := {abnormal_exit, _, Reason}}} -> checked_exits(F, [Reason | Seen]);
+        {error, #{violation := {abnormal_exit, _, Reason}}} -> checked_exits(F, Opts, [Reason | Seen]);
         {error, #{violation := deadlock}} -> lists:reverse([deadlock | Seen])
     end;
-checked_exits(_F, Seen) ->
+checked_exits(_F, _Opts, Seen) ->
     lists:reverse(Seen).
 
 %% The value, or the exception and the function that raised it (file

@@ -6,6 +6,8 @@
 %% Shared with mce_translate_bind_tests: how a real and a checked exit
 %% reason are compared.
 -export([strip_location/1]).
+%% The differential programs, also run by mce_reduction_tests.
+-export([diff_cases/0]).
 
 % Translating the test programs (and the library modules they use) on a
 % cold VM takes seconds: done first, under a generous time limit, so the
@@ -18,52 +20,56 @@ warm_up_test_() ->
      end}.
 
 differential_test_() ->
-    Cases = [{diff_nontail, []}, {diff_case_export, []}, {diff_cross_module, []},
-             {diff_selective, []}, {diff_bound_pattern, []}, {diff_after_zero, []},
-             {diff_sum, [4]}, {diff_fun_call, []}, {diff_dynamic_call, []},
-             {diff_block_if, [true]}, {diff_block_if, [false]}, {diff_badarith, []},
-             {diff_nested_args, []}, {diff_receive_in_list, []}, {diff_case_head, []},
-             {diff_andalso, [true]}, {diff_andalso, [false]}, {diff_orelse, []},
-             {diff_andalso_badarg, []}, {diff_lc, []}, {diff_lc_filter_nested, []},
-             {diff_lc_bad_generator, []}, {diff_self_in_receive_guard, []},
-             {diff_self_in_head_guard, []}, {diff_eval_order, []}, {diff_map_record, []},
-             {diff_binop_chain, []}, {diff_fun_arg, []},
-             {diff_blocking_in_case_clause_expr, []},
-             {diff_try_catch_after_resume, []}, {diff_try_of, []},
-             {diff_try_after_once_normal, []}, {diff_try_after_once_exception, []},
-             {diff_try_no_match_reraises, []}, {diff_try_exception_in_of_not_caught, []},
-             {diff_try_class_and_stack, []}, {diff_catch_suspending, []},
-             {diff_nested_try, []}, {diff_try_in_loop, []},
-             {diff_lists_hofs, []}, {diff_lists_filter_sort, []}, {diff_maps_fold, []},
-             {diff_dict_fold, []}, {diff_library_via_variable_fun, []},
-             {diff_library_dynamic_module, []}, {diff_library_pure_fun_stays_direct, []},
-             %% Issue 4: links, trap_exit, exit/2, registry, process dictionary.
-             {diff_trap_exit_child_crash, []}, {diff_link_normal_exit_harmless, []},
-             {diff_exit2_kill_trapping_target, []}, {diff_exit2_normal_ignored, []},
-             {diff_exit2_trapped_becomes_message, []}, {diff_exit2_kills_untrapping, []},
-             {diff_exit_self_normal, []}, {diff_exit_self_kill_uncatchable, []},
-             {diff_exit_self_reason, []}, {diff_exit_self_trapping, []},
-             {diff_link_to_dead, []}, {diff_unlink_stops_cascade, []},
-             {diff_registry, []}, {diff_register_errors, []},
-             {diff_registered_process_dies, []}, {diff_process_dictionary, []},
-             {diff_dictionary_is_per_process, []},
-             {diff_monitor_down_reason, []}, {diff_monitor_dead_process, []},
-             {diff_monitor_by_name, []}, {diff_demonitor_flush, []},
-             {diff_demonitor_active, []}, {diff_refs, []}, {diff_timer_sleep, []},
-             {diff_spawn_variants, []},
-             %% Aliases, timers, unique integers.
-             {diff_alias_send, []}, {diff_alias_reply, []}, {diff_monitor_alias, []},
-             {diff_monitor_alias_down, []}, {diff_send_after, []}, {diff_start_timer, []},
-             {diff_cancel_timer, []}, {diff_cancel_timer_async, []}, {diff_timer_to_name, []},
-             {diff_timer_to_dead_process, []}, {diff_timer_module, []},
-             {diff_unique_integer, []}, {diff_process_info_self, []},
-             {diff_process_info_other, []}, {diff_send3, []},
-             %% ETS
-             {diff_ets_set, []}, {diff_ets_bags, []}, {diff_ets_ordered_set, []},
-             {diff_ets_match_select, []}, {diff_ets_access, []}, {diff_ets_owner_death, []},
-             {diff_ets_heir, []}, {diff_ets_give_away, []}],
     [{atom_to_list(F) ++ "/" ++ integer_to_list(length(A)), fun() -> same_result(F, A) end}
-     || {F, A} <- Cases].
+     || {F, A} <- diff_cases()].
+
+%% The differential programs: {Function of tprog, Arguments}.
+-spec diff_cases() -> [{atom(), list()}].
+diff_cases() ->
+    [{diff_nontail, []}, {diff_case_export, []}, {diff_cross_module, []},
+     {diff_selective, []}, {diff_bound_pattern, []}, {diff_after_zero, []},
+     {diff_sum, [4]}, {diff_fun_call, []}, {diff_dynamic_call, []},
+     {diff_block_if, [true]}, {diff_block_if, [false]}, {diff_badarith, []},
+     {diff_nested_args, []}, {diff_receive_in_list, []}, {diff_case_head, []},
+     {diff_andalso, [true]}, {diff_andalso, [false]}, {diff_orelse, []},
+     {diff_andalso_badarg, []}, {diff_lc, []}, {diff_lc_filter_nested, []},
+     {diff_lc_bad_generator, []}, {diff_self_in_receive_guard, []},
+     {diff_self_in_head_guard, []}, {diff_eval_order, []}, {diff_map_record, []},
+     {diff_binop_chain, []}, {diff_fun_arg, []},
+     {diff_blocking_in_case_clause_expr, []},
+     {diff_try_catch_after_resume, []}, {diff_try_of, []},
+     {diff_try_after_once_normal, []}, {diff_try_after_once_exception, []},
+     {diff_try_no_match_reraises, []}, {diff_try_exception_in_of_not_caught, []},
+     {diff_try_class_and_stack, []}, {diff_catch_suspending, []},
+     {diff_nested_try, []}, {diff_try_in_loop, []},
+     {diff_lists_hofs, []}, {diff_lists_filter_sort, []}, {diff_maps_fold, []},
+     {diff_dict_fold, []}, {diff_library_via_variable_fun, []},
+     {diff_library_dynamic_module, []}, {diff_library_pure_fun_stays_direct, []},
+     %% Issue 4: links, trap_exit, exit/2, registry, process dictionary.
+     {diff_trap_exit_child_crash, []}, {diff_link_normal_exit_harmless, []},
+     {diff_exit2_kill_trapping_target, []}, {diff_exit2_normal_ignored, []},
+     {diff_exit2_trapped_becomes_message, []}, {diff_exit2_kills_untrapping, []},
+     {diff_exit_self_normal, []}, {diff_exit_self_kill_uncatchable, []},
+     {diff_exit_self_reason, []}, {diff_exit_self_trapping, []},
+     {diff_link_to_dead, []}, {diff_unlink_stops_cascade, []},
+     {diff_registry, []}, {diff_register_errors, []},
+     {diff_registered_process_dies, []}, {diff_process_dictionary, []},
+     {diff_dictionary_is_per_process, []},
+     {diff_monitor_down_reason, []}, {diff_monitor_dead_process, []},
+     {diff_monitor_by_name, []}, {diff_demonitor_flush, []},
+     {diff_demonitor_active, []}, {diff_refs, []}, {diff_timer_sleep, []},
+     {diff_spawn_variants, []},
+     %% Aliases, timers, unique integers.
+     {diff_alias_send, []}, {diff_alias_reply, []}, {diff_monitor_alias, []},
+     {diff_monitor_alias_down, []}, {diff_send_after, []}, {diff_start_timer, []},
+     {diff_cancel_timer, []}, {diff_cancel_timer_async, []}, {diff_timer_to_name, []},
+     {diff_timer_to_dead_process, []}, {diff_timer_module, []},
+     {diff_unique_integer, []}, {diff_process_info_self, []},
+     {diff_process_info_other, []}, {diff_send3, []},
+     %% ETS
+     {diff_ets_set, []}, {diff_ets_bags, []}, {diff_ets_ordered_set, []},
+     {diff_ets_match_select, []}, {diff_ets_access, []}, {diff_ets_owner_death, []},
+     {diff_ets_heir, []}, {diff_ets_give_away, []}].
 
 same_result(F, Args) ->
     Real = real_exit(F, Args),

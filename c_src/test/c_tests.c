@@ -24,6 +24,8 @@
 #include "search.h"
 #include "sys_state.h"
 #include "step_cache.h"
+#include "symmetry.h"
+#include "transition.h"
 #include "visited.h"
 
 static unsigned long g_passed, g_failed;
@@ -2499,6 +2501,184 @@ static void test_por_sends(void)
     part_store_free(ps);
 }
 
+/* ------------------------------------------------------------------ */
+/* symmetry (symmetry.c)                                              */
+
+static void bref(etfb *e, uint32_t creator, uint32_t counter)   /* NEWER_REFERENCE_EXT */
+{
+    b8(e, 90);
+    b16(e, 3);
+    batom(e, NODE);
+    b32(e, CREATION);
+    b32(e, counter);
+    b32(e, creator);
+    b32(e, 0);
+}
+
+/* {Tag, Pid} or {Tag, Ref} interned with its keys. */
+static part_id sym_term(trans_ctx *cx, const char *tag, uint32_t pid,
+                        uint32_t ref_creator, uint32_t ref_counter)
+{
+    etfb e;
+    bstart(&e);
+    b8(&e, 104);
+    b8(&e, 2);
+    batom(&e, tag);
+    if (pid != 0)
+        bpid(&e, NODE, pid, 0, CREATION);
+    else
+        bref(&e, ref_creator, ref_counter);
+    term_in t = { e.b, e.n, 0 };
+    return transition_intern_term(cx, &t);
+}
+
+static part_id sym_mailbox(part_store *ps, const part_id *msgs, uint32_t n)
+{
+    int fresh;
+    return part_store_intern(ps, PART_MAILBOX, msgs, 4 * n, NULL, 0, &fresh);
+}
+
+static void sym_ctx(trans_ctx *cx, part_store *ps)
+{
+    memset(cx, 0, sizeof *cx);
+    cx->ps = ps;
+    cx->names.ps = ps;
+    cx->names.nodes.n = 1;
+    cx->names.nodes.names[0] = NODE;
+    cx->names.nodes.lens[0] = strlen(NODE);
+    cx->names.creation = CREATION;
+}
+
+/* A server (pid 1) and two clients: one has asked (its request in the
+** server's mailbox, waiting), the other not yet (init).  `asker' is the
+** pid of the one that asked. */
+static void sym_clients(trans_ctx *cx, sys_state *st, uint32_t asker)
+{
+    part_store *ps = cx->ps;
+    uint32_t other = asker == 2 ? 3 : 2;
+    part_id req = sym_term(cx, "req", asker, 0, 0);
+    proc server = mkproc(1, PROC_WAITING, sym_term(cx, "server", 1, 0, 0),
+                         sym_mailbox(ps, &req, 1));
+    proc a = mkproc(asker, PROC_WAITING, sym_term(cx, "wait", 1, 0, 0),
+                    sym_mailbox(ps, NULL, 0));
+    proc b = mkproc(other, PROC_INIT, sym_term(cx, "client", 1, 0, 0),
+                    sym_mailbox(ps, NULL, 0));
+    memset(st, 0, sizeof *st);
+    CHECK(sys_state_insert(st, &server) >= 0 && sys_state_insert(st, &a) >= 0 &&
+          sys_state_insert(st, &b) >= 0);
+}
+
+static void test_symmetry(void)
+{
+    part_store *ps = part_store_new();
+    symmetry *sy = symmetry_new();
+    CHECK(ps != NULL && sy != NULL);
+    if (ps == NULL || sy == NULL)
+        return;
+    trans_ctx cx;
+    sym_ctx(&cx, ps);
+    int fresh;
+
+    /* Renaming: pids, ref creators, links, monitors, in every term. */
+    part_id msgs[2] = { sym_term(&cx, "req", 3, 0, 0), sym_term(&cx, "ref", 0, 3, 1) };
+    proc p1 = mkproc(1, PROC_WAITING, sym_term(&cx, "server", 1, 0, 0),
+                     sym_mailbox(ps, msgs, 2));
+    proc p2 = mkproc(2, PROC_WAITING, sym_term(&cx, "client", 1, 0, 0),
+                     sym_mailbox(ps, NULL, 0));
+    proc p3 = mkproc(3, PROC_WAITING, sym_term(&cx, "client", 1, 0, 0),
+                     sym_mailbox(ps, NULL, 0));
+    sys_state st;
+    memset(&st, 0, sizeof st);
+    CHECK(sys_state_insert(&st, &p1) >= 0 && sys_state_insert(&st, &p2) >= 0 &&
+          sys_state_insert(&st, &p3) >= 0);
+    CHECK(proc_link_add(&st.procs[1], 3) == 0 && proc_link_add(&st.procs[2], 2) == 0);
+    CHECK(monitor_add(&st.procs[2].mons,
+                      (monitor){ MAKE_KEY(0, 3u << ETF_REF_COUNTER_BITS | 2), 1, 0 }) == 0);
+    CHECK(monitor_add(&st.procs[0].monby,
+                      (monitor){ MAKE_KEY(0, 3u << ETF_REF_COUNTER_BITS | 2), 3, 0 }) == 0);
+    part_id before = sys_state_encode(ps, &st, &fresh);
+    sym_pair swap[2] = { { 2, 3 }, { 3, 2 } };
+    CHECK(symmetry_rename(sy, &cx, &st, swap, 2) == 0);
+    CHECK(st.nprocs == 3 && st.procs[0].pid == 1 && st.procs[1].pid == 2 &&
+          st.procs[2].pid == 3);
+    CHECK(mailbox_at(ps, st.procs[0].mailbox, 0) == sym_term(&cx, "req", 2, 0, 0));
+    CHECK(mailbox_at(ps, st.procs[0].mailbox, 1) == sym_term(&cx, "ref", 0, 2, 1));
+    /* The monitoring client (3) is now 2, its monitor's ref made by 2. */
+    CHECK(st.procs[1].mons.n == 1 && st.procs[2].mons.n == 0 &&
+          st.procs[1].mons.m[0].ref == MAKE_KEY(0, 2u << ETF_REF_COUNTER_BITS | 2) &&
+          st.procs[1].mons.m[0].pid == 1);
+    CHECK(st.procs[0].monby.n == 1 && st.procs[0].monby.m[0].pid == 2);
+    CHECK(st.procs[1].nlinks == 1 && st.procs[1].links[0] == 3);
+    part_id after = sys_state_encode(ps, &st, &fresh);
+    CHECK(after != 0 && after != before);
+    /* A swap is its own inverse. */
+    CHECK(symmetry_rename(sy, &cx, &st, swap, 2) == 0);
+    CHECK(sys_state_encode(ps, &st, &fresh) == before);
+    sys_state_clear(&st);
+
+    /* Canonical: the two states that differ only in which client asked
+    ** get one representative, and it is its own. */
+    sys_state a, b;
+    sym_clients(&cx, &a, 2);
+    sym_clients(&cx, &b, 3);
+    part_id ida = sys_state_encode(ps, &a, &fresh), idb = sys_state_encode(ps, &b, &fresh);
+    CHECK(ida != idb);
+    sym_pair *pa, *pb;
+    uint32_t na, nb;
+    CHECK(symmetry_canon(sy, &cx, &a, &pa, &na) == 0);
+    CHECK(symmetry_canon(sy, &cx, &b, &pb, &nb) == 0);
+    CHECK(sys_state_encode(ps, &a, &fresh) == sys_state_encode(ps, &b, &fresh));
+    CHECK(na != 0 || nb != 0);              /* they differ: one was renamed */
+    free(pa);
+    free(pb);
+    CHECK(symmetry_canon(sy, &cx, &a, &pa, &na) == 0);
+    CHECK(na == 0 && pa == NULL);
+    CHECK(symmetry_max_group(sy) >= 1);
+    sys_state_clear(&a);
+    sys_state_clear(&b);
+
+    /* Ghosts: dead clients named by the server's mailbox are renamed too,
+    ** ordered by where they stand in it.  The server is pid 2 (pid 1, the
+    ** entry process, keeps its number), live clients 3 and 6, the dead
+    ** ones 4 and 5 named in either order: one representative. */
+    part_id roots[2];
+    for (int order = 0; order < 2; order++) {
+        part_id done[2] = { sym_term(&cx, "done", order ? 5 : 4, 0, 0),
+                            sym_term(&cx, "done", order ? 4 : 5, 0, 0) };
+        proc s2 = mkproc(2, PROC_WAITING, sym_term(&cx, "server", 1, 0, 0),
+                         sym_mailbox(ps, done, 2));
+        proc s3 = mkproc(3, PROC_WAITING, sym_term(&cx, "client", 1, 0, 0),
+                         sym_mailbox(ps, NULL, 0));
+        proc s6 = mkproc(6, PROC_WAITING, sym_term(&cx, "client", 1, 0, 0),
+                         sym_mailbox(ps, NULL, 0));
+        memset(&st, 0, sizeof st);
+        CHECK(sys_state_insert(&st, &s2) >= 0 && sys_state_insert(&st, &s3) >= 0 &&
+              sys_state_insert(&st, &s6) >= 0);
+        sym_pair *pg;
+        uint32_t ng;
+        CHECK(symmetry_canon(sy, &cx, &st, &pg, &ng) == 0);
+        free(pg);
+        /* The server is the process whose mailbox holds two messages. */
+        int srv = -1;
+        for (uint32_t i = 0; i < st.nprocs; i++)
+            if (mailbox_length(ps, st.procs[i].mailbox) == 2)
+                srv = (int)i;
+        CHECK(srv >= 0);
+        if (srv >= 0) {
+            const part *f = part_store_get(ps, mailbox_at(ps, st.procs[srv].mailbox, 0));
+            const part *g = part_store_get(ps, mailbox_at(ps, st.procs[srv].mailbox, 1));
+            /* Whichever dead client came first now has the smaller number. */
+            CHECK(f != NULL && g != NULL && f->npids == 1 && g->npids == 1 &&
+                  f->pids[0] < g->pids[0]);
+        }
+        roots[order] = sys_state_encode(ps, &st, &fresh);
+        sys_state_clear(&st);
+    }
+    CHECK(roots[0] != 0 && roots[0] == roots[1]);
+    symmetry_free(sy);
+    part_store_free(ps);
+}
+
 int main(void)
 {
     test_part_store();
@@ -2527,6 +2707,7 @@ int main(void)
     test_step_cache_store();
     test_step_cache_search();
     test_por_step_safe();
+    test_symmetry();
     printf("%lu passed, %lu failed\n", g_passed, g_failed);
     return g_failed != 0;
 }

@@ -1,0 +1,1248 @@
+/*
+** symmetry.c: the representative of a state's orbit under pid permutation
+** (see symmetry.h for why a renaming is an automorphism and what the user
+** asserts).  Owns the pid-free signatures of processes (memoised per term
+** part), the choice of the renaming, and applying a renaming to a whole
+** state: process records, every term, the ether, node monitors, ETS tables,
+** timers.
+**
+** The representative, after Ip & Dill's scalarset normalisation in Murphi:
+**  1. each live process gets a signature free of pid numbers: status,
+**     flags, node, the hashes of its continuation, dictionary, mailbox and
+**     name with every simulated pid and ref creator masked, and the counts
+**     of its links, monitors and aliases;
+**  2. one round of refinement: the signature is combined with those of the
+**     processes its terms name, in order of occurrence (links and monitors
+**     as multisets, their order being pid order);
+**  3. the processes of each node are ordered by class (class_of), then
+**     signature, ties broken by the first occurrence of their pid in a
+**     walk of the state (so "the first client in the server's mailbox"
+**     gets the smaller number whichever client it is), then by old pid;
+**  4. the i-th process of a node takes the i-th smallest number no fixed
+**     pid holds; the numbers not in use follow in order (node_pairs).
+** Dead processes still named by terms (ghosts) are of the plain class; the
+** entry process, pids of 2^14 and more, and processes whose pids or refs
+** an ETS table or a map holds keep their numbers (see where each is set).
+*/
+#include "symmetry.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+#include "etf_scan.h"
+
+/* A term part's pid-free hash and the keys it names, in order of
+** occurrence (pids, and refs tagged ETF_REF_TAG), memoised by part id:
+** terms recur across states. */
+typedef struct term_info {
+    uint64_t hash;
+    uint32_t off, n;    /* keys[off .. off+n) */
+    uint32_t moff, mn;  /* mkeys[moff .. moff+mn): those inside maps */
+    uint8_t done;
+} term_info;
+
+struct symmetry {
+    term_info *info;
+    size_t capinfo;
+    uint32_t *keys;
+    size_t nkeys, capkeys;
+    uint32_t *mkeys;
+    size_t nmkeys, capmkeys;
+    uint8_t *buf;       /* scratch copy of a term's bytes */
+    size_t capbuf;
+    uint32_t *ids;      /* scratch vector of part ids */
+    size_t capids;
+    uint64_t renamed;
+    uint32_t max_group;
+};
+
+/* The group leader word of a process record is the leader's key xor'ed
+** with the default's, the first node's `user' (mce_rt_procs). */
+#define DEFAULT_GL_KEY MAKE_KEY(0, 0xfffffeu)
+/* The entry process: mce_search:run/2 starts the search with pid 1. */
+#define ENTRY_KEY MAKE_KEY(0, 1u)
+
+symmetry *symmetry_new(void)
+{
+    return calloc(1, sizeof(symmetry));
+}
+
+void symmetry_free(symmetry *sy)
+{
+    if (sy == NULL)
+        return;
+    free(sy->info);
+    free(sy->keys);
+    free(sy->mkeys);
+    free(sy->buf);
+    free(sy->ids);
+    free(sy);
+}
+
+size_t symmetry_bytes(const symmetry *sy)
+{
+    return sizeof *sy + sy->capinfo * sizeof *sy->info +
+           (sy->capkeys + sy->capmkeys) * sizeof *sy->keys + sy->capbuf +
+           sy->capids * sizeof *sy->ids;
+}
+
+uint64_t symmetry_renamed(const symmetry *sy)
+{
+    return sy->renamed;
+}
+
+uint32_t symmetry_max_group(const symmetry *sy)
+{
+    return sy->max_group;
+}
+
+static int grow(void **p, size_t *cap, size_t need, size_t size)
+{
+    if (need <= *cap)
+        return 0;
+    size_t ncap = *cap ? *cap : 16;
+    while (ncap < need)
+        ncap *= 2;
+    void *grown = realloc(*p, ncap * size);
+    if (grown == NULL)
+        return -1;
+    *p = grown;
+    *cap = ncap;
+    return 0;
+}
+
+/* qsort, which may not be given NULL even for no elements. */
+static void sort(void *base, size_t n, size_t size,
+                 int (*cmp)(const void *, const void *))
+{
+    if (n > 1)
+        qsort(base, n, size, cmp);
+}
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+    uint64_t w[2] = { h, v };
+    return XXH3_64bits(w, sizeof w);
+}
+
+static void put_be32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)(v >> 24);
+    p[1] = (uint8_t)(v >> 16);
+    p[2] = (uint8_t)(v >> 8);
+    p[3] = (uint8_t)v;
+}
+
+/*
+** Step 1: the pid-free hash of a term.
+*/
+
+static int mask_visit(void *ctx, uint32_t key, uint8_t *word, int in_map)
+{
+    symmetry *sy = ctx;
+    if (grow((void **)&sy->keys, &sy->capkeys, sy->nkeys + 1, sizeof *sy->keys))
+        return -1;
+    sy->keys[sy->nkeys++] = key;
+    if (in_map) {
+        if (grow((void **)&sy->mkeys, &sy->capmkeys, sy->nmkeys + 1, sizeof *sy->mkeys))
+            return -1;
+        sy->mkeys[sy->nmkeys++] = key;
+    }
+    put_be32(word, 0);
+    return 0;
+}
+
+/* realloc leaves new memory uninitialised: the memo's `done' flags must
+** be clear for ids never seen, so new slots are zeroed as the table grows. */
+static int info_reserve(symmetry *sy, part_id id)
+{
+    size_t old = sy->capinfo;
+    if (grow((void **)&sy->info, &sy->capinfo, (size_t)id + 1, sizeof *sy->info))
+        return -1;
+    if (sy->capinfo > old)
+        memset(sy->info + old, 0, (sy->capinfo - old) * sizeof *sy->info);
+    return 0;
+}
+
+/* The memo entry of term part id (a static empty one for 0); NULL when out
+** of memory or not a term.  Valid until the next call (sy->info grows). */
+static const term_info *term_of(symmetry *sy, const trans_ctx *cx, part_id id)
+{
+    static const term_info none = { 0, 0, 0, 0, 0, 1 };
+    if (id == 0)
+        return &none;
+    if (info_reserve(sy, id) != 0)
+        return NULL;
+    if (sy->info[id].done)
+        return &sy->info[id];
+    const part *p = part_store_get(cx->ps, id);
+    if (p == NULL || p->kind != PART_TERM)
+        return NULL;
+    term_info ti = { 0, (uint32_t)sy->nkeys, 0, (uint32_t)sy->nmkeys, 0, 1 };
+    if (p->npids == 0) {
+        ti.hash = XXH3_64bits(p->data, p->len);
+    } else {
+        if (grow((void **)&sy->buf, &sy->capbuf, p->len, 1))
+            return NULL;
+        memcpy(sy->buf, p->data, p->len);
+        size_t before = sy->nkeys, mbefore = sy->nmkeys;
+        if (etf_walk_keys(sy->buf, p->len, &cx->names.nodes, cx->names.creation,
+                          mask_visit, sy) != 0) {
+            sy->nkeys = before;
+            sy->nmkeys = mbefore;
+            return NULL;
+        }
+        ti.hash = XXH3_64bits(sy->buf, p->len);
+        ti.n = (uint32_t)(sy->nkeys - before);
+        ti.mn = (uint32_t)(sy->nmkeys - mbefore);
+    }
+    sy->info[id] = ti;
+    return &sy->info[id];
+}
+
+/*
+** Steps 1-3: signatures and the order.
+*/
+
+/* A pid that takes part: a live process (index < the state's nprocs) or a
+** ghost, a dead process's pid still named by some term (its number is in
+** use, so it may trade places with any other number in use: the set of
+** numbers in use, all least-fresh numbering looks at, stays the same). */
+typedef struct cand {
+    uint32_t idx;       /* process index, or nprocs + ghost index;
+                           UINT32_MAX: fixed */
+    uint32_t node;
+    uint64_t cls;       /* the class it may trade places within */
+    uint64_t sig1, sig2;
+    uint32_t rank;      /* first occurrence in the walk, UINT32_MAX: none */
+    uint32_t pid;
+} cand;
+
+typedef struct canon_ctx {
+    symmetry *sy;
+    const trans_ctx *cx;
+    const sys_state *st;
+    cand *c;            /* live processes by index, then the ghosts */
+    uint32_t *ghosts;   /* the ghosts' keys, sorted */
+    uint32_t nghosts;
+    uint32_t self;      /* the process whose terms are being hashed */
+} canon_ctx;
+
+/* Whether candidate i takes part. */
+static int is_cand(const canon_ctx *k, int i)
+{
+    return i >= 0 && k->c[i].idx != UINT32_MAX;
+}
+
+/* The candidate index of pid key pk, or -1. */
+static int find(const canon_ctx *k, uint32_t pk)
+{
+    int i = sys_state_find(k->st, pk);
+    if (i >= 0)
+        return i;
+    uint32_t lo = 0, hi = k->nghosts;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (k->ghosts[mid] < pk)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < k->nghosts && k->ghosts[lo] == pk ? (int)(k->st->nprocs + lo) : -1;
+}
+
+/* The refined value of a key process `self` names: a candidate by its
+** signature (or as itself), any other key as it is. */
+static uint64_t key_value(const canon_ctx *k, uint32_t key)
+{
+    int is_ref = (key & ETF_REF_TAG) != 0;
+    uint32_t pk = key & ~ETF_REF_TAG, counter = 0;
+    if (is_ref) {
+        uint32_t num = KEY_NUM(pk);
+        counter = num & (ETF_REF_COUNTER_LIMIT - 1);
+        pk = MAKE_KEY(KEY_NODE(pk), num >> ETF_REF_COUNTER_BITS);
+        if (KEY_NUM(pk) == 0)
+            return mix(4, key);
+    }
+    int i = find(k, pk);
+    if (!is_cand(k, i))
+        return mix(is_ref ? 4 : 2, key);
+    uint64_t who = (uint32_t)i == k->self ? 1 : mix(3, k->c[i].sig1);
+    return mix(mix(who, is_ref), counter);
+}
+
+static uint64_t term_refined(canon_ctx *k, part_id id, int *err)
+{
+    const term_info *ti = term_of(k->sy, k->cx, id);
+    if (ti == NULL) {
+        *err = 1;
+        return 0;
+    }
+    uint64_t h = ti->hash;
+    for (uint32_t j = 0; j < ti->n; j++)
+        h = mix(h, key_value(k, k->sy->keys[ti->off + j]));
+    return h;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The hash of a multiset of values (sorted first: links and monitors are
+** kept in pid or ref order, which is no property of the process). */
+static uint64_t multiset(uint64_t *v, uint32_t n)
+{
+    sort(v, n, sizeof *v, cmp_u64);
+    uint64_t h = n;
+    for (uint32_t j = 0; j < n; j++)
+        h = mix(h, v[j]);
+    return h;
+}
+
+static uint64_t monitors_refined(canon_ctx *k, const monitor_set *ms, int pids,
+                                 uint64_t *tmp, int *err)
+{
+    for (uint32_t j = 0; j < ms->n; j++) {
+        uint64_t h = key_value(k, ms->m[j].ref | ETF_REF_TAG);
+        if (pids)
+            h = mix(h, key_value(k, ms->m[j].pid));
+        else
+            h = mix(h, ms->m[j].pid);   /* alias mode */
+        if (ms->m[j].item != 0 && pids)
+            h = mix(h, term_refined(k, ms->m[j].item, err));
+        tmp[j] = h;
+    }
+    return multiset(tmp, ms->n);
+}
+
+static uint64_t sig1_of(canon_ctx *k, const proc *p, int *err)
+{
+    symmetry *sy = k->sy;
+    const trans_ctx *cx = k->cx;
+    uint64_t h = mix(mix(p->status, p->flags), KEY_NODE(p->pid));
+    const term_info *t;
+    part_id terms[3] = { p->cont, p->dict, p->name };
+    for (int j = 0; j < 3; j++) {
+        if ((t = term_of(sy, cx, terms[j])) == NULL) {
+            *err = 1;
+            return 0;
+        }
+        h = mix(h, t->hash);
+    }
+    uint32_t n = mailbox_length(cx->ps, p->mailbox);
+    h = mix(h, n);
+    for (uint32_t j = 0; j < n; j++) {
+        if ((t = term_of(sy, cx, mailbox_at(cx->ps, p->mailbox, j))) == NULL) {
+            *err = 1;
+            return 0;
+        }
+        h = mix(h, t->hash);
+    }
+    h = mix(h, (uint64_t)p->nlinks << 32 | p->mons.n);
+    h = mix(h, (uint64_t)p->monby.n << 32 | p->aliases.n);
+    return mix(h, p->gl != 0);
+}
+
+/* Whether an initial call is proc_lib's ({'mce$proc_lib', init_p, _}, as
+** the runtime spawns OTP processes): such a process writes
+** '$initial_call' and '$ancestors' into its dictionary when it starts. */
+static int by_proc_lib(const part_store *ps, part_id cont)
+{
+    static const char *const names[2] = { "mce$proc_lib", "proc_lib" };
+    const part *c = part_store_get(ps, cont);
+    if (c == NULL || c->len < 5 || c->data[1] != 104 || c->data[2] != 3)
+        return 0;
+    const uint8_t *a = c->data + 3;
+    size_t len, at;
+    if (a[0] == 100 || a[0] == 118) {
+        len = (size_t)a[1] << 8 | a[2];
+        at = 3;
+    } else if (a[0] == 115 || a[0] == 119) {
+        len = a[1];
+        at = 2;
+    } else {
+        return 0;
+    }
+    if (3 + at + len > c->len)
+        return 0;
+    for (int j = 0; j < 2; j++)
+        if (strlen(names[j]) == len && memcmp(a + at, names[j], len) == 0)
+            return 1;
+    return 0;
+}
+
+/* The class of a process: only processes of one class trade places.  A
+** scalarset in Ip & Dill's sense is a set of processes spawned by the same
+** code; the state does not keep how a process was spawned, so the class
+** is what of it lasts in the process: its node, registered name and
+** dictionary (proc_lib keeps '$initial_call' and '$ancestors' there),
+** pid-free, and for a process proc_lib has spawned but that has not run
+** yet, its initial call (the dictionary it is about to write).  Trading places between processes of different roles would be
+** sound too, but a role's pid then depends on the path to the state (the
+** refs a process leaves behind keep its number after it dies), so states
+** that differ only in that would be stored apart. */
+static uint64_t class_of(canon_ctx *k, const proc *p, int *err)
+{
+    const term_info *d = term_of(k->sy, k->cx, p->dict);
+    if (d == NULL) {
+        *err = 1;
+        return 0;
+    }
+    uint64_t h = mix(KEY_NODE(p->pid), d->hash);
+    if (p->status == PROC_INIT && by_proc_lib(k->cx->ps, p->cont)) {
+        const term_info *c = term_of(k->sy, k->cx, p->cont);
+        if (c == NULL) {
+            *err = 1;
+            return 0;
+        }
+        h = mix(h, c->hash);
+    }
+    const term_info *nm = term_of(k->sy, k->cx, p->name);
+    if (nm == NULL) {
+        *err = 1;
+        return 0;
+    }
+    return mix(h, nm->hash);
+}
+
+static uint64_t sig2_of(canon_ctx *k, uint32_t i, uint64_t *tmp, int *err)
+{
+    const proc *p = &k->st->procs[i];
+    k->self = i;
+    uint64_t h = k->c[i].sig1;
+    h = mix(h, term_refined(k, p->cont, err));
+    h = mix(h, term_refined(k, p->dict, err));
+    uint32_t n = mailbox_length(k->cx->ps, p->mailbox);
+    for (uint32_t j = 0; j < n; j++)
+        h = mix(h, term_refined(k, mailbox_at(k->cx->ps, p->mailbox, j), err));
+    for (uint32_t j = 0; j < p->nlinks; j++)
+        tmp[j] = key_value(k, p->links[j]);
+    h = mix(h, multiset(tmp, p->nlinks));
+    h = mix(h, monitors_refined(k, &p->mons, 1, tmp, err));
+    h = mix(h, monitors_refined(k, &p->monby, 1, tmp, err));
+    h = mix(h, monitors_refined(k, &p->aliases, 0, tmp, err));
+    if (p->gl != 0)
+        h = mix(h, key_value(k, p->gl ^ DEFAULT_GL_KEY));
+    return h;
+}
+
+static int cmp_sig1(const void *a, const void *b)
+{
+    const cand *x = a, *y = b;
+    if (x->node != y->node)
+        return x->node < y->node ? -1 : 1;
+    if (x->sig1 != y->sig1)
+        return x->sig1 < y->sig1 ? -1 : 1;
+    return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+/* The walk order: by refined signature, then old pid. */
+static int cmp_walk(const void *a, const void *b)
+{
+    const cand *x = a, *y = b;
+    if (x->sig2 != y->sig2)
+        return x->sig2 < y->sig2 ? -1 : 1;
+    return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+static int cmp_final(const void *a, const void *b)
+{
+    const cand *x = a, *y = b;
+    if (x->node != y->node)
+        return x->node < y->node ? -1 : 1;
+    if (x->cls != y->cls)
+        return x->cls < y->cls ? -1 : 1;
+    if (x->sig2 != y->sig2)
+        return x->sig2 < y->sig2 ? -1 : 1;
+    if (x->rank != y->rank)
+        return x->rank < y->rank ? -1 : 1;
+    return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+/* Step 3's walk: ranks the candidates named by the terms of process i. */
+static void rank_term(canon_ctx *k, part_id id, uint32_t *next, int *err)
+{
+    const term_info *ti = term_of(k->sy, k->cx, id);
+    if (ti == NULL) {
+        *err = 1;
+        return;
+    }
+    for (uint32_t j = 0; j < ti->n; j++) {
+        uint32_t key = k->sy->keys[ti->off + j], pk = key & ~ETF_REF_TAG;
+        if (key & ETF_REF_TAG)
+            pk = MAKE_KEY(KEY_NODE(pk), KEY_NUM(pk) >> ETF_REF_COUNTER_BITS);
+        int q = find(k, pk);
+        if (is_cand(k, q) && (uint32_t)q != k->self && k->c[q].rank == UINT32_MAX)
+            k->c[q].rank = (*next)++;
+    }
+}
+
+static int cmp_pair(const void *a, const void *b)
+{
+    const sym_pair *x = a, *y = b;
+    return x->from < y->from ? -1 : x->from > y->from;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Marks as fixed the processes whose pid or refs occur inside a map of
+** the term: renaming them would unsort its keys (see etf_walk_keys), and
+** the bytes would differ from those the VM writes for the renamed term, so
+** the same state would be stored twice. */
+static void pin_map_keys(canon_ctx *k, part_id id, int *err)
+{
+    const term_info *ti = term_of(k->sy, k->cx, id);
+    if (ti == NULL) {
+        *err = 1;
+        return;
+    }
+    for (uint32_t j = 0; j < ti->mn; j++) {
+        uint32_t key = k->sy->mkeys[ti->moff + j], pk = key & ~ETF_REF_TAG;
+        if (key & ETF_REF_TAG)
+            pk = MAKE_KEY(KEY_NODE(pk), KEY_NUM(pk) >> ETF_REF_COUNTER_BITS);
+        int q = find(k, pk);
+        if (q >= 0)
+            k->c[q].idx = UINT32_MAX;
+    }
+}
+
+static void pin_maps(canon_ctx *k, int *err)
+{
+    const sys_state *st = k->st;
+    const part_store *ps = k->cx->ps;
+    for (uint32_t i = 0; i < st->nprocs && !*err; i++) {
+        const proc *p = &st->procs[i];
+        pin_map_keys(k, p->cont, err);
+        pin_map_keys(k, p->dict, err);
+        uint32_t m = mailbox_length(ps, p->mailbox);
+        for (uint32_t j = 0; j < m && !*err; j++)
+            pin_map_keys(k, mailbox_at(ps, p->mailbox, j), err);
+    }
+    for (uint32_t i = 0; i < st->nchans && !*err; i++) {
+        uint32_t m = mailbox_length(ps, st->chans[i].queue);
+        for (uint32_t j = 0; j < m && !*err; j++) {
+            uint32_t sig[4], env[4];
+            part_id id = mailbox_at(ps, st->chans[i].queue, j);
+            if (envelope_get(ps, id, env) == 0)
+                id = env[3];
+            if (signal_get(ps, id, sig) != 0)
+                continue;
+            if (sig[0] == SIG_MSG || sig[0] == SIG_EXIT || sig[0] == SIG_ALIAS_MSG)
+                pin_map_keys(k, sig[1], err);
+            else if (sig[0] == SIG_DOWN)
+                pin_map_keys(k, sig[3], err);
+        }
+    }
+    if (!*err)
+        pin_map_keys(k, st->app_env, err);
+}
+
+/* Marks as fixed the processes whose pid or refs the term names. */
+static void pin_term(canon_ctx *k, part_id id)
+{
+    const part *p = id ? part_store_get(k->cx->ps, id) : NULL;
+    for (uint32_t j = 0; p != NULL && j < p->npids; j++) {
+        uint32_t pk = p->pids[j] & ~ETF_REF_TAG;
+        if (p->pids[j] & ETF_REF_TAG)
+            pk = MAKE_KEY(KEY_NODE(pk), KEY_NUM(pk) >> ETF_REF_COUNTER_BITS);
+        int q = find(k, pk);
+        if (q >= 0)
+            k->c[q].idx = UINT32_MAX;
+    }
+}
+
+/* Ghost gathering: every pid key term part id names that no live process
+** has, with a number that may be renamed. */
+static int gather_term(canon_ctx *k, part_id id, uint32_t **keys, size_t *n,
+                       size_t *cap)
+{
+    const part *p = id ? part_store_get(k->cx->ps, id) : NULL;
+    for (uint32_t j = 0; p != NULL && j < p->npids; j++) {
+        uint32_t key = p->pids[j];
+        uint32_t num = KEY_NUM(key);
+        if ((key & ETF_REF_TAG) || num == 0 || num >= ETF_REF_CREATOR_LIMIT ||
+            sys_state_find(k->st, key) >= 0)
+            continue;
+        if (grow((void **)keys, cap, *n + 1, sizeof **keys))
+            return -1;
+        (*keys)[(*n)++] = key;
+    }
+    return 0;
+}
+
+static int gather_ghosts(canon_ctx *k)
+{
+    const sys_state *st = k->st;
+    const part_store *ps = k->cx->ps;
+    uint32_t *keys = NULL;
+    size_t n = 0, cap = 0;
+    int err = 0;
+    for (uint32_t i = 0; i < st->nprocs && !err; i++) {
+        const proc *p = &st->procs[i];
+        err = gather_term(k, p->cont, &keys, &n, &cap) ||
+              gather_term(k, p->dict, &keys, &n, &cap);
+        uint32_t m = mailbox_length(ps, p->mailbox);
+        for (uint32_t j = 0; j < m && !err; j++)
+            err = gather_term(k, mailbox_at(ps, p->mailbox, j), &keys, &n, &cap);
+    }
+    for (uint32_t i = 0; i < st->nchans && !err; i++) {
+        uint32_t m = mailbox_length(ps, st->chans[i].queue);
+        for (uint32_t j = 0; j < m && !err; j++) {
+            uint32_t sig[4], env[4];
+            part_id id = mailbox_at(ps, st->chans[i].queue, j);
+            if (envelope_get(ps, id, env) == 0)
+                id = env[3];
+            if (signal_get(ps, id, sig) != 0)
+                continue;
+            if (sig[0] == SIG_MSG || sig[0] == SIG_EXIT || sig[0] == SIG_ALIAS_MSG)
+                err = gather_term(k, sig[1], &keys, &n, &cap);
+            else if (sig[0] == SIG_DOWN)
+                err = gather_term(k, sig[3], &keys, &n, &cap);
+        }
+    }
+    if (!err)
+        err = gather_term(k, st->app_env, &keys, &n, &cap);
+    if (err) {
+        free(keys);
+        return -1;
+    }
+    sort(keys, n, sizeof *keys, cmp_u32);
+    size_t u = 0;
+    for (size_t j = 0; j < n; j++)
+        if (u == 0 || keys[u - 1] != keys[j])
+            keys[u++] = keys[j];
+    k->ghosts = keys;
+    k->nghosts = (uint32_t)u;
+    return 0;
+}
+
+static void rank_proc(canon_ctx *k, uint32_t i, uint32_t *next, int *err)
+{
+    const proc *p = &k->st->procs[i];
+    k->self = i;
+    rank_term(k, p->cont, next, err);
+    rank_term(k, p->dict, next, err);
+    uint32_t m = mailbox_length(k->cx->ps, p->mailbox);
+    for (uint32_t j = 0; j < m && !*err; j++)
+        rank_term(k, mailbox_at(k->cx->ps, p->mailbox, j), next, err);
+}
+
+/* Every pid key of the state with a number that could be renamed (1 to
+** ETF_REF_CREATOR_LIMIT - 1), sorted, unique: the numbers in use. */
+static int push_key(uint32_t **keys, size_t *n, size_t *cap, uint32_t key)
+{
+    uint32_t num = KEY_NUM(key);
+    if ((key & ETF_REF_TAG) || num == 0 || num >= ETF_REF_CREATOR_LIMIT)
+        return 0;
+    if (grow((void **)keys, cap, *n + 1, sizeof **keys))
+        return -1;
+    (*keys)[(*n)++] = key;
+    return 0;
+}
+
+static int push_term_keys(const part_store *ps, part_id id, uint32_t **keys,
+                          size_t *n, size_t *cap)
+{
+    const part *p = id ? part_store_get(ps, id) : NULL;
+    for (uint32_t j = 0; p != NULL && j < p->npids; j++)
+        if (push_key(keys, n, cap, p->pids[j]) != 0)
+            return -1;
+    return 0;
+}
+
+static int used_keys(const canon_ctx *k, uint32_t **out, size_t *nout)
+{
+    const sys_state *st = k->st;
+    const part_store *ps = k->cx->ps;
+    uint32_t *keys = NULL;
+    size_t n = 0, cap = 0;
+    int err = 0;
+    for (uint32_t i = 0; i < st->nprocs && !err; i++) {
+        const proc *p = &st->procs[i];
+        err |= push_key(&keys, &n, &cap, p->pid);
+        for (uint32_t j = 0; j < p->nlinks; j++)
+            err |= push_key(&keys, &n, &cap, p->links[j]);
+        for (uint32_t j = 0; j < p->mons.n; j++)
+            err |= push_key(&keys, &n, &cap, p->mons.m[j].pid) |
+                   push_term_keys(ps, p->mons.m[j].item, &keys, &n, &cap);
+        for (uint32_t j = 0; j < p->monby.n; j++)
+            err |= push_key(&keys, &n, &cap, p->monby.m[j].pid) |
+                   push_term_keys(ps, p->monby.m[j].item, &keys, &n, &cap);
+        if (p->gl != 0)
+            err |= push_key(&keys, &n, &cap, p->gl ^ DEFAULT_GL_KEY);
+        err |= push_term_keys(ps, p->cont, &keys, &n, &cap) |
+               push_term_keys(ps, p->dict, &keys, &n, &cap) |
+               push_term_keys(ps, p->name, &keys, &n, &cap);
+        uint32_t m = mailbox_length(ps, p->mailbox);
+        for (uint32_t j = 0; j < m; j++)
+            err |= push_term_keys(ps, mailbox_at(ps, p->mailbox, j), &keys, &n, &cap);
+    }
+    for (uint32_t i = 0; i < st->nchans && !err; i++) {
+        const channel *c = &st->chans[i];
+        if (!(c->from & KEY_TIMER))
+            err |= push_key(&keys, &n, &cap, c->from);
+        err |= push_key(&keys, &n, &cap, c->to);
+        uint32_t m = mailbox_length(ps, c->queue);
+        for (uint32_t j = 0; j < m; j++) {
+            uint32_t sig[4], env[4];
+            part_id id = mailbox_at(ps, c->queue, j);
+            if (envelope_get(ps, id, env) == 0) {
+                err |= push_key(&keys, &n, &cap, env[0]) | push_key(&keys, &n, &cap, env[1]);
+                id = env[3];
+            }
+            if (signal_get(ps, id, sig) != 0)
+                continue;
+            if (sig[0] == SIG_MSG || sig[0] == SIG_EXIT || sig[0] == SIG_ALIAS_MSG)
+                err |= push_term_keys(ps, sig[1], &keys, &n, &cap);
+            else if (sig[0] == SIG_MONITOR)
+                err |= push_term_keys(ps, sig[2], &keys, &n, &cap);
+            else if (sig[0] == SIG_DOWN)
+                err |= push_term_keys(ps, sig[2], &keys, &n, &cap) |
+                       push_term_keys(ps, sig[3], &keys, &n, &cap);
+        }
+    }
+    for (uint32_t i = 0; i < st->nnodemons && !err; i++)
+        err |= push_key(&keys, &n, &cap, st->nodemons[i].pid);
+    for (uint32_t i = 0; i < st->ntables && !err; i++) {
+        const ets_table *t = &st->tables[i];
+        err |= push_key(&keys, &n, &cap, t->owner);
+        if (t->heir != 0)
+            err |= push_key(&keys, &n, &cap, t->heir);
+        err |= push_term_keys(ps, t->data, &keys, &n, &cap) |
+               push_term_keys(ps, t->heir_data, &keys, &n, &cap);
+    }
+    if (!err)
+        err |= push_term_keys(ps, st->app_env, &keys, &n, &cap) |
+               push_term_keys(ps, st->observer, &keys, &n, &cap);
+    if (err) {
+        free(keys);
+        return -1;
+    }
+    sort(keys, n, sizeof *keys, cmp_u32);
+    size_t u = 0;
+    for (size_t j = 0; j < n; j++)
+        if (u == 0 || keys[u - 1] != keys[j])
+            keys[u++] = keys[j];
+    *out = keys;
+    *nout = u;
+    return 0;
+}
+
+static int in_sorted(const uint32_t *v, size_t n, uint32_t x)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v[mid] < x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && v[lo] == x;
+}
+
+static int add_pair(sym_pair **pairs, uint32_t *np, size_t *cap, uint32_t from,
+                    uint32_t to)
+{
+    if (from == to)
+        return 0;
+    if (grow((void **)pairs, cap, (size_t)*np + 1, sizeof **pairs))
+        return -1;
+    (*pairs)[(*np)++] = (sym_pair){ from, to };
+    return 0;
+}
+
+/* The renaming of one node's numbers: the candidates in `ord' (m of them,
+** in their final order) take the smallest numbers no fixed key uses; the
+** other numbers up to the largest involved that no fixed key uses (free,
+** or used by nothing the search saw) map in order onto those left.  A
+** bijection of [1, max], fixed keys kept, free numbers in order. */
+static int node_pairs(const cand *ord, uint32_t m, const uint32_t *used,
+                      size_t nused, sym_pair **pairs, uint32_t *np, size_t *cap)
+{
+    uint32_t node = ord[0].node;
+    uint32_t *u = malloc(m * sizeof *u), *t = malloc(m * sizeof *t);
+    int err = u == NULL || t == NULL;
+    uint32_t max = 0;
+    for (uint32_t j = 0; j < m && !err; j++) {
+        u[j] = KEY_NUM(ord[j].pid);
+        max = u[j] > max ? u[j] : max;
+    }
+    if (!err)
+        sort(u, m, sizeof *u, cmp_u32);
+    /* fixed: used by a key of this node that is no candidate. */
+#define FIXED(x) (in_sorted(used, nused, MAKE_KEY(node, (x))) && !in_sorted(u, m, (x)))
+    uint32_t x = 1;
+    for (uint32_t j = 0; j < m && !err; j++) {
+        while (FIXED(x))
+            x++;
+        t[j] = x++;
+        max = t[j] > max ? t[j] : max;
+    }
+    for (uint32_t j = 0; j < m && !err; j++)
+        err = add_pair(pairs, np, cap, ord[j].pid, MAKE_KEY(node, t[j]));
+    /* The rest of [1, max]: A (neither fixed nor a candidate's) onto B
+    ** (neither fixed nor a target), in order.  t ascends. */
+    uint32_t ai = 1, bi = 1;
+    while (!err) {
+        while (ai <= max && (FIXED(ai) || in_sorted(u, m, ai)))
+            ai++;
+        while (bi <= max && (FIXED(bi) || in_sorted(t, m, bi)))
+            bi++;
+        if (ai > max || bi > max)
+            break;
+        err = add_pair(pairs, np, cap, MAKE_KEY(node, ai), MAKE_KEY(node, bi));
+        ai++;
+        bi++;
+    }
+#undef FIXED
+    free(u);
+    free(t);
+    return err ? -1 : 0;
+}
+
+int symmetry_canon(symmetry *sy, trans_ctx *cx, sys_state *st,
+                   sym_pair **perm, uint32_t *nperm)
+{
+    *perm = NULL;
+    *nperm = 0;
+    uint32_t n = st->nprocs;
+    if (n == 0)
+        return 0;
+    int err = 0;
+    canon_ctx k = { sy, cx, st, NULL, NULL, 0, UINT32_MAX };
+    cand *c = NULL, *order = NULL;
+    uint64_t *tmp = NULL;
+    sym_pair *pairs = NULL;
+    size_t cappairs = 0;
+    uint32_t *nums = NULL, *used = NULL;
+    size_t nused = 0;
+    if (gather_ghosts(&k) != 0) {
+        err = 1;
+        goto done;
+    }
+    uint32_t total = n + k.nghosts;
+    c = malloc(total * sizeof *c);
+    order = malloc(total * sizeof *order);
+    uint32_t maxsets = 1;
+    for (uint32_t i = 0; i < n; i++) {
+        const proc *p = &st->procs[i];
+        uint32_t m = p->nlinks;
+        m = p->mons.n > m ? p->mons.n : m;
+        m = p->monby.n > m ? p->monby.n : m;
+        m = p->aliases.n > m ? p->aliases.n : m;
+        maxsets = m > maxsets ? m : maxsets;
+    }
+    tmp = malloc(maxsets * sizeof *tmp);
+    if (c == NULL || order == NULL || tmp == NULL) {
+        err = 1;
+        goto done;
+    }
+    k.c = c;
+    for (uint32_t i = 0; i < total; i++) {
+        uint32_t key = i < n ? st->procs[i].pid : k.ghosts[i - n];
+        uint32_t num = KEY_NUM(key);
+        /* The entry process (the first node's pid 1, mce_search starts it)
+        ** is a role of its own, spawned by no code another process runs:
+        ** letting it trade places with plain spawns would only make its
+        ** number depend on the path (see class_of). */
+        int fixed = num == 0 || num >= ETF_REF_CREATOR_LIMIT || key == ENTRY_KEY;
+        c[i] = (cand){ .idx = fixed ? UINT32_MAX : i,
+                       .node = KEY_NODE(key), .rank = UINT32_MAX, .pid = key };
+    }
+    for (uint32_t t = 0; t < st->ntables; t++) {
+        pin_term(&k, st->tables[t].data);
+        pin_term(&k, st->tables[t].heir_data);
+    }
+    pin_maps(&k, &err);
+    if (err)
+        goto done;
+    /* Step 1; the largest group of one signature is the stat. */
+    uint32_t nc = 0;
+    for (uint32_t i = 0; i < total; i++) {
+        if (!is_cand(&k, (int)i))
+            continue;
+        c[i].sig1 = i < n ? sig1_of(&k, &st->procs[i], &err)
+                          : mix(0x67686f7374ull, c[i].node);
+        c[i].cls = i < n ? class_of(&k, &st->procs[i], &err) : 0;
+        if (err)
+            goto done;
+    }
+    /* A ghost's class is unknown: that of a process with no name nor
+    ** dictionary, the plain spawns whose pids programs pass around.  It
+    ** trades places with the live ones of that class even when one is
+    ** left: a ghost that kept its number there would freeze an arrangement
+    ** an earlier renaming made, one no real run reaches (door(4) took 5 %
+    ** more states than without the reduction, then as many). */
+    for (uint32_t i = n; i < total; i++)
+        c[i].cls = mix(mix(c[i].node, 0), 0);
+    for (uint32_t i = 0; i < total; i++)
+        if (is_cand(&k, (int)i))
+            order[nc++] = c[i];
+    if (nc < 2)
+        goto done;
+    sort(order, nc, sizeof *order, cmp_sig1);
+    uint32_t group = 1, largest = 1;
+    for (uint32_t j = 1; j < nc; j++) {
+        int same = order[j].node == order[j - 1].node &&
+                   order[j].sig1 == order[j - 1].sig1 && order[j].idx < n &&
+                   order[j - 1].idx < n;
+        group = same ? group + 1 : 1;
+        largest = group > largest ? group : largest;
+    }
+    if (largest > sy->max_group)
+        sy->max_group = largest;
+    /* Step 2 (a ghost has no terms of its own: its rank places it). */
+    for (uint32_t j = 0; j < nc; j++) {
+        uint32_t i = order[j].idx;
+        c[i].sig2 = i < n ? sig2_of(&k, i, tmp, &err) : c[i].sig1;
+        if (err)
+            goto done;
+    }
+    /* Step 3: the walk.  Processes that take no part come first: their
+    ** terms name the candidates in an order no renaming changes; then the
+    ** candidates in (sig2, pid) order. */
+    uint32_t next = 0;
+    for (uint32_t i = 0; i < n && !err; i++)
+        if (!is_cand(&k, (int)i))
+            rank_proc(&k, i, &next, &err);
+    nc = 0;
+    for (uint32_t i = 0; i < total; i++)
+        if (is_cand(&k, (int)i))
+            order[nc++] = c[i];
+    sort(order, nc, sizeof *order, cmp_walk);
+    for (uint32_t w = 0; w < nc && !err; w++)
+        if (order[w].idx < n)
+            rank_proc(&k, order[w].idx, &next, &err);
+    if (err)
+        goto done;
+    for (uint32_t i = 0, j = 0; i < total; i++)
+        if (is_cand(&k, (int)i))
+            order[j++] = c[i];
+    sort(order, nc, sizeof *order, cmp_final);
+    /* Step 4, per node: the i-th in order takes the i-th smallest number
+    ** that no fixed pid holds (`order' is grouped by node).  The numbers
+    ** change set, so the renaming is extended to the free numbers, in
+    ** order (free_pairs): least-fresh numbering then gives the renamed
+    ** state the renamed number, and refs left by dead processes in free
+    ** regions move with them. */
+    if (used_keys(&k, &used, &nused) != 0) {
+        err = 1;
+        goto done;
+    }
+    uint32_t np = 0;
+    for (uint32_t a = 0, b; a < nc; a = b) {
+        for (b = a + 1; b < nc && order[b].node == order[a].node; b++)
+            ;
+        if (node_pairs(order + a, b - a, used, nused, &pairs, &np, &cappairs) != 0) {
+            err = 1;
+            goto done;
+        }
+    }
+    if (np == 0)
+        goto done;
+    sort(pairs, np, sizeof *pairs, cmp_pair);
+    if (symmetry_rename(sy, cx, st, pairs, np) != 0) {
+        err = 1;
+        goto done;
+    }
+    sy->renamed++;
+    *perm = pairs;
+    *nperm = np;
+    pairs = NULL;
+done:
+    free(used);
+    free(k.ghosts);
+    free(c);
+    free(order);
+    free(tmp);
+    free(pairs);
+    free(nums);
+    return err ? -1 : 0;
+}
+
+/*
+** Applying a renaming.
+*/
+
+typedef struct renamer {
+    symmetry *sy;
+    trans_ctx *cx;
+    const sym_pair *perm;
+    uint32_t nperm;
+    etf_pid_sink keys;  /* the renamed term's keys, for its part */
+} renamer;
+
+static uint32_t map_pid(const renamer *r, uint32_t key)
+{
+    uint32_t lo = 0, hi = r->nperm;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (r->perm[mid].from < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < r->nperm && r->perm[lo].from == key ? r->perm[lo].to : key;
+}
+
+/* A ref key (tagged or not): its creator renamed, the tag kept. */
+static uint32_t map_ref(const renamer *r, uint32_t key)
+{
+    uint32_t tag = key & ETF_REF_TAG, k = key & ~ETF_REF_TAG;
+    uint32_t num = KEY_NUM(k), creator = num >> ETF_REF_COUNTER_BITS;
+    if (creator == 0)
+        return key;
+    uint32_t to = map_pid(r, MAKE_KEY(KEY_NODE(k), creator));
+    return tag | MAKE_KEY(KEY_NODE(k), KEY_NUM(to) << ETF_REF_COUNTER_BITS |
+                                       (num & (ETF_REF_COUNTER_LIMIT - 1)));
+}
+
+static uint32_t map_key(const renamer *r, uint32_t key)
+{
+    return key & ETF_REF_TAG ? map_ref(r, key) : map_pid(r, key);
+}
+
+static int rename_visit(void *ctx, uint32_t key, uint8_t *word, int in_map)
+{
+    (void)in_map;
+    renamer *r = ctx;
+    uint32_t to = map_key(r, key);
+    if (to != key) {
+        uint32_t num = KEY_NUM(to & ~ETF_REF_TAG);
+        put_be32(word, key & ETF_REF_TAG ? num >> ETF_REF_COUNTER_BITS : num);
+    }
+    etf_pid_sink *s = &r->keys;
+    size_t cap = s->cap;
+    if (grow((void **)&s->pids, &cap, (size_t)s->n + 1, sizeof *s->pids))
+        return -1;
+    s->cap = (uint32_t)cap;
+    s->pids[s->n++] = to;
+    return 0;
+}
+
+/* The term renamed (id itself when it names no key that moves). */
+static part_id rename_term(renamer *r, part_id id)
+{
+    if (id == 0)
+        return 0;
+    const part *p = part_store_get(r->cx->ps, id);
+    if (p == NULL || p->kind != PART_TERM)
+        return 0;
+    int moves = 0;
+    for (uint32_t j = 0; j < p->npids && !moves; j++)
+        moves = map_key(r, p->pids[j]) != p->pids[j];
+    if (!moves)
+        return id;
+    symmetry *sy = r->sy;
+    if (grow((void **)&sy->buf, &sy->capbuf, p->len, 1))
+        return 0;
+    memcpy(sy->buf, p->data, p->len);
+    r->keys.n = 0;
+    if (etf_walk_keys(sy->buf, p->len, &r->cx->names.nodes,
+                      r->cx->names.creation, rename_visit, r) != 0)
+        return 0;
+    int fresh;
+    return part_store_intern(r->cx->ps, PART_TERM, sy->buf, p->len,
+                             r->keys.pids, r->keys.n, &fresh);
+}
+
+/* Renames each element of a vector of parts (a mailbox: terms; a channel
+** queue: signals) with f; the vector itself when nothing moved. */
+static part_id rename_vector(renamer *r, part_id vec,
+                             part_id (*f)(renamer *, part_id))
+{
+    uint32_t n = mailbox_length(r->cx->ps, vec);
+    symmetry *sy = r->sy;
+    if (grow((void **)&sy->ids, &sy->capids, n ? n : 1, sizeof *sy->ids))
+        return 0;
+    int moved = 0;
+    for (uint32_t j = 0; j < n; j++) {
+        part_id id = mailbox_at(r->cx->ps, vec, j);
+        part_id to = f(r, id);
+        if (to == 0)
+            return 0;
+        moved |= to != id;
+        sy->ids[j] = to;
+    }
+    if (!moved)
+        return vec;
+    int fresh;      /* f uses sy->buf, never sy->ids */
+    return part_store_intern(r->cx->ps, PART_MAILBOX, sy->ids, 4 * n, NULL, 0,
+                             &fresh);
+}
+
+static part_id rename_term_f(renamer *r, part_id id)
+{
+    return rename_term(r, id);
+}
+
+static part_id rename_signal(renamer *r, part_id id)
+{
+    part_store *ps = r->cx->ps;
+    uint32_t env[4], s[4];
+    if (envelope_get(ps, id, env) == 0) {
+        part_id inner = rename_signal(r, env[3]);
+        if (inner == 0)
+            return 0;
+        uint32_t from = map_pid(r, env[0]), to = map_pid(r, env[1]);
+        if (inner == env[3] && from == env[0] && to == env[1])
+            return id;
+        return envelope_intern(ps, from, to, env[2], inner);
+    }
+    if (signal_get(ps, id, s) != 0)
+        return 0;
+    uint32_t a = s[1], b = s[2], c = s[3];
+    switch (s[0]) {
+    case SIG_MSG: case SIG_EXIT:
+        a = rename_term(r, a);
+        break;
+    case SIG_ALIAS_MSG:
+        a = rename_term(r, a);
+        b = map_ref(r, b);
+        break;
+    case SIG_MONITOR:
+        a = map_ref(r, a);
+        b = rename_term(r, b);
+        break;
+    case SIG_DEMONITOR:
+        a = map_ref(r, a);
+        break;
+    case SIG_DOWN:
+        a = map_ref(r, a);
+        b = rename_term(r, b);
+        c = rename_term(r, c);
+        break;
+    default:
+        break;
+    }
+    /* rename_term gives 0 only for 0 or on failure. */
+    if ((s[1] != 0 && a == 0) || (s[2] != 0 && b == 0) || (s[3] != 0 && c == 0))
+        return 0;
+    if (a == s[1] && b == s[2] && c == s[3])
+        return id;
+    return signal_intern(ps, s[0], a, b, c);
+}
+
+static int cmp_monitor(const void *a, const void *b)
+{
+    const monitor *x = a, *y = b;
+    return x->ref < y->ref ? -1 : x->ref > y->ref;
+}
+
+static int rename_monitors(renamer *r, monitor_set *ms, int pids)
+{
+    for (uint32_t j = 0; j < ms->n; j++) {
+        monitor *m = &ms->m[j];
+        m->ref = map_ref(r, m->ref);
+        if (pids) {
+            m->pid = map_pid(r, m->pid);
+            if (m->item != 0 && (m->item = rename_term(r, m->item)) == 0)
+                return -1;
+        }
+    }
+    sort(ms->m, ms->n, sizeof *ms->m, cmp_monitor);
+    return 0;
+}
+
+static int cmp_proc(const void *a, const void *b)
+{
+    const proc *x = a, *y = b;
+    return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+static int cmp_chan(const void *a, const void *b)
+{
+    const channel *x = a, *y = b;
+    if (x->from != y->from)
+        return x->from < y->from ? -1 : 1;
+    if (x->to != y->to)
+        return x->to < y->to ? -1 : 1;
+    return x->name < y->name ? -1 : x->name > y->name;
+}
+
+static int cmp_nodemon(const void *a, const void *b)
+{
+    const node_monitor *x = a, *y = b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    return x->node < y->node ? -1 : x->node > y->node;
+}
+
+static int cmp_table(const void *a, const void *b)
+{
+    const ets_table *x = a, *y = b;
+    return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+/* A term field renamed in place; -1 when it could not be. */
+static int term_field(renamer *r, part_id *id)
+{
+    if (*id == 0)
+        return 0;
+    part_id to = rename_term(r, *id);
+    if (to == 0)
+        return -1;
+    *id = to;
+    return 0;
+}
+
+int symmetry_rename(symmetry *sy, trans_ctx *cx, sys_state *st,
+                    const sym_pair *perm, uint32_t nperm)
+{
+    if (st->npend != 0)
+        return -1;
+    renamer r = { sy, cx, perm, nperm, { NULL, 0, 0 } };
+    int err = 0;
+    for (uint32_t i = 0; i < st->nprocs && !err; i++) {
+        proc *p = &st->procs[i];
+        p->pid = map_pid(&r, p->pid);
+        for (uint32_t j = 0; j < p->nlinks; j++)
+            p->links[j] = map_pid(&r, p->links[j]);
+        sort(p->links, p->nlinks, sizeof *p->links, cmp_u32);
+        if (p->gl != 0)
+            p->gl = map_pid(&r, p->gl ^ DEFAULT_GL_KEY) ^ DEFAULT_GL_KEY;
+        err = rename_monitors(&r, &p->mons, 1) || rename_monitors(&r, &p->monby, 1) ||
+              rename_monitors(&r, &p->aliases, 0) ||
+              term_field(&r, &p->cont) || term_field(&r, &p->dict) ||
+              term_field(&r, &p->name);
+        if (!err && (p->mailbox = rename_vector(&r, p->mailbox, rename_term_f)) == 0)
+            err = 1;
+    }
+    if (!err)
+        sort(st->procs, st->nprocs, sizeof *st->procs, cmp_proc);
+    for (uint32_t i = 0; i < st->nnodemons && !err; i++)
+        st->nodemons[i].pid = map_pid(&r, st->nodemons[i].pid);
+    if (!err)
+        sort(st->nodemons, st->nnodemons, sizeof *st->nodemons, cmp_nodemon);
+    for (uint32_t i = 0; i < st->nchans && !err; i++) {
+        channel *ch = &st->chans[i];
+        ch->from = ch->from & KEY_TIMER ? map_ref(&r, ch->from) : map_pid(&r, ch->from);
+        ch->to = map_pid(&r, ch->to);
+        if ((ch->queue = rename_vector(&r, ch->queue, rename_signal)) == 0)
+            err = 1;
+    }
+    if (!err)
+        sort(st->chans, st->nchans, sizeof *st->chans, cmp_chan);
+    for (uint32_t i = 0; i < st->ntables && !err; i++) {
+        ets_table *t = &st->tables[i];
+        t->tid = map_ref(&r, t->tid);
+        t->owner = map_pid(&r, t->owner);
+        if (t->heir != 0)
+            t->heir = map_pid(&r, t->heir);
+        err = term_field(&r, &t->heir_data) || term_field(&r, &t->data);
+    }
+    if (!err)
+        sort(st->tables, st->ntables, sizeof *st->tables, cmp_table);
+    if (!err)
+        err = term_field(&r, &st->app_env) || term_field(&r, &st->observer);
+    free(r.keys.pids);
+    return err ? -1 : 0;
+}

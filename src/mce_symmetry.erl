@@ -1,0 +1,180 @@
+%% @doc Symmetry reduction (option `symmetry'): where it is on, and how a
+%% counterexample found on representatives becomes a real run.
+%%
+%% The C search (c_src/symmetry.c) replaces each successor by the
+%% representative of its orbit under permutations of the pids of live
+%% processes (Ip & Dill's scalarsets, "Better verification through
+%% symmetry", 1996), and keeps with each state on its stack the renaming
+%% sigma it applied.  A stored state s(i) is then sigma(i) applied to the
+%% successor the program really makes from s(i-1), so the concrete run is
+%% c(i) = rho(i)(s(i)) with rho(i) = rho(i-1) . sigma(i)^-1 and rho(0) the
+%% identity (the initial state is never renamed): the step into s(i) names
+%% the pids of s(i-1) and is mapped by rho(i-1); the last state, its ether
+%% and the violation by the last rho (the search never renames a state it
+%% stops at, so a violation the driver reports names the same pids as the
+%% state before it).
+%%
+%% Pure: renamings in, terms out.
+-module(mce_symmetry).
+
+-export([active/2, status/2, concrete/2, replayable/3]).
+
+%% @doc Whether the C search of a check with these options canonicalises.
+%% Off for what can name pids in a verdict the search does not see renamed
+%% (monitors, invariants and the mailbox bound judge each successor before
+%% it is stored; an LTL formula's predicates are judged on the program's
+%% states), and for the expand-only searches of LTL checks and stepping
+%% sessions (replay walks concrete states).
+-spec active(map(), boolean()) -> boolean().
+active(Opts, ExpandOnly) ->
+    status(Opts, ExpandOnly) =:= on.
+
+%% @doc The `symmetry' stat: `on', `off' (not asked for) or `{off, Why}'.
+-spec status(map(), boolean()) -> on | off | {off, atom()}.
+status(Opts, ExpandOnly) ->
+    case maps:get(symmetry, Opts, false) of
+        false -> off;
+        true ->
+            Why = [W || {W, true} <- [{ltl, maps:get(ltl, Opts, none) =/= none},
+                                      {monitor, maps:get(monitor, Opts, []) =/= []},
+                                      {invariant, maps:get(invariant, Opts, []) =/= []},
+                                      {mailbox_bound, maps:get(mailbox_bound, Opts, infinity) =/= infinity},
+                                      {expand_only, ExpandOnly}]],
+            case Why of
+                [] -> on;
+                [W | _] -> {off, W}
+            end
+    end.
+
+%% @doc The counterexample `Cex' (trace, final state, ether, violation, as
+%% mce_search builds them from the stack) with the pids and refs of the
+%% representatives mapped back to those of the real run, given the
+%% renamings of the stack's states (mce_nif:renamings/1, the initial state
+%% first).
+-spec concrete(map(), [[{non_neg_integer(), non_neg_integer()}]]) -> map().
+concrete(Cex, Renamings) ->
+    case lists:all(fun(R) -> R =:= [] end, Renamings) of
+        true -> Cex;
+        false -> concrete_cex(Cex, Renamings)
+    end.
+
+%% @doc The counterexample, or a shorter one, that replay/1 walks.  The
+%% mapped run is real, but the search took the transitions of a
+%% representative in the order of its pids: where the run passes over a
+%% transition that is itself a violation and comes first in the concrete
+%% pid order, a replay's expansion (which stops at the first violating
+%% successor, as a search does) never lists the step the run takes.  The
+%% prefix up to there and that violating step are then the counterexample,
+%% a shorter real run, rebuilt by the replay itself; if that does not
+%% replay either, the mapped run is kept as it is.
+-spec replayable(map(), term(), map()) -> map().
+replayable(Cex, InitCall, Opts) ->
+    Replay = fun(C) -> mcerlang:isolated(fun() -> mce_session:replay(InitCall, Opts, C) end, Opts) end,
+    case Replay(Cex) of
+        {error, {diverged, N, _Expected, [_ | _] = Succs}} ->
+            Last = lists:last(Succs),
+            case violation_of(Last, Opts) of
+                none -> Cex;
+                V ->
+                    Cut = Cex#{trace => lists:sublist(maps:get(trace, Cex), N - 1) ++ [Last],
+                               violation => V},
+                    case Replay(Cut) of
+                        {ok, Rebuilt} -> Rebuilt;
+                        _ -> Cex
+                    end
+            end;
+        _ ->
+            Cex
+    end.
+
+violation_of(#{kind := run, pid := Pid, outcome := {exit, _} = Outcome}, Opts) ->
+    case mce_pid:number(Pid) of
+        {ok, Key} -> mce_search:violation(Outcome, Key, Opts);
+        error -> none
+    end;
+violation_of(_Step, _Opts) ->
+    none.
+
+concrete_cex(#{trace := Trace} = Cex, [_Root | Sigmas]) ->
+    %% Rhos: rho(0), rho(1), ...: the trace's step i+1 is mapped by rho(i).
+    {Rhos, Last} = lists:mapfoldl(fun(Sigma, Rho) -> {Rho, compose(Rho, Sigma)} end,
+                                  #{}, Sigmas),
+    Steps = [rename_step(Step, Rho) || {Step, Rho} <- lists:zip(Trace, Rhos)],
+    Final = lists:sort(fun(A, B) -> pid_key(A) =< pid_key(B) end,
+                       rename(maps:get(final_state, Cex), Last)),
+    Cex#{trace => Steps, final_state => Final,
+         ether => rename(maps:get(ether, Cex), Last),
+         violation => rename(maps:get(violation, Cex), Last)}.
+
+%% A step as mce_search:step/1 shows it: pids and refs are terms, except
+%% in the ETS effects, which carry the keys C reads (mce_ets).
+rename_step(#{kind := run, effects := Effects} = Step, Rho) ->
+    (rename(Step, Rho))#{effects => [rename_effect(E, Rho) || E <- Effects]};
+rename_step(Step, Rho) ->
+    rename(Step, Rho).
+
+rename_effect({ets_put, Tid, Owner, Heir, Name, Data, HeirData}, Rho) ->
+    {ets_put, ref_key(Tid, Rho), apply_key(Rho, Owner),
+     case Heir of
+         0 -> 0;
+         _ -> apply_key(Rho, Heir)
+     end, Name, rename(Data, Rho), rename(HeirData, Rho)};
+rename_effect({ets_delete, Tid}, Rho) ->
+    {ets_delete, ref_key(Tid, Rho)};
+rename_effect(Effect, Rho) ->
+    rename(Effect, Rho).
+
+pid_key(#{pid := Pid}) ->
+    case mce_pid:number(Pid) of
+        {ok, K} -> K;
+        error -> Pid
+    end.
+
+%% rho . sigma^-1 as a map of the keys it moves.
+compose(Rho, Sigma) ->
+    Inverse = maps:from_list([{To, From} || {From, To} <- Sigma]),
+    Keys = lists:usort(maps:keys(Inverse) ++ maps:keys(Rho)),
+    maps:from_list([{K, V} || K <- Keys,
+                              V <- [apply_key(Rho, apply_key(Inverse, K))],
+                              V =/= K]).
+
+apply_key(Map, K) ->
+    maps:get(K, Map, K).
+
+%% Every simulated pid and ref in a term renamed (refs by their creator's
+%% pid, as c_src/symmetry.c renames them).
+rename(Term, Rho) when map_size(Rho) =:= 0 ->
+    Term;
+rename(Pid, Rho) when is_pid(Pid) ->
+    case mce_pid:number(Pid) of
+        {ok, K} -> mce_pid:term(apply_key(Rho, K));
+        error -> Pid
+    end;
+rename(Ref, Rho) when is_reference(Ref) ->
+    case mce_ref:number(Ref) of
+        {ok, K} -> mce_ref:term(ref_key(K, Rho));
+        error ->
+            case mce_ref:tid_number(Ref) of
+                {ok, K} -> mce_ref:tid_term(ref_key(K, Rho));
+                error -> Ref
+            end
+    end;
+rename(T, Rho) when is_tuple(T) ->
+    list_to_tuple(rename(tuple_to_list(T), Rho));
+rename([H | T], Rho) ->
+    [rename(H, Rho) | rename(T, Rho)];
+rename(M, Rho) when is_map(M) ->
+    maps:from_list([{rename(K, Rho), rename(V, Rho)} || {K, V} <- maps:to_list(M)]);
+rename(Other, _Rho) ->
+    Other.
+
+%% A ref's number is Creator << 10 | Counter within its node (mce_ref).
+ref_key(K, Rho) ->
+    Node = K bsr 24,
+    Num = K band 16#ffffff,
+    case Num bsr 10 of
+        0 -> K;
+        Creator ->
+            To = apply_key(Rho, mce_pid:key(Node, Creator)) band 16#ffffff,
+            mce_pid:key(Node, (To bsl 10) bor (Num band 16#3ff))
+    end.
