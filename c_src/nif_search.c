@@ -286,7 +286,13 @@ static ERL_NIF_TERM request_term(ErlNifEnv *env, const search_res *r, const requ
         return enif_make_tuple2(env, ATOM(env, deaths), list);
     }
     case REQ_YIELD: return ATOM(env, yield);
-    case REQ_REDUCTION_VOID: return ATOM(env, reduction_void);
+    case REQ_REDUCTION_VOID: {
+        ERL_NIF_TERM why = q->why == POR_VOID_EXIT ? ATOM(env, exit_signal)
+                         : q->why == POR_VOID_LINK ? ATOM(env, link)
+                         : q->why == POR_VOID_PROCESSES ? ATOM(env, processes)
+                         : ATOM(env, reads_process_state);
+        return enif_make_tuple2(env, ATOM(env, reduction_void), why);
+    }
     case REQ_ERROR: return ERROR(env, q->error ? q->error : "search failed");
     }
     return ERROR(env, "unknown request");

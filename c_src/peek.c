@@ -104,7 +104,7 @@ const proc *search_peek_proc(search *s, uint32_t pid, uint32_t *skip)
     ** reduced search is void (docs/ARCHITECTURE.md, "Partial-order
     ** reduction"). */
     if (s->cfg.reduction && s->pending == REQ_RUN && pid != s->run_pid)
-        s->por_void = 1;
+        s->por_void = POR_VOID_READS;
     *skip = UINT32_MAX;
     if (s->depth == 0 || search_decode_top(s) != 0)
         return NULL;
@@ -217,6 +217,9 @@ size_t search_peek_pids(search *s, uint32_t node, uint32_t *out, size_t max)
 {
     size_t n = 0;
     poison(s);
+    /* The list names processes whose pids no term held (por.h, rule 7). */
+    if (s->pending == REQ_RUN)
+        search_por_hazard(s, POR_VOID_PROCESSES);
     if (s->depth == 0 || search_decode_top(s) != 0)
         return 0;
     for (uint32_t i = 0; i < s->cur.nprocs; i++)

@@ -7,6 +7,8 @@
 
 #include <stddef.h>
 
+#include "etf_scan.h"
+
 /* Whether `key` is among the pids and refs of one of the term parts
 ** ids[0..n) (0 ids are [] and hold nothing).  The parts' lists are
 ** sorted (part_store.h), so each is a binary search. */
@@ -46,7 +48,170 @@ static int keys_within(const part_store *ps, const part_id *from, int nfrom,
     return 1;
 }
 
-int por_step_safe(const part_store *ps, const por_step *t)
+/* Whether one of keys[0..nkeys) is held by a term part `id`. */
+static int holds_any(const part_store *ps, part_id id, const uint32_t *keys, int nkeys)
+{
+    for (int k = 0; k < nkeys; k++)
+        if (held_by(ps, &id, 1, keys[k]))
+            return 1;
+    return 0;
+}
+
+/* Whether a mailbox's messages hold one of the keys. */
+static int mailbox_holds(const part_store *ps, part_id mb, const uint32_t *keys, int nkeys)
+{
+    uint32_t n = mailbox_length(ps, mb);
+    for (uint32_t i = 0; i < n; i++)
+        if (holds_any(ps, mailbox_at(ps, mb, i), keys, nkeys))
+            return 1;
+    return 0;
+}
+
+/* Rule 7c: no one but P (index ip) and Q (index iq) can write Q's
+** mailbox before P's step, nor learn how to.  Conservative: any doubt is
+** "not exclusive". */
+static int exclusive(const part_store *ps, const por_sends *c, int ip, int iq)
+{
+    const sys_state *st = c->before;
+    const proc *p = &st->procs[ip], *q = &st->procs[iq];
+    /* Q's pid and its active aliases are what a writer must hold. */
+    uint32_t keys[17];
+    int nkeys = 0;
+    keys[nkeys++] = q->pid;
+    if (q->aliases.n > 16)
+        return 0;
+    for (uint32_t k = 0; k < q->aliases.n; k++)
+        keys[nkeys++] = q->aliases.m[k].ref | ETF_REF_TAG;
+    /* Links, monitors both ways and node monitors bring exit signals,
+    ** 'DOWN's and nodedowns, and process_info(self(), links | monitors |
+    ** monitored_by) tells the other end Q's pid: only P may be there. */
+    for (uint32_t k = 0; k < q->nlinks; k++)
+        if (q->links[k] != p->pid)
+            return 0;
+    for (uint32_t k = 0; k < q->mons.n; k++)
+        if (q->mons.m[k].pid != p->pid || q->mons.m[k].item != 0)
+            return 0;
+    for (uint32_t k = 0; k < q->monby.n; k++)
+        if (q->monby.m[k].pid != p->pid)
+            return 0;
+    for (uint32_t k = 0; k < st->nnodemons; k++)
+        if (st->nodemons[k].pid == q->pid)
+            return 0;
+    /* Every other process's terms: continuation (an init process's call),
+    ** dictionary, mailbox; and no group leader is set (a process's io
+    ** goes to its group leader). */
+    for (uint32_t i = 0; i < st->nprocs; i++) {
+        const proc *o = &st->procs[i];
+        if ((int)i == ip || (int)i == iq)
+            continue;
+        if (o->gl != 0 || holds_any(ps, o->cont, keys, nkeys) ||
+            holds_any(ps, o->dict, keys, nkeys) || mailbox_holds(ps, o->mailbox, keys, nkeys))
+            return 0;
+    }
+    /* ETS: a table Q owns (ets:info(T, owner)) or inherits (an
+    ** 'ETS-TRANSFER'), or whose terms hold the keys. */
+    for (uint32_t k = 0; k < st->ntables; k++) {
+        const ets_table *t = &st->tables[k];
+        if (t->owner == q->pid || t->heir == q->pid ||
+            holds_any(ps, t->data, keys, nkeys) || holds_any(ps, t->heir_data, keys, nkeys))
+            return 0;
+    }
+    if (holds_any(ps, st->app_env, keys, nkeys))
+        return 0;
+    /* The ether: a channel from or to Q (timers to Q among them), a
+    ** node-pair channel (envelopes), or a signal whose words hold the
+    ** keys (every word is tried as a term part: a word that is no term
+    ** part can only make the answer "not exclusive"). */
+    for (uint32_t k = 0; k < st->nchans; k++) {
+        const channel *ch = &st->chans[k];
+        if (ch->from == q->pid || ch->to == q->pid ||
+            KEY_NUM(ch->from) == KEY_NODE_CHAN || KEY_NUM(ch->to) == KEY_NODE_CHAN)
+            return 0;
+        uint32_t n = mailbox_length(ps, ch->queue);
+        for (uint32_t i = 0; i < n; i++) {
+            uint32_t sig[4];
+            if (signal_get(ps, mailbox_at(ps, ch->queue, i), sig) != 0)
+                return 0;
+            for (int w = 1; w < 4; w++)
+                if (sig[w] != 0 && holds_any(ps, sig[w], keys, nkeys))
+                    return 0;
+        }
+    }
+    return 1;
+}
+
+/* Rule 7b: Q waits in a receive that nothing in its mailbox matches (as
+** far as the memo knows), and no timeout of its can fire before t. */
+static int blocked(const part_store *ps, const por_sends *c, const proc *q)
+{
+    if (q->status != PROC_WAITING || q->name != 0)
+        return 0;
+    if ((q->flags & PF_TIMEOUT) &&
+        (!c->timeouts_when_idle || (q->flags & PF_TIMEOUT_ZERO)))
+        return 0;
+    uint32_t n = mailbox_length(ps, q->mailbox);
+    for (uint32_t i = 0; i < n; i++)
+        if (match_memo_get(c->memo, q->cont, mailbox_at(ps, q->mailbox, i)) != 0)
+            return 0;
+    return 1;
+}
+
+/* Rule 7: a step whose effects are all sends, to processes that are
+** blocked and that no one else can write to before it. */
+static int sends_safe(const part_store *ps, const por_step *t)
+{
+    const por_sends *c = t->sends;
+    const sys_state *st = c->before;
+    int ip = sys_state_find(st, t->pid);
+    if (ip < 0 || !c->instant || c->faults_left)
+        return 0;
+    const proc *p = &st->procs[ip];
+    /* 7a: nothing kills P before t: no fault, no link whose exit signal
+    ** is not a message, no exit signal to P already in the ether (a later
+    ** exit/2 or link by another process is the guard's). */
+    if (p->nlinks != 0 && !(p->flags & PF_TRAP_EXIT))
+        return 0;
+    for (uint32_t k = 0; k < st->nchans; k++)
+        if (st->chans[k].to == p->pid && !(st->chans[k].from & KEY_TIMER))
+            return 0;
+    /* At most 8 sends, a bound on the work per step, not on soundness. */
+    if (t->neffects > 8)
+        return 0;
+    part_id to[2 + 8] = { t->new_cont, t->new_dict };
+    int nto = 2;
+    for (size_t e = 0; e < t->neffects; e++) {
+        const effect *ef = &c->effects[e];
+        if (ef->kind != EFFECT_SEND || ef->term.id == 0 || ef->pid == p->pid ||
+            KEY_NODE(ef->pid) != KEY_NODE(p->pid))
+            return 0;
+        int iq = sys_state_find(st, ef->pid);
+        if (iq < 0 || !blocked(ps, c, &st->procs[iq]) || !exclusive(ps, c, ip, iq))
+            return 0;
+        to[nto++] = ef->term.id;
+    }
+    /* 7d (rule 5 generalised): the step takes no number (what it leaves
+    ** and sends holds only keys it had), and frees none: every key it
+    ** consumed is still held by what it leaves or sends, or is the pid of
+    ** a live process. */
+    part_id before[3] = { t->msg, t->old_cont, t->old_dict };
+    if (!keys_within(ps, to, nto, before, 3, t->pid))
+        return 0;
+    for (int i = 0; i < 3; i++) {
+        const part *pt = before[i] != 0 ? part_store_get(ps, before[i]) : NULL;
+        if (before[i] != 0 && pt == NULL)
+            return 0;
+        for (uint32_t k = 0; pt != NULL && k < pt->npids; k++) {
+            uint32_t key = pt->pids[k];
+            if (key == t->pid || held_by(ps, to, nto, key))
+                continue;
+            if ((key & ETF_REF_TAG) || sys_state_find(c->after, key) < 0)
+                return 0;
+        }
+    }
+    return 1;
+}
+
+enum por_verdict por_step_safe(const part_store *ps, const por_step *t)
 {
     /* Rule 1: a start, a receive (one per process: the first matching
     ** message) or the resume of a one-way choice.  Never a timeout (a
@@ -54,20 +219,20 @@ int por_step_safe(const part_store *ps, const por_step *t)
     ** alternatives (the others are not in the set). */
     if (t->run != RUN_START && t->run != RUN_RECEIVE &&
         !(t->run == RUN_CHOICE && t->choices == 1))
-        return 0;
+        return POR_UNSAFE;
     /* Rule 2: the process lives on (an exit frees its pid and signals
     ** its links and monitors). */
     if (t->outcome != OUTCOME_WAIT && t->outcome != OUTCOME_CHOICE)
-        return 0;
-    /* Rule 3: no effect of any kind. */
-    if (t->neffects != 0)
-        return 0;
+        return POR_UNSAFE;
     /* Rule 4: no read of shared state, so nothing another process does
     ** changes the step's outcome. */
     if (t->read_shared)
-        return 0;
+        return POR_UNSAFE;
     if (t->stop)
-        return 0;
+        return POR_UNSAFE;
+    /* Rule 3: no effect of any kind, or else rule 7: only sends. */
+    if (t->neffects != 0)
+        return t->sends != NULL && sends_safe(ps, t) ? POR_SAFE_SENDS : POR_UNSAFE;
     /* Rule 5: the step frees no pid or ref number and takes none: the
     ** keys of what it consumed (message, continuation, dictionary) are
     ** those of what it leaves (continuation, dictionary), its own pid
@@ -76,5 +241,5 @@ int por_step_safe(const part_store *ps, const por_step *t)
     part_id before[3] = { t->msg, t->old_cont, t->old_dict };
     part_id after[2] = { t->new_cont, t->new_dict };
     return keys_within(ps, before, 3, after, 2, t->pid) &&
-           keys_within(ps, after, 2, before, 3, t->pid);
+           keys_within(ps, after, 2, before, 3, t->pid) ? POR_SAFE_LOCAL : POR_UNSAFE;
 }

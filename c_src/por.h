@@ -23,8 +23,24 @@
 
 #include <stdint.h>
 
+#include "match_memo.h"
 #include "part_store.h"
 #include "search.h"
+#include "sys_state.h"
+
+/* What a step with sends needs besides its own request (rules 7a-7d of
+** docs/ARCHITECTURE.md): the state it is taken from and the one it
+** gives, what the search knows of matches, and the options that decide
+** whether a process can die or a receive time out before the step. */
+typedef struct por_sends {
+    const sys_state *before;    /* s, the state being expanded */
+    const sys_state *after;     /* t(s) */
+    const match_memo *memo;     /* (cont, msg) -> matches, -1 unknown */
+    const effect *effects;      /* the step's effects, terms interned */
+    int instant;                /* no delivery => ether */
+    int timeouts_when_idle;
+    int faults_left;            /* a kill or crash fault may still come */
+} por_sends;
 
 /* One answered process step, as the search knows it when it applies it. */
 typedef struct por_step {
@@ -40,9 +56,19 @@ typedef struct por_step {
                                a fresh pid or ref), or its cache entry
                                holds reads */
     int stop;               /* the step stops the search (a violation) */
+    const por_sends *sends; /* NULL: a step with effects is never safe */
 } por_step;
 
-/* 1 when the step is safe (rules 1-5 of docs/ARCHITECTURE.md), else 0. */
-int por_step_safe(const part_store *ps, const por_step *t);
+enum por_verdict {
+    POR_UNSAFE = 0,
+    POR_SAFE_LOCAL = 1,     /* rules 1-5: no effect at all */
+    POR_SAFE_SENDS = 2      /* rule 7: only sends to exclusive blocked
+                               processes; sound only while no step sends
+                               an exit signal to or links another process
+                               (the run-time guard, search.c) */
+};
+
+/* Whether the step is safe (rules 1-5 and 7 of docs/ARCHITECTURE.md). */
+enum por_verdict por_step_safe(const part_store *ps, const por_step *t);
 
 #endif

@@ -372,6 +372,7 @@ static int next_request(search *s, request *req)
     if (s->por_void) {
         s->finished = 1;
         s->pending = req->kind = REQ_REDUCTION_VOID;
+        req->why = s->por_void;
         return 0;
     }
     while (s->depth > 0) {
@@ -879,19 +880,48 @@ static step_key run_key(const search *s)
 /* Reduction: whether the outstanding run, answered by res and giving st
 ** (its successor, the running process still in it unless it exited), is
 ** a safe step (por.h). */
-static int step_is_safe(const search *s, const run_result *res, const sys_state *st)
+static enum por_verdict step_is_safe(const search *s, const run_result *res,
+                                     const sys_state *st)
 {
     int i = sys_state_find(st, s->run_pid);
     if (i < 0)
-        return 0;
+        return POR_UNSAFE;
+    const trans_ctx *cx = &s->tx;
+    por_sends sends = { .before = &s->cur, .after = st, .memo = &s->memo,
+                        .effects = res->effects, .instant = !cx->delivery_ether,
+                        .timeouts_when_idle = cx->timeouts_when_idle,
+                        .faults_left = s->cur.crashes < cx->max_crashes ||
+                                       s->cur.kills < cx->max_kills };
     por_step t = { .run = s->run, .choices = s->run_flags >> PF_CHOICE_SHIFT,
                    .pid = s->run_pid,
                    .msg = s->run == RUN_RECEIVE ? s->run_msg : 0,
                    .old_cont = s->run_cont, .old_dict = s->run_dict,
                    .new_cont = st->procs[i].cont, .new_dict = st->procs[i].dict,
                    .outcome = res->outcome, .neffects = res->neffects,
-                   .read_shared = s->run_reads, .stop = res->stop };
+                   .read_shared = s->run_reads, .stop = res->stop,
+                   .sends = &sends };
     return por_step_safe(s->ps, &t);
+}
+
+void search_por_hazard(search *s, int why)
+{
+    if (!s->cfg.reduction || s->por_hazard != 0)
+        return;
+    s->por_hazard = why;
+    if (s->por_sent && s->por_void == 0)
+        s->por_void = why;
+}
+
+/* The run-time guard of sending safe steps (rule 7, por.h): a step that
+** sends an exit signal to another existing process or links to one. */
+static void guard_effects(search *s, const run_result *res)
+{
+    for (size_t e = 0; e < res->neffects; e++) {
+        const effect *ef = &res->effects[e];
+        if ((ef->kind == EFFECT_EXIT || ef->kind == EFFECT_LINK) &&
+            ef->pid != s->run_pid && sys_state_find(&s->cur, ef->pid) >= 0)
+            search_por_hazard(s, ef->kind == EFFECT_EXIT ? POR_VOID_EXIT : POR_VOID_LINK);
+    }
 }
 
 /* Applies the outcome res of the outstanding run to the state being
@@ -932,14 +962,20 @@ static int apply_run(search *s, run_result *res, uint8_t *label, size_t label_le
     ** of the state being expanded on its own, so its frame explores
     ** nothing more.  The successor is new iff committing it counted a
     ** state, whatever the table. */
-    int safe = step_is_safe(s, res, &st);
+    guard_effects(s, res);
+    enum por_verdict safe = step_is_safe(s, res, &st);
     size_t fi = s->depth - 1;
     uint64_t states = s->st.states;
     int r = successor(s, &st, label, label_len, res->stop, req);
-    if (r >= 0 && safe && s->st.states > states && fi < s->depth &&
+    if (r >= 0 && safe != POR_UNSAFE && s->st.states > states && fi < s->depth &&
         !s->stack[fi].reduced) {
         s->stack[fi].reduced = 1;
         s->st.reduced_states++;
+        if (safe == POR_SAFE_SENDS) {
+            s->por_sent = 1;
+            if (s->por_hazard != 0 && s->por_void == 0)
+                s->por_void = s->por_hazard;
+        }
     }
     return r;
 }

@@ -209,9 +209,21 @@ enum request_kind {
                            search_resume */
     REQ_REDUCTION_VOID, /* reduction: a step read another process's record
                            (process_info), which can tell a safe step
-                           taken from one not taken: the reduced search
-                           proves nothing; check again without it */
+                           taken from one not taken, or, once a sending
+                           safe step was taken, a step sent an exit signal,
+                           linked or listed the processes (request.why):
+                           the reduced search proves nothing; check again
+                           without it */
     REQ_ERROR           /* out of memory or a malformed answer */
+};
+
+/* Why a reduced search is void (REQ_REDUCTION_VOID). */
+enum por_void_why {
+    POR_VOID_READS = 1,     /* process_info of another process */
+    POR_VOID_EXIT,          /* exit/2 to another process, after a send was
+                               taken as safe */
+    POR_VOID_LINK,          /* link/1 to another process, likewise */
+    POR_VOID_PROCESSES      /* processes/0, likewise */
 };
 
 enum run_kind { RUN_START = 1, RUN_RECEIVE, RUN_TIMEOUT, RUN_CHOICE };
@@ -225,6 +237,7 @@ typedef struct request {
     uint32_t choice;           /* RUN_CHOICE: the alternative, from 0 */
     uint32_t flags;            /* RUN: the process's flags */
     part_id observer;          /* OBSERVE: the monitors' state, 0: initial */
+    int why;                   /* REDUCTION_VOID: a POR_VOID_* */
     const char *error;
 } request;
 

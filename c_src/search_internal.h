@@ -103,7 +103,13 @@ struct search {
     ** not), and whether a step read another process's record, which
     ** voids the reduced search (REQ_REDUCTION_VOID). */
     int run_reads;
-    int por_void;
+    int por_void;         /* 0, or the POR_VOID_* reason (search.h) */
+    /* Sending safe steps (por.h, rule 7) hold only while no step sends an
+    ** exit signal to another process, links to one or lists the
+    ** processes: por_sent, a frame was reduced by one; por_hazard, the
+    ** first such step met (POR_VOID_*).  Both: the search is void. */
+    int por_sent;
+    int por_hazard;
     /* Symmetry reduction (NULL: off) and the renaming of the last
     ** successor canonicalised, which the frame or node pushed for it
     ** takes (else the next successor frees it). */
@@ -140,6 +146,9 @@ struct search {
 /* Decodes the top frame's state into s->cur unless it holds it already;
 ** 0, or -1 when out of memory. */
 int search_decode_top(search *s);
+
+/* The guard of sending safe steps: a step met a hazard (POR_VOID_*). */
+void search_por_hazard(search *s, int why);
 
 /* peek.c: asks read r (names: the bytes its name points into) again
 ** against the state being expanded, without logging it; 0 and the answer

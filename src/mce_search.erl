@@ -34,8 +34,13 @@
 %% Whether the check uses partial-order reduction, or why not (the
 %% `reduction' stat).
 -type reduction() :: on | {off, option | monitor | invariant | mailbox_bound | shortest | ltl
-                              | max_depth | expand_only | reads_process_state}.
--export_type([reduction/0]).
+                              | max_depth | expand_only | void_reason()}.
+%% Why a reduced search proved nothing and ran again without the
+%% reduction: a step read another process's record, or, once a step that
+%% sends was taken as safe, a step sent an exit signal to another process,
+%% linked to one, or listed the processes (c_src/por.h, rule 7).
+-type void_reason() :: reads_process_state | exit_signal | link | processes.
+-export_type([reduction/0, void_reason/0]).
 
 %% Requests answered between two looks at the clock, the mailbox (for
 %% mcerlang:stop/1) and the memory in use: a few milliseconds of work.
@@ -53,16 +58,18 @@ run(InitCall, Opts) ->
 %% The safety search.  A reduced search in which a step read another
 %% process's record (process_info/2) proves nothing, since that read can
 %% tell a safe step taken from one not taken: the C search ends it
-%% (`reduction_void') and the check runs again, from the start, without
+%% (`{reduction_void, Why}'; so does, once a sending step was taken as
+%% safe, an exit signal or link to another process or a list of the
+%% processes: c_src/por.h, rule 7) and the check runs again, from the start, without
 %% the reduction, within the same time limit.
 safety(InitCall, Ctx) ->
     First = mce_nif:start(Ctx#ctx.search, InitCall, 1),
     case try judge_initial(First, Ctx)
-         catch throw:{mce_guard_interrupted, Why} -> {inconclusive, Why, stats(Ctx)}
+         catch throw:{mce_guard_interrupted, Stop} -> {inconclusive, Stop, stats(Ctx)}
          end of
-        reduction_void ->
+        {reduction_void, Why} ->
             #ctx{opts = Opts, started = Started, deadline = Deadline} = Ctx,
-            Again = new_context(Opts, false, {off, reads_process_state}),
+            Again = new_context(Opts, false, {off, Why}),
             ok = mce_guard:setup(#{deadline => Deadline, memory => maps:get(memory, Opts),
                                    reductions => maps:get(max_reductions, Opts)}),
             safety(InitCall, Again#ctx{started = Started, deadline = Deadline,
@@ -279,8 +286,8 @@ loop(max_states, Ctx) ->
     {inconclusive, max_states, stats(Ctx)};
 loop(deadlock, Ctx) ->
     counterexample(deadlock, Ctx);
-loop(reduction_void, _Ctx) ->
-    reduction_void;
+loop({reduction_void, Why}, _Ctx) ->
+    {reduction_void, Why};
 loop(Other, _Ctx) ->
     internal_error(Other).
 

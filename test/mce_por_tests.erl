@@ -161,3 +161,75 @@ examples_test_() ->
              [on_off(E, #{granularity => big}) || E <- Big],
              [on_off(E, #{granularity => small}) || E <- Small]
      end}.
+
+%% Sending safe steps (rule 7 of docs/ARCHITECTURE.md, c_src/por.c): a
+%% server's reply to a caller that waits for it and that no one else can
+%% write to.  Each program below has a violation that only the order the
+%% reduction would cut shows if the rule's condition were left out.
+send_opts(Opts) ->
+    Opts#{property => abnormal_exit, treat_as_normal => [normal, shutdown, killed]}.
+
+%% The replies of a server to its callers are taken as safe.
+replies_test() ->
+    {On, Off, St} = on_off({tprog_por, replies, [3]}, send_opts(#{})),
+    ?assertEqual(on, maps:get(reduction, St)),
+    ?assert(maps:get(reduced_states, St) > 0),
+    ?assert(On < Off).
+
+%% 7a: a server linked to a process that can end with shutdown can die
+%% between the request and the reply.
+linked_server_test() ->
+    {_, _, St} = on_off({tprog_por, linked_server, []}, send_opts(#{})),
+    ?assertMatch({error, #{violation := {abnormal_exit, _, saw_down}}},
+                 check({tprog_por, linked_server, []}, send_opts(#{}))),
+    ?assertEqual(on, maps:get(reduction, St)).
+
+%% 7a: ... or be killed by a fault.
+kill_fault_test() ->
+    Opts = send_opts(#{faults => #{kill => 1}}),
+    {_, _, _} = on_off({tprog_por, killed_server, []}, Opts),
+    ?assertMatch({error, #{violation := {abnormal_exit, _, saw_down}}},
+                 check({tprog_por, killed_server, []}, Opts)).
+
+%% 7b: a caller whose receive times out: under timeouts => any the
+%% timeout fires before the reply in some run; under when_idle in none,
+%% and there the reply is safe.
+timeout_caller_test() ->
+    {_, _, _} = on_off({tprog_por, timeout_caller, []}, send_opts(#{})),
+    ?assertMatch({error, #{violation := {abnormal_exit, _, timed_out}}},
+                 check({tprog_por, timeout_caller, []}, send_opts(#{}))),
+    {On, Off, St} = on_off({tprog_por, timeout_caller, []},
+                           send_opts(#{timeouts => when_idle})),
+    ?assertEqual(ok, verdict(check({tprog_por, timeout_caller, []},
+                                   send_opts(#{timeouts => when_idle})))),
+    ?assert(maps:get(reduced_states, St) > 0),
+    ?assert(On < Off).
+
+%% 7c: the caller's pid is held by a process that writes to it too.
+second_writer_test() ->
+    {_, _, _} = on_off({tprog_por, second_writer, []}, send_opts(#{})),
+    ?assertMatch({error, #{violation := {abnormal_exit, _, hi_first}}},
+                 check({tprog_por, second_writer, []}, send_opts(#{}))).
+
+%% 7g, the guard: once a sending step was taken as safe, an exit signal to
+%% another process, a link to one or processes/0 voids the reduced search,
+%% and the check runs again without it.
+guard_test_() ->
+    [fun() ->
+             R = check({tprog_por, F, []}, send_opts(#{})),
+             ?assertMatch({error, #{violation := {abnormal_exit, _, V}}}, R),
+             ?assertEqual({off, Why}, maps:get(reduction, stats(R))),
+             {error, Cex} = R,
+             ?assertMatch({ok, _}, mcerlang:replay(Cex)),
+             ?assertEqual(verdict(check({tprog_por, F, []},
+                                        send_opts(#{reduction => false}))), verdict(R))
+     end || {F, V, Why} <- [{exit_guard, saw_down, exit_signal},
+                            {link_guard, saw_down, link},
+                            {processes_guard, hi_first, processes}]].
+
+%% ... but only then: exit/2 in a program whose safe steps send nothing
+%% keeps the reduction.
+guard_only_after_send_test() ->
+    {_, _, St} = on_off({tprog_por, exit_later, []}, send_opts(#{})),
+    ?assertEqual(on, maps:get(reduction, St)),
+    ?assert(maps:get(reduced_states, St) > 0).

@@ -118,7 +118,9 @@ memory_per_state_test_() ->
              {ok, Exact} = mcerlang:check(Entry),
              {ok, Compact} = mcerlang:check(Entry, #{table => hash_compact}),
              #{states := S, bytes_per_state := ExactBps} = Exact,
-             ?assert(S >= 50000),
+             %% 50,992 states without the reduction, 47,537 with it
+             %% (the server's replies are safe steps).
+             ?assert(S >= 45000),
              ?assertMatch(#{states := S, bytes_per_state := _}, Compact),
              #{bytes_per_state := CompactBps, table_bytes := TableBytes,
                omission_probability := P} = Compact,

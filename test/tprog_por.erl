@@ -3,7 +3,11 @@
 -module(tprog_por).
 -export([workers/1, worker/0, chain/1, link_chain/1, go_done/1, go_worker/1,
          deadlock/1, crash/1, crasher/1, assert_race/0, observer/0, observed/0,
-         local_steps/1, stepper/2, kill_race/0, victim/0]).
+         local_steps/1, stepper/2, kill_race/0, victim/0,
+         replies/1, reply_server/0, caller/1,
+         linked_server/0, linked_server_body/1, timeout_caller/0, second_writer/0,
+         exit_guard/0, link_guard/0, processes_guard/0, killed_server/0,
+         exit_later/0]).
 
 %% N workers that each go straight to a receive, then are told to stop.
 workers(N) ->
@@ -108,3 +112,114 @@ kill_race() ->
 victim() ->
     process_flag(trap_exit, false),
     receive _ -> ok end.
+
+%% Sending safe steps (rule 7 of docs/ARCHITECTURE.md): a server's reply
+%% to a caller that waits for it and that no one else can write to.
+
+%% N callers of one server, one request each.
+replies(N) ->
+    S = spawn(?MODULE, reply_server, []),
+    [spawn(?MODULE, caller, [S]) || _ <- lists:seq(1, N)],
+    ok.
+
+reply_server() ->
+    receive {req, From} -> From ! reply, reply_server() end.
+
+caller(S) ->
+    S ! {req, self()},
+    receive reply -> ok end.
+
+%% A caller that watches the server, and fails if the server dies before
+%% it replies.
+watching_caller(S, Before) ->
+    _ = erlang:monitor(process, S),
+    Before(),
+    S ! {req, self()},
+    receive
+        reply -> ok;
+        {'DOWN', _, process, _, noproc} -> ok;
+        {'DOWN', _, process, _, _} -> exit(saw_down)
+    end.
+
+%% 7a: the server is linked to a process that ends (shutdown) when the
+%% caller tells it to: the server can die between the request and the
+%% reply, so its reply is not safe.
+linked_server() ->
+    Self = self(),
+    spawn(?MODULE, linked_server_body, [Self]),
+    receive {x, S, X} ->
+            spawn(fun() -> watching_caller(S, fun() -> X ! go end) end)
+    end,
+    ok.
+
+linked_server_body(Parent) ->
+    X = spawn_link(fun() -> receive go -> exit(shutdown) end end),
+    Parent ! {x, self(), X},
+    reply_server().
+
+%% 7b: a caller whose receive times out (under timeouts => any the
+%% timeout can fire before the reply; under when_idle it cannot).
+timeout_caller() ->
+    S = spawn(?MODULE, reply_server, []),
+    spawn(fun() ->
+                  S ! {req, self()},
+                  receive reply -> ok after 10 -> exit(timed_out) end
+          end),
+    ok.
+
+%% 7c: the caller's pid is also held by a process that writes to it: the
+%% caller fails if that message comes first.
+second_writer() ->
+    S = spawn(?MODULE, reply_server, []),
+    Y = spawn(fun() -> receive {hello, P} -> P ! hi end end),
+    spawn(fun() ->
+                  S ! {req, self()},
+                  Y ! {hello, self()},
+                  receive
+                      reply -> ok;
+                      hi -> exit(hi_first)
+                  end
+          end),
+    ok.
+
+%% 7g, the guard: a third process kills the server (exit/2), links to it
+%% and then ends, or lists the processes and writes to the caller, when
+%% the caller tells it to, between the request and the reply.
+exit_guard() ->
+    guarded(fun(S) -> exit(S, kill) end).
+
+link_guard() ->
+    guarded(fun(S) -> link(S), exit(shutdown) end).
+
+guarded(Act) ->
+    S = spawn(?MODULE, reply_server, []),
+    X = spawn(fun() -> receive go -> Act(S) end end),
+    spawn(fun() -> watching_caller(S, fun() -> X ! go end) end),
+    ok.
+
+processes_guard() ->
+    S = spawn(?MODULE, reply_server, []),
+    X = spawn(fun() -> receive go -> [P ! hi || P <- processes(), P =/= self(), P =/= S] end end),
+    spawn(fun() ->
+                  S ! {req, self()},
+                  X ! go,
+                  receive
+                      reply -> ok;
+                      hi -> exit(hi_first)
+                  end
+          end),
+    ok.
+
+%% 7a, the fault budget: with max_kills the server can be killed between
+%% the request and the reply.
+killed_server() ->
+    S = spawn(?MODULE, reply_server, []),
+    spawn(fun() -> watching_caller(S, fun() -> ok end) end),
+    ok.
+
+%% exit/2 of an existing process by another, in a program whose safe
+%% steps send nothing: the guard leaves the reduction on.
+exit_later() ->
+    W = spawn(?MODULE, worker, []),
+    spawn(fun() -> exit(W, kill) end),
+    ok.

@@ -2382,6 +2382,125 @@ static void test_por_step_safe(void)
     part_store_free(ps);
 }
 
+/* por.c, rule 7: a step whose only effects are sends to a blocked process
+** no one else can write to (docs/ARCHITECTURE.md, 7a-7d). */
+static void test_por_sends(void)
+{
+    part_store *ps = part_store_new();
+    match_memo memo;
+    CHECK(ps != NULL && match_memo_init(&memo) == 0);
+    if (ps == NULL)
+        return;
+    int fresh;
+    const uint32_t pp = 3, pq = 5, px = 9, p7 = 7, aref = 4 | ETF_REF_TAG;
+    uint32_t q_and_7[2] = { pq, p7 };
+    uint8_t t1[3] = { 131, 97, 11 }, t2[3] = { 131, 97, 12 }, t3[3] = { 131, 97, 13 },
+            t4[3] = { 131, 97, 14 }, t5[3] = { 131, 97, 15 }, t6[3] = { 131, 97, 16 },
+            t7[3] = { 131, 97, 17 };
+    part_id plain = part_store_intern(ps, PART_TERM, t1, 3, NULL, 0, &fresh);
+    part_id plain2 = part_store_intern(ps, PART_TERM, t2, 3, NULL, 0, &fresh);
+    part_id req = part_store_intern(ps, PART_TERM, t3, 3, &pq, 1, &fresh);
+    part_id holds_q = part_store_intern(ps, PART_TERM, t4, 3, &pq, 1, &fresh);
+    part_id req7 = part_store_intern(ps, PART_TERM, t5, 3, q_and_7, 2, &fresh);
+    part_id holds_alias = part_store_intern(ps, PART_TERM, t6, 3, &aref, 1, &fresh);
+    part_id other = part_store_intern(ps, PART_TERM, t7, 3, NULL, 0, &fresh);
+    part_id empty = part_store_intern(ps, PART_MAILBOX, "", 0, NULL, 0, &fresh);
+    uint8_t mb[4];
+    memcpy(mb, &other, 4);                          /* words in host order */
+    part_id one = part_store_intern(ps, PART_MAILBOX, mb, 4, NULL, 0, &fresh);
+    CHECK(mailbox_length(ps, one) == 1 && mailbox_at(ps, one, 0) == other);
+    proc base[3] = {
+        { .pid = pp, .status = PROC_WAITING, .cont = plain, .mailbox = empty },
+        { .pid = pq, .status = PROC_WAITING, .cont = plain, .mailbox = empty },
+        { .pid = px, .status = PROC_WAITING, .cont = plain, .mailbox = empty } };
+    proc procs[3];
+    memcpy(procs, base, sizeof procs);
+    sys_state st = { .procs = procs, .nprocs = 3 };
+    effect ef = { .kind = EFFECT_SEND, .pid = pq, .term = { .id = plain2 } };
+    por_sends c = { .before = &st, .after = &st, .memo = &memo, .effects = &ef,
+                    .instant = 1 };
+    por_step t = { .run = RUN_RECEIVE, .pid = pp, .msg = req, .old_cont = plain,
+                   .new_cont = plain, .outcome = OUTCOME_WAIT, .neffects = 1,
+                   .sends = &c };
+    CHECK(por_step_safe(ps, &t) == POR_SAFE_SENDS);
+    t.sends = NULL;
+    CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
+    t.sends = &c;
+    c.faults_left = 1;                              /* 7a */
+    CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
+    c.faults_left = 0; c.instant = 0;
+    CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
+    c.instant = 1;
+    uint32_t link_x = px, link_p = pp;
+    procs[0].nlinks = 1; procs[0].links = &link_x;
+    CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
+    procs[0].flags = PF_TRAP_EXIT;                  /* 'EXIT' is a message */
+    CHECK(por_step_safe(ps, &t) == POR_SAFE_SENDS);
+    memcpy(procs, base, sizeof procs);
+    procs[1].flags = PF_TIMEOUT;                    /* 7b */
+    CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
+    c.timeouts_when_idle = 1;
+    CHECK(por_step_safe(ps, &t) == POR_SAFE_SENDS);
+    procs[1].flags = PF_TIMEOUT | PF_TIMEOUT_ZERO;
+    CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
+    c.timeouts_when_idle = 0;
+    memcpy(procs, base, sizeof procs);
+    procs[1].mailbox = one;                         /* match unknown */
+    CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
+    CHECK(match_memo_put(&memo, plain, other, 0) == 0);
+    CHECK(por_step_safe(ps, &t) == POR_SAFE_SENDS);
+    procs[1].cont = plain2;
+    CHECK(match_memo_put(&memo, plain2, other, 1) == 0);
+    CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
+    memcpy(procs, base, sizeof procs);
+    procs[1].name = plain2;                         /* registered */
+    CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
+    memcpy(procs, base, sizeof procs);
+    procs[1].status = PROC_INIT;
+    CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
+    memcpy(procs, base, sizeof procs);
+    procs[2].cont = holds_q;                        /* 7c: X holds Q */
+    CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
+    memcpy(procs, base, sizeof procs);
+    procs[2].mailbox = one;                         /* a message to X */
+    CHECK(por_step_safe(ps, &t) == POR_SAFE_SENDS);
+    procs[0].cont = holds_q;                        /* P may hold Q */
+    CHECK(por_step_safe(ps, &t) == POR_SAFE_SENDS);
+    memcpy(procs, base, sizeof procs);
+    procs[1].nlinks = 1; procs[1].links = &link_x;
+    CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
+    procs[1].links = &link_p;
+    CHECK(por_step_safe(ps, &t) == POR_SAFE_SENDS);
+    memcpy(procs, base, sizeof procs);
+    monitor al = { 4, ALIAS_EXPLICIT, 0 };
+    procs[1].aliases = (monitor_set){ 1, 1, &al };
+    CHECK(por_step_safe(ps, &t) == POR_SAFE_SENDS);
+    procs[2].dict = holds_alias;                    /* X holds Q's alias */
+    CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
+    memcpy(procs, base, sizeof procs);
+    monitor mx = { 6, px, 0 };
+    procs[1].monby = (monitor_set){ 1, 1, &mx };    /* X monitors Q */
+    CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
+    memcpy(procs, base, sizeof procs);
+    ef.pid = pp;                                    /* to itself */
+    CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
+    ef.pid = 11;                                    /* to no process */
+    CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
+    ef.pid = pq; ef.kind = EFFECT_LINK;
+    CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
+    ef.kind = EFFECT_SEND;
+    t.msg = req7;                                   /* 7d: 7 freed */
+    CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
+    t.new_cont = req7;                              /* ... kept */
+    CHECK(por_step_safe(ps, &t) == POR_SAFE_SENDS);
+    t.msg = req; t.new_cont = plain; ef.term.id = req7;     /* 7 taken */
+    CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
+    ef.term.id = holds_q;                           /* Q's pid sent on */
+    CHECK(por_step_safe(ps, &t) == POR_SAFE_SENDS);
+    match_memo_free(&memo);
+    part_store_free(ps);
+}
+
 /* ------------------------------------------------------------------ */
 /* symmetry (symmetry.c)                                              */
 
@@ -2568,6 +2687,7 @@ int main(void)
     test_etf_fun();
     test_etf_mutations();
     test_sys_state();
+    test_por_sends();
     test_search_single();
     test_search_deadlock();
     test_search_fresh_pids();
