@@ -16,10 +16,11 @@
 **     occurrence (links and monitors as multisets, their order being pid
 **     order), until a round splits no class (refine);
 **  3. the processes of each node are ordered by class (class_of), then
-**     refined signature, ties broken by a breadth-first walk of the terms
-**     from the processes that take no part (walk: so "the first client in
-**     the server's mailbox" gets the smaller number whichever client it
-**     is), the old pid deciding only ties the walk leaves;
+**     by their rank in a breadth-first walk of the terms from the
+**     processes that take no part, which restarts at the least refined
+**     signature when it runs dry (walk: so "the first client in the
+**     server's mailbox" gets the smaller number whichever client it is),
+**     the old pid deciding only ties of a restart;
 **  4. the i-th process of a node takes the i-th smallest number no fixed
 **     pid holds; the numbers not in use follow in order (node_pairs).
 ** The choice must be a function of the orbit, not of the member given:
@@ -456,6 +457,14 @@ static int cmp_walk(const void *a, const void *b)
     return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
 
+/* The final order: class, then rank (every candidate has its own).  Any
+** order that is a function of the orbit merges as much as any other; the
+** walk's follows who names whom, mostly the order in which the processes
+** were spawned, so the representative keeps the program's own numbering
+** where it can, and partial-order reduction, whose choices follow pid
+** order, chooses on it as on the plain state (spawn_chain(4) with
+** `granularity => small': 264 states plain, 277 ordered by signature
+** first, 203 by rank). */
 static int cmp_final(const void *a, const void *b)
 {
     const cand *x = a, *y = b;
@@ -463,8 +472,6 @@ static int cmp_final(const void *a, const void *b)
         return x->node < y->node ? -1 : 1;
     if (x->cls != y->cls)
         return x->cls < y->cls ? -1 : 1;
-    if (x->sig2 != y->sig2)
-        return x->sig2 < y->sig2 ? -1 : 1;
     if (x->rank != y->rank)
         return x->rank < y->rank ? -1 : 1;
     return x->pid < y->pid ? -1 : x->pid > y->pid;
