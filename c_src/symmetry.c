@@ -664,12 +664,44 @@ static uint32_t colours(const canon_ctx *k, uint32_t total, uint64_t *v)
     return d;
 }
 
+/* Adds to nxt[q], for every candidate q that the terms of process i
+** (continuation, dictionary, mailbox) name, the colour of i and the
+** position of the occurrence, summed: a multiset, whatever order the
+** namers come in.  Refinement by what a process names alone leaves two
+** forks that wait alike, one named by each philosopher, tied; which one a
+** walk met first then depended on their pids (dining(3): 964 states
+** instead of 773). */
+static void named_by(canon_ctx *k, uint32_t i, uint64_t *nxt, int *err)
+{
+    const proc *p = &k->st->procs[i];
+    uint64_t who = is_cand(k, (int)i) ? mix(3, k->c[i].col) : mix(2, p->pid);
+    uint32_t m = mailbox_length(k->cx->ps, p->mailbox), pos = 0;
+    for (uint32_t t = 0; t < m + 2; t++) {
+        part_id id = t == 0 ? p->cont : t == 1 ? p->dict
+                                               : mailbox_at(k->cx->ps, p->mailbox, t - 2);
+        const term_info *ti = term_of(k->sy, k->cx, id);
+        if (ti == NULL) {
+            *err = 1;
+            return;
+        }
+        for (uint32_t j = 0; j < ti->n; j++, pos++) {
+            uint32_t key = k->sy->keys[ti->off + j], pk = key & ~ETF_REF_TAG;
+            if (key & ETF_REF_TAG)
+                pk = MAKE_KEY(KEY_NODE(pk), KEY_NUM(pk) >> ETF_REF_COUNTER_BITS);
+            int q = find(k, pk);
+            if (is_cand(k, q) && (uint32_t)q != i)
+                nxt[q] += mix(mix(who, pos), (key & ETF_REF_TAG) != 0);
+        }
+    }
+}
+
 /* Step 2: colour refinement (the 1-dimensional Weisfeiler-Leman
 ** refinement used by canonical labelling, McKay's "Practical graph
 ** isomorphism"): each round a candidate's colour absorbs the colours of
 ** the keys its terms name, until a round splits no class.  One round
 ** alone left the processes of a chain (each waiting with its child's pid,
-** spawn_chain) tied, and a tie broken by pid is no function of the orbit:
+** spawn_chain) tied; a colour also absorbs those of the processes that
+** name it (named_by), and a tie broken by pid is no function of the orbit:
 ** two renamings of one state got two representatives, and the search
 ** stored more states than without the reduction.  Each round refines the
 ** last (a colour starts from the previous one), so at most `total' rounds
@@ -685,6 +717,8 @@ static int refine(canon_ctx *k, uint32_t total, uint64_t *tmp, uint64_t *nxt,
         for (uint32_t i = 0; i < total && !*err; i++)
             if (is_cand(k, (int)i))
                 nxt[i] = i < n ? sig2_of(k, i, tmp, err) : k->c[i].col;
+        for (uint32_t i = 0; i < n && !*err; i++)
+            named_by(k, i, nxt, err);
         if (*err)
             return -1;
         for (uint32_t i = 0; i < total; i++)
