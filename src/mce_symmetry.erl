@@ -63,37 +63,35 @@ concrete(Cex, Renamings) ->
 %% representative in the order of its pids: where the run passes over a
 %% transition that is itself a violation and comes first in the concrete
 %% pid order, a replay's expansion (which stops at the first violating
-%% successor, as a search does) never lists the step the run takes.  The
-%% prefix up to there and that violating step are then the counterexample,
-%% a shorter real run, rebuilt by the replay itself; if that does not
-%% replay either, the mapped run is kept as it is.
+%% successor, as a search does) never lists the step the run takes.  That
+%% step is an abnormal exit of the process that takes it, or an exit signal
+%% that kills another process (`exit(P, kill)'): the expansion judges both
+%% (mce_session's stop_violation), and the first replay of the cut run
+%% names the violation it found there.  The prefix up to there and that
+%% violating step are then the counterexample, a shorter real run, rebuilt
+%% by the replay itself; if that does not replay either, the mapped run is
+%% kept as it is.
 -spec replayable(map(), term(), map()) -> map().
 replayable(Cex, InitCall, Opts) ->
     Replay = fun(C) -> mcerlang:isolated(fun() -> mce_session:replay(InitCall, Opts, C) end, Opts) end,
     case Replay(Cex) of
         {error, {diverged, N, _Expected, [_ | _] = Succs}} ->
-            Last = lists:last(Succs),
-            case violation_of(Last, Opts) of
-                none -> Cex;
-                V ->
-                    Cut = Cex#{trace => lists:sublist(maps:get(trace, Cex), N - 1) ++ [Last],
-                               violation => V},
-                    case Replay(Cut) of
+            %% The expansion stopped at its last successor: the only one
+            %% that can be a violation.
+            Cut = Cex#{trace => lists:sublist(maps:get(trace, Cex), N - 1) ++ [lists:last(Succs)],
+                       violation => unknown},
+            case Replay(Cut) of
+                {error, {not_reproduced, {other_violation, V}}} ->
+                    case Replay(Cut#{violation => V}) of
                         {ok, Rebuilt} -> Rebuilt;
                         _ -> Cex
-                    end
+                    end;
+                _ ->
+                    Cex
             end;
         _ ->
             Cex
     end.
-
-violation_of(#{kind := run, pid := Pid, outcome := {exit, _} = Outcome}, Opts) ->
-    case mce_pid:number(Pid) of
-        {ok, Key} -> mce_search:violation(Outcome, Key, Opts);
-        error -> none
-    end;
-violation_of(_Step, _Opts) ->
-    none.
 
 concrete_cex(#{trace := Trace} = Cex, [_Root | Sigmas]) ->
     %% Rhos: rho(0), rho(1), ...: the trace's step i+1 is mapped by rho(i).

@@ -142,3 +142,29 @@ cli_test() ->
     ?assertEqual(0, mce_cli:run(["check", "--symmetry", "off", "--quiet", "--no-progress",
                                  "client_server:start(2, 1)"])),
     ?assertEqual(2, mce_cli:run(["check", "--symmetry", "maybe", "client_server:start(2, 1)"])).
+
+%% Regression (issue 18's randomised test, seeds 7, 27, 31 and 47): the
+%% search on representatives took the victim's own run to its abnormal
+%% exit, but in the concrete state before it the killer's `exit(V, kill)'
+%% comes first, and a replay's expansion stops there (a process killed is
+%% a violation).  The counterexample is cut at that kill, a shorter real
+%% run: before, mce_symmetry:replayable/3 recognised only a step's own
+%% exit as a violation, and the counterexample did not replay.  Without
+%% symmetry the search reports the kill; with it, a violation of the same
+%% victim whose counterexample replays, with reduction and symmetry off.
+kill_signal_cut_replays_test_() ->
+    {timeout, 120,
+     fun() ->
+             Entry = {tprog_sym_kill, kill_race, []},
+             [begin
+                  {error, Plain} = check(Entry, #{granularity => G}),
+                  ?assertMatch({abnormal_exit, _, killed}, maps:get(violation, Plain)),
+                  {error, Cex} = check(Entry, #{granularity => G, symmetry => true}),
+                  ?assertMatch(#{symmetry := on}, maps:get(stats, Cex)),
+                  {abnormal_exit, Victim, _} = maps:get(violation, Cex),
+                  ?assertEqual(element(2, maps:get(violation, Plain)), Victim),
+                  ?assertMatch({G, {ok, #{violation := {abnormal_exit, Victim, _}}}},
+                               {G, mcerlang:replay(Cex, #{reduction => false, symmetry => false})}),
+                  ?assertMatch({G, {ok, _}}, {G, mcerlang:replay(Cex)})
+              end || G <- [big, small]]
+     end}.
