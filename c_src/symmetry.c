@@ -2,9 +2,9 @@
 ** symmetry.c: the representative of a state's orbit under pid permutation
 ** (see symmetry.h for why a renaming is an automorphism and what the user
 ** asserts).  Owns the pid-free signatures of processes (memoised per term
-** part), the choice of the renaming, and applying a renaming to a whole
-** state: process records, every term, the ether, node monitors, ETS tables,
-** timers.
+** part) and the choice of the renaming; sym_rename.c applies it to the
+** whole state (process records, every term, the ether, node monitors, ETS
+** tables, timers).
 **
 ** The representative, after Ip & Dill's scalarset normalisation in Murphi:
 **  1. each live process gets a signature free of pid numbers: status,
@@ -39,37 +39,7 @@
 #include <xxhash.h>
 
 #include "etf_scan.h"
-
-/* A term part's pid-free hash and the keys it names, in order of
-** occurrence (pids, and refs tagged ETF_REF_TAG), memoised by part id:
-** terms recur across states. */
-typedef struct term_info {
-    uint64_t hash;
-    uint32_t off, n;    /* keys[off .. off+n) */
-    uint32_t moff, mn;  /* mkeys[moff .. moff+mn): those inside maps */
-    uint8_t done;
-} term_info;
-
-struct symmetry {
-    term_info *info;
-    size_t capinfo;
-    uint32_t *keys;
-    size_t nkeys, capkeys;
-    uint32_t *mkeys;
-    size_t nmkeys, capmkeys;
-    uint8_t *buf;       /* scratch copy of a term's bytes */
-    size_t capbuf;
-    uint32_t *ids;      /* scratch vector of part ids */
-    size_t capids;
-    uint64_t renamed;
-    uint32_t max_group;
-};
-
-/* The group leader word of a process record is the leader's key xor'ed
-** with the default's, the first node's `user' (mce_rt_procs). */
-#define DEFAULT_GL_KEY MAKE_KEY(0, 0xfffffeu)
-/* The entry process: mce_search:run/2 starts the search with pid 1. */
-#define ENTRY_KEY MAKE_KEY(0, 1u)
+#include "symmetry_internal.h"
 
 symmetry *symmetry_new(void)
 {
@@ -105,43 +75,6 @@ uint32_t symmetry_max_group(const symmetry *sy)
     return sy->max_group;
 }
 
-static int grow(void **p, size_t *cap, size_t need, size_t size)
-{
-    if (need <= *cap)
-        return 0;
-    size_t ncap = *cap ? *cap : 16;
-    while (ncap < need)
-        ncap *= 2;
-    void *grown = realloc(*p, ncap * size);
-    if (grown == NULL)
-        return -1;
-    *p = grown;
-    *cap = ncap;
-    return 0;
-}
-
-/* qsort, which may not be given NULL even for no elements. */
-static void sort(void *base, size_t n, size_t size,
-                 int (*cmp)(const void *, const void *))
-{
-    if (n > 1)
-        qsort(base, n, size, cmp);
-}
-
-static uint64_t mix(uint64_t h, uint64_t v)
-{
-    uint64_t w[2] = { h, v };
-    return XXH3_64bits(w, sizeof w);
-}
-
-static void put_be32(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)(v >> 24);
-    p[1] = (uint8_t)(v >> 16);
-    p[2] = (uint8_t)(v >> 8);
-    p[3] = (uint8_t)v;
-}
-
 /*
 ** Step 1: the pid-free hash of a term.
 */
@@ -149,15 +82,15 @@ static void put_be32(uint8_t *p, uint32_t v)
 static int mask_visit(void *ctx, uint32_t key, uint8_t *word, int in_map)
 {
     symmetry *sy = ctx;
-    if (grow((void **)&sy->keys, &sy->capkeys, sy->nkeys + 1, sizeof *sy->keys))
+    if (sym_grow((void **)&sy->keys, &sy->capkeys, sy->nkeys + 1, sizeof *sy->keys))
         return -1;
     sy->keys[sy->nkeys++] = key;
     if (in_map) {
-        if (grow((void **)&sy->mkeys, &sy->capmkeys, sy->nmkeys + 1, sizeof *sy->mkeys))
+        if (sym_grow((void **)&sy->mkeys, &sy->capmkeys, sy->nmkeys + 1, sizeof *sy->mkeys))
             return -1;
         sy->mkeys[sy->nmkeys++] = key;
     }
-    put_be32(word, 0);
+    sym_put_be32(word, 0);
     return 0;
 }
 
@@ -166,7 +99,7 @@ static int mask_visit(void *ctx, uint32_t key, uint8_t *word, int in_map)
 static int info_reserve(symmetry *sy, part_id id)
 {
     size_t old = sy->capinfo;
-    if (grow((void **)&sy->info, &sy->capinfo, (size_t)id + 1, sizeof *sy->info))
+    if (sym_grow((void **)&sy->info, &sy->capinfo, (size_t)id + 1, sizeof *sy->info))
         return -1;
     if (sy->capinfo > old)
         memset(sy->info + old, 0, (sy->capinfo - old) * sizeof *sy->info);
@@ -191,7 +124,7 @@ static const term_info *term_of(symmetry *sy, const trans_ctx *cx, part_id id)
     if (p->npids == 0) {
         ti.hash = XXH3_64bits(p->data, p->len);
     } else {
-        if (grow((void **)&sy->buf, &sy->capbuf, p->len, 1))
+        if (sym_grow((void **)&sy->buf, &sy->capbuf, p->len, 1))
             return NULL;
         memcpy(sy->buf, p->data, p->len);
         size_t before = sy->nkeys, mbefore = sy->nmkeys;
@@ -272,13 +205,13 @@ static uint64_t key_value(const canon_ctx *k, uint32_t key)
         counter = num & (ETF_REF_COUNTER_LIMIT - 1);
         pk = MAKE_KEY(KEY_NODE(pk), num >> ETF_REF_COUNTER_BITS);
         if (KEY_NUM(pk) == 0)
-            return mix(4, key);
+            return sym_mix(4, key);
     }
     int i = find(k, pk);
     if (!is_cand(k, i))
-        return mix(is_ref ? 4 : 2, key);
-    uint64_t who = (uint32_t)i == k->self ? 1 : mix(3, k->c[i].col);
-    return mix(mix(who, is_ref), counter);
+        return sym_mix(is_ref ? 4 : 2, key);
+    uint64_t who = (uint32_t)i == k->self ? 1 : sym_mix(3, k->c[i].col);
+    return sym_mix(sym_mix(who, is_ref), counter);
 }
 
 static uint64_t term_refined(canon_ctx *k, part_id id, int *err)
@@ -290,7 +223,7 @@ static uint64_t term_refined(canon_ctx *k, part_id id, int *err)
     }
     uint64_t h = ti->hash;
     for (uint32_t j = 0; j < ti->n; j++)
-        h = mix(h, key_value(k, k->sy->keys[ti->off + j]));
+        h = sym_mix(h, key_value(k, k->sy->keys[ti->off + j]));
     return h;
 }
 
@@ -304,10 +237,10 @@ static int cmp_u64(const void *a, const void *b)
 ** kept in pid or ref order, which is no property of the process). */
 static uint64_t multiset(uint64_t *v, uint32_t n)
 {
-    sort(v, n, sizeof *v, cmp_u64);
+    sym_sort(v, n, sizeof *v, cmp_u64);
     uint64_t h = n;
     for (uint32_t j = 0; j < n; j++)
-        h = mix(h, v[j]);
+        h = sym_mix(h, v[j]);
     return h;
 }
 
@@ -317,11 +250,11 @@ static uint64_t monitors_refined(canon_ctx *k, const monitor_set *ms, int pids,
     for (uint32_t j = 0; j < ms->n; j++) {
         uint64_t h = key_value(k, ms->m[j].ref | ETF_REF_TAG);
         if (pids)
-            h = mix(h, key_value(k, ms->m[j].pid));
+            h = sym_mix(h, key_value(k, ms->m[j].pid));
         else
-            h = mix(h, ms->m[j].pid);   /* alias mode */
+            h = sym_mix(h, ms->m[j].pid);   /* alias mode */
         if (ms->m[j].item != 0 && pids)
-            h = mix(h, term_refined(k, ms->m[j].item, err));
+            h = sym_mix(h, term_refined(k, ms->m[j].item, err));
         tmp[j] = h;
     }
     return multiset(tmp, ms->n);
@@ -331,7 +264,7 @@ static uint64_t sig1_of(canon_ctx *k, const proc *p, int *err)
 {
     symmetry *sy = k->sy;
     const trans_ctx *cx = k->cx;
-    uint64_t h = mix(mix(p->status, p->flags), KEY_NODE(p->pid));
+    uint64_t h = sym_mix(sym_mix(p->status, p->flags), KEY_NODE(p->pid));
     const term_info *t;
     part_id terms[3] = { p->cont, p->dict, p->name };
     for (int j = 0; j < 3; j++) {
@@ -339,20 +272,20 @@ static uint64_t sig1_of(canon_ctx *k, const proc *p, int *err)
             *err = 1;
             return 0;
         }
-        h = mix(h, t->hash);
+        h = sym_mix(h, t->hash);
     }
     uint32_t n = mailbox_length(cx->ps, p->mailbox);
-    h = mix(h, n);
+    h = sym_mix(h, n);
     for (uint32_t j = 0; j < n; j++) {
         if ((t = term_of(sy, cx, mailbox_at(cx->ps, p->mailbox, j))) == NULL) {
             *err = 1;
             return 0;
         }
-        h = mix(h, t->hash);
+        h = sym_mix(h, t->hash);
     }
-    h = mix(h, (uint64_t)p->nlinks << 32 | p->mons.n);
-    h = mix(h, (uint64_t)p->monby.n << 32 | p->aliases.n);
-    return mix(h, p->gl != 0);
+    h = sym_mix(h, (uint64_t)p->nlinks << 32 | p->mons.n);
+    h = sym_mix(h, (uint64_t)p->monby.n << 32 | p->aliases.n);
+    return sym_mix(h, p->gl != 0);
 }
 
 /* Whether an initial call is proc_lib's ({'mce$proc_lib', init_p, _}, as
@@ -400,21 +333,21 @@ static uint64_t class_of(canon_ctx *k, const proc *p, int *err)
         *err = 1;
         return 0;
     }
-    uint64_t h = mix(KEY_NODE(p->pid), d->hash);
+    uint64_t h = sym_mix(KEY_NODE(p->pid), d->hash);
     if (p->status == PROC_INIT && by_proc_lib(k->cx->ps, p->cont)) {
         const term_info *c = term_of(k->sy, k->cx, p->cont);
         if (c == NULL) {
             *err = 1;
             return 0;
         }
-        h = mix(h, c->hash);
+        h = sym_mix(h, c->hash);
     }
     const term_info *nm = term_of(k->sy, k->cx, p->name);
     if (nm == NULL) {
         *err = 1;
         return 0;
     }
-    return mix(h, nm->hash);
+    return sym_mix(h, nm->hash);
 }
 
 static uint64_t sig2_of(canon_ctx *k, uint32_t i, uint64_t *tmp, int *err)
@@ -422,19 +355,19 @@ static uint64_t sig2_of(canon_ctx *k, uint32_t i, uint64_t *tmp, int *err)
     const proc *p = &k->st->procs[i];
     k->self = i;
     uint64_t h = k->c[i].col;
-    h = mix(h, term_refined(k, p->cont, err));
-    h = mix(h, term_refined(k, p->dict, err));
+    h = sym_mix(h, term_refined(k, p->cont, err));
+    h = sym_mix(h, term_refined(k, p->dict, err));
     uint32_t n = mailbox_length(k->cx->ps, p->mailbox);
     for (uint32_t j = 0; j < n; j++)
-        h = mix(h, term_refined(k, mailbox_at(k->cx->ps, p->mailbox, j), err));
+        h = sym_mix(h, term_refined(k, mailbox_at(k->cx->ps, p->mailbox, j), err));
     for (uint32_t j = 0; j < p->nlinks; j++)
         tmp[j] = key_value(k, p->links[j]);
-    h = mix(h, multiset(tmp, p->nlinks));
-    h = mix(h, monitors_refined(k, &p->mons, 1, tmp, err));
-    h = mix(h, monitors_refined(k, &p->monby, 1, tmp, err));
-    h = mix(h, monitors_refined(k, &p->aliases, 0, tmp, err));
+    h = sym_mix(h, multiset(tmp, p->nlinks));
+    h = sym_mix(h, monitors_refined(k, &p->mons, 1, tmp, err));
+    h = sym_mix(h, monitors_refined(k, &p->monby, 1, tmp, err));
+    h = sym_mix(h, monitors_refined(k, &p->aliases, 0, tmp, err));
     if (p->gl != 0)
-        h = mix(h, key_value(k, p->gl ^ DEFAULT_GL_KEY));
+        h = sym_mix(h, key_value(k, p->gl ^ DEFAULT_GL_KEY));
     return h;
 }
 
@@ -499,12 +432,6 @@ static int cmp_pair(const void *a, const void *b)
 {
     const sym_pair *x = a, *y = b;
     return x->from < y->from ? -1 : x->from > y->from;
-}
-
-static int cmp_u32(const void *a, const void *b)
-{
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return x < y ? -1 : x > y;
 }
 
 /* Marks as fixed the processes whose pid or refs occur inside a map of
@@ -585,7 +512,7 @@ static int gather_term(canon_ctx *k, part_id id, uint32_t **keys, size_t *n,
         if ((key & ETF_REF_TAG) || num == 0 || num >= ETF_REF_CREATOR_LIMIT ||
             sys_state_find(k->st, key) >= 0)
             continue;
-        if (grow((void **)keys, cap, *n + 1, sizeof **keys))
+        if (sym_grow((void **)keys, cap, *n + 1, sizeof **keys))
             return -1;
         (*keys)[(*n)++] = key;
     }
@@ -628,7 +555,7 @@ static int gather_ghosts(canon_ctx *k)
         free(keys);
         return -1;
     }
-    sort(keys, n, sizeof *keys, cmp_u32);
+    sym_sort(keys, n, sizeof *keys, sym_cmp_u32);
     size_t u = 0;
     for (size_t j = 0; j < n; j++)
         if (u == 0 || keys[u - 1] != keys[j])
@@ -656,8 +583,8 @@ static uint32_t colours(const canon_ctx *k, uint32_t total, uint64_t *v)
     uint32_t m = 0;
     for (uint32_t i = 0; i < total; i++)
         if (is_cand(k, (int)i))
-            v[m++] = mix(k->c[i].cls, k->c[i].col);
-    sort(v, m, sizeof *v, cmp_u64);
+            v[m++] = sym_mix(k->c[i].cls, k->c[i].col);
+    sym_sort(v, m, sizeof *v, cmp_u64);
     uint32_t d = 0;
     for (uint32_t j = 0; j < m; j++)
         d += j == 0 || v[j] != v[j - 1];
@@ -674,7 +601,7 @@ static uint32_t colours(const canon_ctx *k, uint32_t total, uint64_t *v)
 static void named_by(canon_ctx *k, uint32_t i, uint64_t *nxt, int *err)
 {
     const proc *p = &k->st->procs[i];
-    uint64_t who = is_cand(k, (int)i) ? mix(3, k->c[i].col) : mix(2, p->pid);
+    uint64_t who = is_cand(k, (int)i) ? sym_mix(3, k->c[i].col) : sym_mix(2, p->pid);
     uint32_t m = mailbox_length(k->cx->ps, p->mailbox), pos = 0;
     for (uint32_t t = 0; t < m + 2; t++) {
         part_id id = t == 0 ? p->cont : t == 1 ? p->dict
@@ -690,7 +617,7 @@ static void named_by(canon_ctx *k, uint32_t i, uint64_t *nxt, int *err)
                 pk = MAKE_KEY(KEY_NODE(pk), KEY_NUM(pk) >> ETF_REF_COUNTER_BITS);
             int q = find(k, pk);
             if (is_cand(k, q) && (uint32_t)q != i)
-                nxt[q] += mix(mix(who, pos), (key & ETF_REF_TAG) != 0);
+                nxt[q] += sym_mix(sym_mix(who, pos), (key & ETF_REF_TAG) != 0);
         }
     }
 }
@@ -780,7 +707,7 @@ static int push_key(uint32_t **keys, size_t *n, size_t *cap, uint32_t key)
     uint32_t num = KEY_NUM(key);
     if ((key & ETF_REF_TAG) || num == 0 || num >= ETF_REF_CREATOR_LIMIT)
         return 0;
-    if (grow((void **)keys, cap, *n + 1, sizeof **keys))
+    if (sym_grow((void **)keys, cap, *n + 1, sizeof **keys))
         return -1;
     (*keys)[(*n)++] = key;
     return 0;
@@ -864,7 +791,7 @@ static int used_keys(const canon_ctx *k, uint32_t **out, size_t *nout)
         free(keys);
         return -1;
     }
-    sort(keys, n, sizeof *keys, cmp_u32);
+    sym_sort(keys, n, sizeof *keys, sym_cmp_u32);
     size_t u = 0;
     for (size_t j = 0; j < n; j++)
         if (u == 0 || keys[u - 1] != keys[j])
@@ -892,7 +819,7 @@ static int add_pair(sym_pair **pairs, uint32_t *np, size_t *cap, uint32_t from,
 {
     if (from == to)
         return 0;
-    if (grow((void **)pairs, cap, (size_t)*np + 1, sizeof **pairs))
+    if (sym_grow((void **)pairs, cap, (size_t)*np + 1, sizeof **pairs))
         return -1;
     (*pairs)[(*np)++] = (sym_pair){ from, to };
     return 0;
@@ -915,7 +842,7 @@ static int node_pairs(const cand *ord, uint32_t m, const uint32_t *used,
         max = u[j] > max ? u[j] : max;
     }
     if (!err)
-        sort(u, m, sizeof *u, cmp_u32);
+        sym_sort(u, m, sizeof *u, sym_cmp_u32);
     /* fixed: used by a key of this node that is no candidate. */
 #define FIXED(x) (in_sorted(used, nused, MAKE_KEY(node, (x))) && !in_sorted(u, m, (x)))
     uint32_t x = 1;
@@ -1011,7 +938,7 @@ int symmetry_canon(symmetry *sy, trans_ctx *cx, sys_state *st,
         if (!is_cand(&k, (int)i))
             continue;
         c[i].sig1 = i < n ? sig1_of(&k, &st->procs[i], &err)
-                          : mix(0x67686f7374ull, c[i].node);
+                          : sym_mix(0x67686f7374ull, c[i].node);
         c[i].cls = i < n ? class_of(&k, &st->procs[i], &err) : 0;
         if (err)
             goto done;
@@ -1023,13 +950,13 @@ int symmetry_canon(symmetry *sy, trans_ctx *cx, sys_state *st,
     ** an earlier renaming made, one no real run reaches (door(4) took 5 %
     ** more states than without the reduction, then as many). */
     for (uint32_t i = n; i < total; i++)
-        c[i].cls = mix(mix(c[i].node, 0), 0);
+        c[i].cls = sym_mix(sym_mix(c[i].node, 0), 0);
     for (uint32_t i = 0; i < total; i++)
         if (is_cand(&k, (int)i))
             order[nc++] = c[i];
     if (nc < 2)
         goto done;
-    sort(order, nc, sizeof *order, cmp_sig1);
+    sym_sort(order, nc, sizeof *order, cmp_sig1);
     uint32_t group = 1, largest = 1;
     for (uint32_t j = 1; j < nc; j++) {
         int same = order[j].node == order[j - 1].node &&
@@ -1058,7 +985,7 @@ int symmetry_canon(symmetry *sy, trans_ctx *cx, sys_state *st,
     for (uint32_t i = 0; i < total; i++)
         if (is_cand(&k, (int)i))
             order[nc++] = c[i];
-    sort(order, nc, sizeof *order, cmp_final);
+    sym_sort(order, nc, sizeof *order, cmp_final);
     /* Step 4, per node: the i-th in order takes the i-th smallest number
     ** that no fixed pid holds (`order' is grouped by node).  The numbers
     ** change set, so the renaming is extended to the free numbers, in
@@ -1080,7 +1007,7 @@ int symmetry_canon(symmetry *sy, trans_ctx *cx, sys_state *st,
     }
     if (np == 0)
         goto done;
-    sort(pairs, np, sizeof *pairs, cmp_pair);
+    sym_sort(pairs, np, sizeof *pairs, cmp_pair);
     if (symmetry_rename(sy, cx, st, pairs, np) != 0) {
         err = 1;
         goto done;
@@ -1099,284 +1026,5 @@ done:
     free(nums);
     free(nxt);
     free(walked);
-    return err ? -1 : 0;
-}
-
-/*
-** Applying a renaming.
-*/
-
-typedef struct renamer {
-    symmetry *sy;
-    trans_ctx *cx;
-    const sym_pair *perm;
-    uint32_t nperm;
-    etf_pid_sink keys;  /* the renamed term's keys, for its part */
-} renamer;
-
-static uint32_t map_pid(const renamer *r, uint32_t key)
-{
-    uint32_t lo = 0, hi = r->nperm;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (r->perm[mid].from < key)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < r->nperm && r->perm[lo].from == key ? r->perm[lo].to : key;
-}
-
-/* A ref key (tagged or not): its creator renamed, the tag kept. */
-static uint32_t map_ref(const renamer *r, uint32_t key)
-{
-    uint32_t tag = key & ETF_REF_TAG, k = key & ~ETF_REF_TAG;
-    uint32_t num = KEY_NUM(k), creator = num >> ETF_REF_COUNTER_BITS;
-    if (creator == 0)
-        return key;
-    uint32_t to = map_pid(r, MAKE_KEY(KEY_NODE(k), creator));
-    return tag | MAKE_KEY(KEY_NODE(k), KEY_NUM(to) << ETF_REF_COUNTER_BITS |
-                                       (num & (ETF_REF_COUNTER_LIMIT - 1)));
-}
-
-static uint32_t map_key(const renamer *r, uint32_t key)
-{
-    return key & ETF_REF_TAG ? map_ref(r, key) : map_pid(r, key);
-}
-
-static int rename_visit(void *ctx, uint32_t key, uint8_t *word, int in_map)
-{
-    (void)in_map;
-    renamer *r = ctx;
-    uint32_t to = map_key(r, key);
-    if (to != key) {
-        uint32_t num = KEY_NUM(to & ~ETF_REF_TAG);
-        put_be32(word, key & ETF_REF_TAG ? num >> ETF_REF_COUNTER_BITS : num);
-    }
-    etf_pid_sink *s = &r->keys;
-    size_t cap = s->cap;
-    if (grow((void **)&s->pids, &cap, (size_t)s->n + 1, sizeof *s->pids))
-        return -1;
-    s->cap = (uint32_t)cap;
-    s->pids[s->n++] = to;
-    return 0;
-}
-
-/* The term renamed (id itself when it names no key that moves). */
-static part_id rename_term(renamer *r, part_id id)
-{
-    if (id == 0)
-        return 0;
-    const part *p = part_store_get(r->cx->ps, id);
-    if (p == NULL || p->kind != PART_TERM)
-        return 0;
-    int moves = 0;
-    for (uint32_t j = 0; j < p->npids && !moves; j++)
-        moves = map_key(r, p->pids[j]) != p->pids[j];
-    if (!moves)
-        return id;
-    symmetry *sy = r->sy;
-    if (grow((void **)&sy->buf, &sy->capbuf, p->len, 1))
-        return 0;
-    memcpy(sy->buf, p->data, p->len);
-    r->keys.n = 0;
-    if (etf_walk_keys(sy->buf, p->len, &r->cx->names.nodes,
-                      r->cx->names.creation, rename_visit, r) != 0)
-        return 0;
-    int fresh;
-    return part_store_intern(r->cx->ps, PART_TERM, sy->buf, p->len,
-                             r->keys.pids, r->keys.n, &fresh);
-}
-
-/* Renames each element of a vector of parts (a mailbox: terms; a channel
-** queue: signals) with f; the vector itself when nothing moved. */
-static part_id rename_vector(renamer *r, part_id vec,
-                             part_id (*f)(renamer *, part_id))
-{
-    uint32_t n = mailbox_length(r->cx->ps, vec);
-    symmetry *sy = r->sy;
-    if (grow((void **)&sy->ids, &sy->capids, n ? n : 1, sizeof *sy->ids))
-        return 0;
-    int moved = 0;
-    for (uint32_t j = 0; j < n; j++) {
-        part_id id = mailbox_at(r->cx->ps, vec, j);
-        part_id to = f(r, id);
-        if (to == 0)
-            return 0;
-        moved |= to != id;
-        sy->ids[j] = to;
-    }
-    if (!moved)
-        return vec;
-    int fresh;      /* f uses sy->buf, never sy->ids */
-    return part_store_intern(r->cx->ps, PART_MAILBOX, sy->ids, 4 * n, NULL, 0,
-                             &fresh);
-}
-
-static part_id rename_term_f(renamer *r, part_id id)
-{
-    return rename_term(r, id);
-}
-
-static part_id rename_signal(renamer *r, part_id id)
-{
-    part_store *ps = r->cx->ps;
-    uint32_t env[4], s[4];
-    if (envelope_get(ps, id, env) == 0) {
-        part_id inner = rename_signal(r, env[3]);
-        if (inner == 0)
-            return 0;
-        uint32_t from = map_pid(r, env[0]), to = map_pid(r, env[1]);
-        if (inner == env[3] && from == env[0] && to == env[1])
-            return id;
-        return envelope_intern(ps, from, to, env[2], inner);
-    }
-    if (signal_get(ps, id, s) != 0)
-        return 0;
-    uint32_t a = s[1], b = s[2], c = s[3];
-    switch (s[0]) {
-    case SIG_MSG: case SIG_EXIT:
-        a = rename_term(r, a);
-        break;
-    case SIG_ALIAS_MSG:
-        a = rename_term(r, a);
-        b = map_ref(r, b);
-        break;
-    case SIG_MONITOR:
-        a = map_ref(r, a);
-        b = rename_term(r, b);
-        break;
-    case SIG_DEMONITOR:
-        a = map_ref(r, a);
-        break;
-    case SIG_DOWN:
-        a = map_ref(r, a);
-        b = rename_term(r, b);
-        c = rename_term(r, c);
-        break;
-    default:
-        break;
-    }
-    /* rename_term gives 0 only for 0 or on failure. */
-    if ((s[1] != 0 && a == 0) || (s[2] != 0 && b == 0) || (s[3] != 0 && c == 0))
-        return 0;
-    if (a == s[1] && b == s[2] && c == s[3])
-        return id;
-    return signal_intern(ps, s[0], a, b, c);
-}
-
-static int cmp_monitor(const void *a, const void *b)
-{
-    const monitor *x = a, *y = b;
-    return x->ref < y->ref ? -1 : x->ref > y->ref;
-}
-
-static int rename_monitors(renamer *r, monitor_set *ms, int pids)
-{
-    for (uint32_t j = 0; j < ms->n; j++) {
-        monitor *m = &ms->m[j];
-        m->ref = map_ref(r, m->ref);
-        if (pids) {
-            m->pid = map_pid(r, m->pid);
-            if (m->item != 0 && (m->item = rename_term(r, m->item)) == 0)
-                return -1;
-        }
-    }
-    sort(ms->m, ms->n, sizeof *ms->m, cmp_monitor);
-    return 0;
-}
-
-static int cmp_proc(const void *a, const void *b)
-{
-    const proc *x = a, *y = b;
-    return x->pid < y->pid ? -1 : x->pid > y->pid;
-}
-
-static int cmp_chan(const void *a, const void *b)
-{
-    const channel *x = a, *y = b;
-    if (x->from != y->from)
-        return x->from < y->from ? -1 : 1;
-    if (x->to != y->to)
-        return x->to < y->to ? -1 : 1;
-    return x->name < y->name ? -1 : x->name > y->name;
-}
-
-static int cmp_nodemon(const void *a, const void *b)
-{
-    const node_monitor *x = a, *y = b;
-    if (x->pid != y->pid)
-        return x->pid < y->pid ? -1 : 1;
-    return x->node < y->node ? -1 : x->node > y->node;
-}
-
-static int cmp_table(const void *a, const void *b)
-{
-    const ets_table *x = a, *y = b;
-    return x->tid < y->tid ? -1 : x->tid > y->tid;
-}
-
-/* A term field renamed in place; -1 when it could not be. */
-static int term_field(renamer *r, part_id *id)
-{
-    if (*id == 0)
-        return 0;
-    part_id to = rename_term(r, *id);
-    if (to == 0)
-        return -1;
-    *id = to;
-    return 0;
-}
-
-int symmetry_rename(symmetry *sy, trans_ctx *cx, sys_state *st,
-                    const sym_pair *perm, uint32_t nperm)
-{
-    if (st->npend != 0)
-        return -1;
-    renamer r = { sy, cx, perm, nperm, { NULL, 0, 0 } };
-    int err = 0;
-    for (uint32_t i = 0; i < st->nprocs && !err; i++) {
-        proc *p = &st->procs[i];
-        p->pid = map_pid(&r, p->pid);
-        for (uint32_t j = 0; j < p->nlinks; j++)
-            p->links[j] = map_pid(&r, p->links[j]);
-        sort(p->links, p->nlinks, sizeof *p->links, cmp_u32);
-        if (p->gl != 0)
-            p->gl = map_pid(&r, p->gl ^ DEFAULT_GL_KEY) ^ DEFAULT_GL_KEY;
-        err = rename_monitors(&r, &p->mons, 1) || rename_monitors(&r, &p->monby, 1) ||
-              rename_monitors(&r, &p->aliases, 0) ||
-              term_field(&r, &p->cont) || term_field(&r, &p->dict) ||
-              term_field(&r, &p->name);
-        if (!err && (p->mailbox = rename_vector(&r, p->mailbox, rename_term_f)) == 0)
-            err = 1;
-    }
-    if (!err)
-        sort(st->procs, st->nprocs, sizeof *st->procs, cmp_proc);
-    for (uint32_t i = 0; i < st->nnodemons && !err; i++)
-        st->nodemons[i].pid = map_pid(&r, st->nodemons[i].pid);
-    if (!err)
-        sort(st->nodemons, st->nnodemons, sizeof *st->nodemons, cmp_nodemon);
-    for (uint32_t i = 0; i < st->nchans && !err; i++) {
-        channel *ch = &st->chans[i];
-        ch->from = ch->from & KEY_TIMER ? map_ref(&r, ch->from) : map_pid(&r, ch->from);
-        ch->to = map_pid(&r, ch->to);
-        if ((ch->queue = rename_vector(&r, ch->queue, rename_signal)) == 0)
-            err = 1;
-    }
-    if (!err)
-        sort(st->chans, st->nchans, sizeof *st->chans, cmp_chan);
-    for (uint32_t i = 0; i < st->ntables && !err; i++) {
-        ets_table *t = &st->tables[i];
-        t->tid = map_ref(&r, t->tid);
-        t->owner = map_pid(&r, t->owner);
-        if (t->heir != 0)
-            t->heir = map_pid(&r, t->heir);
-        err = term_field(&r, &t->heir_data) || term_field(&r, &t->data);
-    }
-    if (!err)
-        sort(st->tables, st->ntables, sizeof *st->tables, cmp_table);
-    if (!err)
-        err = term_field(&r, &st->app_env) || term_field(&r, &st->observer);
-    free(r.keys.pids);
     return err ? -1 : 0;
 }
