@@ -69,8 +69,8 @@ run(Search, Pid, How, Cont, Dict, TrapExit) ->
     Outcome = case Result of
                   {wait, {'$mce_choice', Alts}, _} = W ->
                       {choice, length(Alts), cont(W), FinalDict};
-                  {wait, {_, Name, _, Timeout}, _} = W ->
-                      {wait, timeout_kind(Timeout, Name), cont(W), FinalDict};
+                  {wait, {Mod, Name, _, Timeout}, _} = W ->
+                      {wait, timeout_kind(Timeout, Mod, Name), cont(W), FinalDict};
                   {done, _Value} -> {exit, normal};
                   {exit, _} = E -> E
               end,
@@ -131,15 +131,15 @@ cont({wait, Recv, Frames}) -> {Recv, Frames}.
 %% option says: it is a poll, not the passing of time.  A finite time is
 %% passed on: with timeouts => when_idle the shortest fires first.
 %% `poll' is the `after 0' of a receive without clauses (`erlang:yield()',
-%% `timer:sleep(0)'), named apart by the translator: no message can match
-%% it, so no send disables its timeout.
-timeout_kind(infinity, _) -> false;
-timeout_kind(0, Name) ->
-    case atom_to_list(Name) of
-        "$mce_rnone" ++ _ -> poll;
-        _ -> zero
+%% `timer:sleep(0)'), which the translator lists in '$mce_info'({poll,
+%% Name}): no message can match it, so no send disables its timeout.
+timeout_kind(infinity, _, _) -> false;
+timeout_kind(0, Mod, Name) ->
+    case info(Mod, {poll, Name}) of
+        undefined -> zero;
+        _ -> poll
     end;
-timeout_kind(T, _) -> T.
+timeout_kind(T, _, _) -> T.
 
 %% @doc Does `Msg' match the receive that `Cont' is suspended in?
 -spec matches(term(), term()) -> boolean().

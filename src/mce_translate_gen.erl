@@ -538,12 +538,14 @@ tr_tail(E, Env, St) ->
 
 tr_receive(L, Cls, T, After, Env, #tr{newmod = NewM} = St) ->
     FreeVars = intersection(Env, vars_all({Cls, T, After})),
-    %% A receive without clauses is named apart ('$mce_rnoneN'): no
-    %% message can match it, so its `after 0' is a poll no send disables
-    %% (mce_exec:timeout_kind/2, partial-order reduction's rule 1).
-    Name = gen_name(case Cls of [] -> "rnone"; _ -> "r" end, counter()),
+    Name = gen_name("r", counter()),
     {F, A} = St#tr.fa,
     record_info(Name, F, A, L),
+    %% A receive without clauses: no message can match it, so its `after
+    %% 0' is a poll no send disables (mce_exec:timeout_kind/2, partial-order
+    %% reduction's rule 1).  Said in '$mce_info'({poll, Name}), not in the
+    %% name: a continuation's terms stay what they were.
+    Cls =:= [] andalso record_info({poll, Name}, F, A, L),
     FVs = [{var, L, V} || V <- FreeVars],
     Msg = {var, L, 'MCE@Msg'},
     MatchCls = [{clause, CL, Ps, Gs, [{atom, CL, true}]} || {clause, CL, Ps, Gs, _} <- Cls]
