@@ -43,7 +43,7 @@
     X(table_size) X(timeout) X(timeouts_when_idle) X(timer) X(transitions) \
     X(trap_exit) X(true) X(truncated) X(unalias) X(undefined) X(unique) \
     X(unknown_state) X(unlink) X(unregister) X(up) X(violation) X(wait) \
-    X(waiting) X(weak) X(yield) X(zero)
+    X(waiting) X(weak) X(yield) X(zero) X(poll)
 
 typedef struct nif_atoms {
 #define NIF_ATOM_FIELD(name) ERL_NIF_TERM am_##name;

@@ -488,11 +488,13 @@ ERL_NIF_TERM nif_ran(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     int have_cont = 0, have_dict = 0;
     unsigned alternatives = 0;
     /* {wait, Timeout, Cont, Dict}: Timeout false (after infinity or none),
-    ** true (a finite after), zero (after 0), or the finite after's time. */
+    ** true (a finite after), zero (after 0), poll (the after 0 of a receive
+    ** without clauses), or the finite after's time. */
     unsigned timeout_ms = 0;
     int is_wait = arity == 4 && enif_is_identical(oc[0], ATOM(env, wait)) &&
                   (get_bool(env, oc[1], &res.has_timeout) ||
                    (enif_is_identical(oc[1], ATOM(env, zero)) && (res.has_timeout = 2)) ||
+                   (enif_is_identical(oc[1], ATOM(env, poll)) && (res.has_timeout = 3)) ||
                    (enif_get_uint(env, oc[1], &timeout_ms) && timeout_ms > 0 &&
                     (res.has_timeout = 1)));
     res.timeout_ms = timeout_ms > PF_TIMEOUT_MAX ? PF_TIMEOUT_MAX : timeout_ms;

@@ -214,11 +214,13 @@ static int sends_safe(const part_store *ps, const por_step *t)
 enum por_verdict por_step_safe(const part_store *ps, const por_step *t)
 {
     /* Rule 1: a start, a receive (one per process: the first matching
-    ** message) or the resume of a one-way choice.  Never a timeout (a
-    ** send to the process disables it), never one of several
-    ** alternatives (the others are not in the set). */
+    ** message), the resume of a one-way choice, or the `after 0` of a
+    ** receive without clauses (erlang:yield(): no message matches it).
+    ** Never another timeout (a send to the process disables it), never
+    ** one of several alternatives (the others are not in the set). */
     if (t->run != RUN_START && t->run != RUN_RECEIVE &&
-        !(t->run == RUN_CHOICE && t->choices == 1))
+        !(t->run == RUN_CHOICE && t->choices == 1) &&
+        !(t->run == RUN_TIMEOUT && t->poll))
         return POR_UNSAFE;
     /* Rule 2: the process lives on (an exit frees its pid and signals
     ** its links and monitors). */

@@ -46,6 +46,7 @@ typedef struct por_sends {
 typedef struct por_step {
     enum run_kind run;
     uint32_t choices;       /* RUN_CHOICE: the process's alternatives */
+    int poll;               /* RUN_TIMEOUT: the process's flags had PF_POLL */
     uint32_t pid;           /* the running process's key */
     part_id msg;            /* RUN_RECEIVE: the consumed message, else 0 */
     part_id old_cont, old_dict;     /* before the step (dict 0: []) */

@@ -893,6 +893,7 @@ static enum por_verdict step_is_safe(const search *s, const run_result *res,
                         .faults_left = s->cur.crashes < cx->max_crashes ||
                                        s->cur.kills < cx->max_kills };
     por_step t = { .run = s->run, .choices = s->run_flags >> PF_CHOICE_SHIFT,
+                   .poll = s->run == RUN_TIMEOUT && (s->run_flags & PF_POLL) != 0,
                    .pid = s->run_pid,
                    .msg = s->run == RUN_RECEIVE ? s->run_msg : 0,
                    .old_cont = s->run_cont, .old_dict = s->run_dict,

@@ -64,8 +64,11 @@ enum proc_status {
 enum proc_flag {
     PF_TIMEOUT = 1,     /* the receive has a finite `after` */
     PF_TRAP_EXIT = 2,   /* process_flag(trap_exit, true) */
-    PF_TIMEOUT_ZERO = 4 /* ... and it is `after 0`: it fires as soon as no
+    PF_TIMEOUT_ZERO = 4, /* ... and it is `after 0`: it fires as soon as no
                            message matches, even under timeouts_when_idle */
+    PF_POLL = 8         /* ... of a receive without clauses (erlang:yield()):
+                           no message matches, so nothing disables it (a
+                           function of the continuation: it splits no state) */
 };
 
 typedef struct monitor {

@@ -701,7 +701,8 @@ int transition_run(trans_ctx *cx, sys_state *st, uint32_t pid,
         } else {
             st->procs[self].status = PROC_WAITING;
             st->procs[self].flags = keep | (res->has_timeout ? PF_TIMEOUT : 0) |
-                                    (res->has_timeout == 2 ? PF_TIMEOUT_ZERO : 0) |
+                                    (res->has_timeout >= 2 ? PF_TIMEOUT_ZERO : 0) |
+                                    (res->has_timeout == 3 ? PF_POLL : 0) |
                                     (cx->timeouts_when_idle && res->has_timeout == 1
                                      ? res->timeout_ms << PF_TIMEOUT_SHIFT : 0);
         }

@@ -15,7 +15,7 @@
 -define(BACKTRACE_DEPTH, 8).
 
 -type how() :: start | timeout | {'receive', term()} | {choice, non_neg_integer()}.
--type outcome() :: {wait, false | zero | pos_integer(), term(), [{term(), term()}]}
+-type outcome() :: {wait, false | zero | poll | pos_integer(), term(), [{term(), term()}]}
                  | {choice, pos_integer(), term(), [{term(), term()}]} | {exit, term()}.
 -type label() :: #{pid := pos_integer(), action := term(), effects := list(),
                    output := [string()], outcome := term()}.
@@ -69,8 +69,8 @@ run(Search, Pid, How, Cont, Dict, TrapExit) ->
     Outcome = case Result of
                   {wait, {'$mce_choice', Alts}, _} = W ->
                       {choice, length(Alts), cont(W), FinalDict};
-                  {wait, {_, _, _, Timeout}, _} = W ->
-                      {wait, timeout_kind(Timeout), cont(W), FinalDict};
+                  {wait, {Mod, Name, _, Timeout}, _} = W ->
+                      {wait, timeout_kind(Timeout, Mod, Name), cont(W), FinalDict};
                   {done, _Value} -> {exit, normal};
                   {exit, _} = E -> E
               end,
@@ -130,9 +130,16 @@ cont({wait, Recv, Frames}) -> {Recv, Frames}.
 %% `after 0' fires as soon as no message matches, whatever the timeouts
 %% option says: it is a poll, not the passing of time.  A finite time is
 %% passed on: with timeouts => when_idle the shortest fires first.
-timeout_kind(infinity) -> false;
-timeout_kind(0) -> zero;
-timeout_kind(T) -> T.
+%% `poll' is the `after 0' of a receive without clauses (`erlang:yield()',
+%% `timer:sleep(0)'), which the translator lists in '$mce_info'({poll,
+%% Name}): no message can match it, so no send disables its timeout.
+timeout_kind(infinity, _, _) -> false;
+timeout_kind(0, Mod, Name) ->
+    case info(Mod, {poll, Name}) of
+        undefined -> zero;
+        _ -> poll
+    end;
+timeout_kind(T, _, _) -> T.
 
 %% @doc Does `Msg' match the receive that `Cont' is suspended in?
 -spec matches(term(), term()) -> boolean().

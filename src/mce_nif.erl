@@ -60,7 +60,7 @@ resume(_Search) -> erlang:nif_error(not_loaded).
 -spec match(search(), boolean()) -> request().
 match(_Search, _Matches) -> erlang:nif_error(not_loaded).
 
--spec ran(search(), {wait, boolean() | zero | pos_integer(), term(), list()} | {exit, term()}, list(), term(),
+-spec ran(search(), {wait, boolean() | zero | poll | pos_integer(), term(), list()} | {exit, term()}, list(), term(),
           boolean()) -> request().
 ran(_Search, _Outcome, _Effects, _Label, _Stop) -> erlang:nif_error(not_loaded).
 

@@ -541,6 +541,11 @@ tr_receive(L, Cls, T, After, Env, #tr{newmod = NewM} = St) ->
     Name = gen_name("r", counter()),
     {F, A} = St#tr.fa,
     record_info(Name, F, A, L),
+    %% A receive without clauses: no message can match it, so its `after
+    %% 0' is a poll no send disables (mce_exec:timeout_kind/2, partial-order
+    %% reduction's rule 1).  Said in '$mce_info'({poll, Name}), not in the
+    %% name: a continuation's terms stay what they were.
+    Cls =:= [] andalso record_info({poll, Name}, F, A, L),
     FVs = [{var, L, V} || V <- FreeVars],
     Msg = {var, L, 'MCE@Msg'},
     MatchCls = [{clause, CL, Ps, Gs, [{atom, CL, true}]} || {clause, CL, Ps, Gs, _} <- Cls]

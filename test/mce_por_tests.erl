@@ -63,6 +63,33 @@ chain_small_test_() ->
              ?assert(On * 20 < Off)
      end}.
 
+%% examples/spawn_chain.erl under the default big steps: each process's
+%% erlang:yield() is `receive after 0 -> true end', a receive without
+%% clauses whose timeout no send disables (rule 1's poll), so the resume
+%% after it is safe and the 2^(N+2) states of the chain collapse.
+spawn_chain_test_() ->
+    {timeout, 120,
+     fun() ->
+             {On, Off, St} = on_off({spawn_chain, start, [10]}, #{}),
+             ?assertEqual(4096, Off),
+             ?assert(maps:get(reduced_states, St) > 0),
+             ?assert(On < 100)
+     end}.
+
+%% The yields' order still matters when the steps after them send: the
+%% violation is found with the reduction on and replays.
+yield_race_test() ->
+    {_, _, _} = on_off({tprog_por, yield_race, []}, #{}),
+    ?assertMatch({error, #{violation := {abnormal_exit, _, {{badmatch, b}, _}}}},
+                 check({tprog_por, yield_race, []}, #{})).
+
+%% An `after 0' with a clause is no poll (a message disables it): the
+%% crash when the message comes first is still found.
+poll_with_clause_test() ->
+    {_, _, _} = on_off({tprog_por, poll_or_msg, []}, #{}),
+    ?assertMatch({error, #{violation := {abnormal_exit, _, {message_first, _}}}},
+                 check({tprog_por, poll_or_msg, []}, #{})).
+
 %% Local steps (one-way choices) before a receive.
 local_steps_test() ->
     {On, Off, _} = on_off({tprog_por, local_steps, [4]}, #{}),

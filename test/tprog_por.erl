@@ -7,7 +7,7 @@
          replies/1, reply_server/0, caller/1,
          linked_server/0, linked_server_body/1, timeout_caller/0, second_writer/0,
          exit_guard/0, link_guard/0, processes_guard/0, killed_server/0,
-         exit_later/0]).
+         exit_later/0, yield_race/0, yield_sender/2, poll_or_msg/0, poll_sender/1]).
 
 %% N workers that each go straight to a receive, then are told to stop.
 workers(N) ->
@@ -223,3 +223,29 @@ exit_later() ->
     W = spawn(?MODULE, worker, []),
     spawn(fun() -> exit(W, kill) end),
     ok.
+
+%% Two processes that yield (a receive without clauses, `after 0': a safe
+%% step) and then report to the root, which asserts the first report is
+%% a's: the other order is a violation that the reduction must keep.
+yield_race() ->
+    Root = self(),
+    spawn(?MODULE, yield_sender, [Root, a]),
+    spawn(?MODULE, yield_sender, [Root, b]),
+    receive First -> a = First end,
+    receive _ -> ok end.
+
+yield_sender(Root, Tag) ->
+    erlang:yield(),
+    Root ! Tag.
+
+%% A receive with a clause and `after 0' is no poll: the child's send
+%% disables the root's timeout, so the timeout is not safe, and the crash
+%% when the message comes first is kept (taking that timeout as safe would
+%% explore only the root's steps and lose it).
+poll_or_msg() ->
+    spawn(?MODULE, poll_sender, [self()]),
+    erlang:yield(),
+    receive go -> erlang:error(message_first) after 0 -> receive go -> ok end end.
+
+poll_sender(P) ->
+    P ! go.
