@@ -33,17 +33,24 @@ static int held_by(const part_store *ps, const part_id *ids, int n, uint32_t key
 }
 
 /* Every pid and ref key of the parts from[0..nfrom) is the running
-** process's own pid or is held by one of the parts to[0..nto). */
+** process's own pid, is held by one of the parts to[0..nto), or (with
+** `live`, NULL: none) is the pid of a process of that state, which keeps
+** its number in use. */
 static int keys_within(const part_store *ps, const part_id *from, int nfrom,
-                       const part_id *to, int nto, uint32_t self)
+                       const part_id *to, int nto, uint32_t self,
+                       const sys_state *live)
 {
     for (int i = 0; i < nfrom; i++) {
         const part *p = from[i] != 0 ? part_store_get(ps, from[i]) : NULL;
         if (from[i] != 0 && p == NULL)
             return 0;           /* not a part we know: not safe */
-        for (uint32_t k = 0; p != NULL && k < p->npids; k++)
-            if (p->pids[k] != self && !held_by(ps, to, nto, p->pids[k]))
+        for (uint32_t k = 0; p != NULL && k < p->npids; k++) {
+            uint32_t key = p->pids[k];
+            if (key == self || held_by(ps, to, nto, key))
+                continue;
+            if (live == NULL || (key & ETF_REF_TAG) || sys_state_find(live, key) < 0)
                 return 0;
+        }
     }
     return 1;
 }
@@ -194,21 +201,8 @@ static int sends_safe(const part_store *ps, const por_step *t)
     ** consumed is still held by what it leaves or sends, or is the pid of
     ** a live process. */
     part_id before[3] = { t->msg, t->old_cont, t->old_dict };
-    if (!keys_within(ps, to, nto, before, 3, t->pid))
-        return 0;
-    for (int i = 0; i < 3; i++) {
-        const part *pt = before[i] != 0 ? part_store_get(ps, before[i]) : NULL;
-        if (before[i] != 0 && pt == NULL)
-            return 0;
-        for (uint32_t k = 0; pt != NULL && k < pt->npids; k++) {
-            uint32_t key = pt->pids[k];
-            if (key == t->pid || held_by(ps, to, nto, key))
-                continue;
-            if ((key & ETF_REF_TAG) || sys_state_find(c->after, key) < 0)
-                return 0;
-        }
-    }
-    return 1;
+    return keys_within(ps, to, nto, before, 3, t->pid, NULL) &&
+           keys_within(ps, before, 3, to, nto, t->pid, c->after);
 }
 
 enum por_verdict por_step_safe(const part_store *ps, const por_step *t)
@@ -242,6 +236,6 @@ enum por_verdict por_step_safe(const part_store *ps, const por_step *t)
     ** the same numbers before and after it. */
     part_id before[3] = { t->msg, t->old_cont, t->old_dict };
     part_id after[2] = { t->new_cont, t->new_dict };
-    return keys_within(ps, before, 3, after, 2, t->pid) &&
-           keys_within(ps, after, 2, before, 3, t->pid) ? POR_SAFE_LOCAL : POR_UNSAFE;
+    return keys_within(ps, before, 3, after, 2, t->pid, NULL) &&
+           keys_within(ps, after, 2, before, 3, t->pid, NULL) ? POR_SAFE_LOCAL : POR_UNSAFE;
 }
