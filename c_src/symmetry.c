@@ -177,20 +177,37 @@ static int is_cand(const canon_ctx *k, int i)
     return i >= 0 && k->c[i].idx != UINT32_MAX;
 }
 
+/* The index of the first of v[0..n) (sorted) that is not below x. */
+static size_t lower_bound(const uint32_t *v, size_t n, uint32_t x)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v[mid] < x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The pid key a key belongs to: a pid's own, a ref's creator's (its
+** number's high bits, see etf_scan.h; number 0 is the shared region). */
+static uint32_t owner_key(uint32_t key)
+{
+    uint32_t pk = key & ~ETF_REF_TAG;
+    if (key & ETF_REF_TAG)
+        pk = MAKE_KEY(KEY_NODE(pk), KEY_NUM(pk) >> ETF_REF_COUNTER_BITS);
+    return pk;
+}
+
 /* The candidate index of pid key pk, or -1. */
 static int find(const canon_ctx *k, uint32_t pk)
 {
     int i = sys_state_find(k->st, pk);
     if (i >= 0)
         return i;
-    uint32_t lo = 0, hi = k->nghosts;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (k->ghosts[mid] < pk)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = lower_bound(k->ghosts, k->nghosts, pk);
     return lo < k->nghosts && k->ghosts[lo] == pk ? (int)(k->st->nprocs + lo) : -1;
 }
 
@@ -199,14 +216,10 @@ static int find(const canon_ctx *k, uint32_t pk)
 static uint64_t key_value(const canon_ctx *k, uint32_t key)
 {
     int is_ref = (key & ETF_REF_TAG) != 0;
-    uint32_t pk = key & ~ETF_REF_TAG, counter = 0;
-    if (is_ref) {
-        uint32_t num = KEY_NUM(pk);
-        counter = num & (ETF_REF_COUNTER_LIMIT - 1);
-        pk = MAKE_KEY(KEY_NODE(pk), num >> ETF_REF_COUNTER_BITS);
-        if (KEY_NUM(pk) == 0)
-            return sym_mix(4, key);
-    }
+    uint32_t pk = owner_key(key);
+    uint32_t counter = is_ref ? KEY_NUM(key) & (ETF_REF_COUNTER_LIMIT - 1) : 0;
+    if (is_ref && KEY_NUM(pk) == 0)
+        return sym_mix(4, key);
     int i = find(k, pk);
     if (!is_cand(k, i))
         return sym_mix(is_ref ? 4 : 2, key);
@@ -419,10 +432,7 @@ static void rank_term(canon_ctx *k, part_id id, uint32_t *next, int *err)
         return;
     }
     for (uint32_t j = 0; j < ti->n; j++) {
-        uint32_t key = k->sy->keys[ti->off + j], pk = key & ~ETF_REF_TAG;
-        if (key & ETF_REF_TAG)
-            pk = MAKE_KEY(KEY_NODE(pk), KEY_NUM(pk) >> ETF_REF_COUNTER_BITS);
-        int q = find(k, pk);
+        int q = find(k, owner_key(k->sy->keys[ti->off + j]));
         if (is_cand(k, q) && (uint32_t)q != k->self && k->c[q].rank == UINT32_MAX)
             k->c[q].rank = (*next)++;
     }
@@ -446,10 +456,7 @@ static void pin_map_keys(canon_ctx *k, part_id id, int *err)
         return;
     }
     for (uint32_t j = 0; j < ti->mn; j++) {
-        uint32_t key = k->sy->mkeys[ti->moff + j], pk = key & ~ETF_REF_TAG;
-        if (key & ETF_REF_TAG)
-            pk = MAKE_KEY(KEY_NODE(pk), KEY_NUM(pk) >> ETF_REF_COUNTER_BITS);
-        int q = find(k, pk);
+        int q = find(k, owner_key(k->sy->mkeys[ti->moff + j]));
         if (q >= 0)
             k->c[q].idx = UINT32_MAX;
     }
@@ -491,10 +498,7 @@ static void pin_term(canon_ctx *k, part_id id)
 {
     const part *p = id ? part_store_get(k->cx->ps, id) : NULL;
     for (uint32_t j = 0; p != NULL && j < p->npids; j++) {
-        uint32_t pk = p->pids[j] & ~ETF_REF_TAG;
-        if (p->pids[j] & ETF_REF_TAG)
-            pk = MAKE_KEY(KEY_NODE(pk), KEY_NUM(pk) >> ETF_REF_COUNTER_BITS);
-        int q = find(k, pk);
+        int q = find(k, owner_key(p->pids[j]));
         if (q >= 0)
             k->c[q].idx = UINT32_MAX;
     }
@@ -612,10 +616,8 @@ static void named_by(canon_ctx *k, uint32_t i, uint64_t *nxt, int *err)
             return;
         }
         for (uint32_t j = 0; j < ti->n; j++, pos++) {
-            uint32_t key = k->sy->keys[ti->off + j], pk = key & ~ETF_REF_TAG;
-            if (key & ETF_REF_TAG)
-                pk = MAKE_KEY(KEY_NODE(pk), KEY_NUM(pk) >> ETF_REF_COUNTER_BITS);
-            int q = find(k, pk);
+            uint32_t key = k->sy->keys[ti->off + j];
+            int q = find(k, owner_key(key));
             if (is_cand(k, q) && (uint32_t)q != i)
                 nxt[q] += sym_mix(sym_mix(who, pos), (key & ETF_REF_TAG) != 0);
         }
@@ -803,14 +805,7 @@ static int used_keys(const canon_ctx *k, uint32_t **out, size_t *nout)
 
 static int in_sorted(const uint32_t *v, size_t n, uint32_t x)
 {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (v[mid] < x)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = lower_bound(v, n, x);
     return lo < n && v[lo] == x;
 }
 
