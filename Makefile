@@ -1,6 +1,9 @@
 # Entry points.  `./bootstrap.sh demo|test` installs what is missing first;
 # these targets assume the Debian packages are there.
 REBAR ?= rebar3
+# The project's own build treats C warnings as errors (c_src/Makefile); a
+# user building mcerlang as a dependency does not get -Werror.
+export MCERLANG_STRICT ?= 1
 ASAN_LIB := $(shell gcc -print-file-name=libasan.so 2>/dev/null)
 
 .PHONY: all compile test test-c test-erl test-asan bench bench-counts demo dialyzer clean

@@ -8,8 +8,35 @@
 %% formatted counterexample (or the inconclusive reason) on the console,
 %% where EUnit does not capture it, and raises an error naming the
 %% module, line and entry, with the counterexample's text in it.
+%%
+%% ?_assertHolds(Entry[, Options]) and ?_assertViolation([Pattern, ]Entry,
+%% Options) are the same assertions as EUnit test objects (as EUnit's
+%% ?_assert... are), wrapped in {timeout, Seconds, ...}: EUnit's default 5 s
+%% per test is shorter than most checks.  Seconds is ?mcerlangTimeout(Options):
+%% the check's max_time (in ms) rounded up to seconds plus
+%% ?MCERLANG_TIMEOUT_MARGIN (default 60) when Options set max_time, otherwise
+%% ?MCERLANG_TIMEOUT (default 600).  Define either macro before the include
+%% to change it.  Options is evaluated twice: give a literal or a variable.
 -ifndef(MCERLANG_HRL).
 -define(MCERLANG_HRL, true).
+
+-ifndef(MCERLANG_TIMEOUT).
+-define(MCERLANG_TIMEOUT, 600).
+-endif.
+-ifndef(MCERLANG_TIMEOUT_MARGIN).
+-define(MCERLANG_TIMEOUT_MARGIN, 60).
+-endif.
+
+-define(mcerlangTimeout(Options),
+        mcerlang_eunit:timeout(Options, ?MCERLANG_TIMEOUT_MARGIN, ?MCERLANG_TIMEOUT)).
+
+-define(_assertHolds(Entry), ?_assertHolds(Entry, #{})).
+-define(_assertHolds(Entry, Options),
+        {timeout, ?mcerlangTimeout(Options), {?LINE, fun() -> ?assertHolds(Entry, Options) end}}).
+-define(_assertViolation(Entry, Options), ?_assertViolation(_, Entry, Options)).
+-define(_assertViolation(Pattern, Entry, Options),
+        {timeout, ?mcerlangTimeout(Options),
+         {?LINE, fun() -> _ = ?assertViolation(Pattern, Entry, Options), ok end}}).
 
 -define(assertHolds(Entry), ?assertHolds(Entry, #{})).
 

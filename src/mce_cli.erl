@@ -8,6 +8,7 @@
 -module(mce_cli).
 
 -export([main/1, run/1]).
+-export([print/3]).
 
 -define(HOLDS, 0).
 -define(VIOLATION, 1).
@@ -386,6 +387,13 @@ why({not_reproduced, How}, _Cli) ->
     io_lib:format("the steps replay, but ~tp", [How]);
 why(Other, _Cli) ->
     io_lib:format("~tp", [Other]).
+
+%% @doc Prints a result of mcerlang:check/2 (or simulate/2) as the command
+%% line does (quiet: only the verdict line) and returns its exit code: for
+%% rebar3 mcerlang (rebar3_mcerlang_prv).
+-spec print(check | simulate, mcerlang:result(), boolean()) -> 0 | 1 | 2.
+print(Verb, Result, Quiet) ->
+    report(Result, #cli{verb = Verb, quiet = Quiet}).
 
 report({ok, Stats}, Cli) ->
     io:format("holds: ~ts~n", [stats(Stats, Cli)]),
