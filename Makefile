@@ -6,7 +6,7 @@ REBAR ?= rebar3
 export MCERLANG_STRICT ?= 1
 ASAN_LIB := $(shell gcc -print-file-name=libasan.so 2>/dev/null)
 
-.PHONY: all compile test test-c test-erl test-asan bench bench-counts demo dialyzer clean
+.PHONY: all compile test test-c test-erl test-asan test-rebar3 bench bench-counts demo dialyzer clean
 
 all: compile
 
@@ -17,7 +17,7 @@ compile:
 # The whole suite: C unit tests under ASan+UBSan, EUnit, EUnit again with
 # the NIF built with ASan+UBSan loaded into the VM, then dialyzer (a cold
 # PLT takes about four minutes; rebar3 caches it in ~/.cache/rebar3).
-test: test-c test-erl test-asan dialyzer
+test: test-c test-erl test-asan dialyzer test-rebar3
 
 test-c:
 	$(MAKE) -C c_src test buchi-test
@@ -25,6 +25,12 @@ test-c:
 # The command-line tests run bin/mcerlang, which runs the default build.
 test-erl: compile
 	$(REBAR) eunit
+
+# mcerlang in a fresh rebar3 project, offline: as a git dependency, as the
+# `rebar3 mcerlang` plugin, with the EUnit macros, through _checkouts
+# (about 45 s).
+test-rebar3:
+	sh .ci/rebar3_project.sh
 
 # The BEAM itself is not instrumented, so the sanitizer runtime is preloaded
 # and leak checking is off (the VM does not free everything at exit).
