@@ -78,8 +78,14 @@ expect 2 bad.log rebar3 mcerlang --check bad_option
 contains bad.log "error: .*no_such_option"
 expect 2 unknown.log rebar3 mcerlang --check nonesuch
 contains unknown.log "--check nonesuch: no such check"
+expect 1 quiet.log rebar3 mcerlang --quiet --check racy
+contains quiet.log "^violation: "
+grep -q "Counterexample" "$TMP/quiet.log" && fail "--quiet printed the counterexample"
 expect 0 eunit.log rebar3 eunit
 contains eunit.log "2 tests, 0 failures"
+sed -i 's/{checks, \[{safe,/{checks, [not_a_check, {safe,/' "$P/rebar.config"
+expect 2 badconf.log rebar3 mcerlang
+contains badconf.log "bad check not_a_check"
 
 # Only the plugin: the checker runs from _build/default/plugins/mcerlang.
 new_project plugin_only
@@ -97,4 +103,4 @@ sed -i '/project_plugins/d' "$P/rebar.config"
 expect 0 checkouts.log rebar3 eunit
 contains checkouts.log "2 tests, 0 failures"
 
-echo "rebar3_project: ok (10 assertions)"
+echo "rebar3_project: ok (12 assertions)"
