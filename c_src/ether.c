@@ -51,6 +51,17 @@ static int channel_head(const part_store *ps, channel *c, uint32_t sig[4])
     return signal_get(ps, id, sig);
 }
 
+int ether_timer_can_fire(const trans_ctx *cx, const sys_state *st, uint32_t ci)
+{
+    if (!cx->timers_bounded)
+        return 1;
+    channel c = st->chans[ci];
+    uint32_t sig[4];
+    if (channel_head(cx->ps, &c, sig) != 0)
+        return 1;       /* not a timer's signal: the delivery reports it */
+    return sig[2] == 0 || sig[2] < cx->timers_never_from;
+}
+
 /*
 ** Transitions computed here, without Erlang: delivering the oldest signal
 ** of an ether channel, and injecting a fault.  Each builds its own label

@@ -35,6 +35,7 @@ void search_res_dtor(ErlNifEnv *env, void *obj)
 /* new(#{node := atom() | nodes := [atom()], creation := integer(),
 **       max_states => N, max_depth => N, table_size => Slots,
 **       check_deadlock => 0 | 1, timeouts_when_idle => 0 | 1,
+**       timers_never_from => Ms (absent: every timer may fire),
 **       delivery_ether => 0 | 1, max_crashes => N, max_disconnects => N,
 **       max_kills => N, breadth_first => 0 | 1, observe => 0 | 1,
 **       expand_only => 0 | 1, table_mode => 0 | 1 | 2 (exact,
@@ -56,6 +57,8 @@ ERL_NIF_TERM nif_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     uint64_t judge_deaths = 0;
     uint64_t expand_only = 0, table_mode = VISITED_EXACT, bitstate_bits = 0;
     uint64_t crashes = 0, disconnects = 0, kills = 0, step_cache = 0;
+    uint64_t timers_never_from = 0;
+    int timers_bounded = 0;
     uint64_t cache_entries = 0, cache_bytes = 0, reduction = 0, symmetry = 0;
     unsigned nnodes = 0;
     if (enif_get_map_value(env, argv[0], ATOM(env, nodes), &nodes)) {
@@ -77,6 +80,8 @@ ERL_NIF_TERM nif_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
         map_u64(env, argv[0], ATOM(env, check_deadlock), &check_deadlock) < 0 ||
         check_deadlock > 1 ||
         map_u64(env, argv[0], ATOM(env, timeouts_when_idle), &when_idle) < 0 || when_idle > 1 ||
+        (timers_bounded = map_u64(env, argv[0], ATOM(env, timers_never_from),
+                                  &timers_never_from)) < 0 ||
         map_u64(env, argv[0], ATOM(env, delivery_ether), &ether) < 0 || ether > 1 ||
         map_u64(env, argv[0], ATOM(env, node_pair), &node_pair) < 0 || node_pair > 1 ||
         map_u64(env, argv[0], ATOM(env, breadth_first), &bfs) < 0 || bfs > 1 ||
@@ -104,6 +109,8 @@ ERL_NIF_TERM nif_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
                           .max_states = max_states, .max_depth = max_depth,
                           .check_deadlock = (int)check_deadlock,
                           .timeouts_when_idle = (int)when_idle,
+                          .timers_bounded = timers_bounded,
+                          .timers_never_from = timers_never_from,
                           .breadth_first = (int)bfs,
                           .observe = (int)observe,
                           .judge_deaths = (int)judge_deaths,

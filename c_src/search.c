@@ -77,6 +77,8 @@ search *search_new(const search_config *cfg)
     s->tx.max_crashes = cfg->max_crashes;
     s->tx.max_disconnects = cfg->max_disconnects;
     s->tx.max_kills = cfg->max_kills;
+    s->tx.timers_bounded = cfg->timers_bounded;
+    s->tx.timers_never_from = cfg->timers_never_from;
     if (cfg->table_mode != VISITED_EXACT)
         s->vis = visited_new((enum visited_mode)cfg->table_mode,
                              cfg->table_mode == VISITED_BITSTATE
@@ -498,6 +500,8 @@ static int next_request(search *s, request *req)
             uint32_t ci = f->next_proc - s->cur.nprocs;
             f->next_proc++;
             int is_timer = (s->cur.chans[ci].from & KEY_TIMER) != 0;
+            if (is_timer && !ether_timer_can_fire(&s->tx, &s->cur, ci))
+                continue;       /* {infinite_above, Ms}: never fires */
             if (s->cfg.timeouts_when_idle ? is_timer != (f->phase == 1)
                                           : f->phase == 1) {
                 if (is_timer)

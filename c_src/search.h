@@ -62,6 +62,13 @@ typedef struct search_config {
     int breadth_first;         /* 1: breadth-first order, so the first
                                   violation found is one nearest the
                                   initial state */
+    int timers_bounded;        /* timeouts => {infinite_above, Ms}: a timer
+                                  (send_after, start_timer) of at least Ms =
+                                  timers_never_from (and more than 0) ms
+                                  never fires, as an `after` that long
+                                  never does (the executor reports it as
+                                  `after infinity`).  0: every timer may */
+    uint64_t timers_never_from;
     int timeouts_when_idle;    /* 1: an `after` fires only when no other
                                   transition is enabled */
     int expand_only;           /* 1: no search order of its own: each

@@ -86,7 +86,7 @@ usage() ->
       "  --max-states N  --max-depth N  --max-time MS  --memory BYTES\n"
       "  --shortest                   breadth-first: a shortest counterexample\n"
       "  --table exact|hash_compact|bitstate:BITS\n"
-      "  --timeouts any|when_idle  --granularity big|small  --delivery instant|ether\n"
+      "  --timeouts any|when_idle|infinite_above:MS  --granularity big|small  --delivery instant|ether\n"
       "  --ordering process_pair|node_pair\n"
       "  --reduction on|off           partial-order reduction (default on)\n"
       "  --symmetry on|off            symmetry reduction under pid permutation (default off;\n"
@@ -191,6 +191,8 @@ option({"table", V}, Cli) ->
                    _ -> throw({usage, io_lib:format("--table ~ts: expected exact, hash_compact "
                                                     "or bitstate:BITS", [V])})
                end, Cli);
+option({"timeouts", "infinite_above:" ++ Ms}, Cli) ->
+    set(timeouts, {infinite_above, integer(Ms, "--timeouts infinite_above:")}, Cli);
 option({K, V}, Cli) when K =:= "timeouts"; K =:= "granularity"; K =:= "delivery";
                          K =:= "ordering" ->
     set(list_to_atom(K), atom(V, "--" ++ K), Cli);

@@ -130,6 +130,8 @@ cont({wait, Recv, Frames}) -> {Recv, Frames}.
 %% `after 0' fires as soon as no message matches, whatever the timeouts
 %% option says: it is a poll, not the passing of time.  A finite time is
 %% passed on: with timeouts => when_idle the shortest fires first.
+%% Under timeouts => {infinite_above, Ms} an `after' of Ms or more is
+%% `false', as `after infinity'; `after 0' stays a poll whatever Ms is.
 %% `poll' is the `after 0' of a receive without clauses (`erlang:yield()',
 %% `timer:sleep(0)'), which the translator lists in '$mce_info'({poll,
 %% Name}): no message can match it, so no send disables its timeout.
@@ -139,7 +141,14 @@ timeout_kind(0, Mod, Name) ->
         undefined -> zero;
         _ -> poll
     end;
-timeout_kind(T, _, _) -> T.
+timeout_kind(T, _, _) ->
+    %% timeouts => {infinite_above, Ms}: an `after' of at least Ms never
+    %% fires, so the process waits as in `after infinity' (blocked, for
+    %% the deadlock check).  The atom infinity compares above any integer.
+    case get('$mce_infinite_above') of
+        Ms when is_integer(Ms), T >= Ms -> false;
+        _ -> T
+    end.
 
 %% @doc Does `Msg' match the receive that `Cont' is suspended in?
 -spec matches(term(), term()) -> boolean().

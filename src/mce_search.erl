@@ -142,6 +142,14 @@ new_context(Opts, ExpandOnly, Reduction) ->
     Nodes = maps:get(nodes, Opts),
     mce_pid:set_nodes(Nodes),
     put('$mce_granularity', maps:get(granularity, Opts)),
+    %% timeouts => {infinite_above, Ms}: the executor reports an `after' of
+    %% at least Ms as `after infinity' (mce_exec:timeout_kind/3), the C
+    %% search never fires a timer that long (ether_timer_can_fire).
+    InfiniteAbove = case maps:get(timeouts, Opts) of
+                        {infinite_above, Above} -> Above;
+                        _ -> infinity
+                    end,
+    put('$mce_infinite_above', InfiniteAbove),
     put('$mce_app_env', maps:get(env, Opts)),
     Faults = maps:get(faults, Opts),
     Monitors = maps:get(monitor, Opts),
@@ -185,7 +193,7 @@ new_context(Opts, ExpandOnly, Reduction) ->
                                             end,
                            timeouts_when_idle => case maps:get(timeouts, Opts) of
                                                      when_idle -> 1;
-                                                     any -> 0
+                                                     _ -> 0
                                                  end,
                            expand_only => case ExpandOnly of
                                               true -> 1;
@@ -604,7 +612,11 @@ stats(#ctx{search = S, started = T0, reduction = Reduction, opts = Opts}) ->
 
 %% The options accept tables up to 2^40 slots or bits; whether one fits is
 %% the machine's to say: a failed allocation names the option.
-new_search(Opts, Config) ->
+new_search(Opts, Config0) ->
+    Config = case maps:get(timeouts, Opts) of
+                 {infinite_above, Ms} -> Config0#{timers_never_from => Ms};
+                 _ -> Config0
+             end,
     case mce_nif:new(Config) of
         {error, _, "out of memory"} ->
             Culprit = case maps:get(table, Opts) of

@@ -32,7 +32,7 @@
                      predicates => #{atom() => predicate() | fun((...) -> predicate())},
                      fairness => weak | none,
                      progress => boolean(),
-                     timeouts => any | when_idle,
+                     timeouts => any | when_idle | {infinite_above, non_neg_integer()},
                      table_size => pos_integer(),
                      table => exact | hash_compact | {bitstate, pos_integer()},
                      nodes => [node(), ...],
@@ -699,6 +699,10 @@ option(predicates, Ps) when is_map(Ps) ->
     Ps;
 option(fairness, F) when F =:= weak; F =:= none -> F;
 option(timeouts, T) when T =:= any; T =:= when_idle -> T;
+option(timeouts, {infinite_above, Ms} = T) when is_integer(Ms), Ms >= 0 -> T;
+option(timeouts, T) ->
+    erlang:error({mcerlang, {bad_option_value, timeouts, T,
+                             "expected any, when_idle or {infinite_above, Ms} (Ms >= 0)"}});
 option(delivery, D) when D =:= instant; D =:= ether -> D;
 option(ordering, O) when O =:= process_pair; O =:= node_pair -> O;
 option(granularity, G) when G =:= big; G =:= small -> G;
