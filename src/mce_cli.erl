@@ -93,6 +93,11 @@ usage() ->
       "                               on: you assert the program never orders pids)\n"
       "  --nodes N1@H,N2@H            simulated nodes (the entry runs on the first)\n"
       "  --faults KIND=N[,KIND=N]     crash_node, disconnect, kill: how many may happen\n"
+      "                               KIND=N:T1:T2 aims them (kill: name=A, module=M;\n"
+      "                               crash_node: NODE; disconnect: NODE or NODE+NODE)\n"
+      "  --idle otp|none|otp,T1,T2    who may be left waiting at the end: OTP servers in\n"
+      "                               their main loop (default), none, or also T (name=A,\n"
+      "                               module=M, or a registered name)\n"
       "  --env TERM                   application environments, #{App => #{Key => Value}}\n"
       "  --option KEY=TERM            any other option of mcerlang:check/2\n"
       "  --no-progress                no progress lines on stderr\n"
@@ -191,6 +196,14 @@ option({"table", V}, Cli) ->
                    _ -> throw({usage, io_lib:format("--table ~ts: expected exact, hash_compact "
                                                     "or bitstate:BITS", [V])})
                end, Cli);
+option({"idle", V}, Cli) ->
+    set(idle, case string:lexemes(V, ",") of
+                  ["otp"] -> otp;
+                  ["none"] -> none;
+                  ["otp" | Ts] -> {otp, [fault_target(kill, T, fun() -> idle_usage(V) end)
+                                         || T <- Ts]};
+                  _ -> idle_usage(V)
+              end, Cli);
 option({"timeouts", "infinite_above:" ++ Ms}, Cli) ->
     set(timeouts, {infinite_above, integer(Ms, "--timeouts infinite_above:")}, Cli);
 option({K, V}, Cli) when K =:= "timeouts"; K =:= "granularity"; K =:= "delivery";
@@ -202,11 +215,7 @@ option({"reduction", V}, _Cli) ->
     throw({usage, io_lib:format("--reduction ~ts: expected on or off", [V])});
 option({"nodes", V}, Cli) -> set(nodes, [atom(N, "--nodes") || N <- string:lexemes(V, ",")], Cli);
 option({"faults", V}, Cli) ->
-    set(faults, maps:from_list(
-                  [case string:split(KV, "=") of
-                       [K, N] -> {atom(K, "--faults"), integer(N, "--faults")};
-                       _ -> throw({usage, io_lib:format("--faults ~ts: expected KIND=N", [V])})
-                   end || KV <- string:lexemes(V, ",")]), Cli);
+    set(faults, maps:from_list([fault_budget(KV, V) || KV <- string:lexemes(V, ",")]), Cli);
 option({"env", V}, Cli) -> set(env, term(V, "--env"), Cli);
 option({"symmetry", "on"}, Cli) -> set(symmetry, true, Cli);
 option({"symmetry", "off"}, Cli) -> set(symmetry, false, Cli);
@@ -225,6 +234,42 @@ option({K, V}, Cli) when K =:= "depth"; K =:= "width" ->
     Cli#cli{format = (Cli#cli.format)#{list_to_atom(K) => integer(V, "--" ++ K)}};
 option({K, _}, _Cli) ->
     throw({usage, io_lib:format("unknown option --~ts", [K])}).
+
+%% KIND=N, or KIND=N:TARGET:... with targets (faults => #{Kind => {N,
+%% Targets}}): kill's are name=ATOM, module=ATOM or a bare registered
+%% name; crash_node's are nodes; disconnect's are nodes or pairs A+B.
+fault_budget(KV, V) ->
+    Usage = fun() -> throw({usage, io_lib:format("--faults ~ts: expected KIND=N[:TARGET...] "
+                                                 "(kill: name=A, module=M; crash_node: NODE; "
+                                                 "disconnect: NODE or NODE+NODE)", [V])})
+            end,
+    case string:split(KV, "=") of
+        [K, Rest] ->
+            Kind = atom(K, "--faults"),
+            case string:split(Rest, ":", all) of
+                [N] -> {Kind, integer(N, "--faults")};
+                [N | Ts] -> {Kind, {integer(N, "--faults"), [fault_target(Kind, T, Usage) || T <- Ts]}}
+            end;
+        _ -> Usage()
+    end.
+
+fault_target(kill, "name=" ++ Name, _) -> {name, atom(Name, "--faults")};
+fault_target(kill, "module=" ++ M, _) -> {module, atom(M, "--faults")};
+fault_target(kill, T, Usage) ->
+    case lists:member($=, T) of
+        true -> Usage();
+        false -> atom(T, "--faults")
+    end;
+fault_target(disconnect, T, _) ->
+    case string:split(T, "+") of
+        [A, B] -> {atom(A, "--faults"), atom(B, "--faults")};
+        [Node] -> atom(Node, "--faults")
+    end;
+fault_target(_, T, _) -> atom(T, "--faults").
+
+idle_usage(V) ->
+    throw({usage, io_lib:format("--idle ~ts: expected otp, none or otp,TARGET,... "
+                                "(name=A, module=M or a registered name)", [V])}).
 
 %% Atoms hold at most 255 characters: a longer name is a usage error, not
 %% a system_limit crash.

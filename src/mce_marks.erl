@@ -120,7 +120,8 @@ info(How, Cont) ->
                   {ok, {_, _, _} = MFA} -> MFA;
                   _ -> started_as(How, Cont)
               end,
-    #{pid => Self, name => Name, initial_call => Initial, node => mce_rt:my_node()}.
+    #{pid => Self, name => Name, initial_call => Initial,
+      node => mce_pid:node_of(get('$mce_pid'))}.
 
 started_as(start, {M, F, Args}) when is_atom(M), is_list(Args) ->
     {mce_exec:original_module(M), F, length(Args)};
