@@ -200,9 +200,10 @@ option({"idle", V}, Cli) ->
     set(idle, case string:lexemes(V, ",") of
                   ["otp"] -> otp;
                   ["none"] -> none;
-                  ["otp" | Ts] -> {otp, [fault_target(kill, T, fun() -> idle_usage(V) end)
-                                         || T <- Ts]};
-                  _ -> idle_usage(V)
+                  ["otp" | Ts] -> {otp, [fault_target(kill, T, "--idle") || T <- Ts]};
+                  _ -> throw({usage, io_lib:format("--idle ~ts: expected otp, none or "
+                                                   "otp,TARGET,... (name=A, module=M or a "
+                                                   "registered name)", [V])})
               end, Cli);
 option({"timeouts", "infinite_above:" ++ Ms}, Cli) ->
     set(timeouts, {infinite_above, integer(Ms, "--timeouts infinite_above:")}, Cli);
@@ -239,37 +240,36 @@ option({K, _}, _Cli) ->
 %% Targets}}): kill's are name=ATOM, module=ATOM or a bare registered
 %% name; crash_node's are nodes; disconnect's are nodes or pairs A+B.
 fault_budget(KV, V) ->
-    Usage = fun() -> throw({usage, io_lib:format("--faults ~ts: expected KIND=N[:TARGET...] "
-                                                 "(kill: name=A, module=M; crash_node: NODE; "
-                                                 "disconnect: NODE or NODE+NODE)", [V])})
-            end,
     case string:split(KV, "=") of
         [K, Rest] ->
             Kind = atom(K, "--faults"),
             case string:split(Rest, ":", all) of
                 [N] -> {Kind, integer(N, "--faults")};
-                [N | Ts] -> {Kind, {integer(N, "--faults"), [fault_target(Kind, T, Usage) || T <- Ts]}}
+                [N | Ts] -> {Kind, {integer(N, "--faults"),
+                                    [fault_target(Kind, T, "--faults") || T <- Ts]}}
             end;
-        _ -> Usage()
+        _ -> throw({usage, io_lib:format("--faults ~ts: expected KIND=N[:TARGET...] (kill: "
+                                         "name=A, module=M; crash_node: NODE; disconnect: NODE "
+                                         "or NODE+NODE)", [V])})
     end.
 
-fault_target(kill, "name=" ++ Name, _) -> {name, atom(Name, "--faults")};
-fault_target(kill, "module=" ++ M, _) -> {module, atom(M, "--faults")};
-fault_target(kill, T, Usage) ->
+%% A target of --faults (Flag) or --idle: for kill and idle name=A,
+%% module=M or a bare registered name; for disconnect a node or A+B; a
+%% node otherwise.
+fault_target(kill, "name=" ++ Name, Flag) -> {name, atom(Name, Flag)};
+fault_target(kill, "module=" ++ M, Flag) -> {module, atom(M, Flag)};
+fault_target(kill, T, Flag) ->
     case lists:member($=, T) of
-        true -> Usage();
-        false -> atom(T, "--faults")
+        true -> throw({usage, io_lib:format("~ts: target ~ts: expected name=A, module=M or a "
+                                            "registered name", [Flag, T])});
+        false -> atom(T, Flag)
     end;
-fault_target(disconnect, T, _) ->
+fault_target(disconnect, T, Flag) ->
     case string:split(T, "+") of
-        [A, B] -> {atom(A, "--faults"), atom(B, "--faults")};
-        [Node] -> atom(Node, "--faults")
+        [A, B] -> {atom(A, Flag), atom(B, Flag)};
+        [Node] -> atom(Node, Flag)
     end;
-fault_target(_, T, _) -> atom(T, "--faults").
-
-idle_usage(V) ->
-    throw({usage, io_lib:format("--idle ~ts: expected otp, none or otp,TARGET,... "
-                                "(name=A, module=M or a registered name)", [V])}).
+fault_target(_, T, Flag) -> atom(T, Flag).
 
 %% Atoms hold at most 255 characters: a longer name is a usage error, not
 %% a system_limit crash.

@@ -332,7 +332,6 @@ action({choice, I}, _Cont) -> {choice, I + 1};
 action({'receive', Msg}, _Cont) -> {'receive', Msg}.
 
 label_outcome({wait, _, Cont, _Dict}) -> {waiting, location(Cont)};
-label_outcome({wait, _, Cont, _Dict, _Marks}) -> {waiting, location(Cont)};
 label_outcome({choice, 1, {{'$mce_choice', [{mce_rt, resume, _}]}, _}, _Dict}) -> yielded;
 label_outcome({choice, 1, {{'$mce_choice', [{mce_rt, prop_resume, [Prop]}]}, _}, _Dict}) ->
     {prop, Prop};

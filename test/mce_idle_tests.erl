@@ -66,3 +66,21 @@ bad_values_test() ->
      || V <- [all, {otp, waiter}, {otp, [{name, "waiter"}]}, {otp, [{predicate, fun() -> true end}]}]],
     ?assertError({mcerlang, {bad_option_value, idle, _, _}},
                  check(plain_waiter, #{idle => {otp, [{predicate, fun(_) -> maybe end}]}})).
+
+cli_test_() ->
+    {timeout, 120,
+     fun() ->
+             Args = ["--timeouts", "infinite_above:5000", "test/tprog_idle.erl"],
+             {0, _} = mce_cli_tests:run_cli(["check" | Args ++ ["tprog_idle:gen_server_left()"]]),
+             {1, Dead} = mce_cli_tests:run_cli(["check", "--idle", "none" | Args ++
+                                                    ["tprog_idle:gen_server_left()"]]),
+             ?assertNotEqual(nomatch, string:find(Dead, "deadlock")),
+             {1, _} = mce_cli_tests:run_cli(["check" | Args ++ ["tprog_idle:plain_registered()"]]),
+             {0, _} = mce_cli_tests:run_cli(["check", "--idle", "otp,name=waiter" | Args ++
+                                                 ["tprog_idle:plain_registered()"]]),
+             {0, _} = mce_cli_tests:run_cli(["check", "--idle", "otp,module=tprog_idle" | Args ++
+                                                 ["tprog_idle:plain_waiter()"]]),
+             {2, Bad} = mce_cli_tests:run_cli(["check", "--idle", "sometimes" | Args ++
+                                                   ["tprog_idle:plain_waiter()"]]),
+             ?assertNotEqual(nomatch, string:find(Bad, "--idle"))
+     end}.
