@@ -15,7 +15,7 @@
 %% default costs no step any time.
 -module(mce_marks).
 
--export([idle_option/1, targets_option/2, marks/3]).
+-export([idle_option/1, targets_option/2, marks/3, otp_loops/0]).
 
 -type target() :: atom() | {name, atom()} | {module, module()}
                 | {predicate, fun((info()) -> boolean())}.
@@ -34,6 +34,11 @@
 %% What a hibernated behaviour wakes into (proc_lib:hibernate/3).
 -define(OTP_WAKE, [{gen_server, wake_hib}, {gen_statem, wakeup_from_hibernate},
                    {gen_event, wake_hib}]).
+
+%% @doc The functions whose receive is an OTP behaviour's main loop (for
+%% the test that the installed OTP still has them).
+-spec otp_loops() -> [mfa()].
+otp_loops() -> ?OTP_LOOPS.
 
 %% @doc Validates the `idle' option.
 -spec idle_option(term()) -> idle().

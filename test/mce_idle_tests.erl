@@ -84,3 +84,9 @@ cli_test_() ->
                                                    ["tprog_idle:plain_waiter()"]]),
              ?assertNotEqual(nomatch, string:find(Bad, "--idle"))
      end}.
+
+%% The main loops named in mce_marks are functions of the installed OTP
+%% (they are found by name: a newer OTP that renames one would make its
+%% servers look stuck).
+otp_loops_exist_test() ->
+    [?assert(lists:member({F, A}, M:module_info(functions))) || {M, F, A} <- mce_marks:otp_loops()].
