@@ -80,7 +80,7 @@ marks(Recv, How, Cont) ->
                {_, _} -> false
            end,
     Target = case get('$mce_kill_targets') of
-                 Ks when is_list(Ks) -> matches(kill, Ks, Info());
+                 Ks when is_list(Ks) -> matches(faults, Ks, Info());
                  _ -> false
              end,
     [idle || Idle] ++ [target || Target].
@@ -106,10 +106,16 @@ match(_, {name, Name}, #{name := N}) -> Name =:= N;
 match(_, {module, M}, #{initial_call := {IM, _, _}}) -> M =:= IM;
 match(_, {module, _}, #{}) -> false;
 match(Option, {predicate, F} = T, Info) ->
-    case F(Info) of
+    %% The user's fun: a crash in it is reported as the option's error,
+    %% not as the checker's.
+    try F(Info) of
         B when is_boolean(B) -> B;
         Other -> erlang:error({mcerlang, {bad_option_value, Option, T,
                                           {returned, Other, "a predicate returns a boolean"}}})
+    catch
+        error:{mcerlang, _} = E -> erlang:error(E);
+        Class:Reason -> erlang:error({mcerlang, {bad_option_value, Option, T,
+                                                 {Class, Reason, "the predicate crashed"}}})
     end.
 
 %% The process as the targets see it: its pid, registered name (undefined:

@@ -98,7 +98,12 @@ bad_values_test() ->
            #{crash_node => {1, [nowhere@h]}}, #{disconnect => {1, [{?A, ?A}]}},
            #{disconnect => {1, [{?A, nowhere@h}]}}, #{crash_node => {1, ?A}}],
     [?assertError({mcerlang, {bad_option_value, faults, _, _}},
-                  check(remote_worker, [?B], #{nodes => [?A, ?B], faults => F})) || F <- Bad].
+                  check(remote_worker, [?B], #{nodes => [?A, ?B], faults => F})) || F <- Bad],
+    %% A predicate that crashes or does not answer true or false.
+    [?assertError({mcerlang, {bad_option_value, faults, {predicate, _}, _}},
+                  check(kill_server, [], #{faults => #{kill => {1, [{predicate, P}]}}}))
+     || P <- [fun(_) -> maybe end, fun(#{pid := Pid}) -> Pid end,
+              fun(_) -> erlang:error(oops) end]].
 
 cli_test_() ->
     {timeout, 120,
