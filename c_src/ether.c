@@ -51,6 +51,17 @@ static int channel_head(const part_store *ps, channel *c, uint32_t sig[4])
     return signal_get(ps, id, sig);
 }
 
+int ether_timer_can_fire(const trans_ctx *cx, const sys_state *st, uint32_t ci)
+{
+    if (!cx->timers_bounded)
+        return 1;
+    channel c = st->chans[ci];
+    uint32_t sig[4];
+    if (channel_head(cx->ps, &c, sig) != 0)
+        return 1;       /* not a timer's signal: the delivery reports it */
+    return sig[2] == 0 || sig[2] < cx->timers_never_from;
+}
+
 /*
 ** Transitions computed here, without Erlang: delivering the oldest signal
 ** of an ether channel, and injecting a fault.  Each builds its own label
@@ -154,21 +165,25 @@ int ether_deliver(trans_ctx *cx, sys_state *st, uint32_t ci, ext_buf *lb,
 }
 
 
-/* The idx-th fault the options allow in st, in a fixed order; 0: none. */
+/* The idx-th fault the options allow in st, in a fixed order; 0: none.
+** Only the targets the options name: crash_nodes, disconnect_pairs, and
+** for kill the processes marked PF_TARGET (or, with no targets named,
+** any process but the entry). */
 int ether_nth_fault(const trans_ctx *cx, const sys_state *st, uint32_t idx,
                     fault *out)
 {
     uint32_t n = cx->names.nodes.n;
     if (st->crashes < cx->max_crashes)
         for (uint32_t a = 0; a < n; a++)
-            if (!(st->down >> a & 1) && idx-- == 0) {
+            if (!(st->down >> a & 1) && (cx->crash_nodes >> a & 1) && idx-- == 0) {
                 *out = (fault){ FAULT_CRASH, a, 0 };
                 return 1;
             }
     if (st->disconnects < cx->max_disconnects)
         for (uint32_t a = 0; a < n; a++)
             for (uint32_t b = a + 1; b < n; b++)
-                if (ether_reachable(st, a, b) && idx-- == 0) {
+                if (ether_reachable(st, a, b) && (cx->disconnect_pairs[a] >> b & 1) &&
+                    idx-- == 0) {
                     *out = (fault){ FAULT_DISCONNECT, a, b };
                     return 1;
                 }
@@ -179,7 +194,9 @@ int ether_nth_fault(const trans_ctx *cx, const sys_state *st, uint32_t idx,
         }
     if (st->kills < cx->max_kills)
         for (uint32_t k = 0; k < st->nprocs; k++)
-            if (idx-- == 0) {
+            if ((cx->kill_targeted ? (st->procs[k].flags & PF_TARGET) != 0
+                                   : st->procs[k].pid != cx->entry_pid) &&
+                idx-- == 0) {
                 *out = (fault){ FAULT_KILL, st->procs[k].pid, 0 };
                 return 1;
             }

@@ -35,6 +35,10 @@ int ether_reachable(const sys_state *st, uint32_t a, uint32_t b);
 int ether_enqueue(trans_ctx *cx, sys_state *st, uint32_t from, uint32_t to,
                   part_id name, uint32_t kind, uint32_t a, uint32_t b,
                   uint32_t c);
+/* Timer channel ci of st may fire: under timeouts => {infinite_above, Ms}
+** a timer of at least Ms ms (more than 0) never does.  A function of the
+** state, so the bound splits no state. */
+int ether_timer_can_fire(const trans_ctx *cx, const sys_state *st, uint32_t ci);
 /* Delivers the head signal of channel ci of st; writes the transition's
 ** label ({'$mce_deliver', From, To, Signal} or {'$mce_timer', ...}) to lb. */
 int ether_deliver(trans_ctx *cx, sys_state *st, uint32_t ci, ext_buf *lb,

@@ -40,10 +40,11 @@
     X(reads_process_state) \
     X(states_lost_estimate) X(stopped) X(symmetric_states) X(symmetry) \
     X(symmetry_groups) X(table) X(table_bytes) X(table_mode) \
-    X(table_size) X(timeout) X(timeouts_when_idle) X(timer) X(transitions) \
+    X(table_size) X(timeout) X(timeouts_when_idle) X(timer) X(timers_never_from) X(transitions) \
     X(trap_exit) X(true) X(truncated) X(unalias) X(undefined) X(unique) \
     X(unknown_state) X(unlink) X(unregister) X(up) X(violation) X(wait) \
-    X(waiting) X(weak) X(yield) X(zero) X(poll)
+    X(waiting) X(weak) X(yield) X(zero) X(poll) \
+    X(idle) X(target) X(kill_targeted) X(crash_nodes) X(disconnect_pairs)
 
 typedef struct nif_atoms {
 #define NIF_ATOM_FIELD(name) ERL_NIF_TERM am_##name;

@@ -32,9 +32,27 @@ void search_res_dtor(ErlNifEnv *env, void *obj)
         enif_mutex_destroy(r->lock);
 }
 
+/* The marks of a wait or choice outcome (see nif_ran). */
+static int get_marks(ErlNifEnv *env, ERL_NIF_TERM list, run_result *res)
+{
+    ERL_NIF_TERM head;
+    while (enif_get_list_cell(env, list, &head, &list)) {
+        if (enif_is_identical(head, ATOM(env, idle)))
+            res->idle = 1;
+        else if (enif_is_identical(head, ATOM(env, target)))
+            res->target = 1;
+        else
+            return 0;
+    }
+    return enif_is_empty_list(env, list);
+}
+
 /* new(#{node := atom() | nodes := [atom()], creation := integer(),
 **       max_states => N, max_depth => N, table_size => Slots,
 **       check_deadlock => 0 | 1, timeouts_when_idle => 0 | 1,
+**       timers_never_from => Ms (absent: every timer may fire),
+**       kill_targeted => 0 | 1, crash_nodes => Mask,
+**       disconnect_pairs => [A * 64 + B] (with crash_nodes),
 **       delivery_ether => 0 | 1, max_crashes => N, max_disconnects => N,
 **       max_kills => N, breadth_first => 0 | 1, observe => 0 | 1,
 **       expand_only => 0 | 1, table_mode => 0 | 1 | 2 (exact,
@@ -56,6 +74,11 @@ ERL_NIF_TERM nif_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     uint64_t judge_deaths = 0;
     uint64_t expand_only = 0, table_mode = VISITED_EXACT, bitstate_bits = 0;
     uint64_t crashes = 0, disconnects = 0, kills = 0, step_cache = 0;
+    uint64_t timers_never_from = 0;
+    uint64_t kill_targeted = 0, crash_nodes = 0;
+    int nodes_targeted = 0;
+    ERL_NIF_TERM pairs;
+    int timers_bounded = 0;
     uint64_t cache_entries = 0, cache_bytes = 0, reduction = 0, symmetry = 0;
     unsigned nnodes = 0;
     if (enif_get_map_value(env, argv[0], ATOM(env, nodes), &nodes)) {
@@ -77,6 +100,11 @@ ERL_NIF_TERM nif_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
         map_u64(env, argv[0], ATOM(env, check_deadlock), &check_deadlock) < 0 ||
         check_deadlock > 1 ||
         map_u64(env, argv[0], ATOM(env, timeouts_when_idle), &when_idle) < 0 || when_idle > 1 ||
+        map_u64(env, argv[0], ATOM(env, kill_targeted), &kill_targeted) < 0 ||
+        kill_targeted > 1 ||
+        (nodes_targeted = map_u64(env, argv[0], ATOM(env, crash_nodes), &crash_nodes)) < 0 ||
+        (timers_bounded = map_u64(env, argv[0], ATOM(env, timers_never_from),
+                                  &timers_never_from)) < 0 ||
         map_u64(env, argv[0], ATOM(env, delivery_ether), &ether) < 0 || ether > 1 ||
         map_u64(env, argv[0], ATOM(env, node_pair), &node_pair) < 0 || node_pair > 1 ||
         map_u64(env, argv[0], ATOM(env, breadth_first), &bfs) < 0 || bfs > 1 ||
@@ -104,6 +132,11 @@ ERL_NIF_TERM nif_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
                           .max_states = max_states, .max_depth = max_depth,
                           .check_deadlock = (int)check_deadlock,
                           .timeouts_when_idle = (int)when_idle,
+                          .timers_bounded = timers_bounded,
+                          .kill_targeted = (int)kill_targeted,
+                          .nodes_targeted = nodes_targeted,
+                          .crash_nodes = crash_nodes,
+                          .timers_never_from = timers_never_from,
                           .breadth_first = (int)bfs,
                           .observe = (int)observe,
                           .judge_deaths = (int)judge_deaths,
@@ -122,6 +155,21 @@ ERL_NIF_TERM nif_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
                           .reduction = (int)reduction,
                           .symmetry = (int)symmetry,
                           .nnodes = nnodes };
+    /* crash_nodes => Mask comes with disconnect_pairs => [A * 64 + B]
+    ** (A < B node indexes): the nodes and pairs faults may hit. */
+    if (nodes_targeted) {
+        ERL_NIF_TERM ph;
+        unsigned ab;
+        if (!enif_get_map_value(env, argv[0], ATOM(env, disconnect_pairs), &pairs))
+            return enif_make_badarg(env);
+        while (enif_get_list_cell(env, pairs, &ph, &pairs)) {
+            if (!enif_get_uint(env, ph, &ab) || ab >= 64 * 64 || ab / 64 >= ab % 64)
+                return enif_make_badarg(env);
+            cfg.disconnect_pairs[ab / 64] |= (uint64_t)1 << (ab % 64);
+        }
+        if (!enif_is_empty_list(env, pairs))
+            return enif_make_badarg(env);
+    }
     namebuf = malloc(SEARCH_MAX_NODES * sizeof *namebuf);
     ErlNifBinary node_bins[SEARCH_MAX_NODES];
     unsigned nbins = 0;
@@ -491,6 +539,11 @@ ERL_NIF_TERM nif_ran(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     ** true (a finite after), zero (after 0), poll (the after 0 of a receive
     ** without clauses), or the finite after's time. */
     unsigned timeout_ms = 0;
+    /* {wait | choice, _, Cont, Dict, Marks}: Marks a list of idle (an idle
+    ** loop: PF_IDLE) and target (a kill target: PF_TARGET). */
+    int marked = arity == 5 && get_marks(env, oc[4], &res);
+    if (marked)
+        arity = 4;
     int is_wait = arity == 4 && enif_is_identical(oc[0], ATOM(env, wait)) &&
                   (get_bool(env, oc[1], &res.has_timeout) ||
                    (enif_is_identical(oc[1], ATOM(env, zero)) && (res.has_timeout = 2)) ||

@@ -77,6 +77,13 @@ search *search_new(const search_config *cfg)
     s->tx.max_crashes = cfg->max_crashes;
     s->tx.max_disconnects = cfg->max_disconnects;
     s->tx.max_kills = cfg->max_kills;
+    s->tx.timers_bounded = cfg->timers_bounded;
+    s->tx.kill_targeted = cfg->kill_targeted;
+    s->tx.crash_nodes = cfg->nodes_targeted ? cfg->crash_nodes : ~(uint64_t)0;
+    for (int a = 0; a < 64; a++)
+        s->tx.disconnect_pairs[a] = cfg->nodes_targeted ? cfg->disconnect_pairs[a]
+                                                        : ~(uint64_t)0;
+    s->tx.timers_never_from = cfg->timers_never_from;
     if (cfg->table_mode != VISITED_EXACT)
         s->vis = visited_new((enum visited_mode)cfg->table_mode,
                              cfg->table_mode == VISITED_BITSTATE
@@ -196,6 +203,19 @@ void search_free(search *s)
     step_cache_free(s->cache);
     step_log_free(&s->log);
     free(s);
+}
+
+
+/* Nothing can move and every process waits in an idle loop (PF_IDLE: an
+** OTP server in its main loop, or a process the `idle` option names):
+** normal termination, not a deadlock.  A process blocked anywhere else
+** (a server inside handle_call waiting for a reply) makes it one. */
+static int all_idle(const sys_state *st)
+{
+    for (uint32_t i = 0; i < st->nprocs; i++)
+        if (!(st->procs[i].flags & PF_IDLE))
+            return 0;
+    return 1;
 }
 
 static int push(search *s, part_id state, uint8_t *label, size_t label_len)
@@ -498,6 +518,8 @@ static int next_request(search *s, request *req)
             uint32_t ci = f->next_proc - s->cur.nprocs;
             f->next_proc++;
             int is_timer = (s->cur.chans[ci].from & KEY_TIMER) != 0;
+            if (is_timer && !ether_timer_can_fire(&s->tx, &s->cur, ci))
+                continue;       /* {infinite_above, Ms}: never fires */
             if (s->cfg.timeouts_when_idle ? is_timer != (f->phase == 1)
                                           : f->phase == 1) {
                 if (is_timer)
@@ -530,12 +552,12 @@ static int next_request(search *s, request *req)
             continue;
         }
         if (s->cfg.expand_only) {
-            s->exp_deadlock = f->enabled == 0 && s->cur.nprocs > 0;
+            s->exp_deadlock = f->enabled == 0 && s->cur.nprocs > 0 && !all_idle(&s->cur);
             s->pending = req->kind = REQ_EXPANDED;
             return 0;
         }
         if (s->cfg.check_deadlock && f->expand && f->enabled == 0 &&
-            s->cur.nprocs > 0) {
+            s->cur.nprocs > 0 && !all_idle(&s->cur)) {
             if (s->cfg.breadth_first && bfs_path_to_stack(s, s->expanding) != 0)
                 return fail(req, "out of memory");
             s->finished = 1;
@@ -568,6 +590,7 @@ int search_start(search *s, term_in *init, uint32_t pid, request *req)
     memset(&st, 0, sizeof st);
     proc p = { .pid = pid, .status = PROC_INIT, .cont = cont,
                .mailbox = s->tx.empty_mailbox };
+    s->tx.entry_pid = pid;
     if (sys_state_insert(&st, &p) < 0)
         return fail(req, "out of memory");
     if (s->vis != NULL) {

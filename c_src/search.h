@@ -50,6 +50,15 @@ typedef struct search_config {
                                   pair of nodes, as BEAM's one connection);
                                   0: per ordered pair of processes */
     uint32_t max_crashes, max_disconnects, max_kills;   /* fault budgets */
+    /* Their targets (faults => #{K => {N, Targets}}).  kill_targeted 1:
+    ** a kill hits only processes marked PF_TARGET; 0: any process but the
+    ** entry.  crash_nodes: bit i, node i may crash; disconnect_pairs[a]
+    ** bit b (a < b): nodes a and b may be disconnected.  search_new with
+    ** both 0 (the structure zeroed) means every node and every pair. */
+    int kill_targeted;
+    int nodes_targeted;
+    uint64_t crash_nodes;
+    uint64_t disconnect_pairs[64];
     uint32_t creation;         /* creation of simulated pids */
     uint64_t max_states;       /* 0: unlimited */
     uint64_t max_depth;        /* 0: unlimited */
@@ -62,6 +71,13 @@ typedef struct search_config {
     int breadth_first;         /* 1: breadth-first order, so the first
                                   violation found is one nearest the
                                   initial state */
+    int timers_bounded;        /* timeouts => {infinite_above, Ms}: a timer
+                                  (send_after, start_timer) of at least Ms =
+                                  timers_never_from (and more than 0) ms
+                                  never fires, as an `after` that long
+                                  never does (the executor reports it as
+                                  `after infinity`).  0: every timer may */
+    uint64_t timers_never_from;
     int timeouts_when_idle;    /* 1: an `after` fires only when no other
                                   transition is enabled */
     int expand_only;           /* 1: no search order of its own: each
@@ -173,6 +189,8 @@ typedef struct run_result {
     int has_timeout;           /* WAIT: the receive has a finite after
                                   (2: after 0) */
     uint32_t timeout_ms;       /* WAIT: that after's time (0: not known) */
+    int idle;                  /* WAIT: in an idle loop (PF_IDLE) */
+    int target;                /* WAIT or CHOICE: a kill target (PF_TARGET) */
     uint32_t alternatives;     /* CHOICE: how many (1..65535) */
     term_in cont;              /* WAIT: continuation */
     int normal;                /* EXIT: reason is `normal` */

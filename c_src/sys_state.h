@@ -66,9 +66,18 @@ enum proc_flag {
     PF_TRAP_EXIT = 2,   /* process_flag(trap_exit, true) */
     PF_TIMEOUT_ZERO = 4, /* ... and it is `after 0`: it fires as soon as no
                            message matches, even under timeouts_when_idle */
-    PF_POLL = 8         /* ... of a receive without clauses (erlang:yield()):
+    PF_POLL = 8,        /* ... of a receive without clauses (erlang:yield()):
                            no message matches, so nothing disables it (a
                            function of the continuation: it splits no state) */
+    PF_IDLE = 16,       /* ... in an idle loop (the option `idle`: an OTP
+                           behaviour's main loop, or a process the user
+                           names): blocked there is not a deadlock.  Set by
+                           the executor from the continuation (and the
+                           process's name), so it splits no state */
+    PF_TARGET = 32      /* a `kill` fault may hit this process (faults =>
+                           #{kill => {N, Targets}}): set by the executor
+                           when a step ends and the process matches a
+                           target, then kept for the process's life */
 };
 
 typedef struct monitor {

@@ -689,7 +689,8 @@ int transition_run(trans_ctx *cx, sys_state *st, uint32_t pid,
             *why = "continuation is not an encodable term";
             return -1;
         }
-        uint32_t keep = st->procs[self].flags & PF_TRAP_EXIT;
+        uint32_t keep = (st->procs[self].flags & (PF_TRAP_EXIT | PF_TARGET)) |
+                        (res->target ? PF_TARGET : 0);
         if (res->outcome == OUTCOME_CHOICE) {
             if (res->alternatives == 0 || res->alternatives > 0xffff) {
                 free(sq.q);
@@ -703,6 +704,7 @@ int transition_run(trans_ctx *cx, sys_state *st, uint32_t pid,
             st->procs[self].flags = keep | (res->has_timeout ? PF_TIMEOUT : 0) |
                                     (res->has_timeout >= 2 ? PF_TIMEOUT_ZERO : 0) |
                                     (res->has_timeout == 3 ? PF_POLL : 0) |
+                                    (res->idle ? PF_IDLE : 0) |
                                     (cx->timeouts_when_idle && res->has_timeout == 1
                                      ? res->timeout_ms << PF_TIMEOUT_SHIFT : 0);
         }

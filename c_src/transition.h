@@ -34,6 +34,12 @@ typedef struct trans_ctx {
     part_id empty_mailbox;
     int delivery_ether, node_pair, timeouts_when_idle;   /* search_config's */
     uint32_t max_crashes, max_disconnects, max_kills;   /* fault budgets */
+    int timers_bounded;        /* search_config's */
+    int kill_targeted;
+    uint64_t crash_nodes;
+    uint64_t disconnect_pairs[64];
+    uint32_t entry_pid;        /* the first process: no blind kill hits it */
+    uint64_t timers_never_from;
     /* One transition's record. */
     uint32_t *allocated;       /* pids handed out during the current run */
     size_t nallocated, capallocated;

@@ -87,13 +87,19 @@ usage() ->
       "  --max-states N  --max-depth N  --max-time MS  --memory BYTES\n"
       "  --shortest                   breadth-first: a shortest counterexample\n"
       "  --table exact|hash_compact|bitstate:BITS\n"
-      "  --timeouts any|when_idle  --granularity big|small  --delivery instant|ether\n"
+      "  --timeouts any|when_idle|infinite_above:MS\n"
+      "  --granularity big|small  --delivery instant|ether\n"
       "  --ordering process_pair|node_pair\n"
       "  --reduction on|off           partial-order reduction (default on)\n"
       "  --symmetry on|off            symmetry reduction under pid permutation (default off;\n"
       "                               on: you assert the program never orders pids)\n"
       "  --nodes N1@H,N2@H            simulated nodes (the entry runs on the first)\n"
       "  --faults KIND=N[,KIND=N]     crash_node, disconnect, kill: how many may happen\n"
+      "                               KIND=N:T1:T2 aims them (kill: name=A, module=M;\n"
+      "                               crash_node: NODE; disconnect: NODE or NODE+NODE)\n"
+      "  --idle otp|none|otp,T1,T2    who may be left waiting at the end: OTP servers in\n"
+      "                               their main loop (default), none, or also T (name=A,\n"
+      "                               module=M, or a registered name)\n"
       "  --env TERM                   application environments, #{App => #{Key => Value}}\n"
       "  --option KEY=TERM            any other option of mcerlang:check/2\n"
       "  --no-progress                no progress lines on stderr\n"
@@ -192,6 +198,17 @@ option({"table", V}, Cli) ->
                    _ -> throw({usage, io_lib:format("--table ~ts: expected exact, hash_compact "
                                                     "or bitstate:BITS", [V])})
                end, Cli);
+option({"idle", V}, Cli) ->
+    set(idle, case string:lexemes(V, ",") of
+                  ["otp"] -> otp;
+                  ["none"] -> none;
+                  ["otp" | Ts] -> {otp, [fault_target(kill, T, "--idle") || T <- Ts]};
+                  _ -> throw({usage, io_lib:format("--idle ~ts: expected otp, none or "
+                                                   "otp,TARGET,... (name=A, module=M or a "
+                                                   "registered name)", [V])})
+              end, Cli);
+option({"timeouts", "infinite_above:" ++ Ms}, Cli) ->
+    set(timeouts, {infinite_above, integer(Ms, "--timeouts infinite_above:")}, Cli);
 option({K, V}, Cli) when K =:= "timeouts"; K =:= "granularity"; K =:= "delivery";
                          K =:= "ordering" ->
     set(list_to_atom(K), atom(V, "--" ++ K), Cli);
@@ -201,11 +218,7 @@ option({"reduction", V}, _Cli) ->
     throw({usage, io_lib:format("--reduction ~ts: expected on or off", [V])});
 option({"nodes", V}, Cli) -> set(nodes, [atom(N, "--nodes") || N <- string:lexemes(V, ",")], Cli);
 option({"faults", V}, Cli) ->
-    set(faults, maps:from_list(
-                  [case string:split(KV, "=") of
-                       [K, N] -> {atom(K, "--faults"), integer(N, "--faults")};
-                       _ -> throw({usage, io_lib:format("--faults ~ts: expected KIND=N", [V])})
-                   end || KV <- string:lexemes(V, ",")]), Cli);
+    set(faults, maps:from_list([fault_budget(KV, V) || KV <- string:lexemes(V, ",")]), Cli);
 option({"env", V}, Cli) -> set(env, term(V, "--env"), Cli);
 option({"symmetry", "on"}, Cli) -> set(symmetry, true, Cli);
 option({"symmetry", "off"}, Cli) -> set(symmetry, false, Cli);
@@ -224,6 +237,41 @@ option({K, V}, Cli) when K =:= "depth"; K =:= "width" ->
     Cli#cli{format = (Cli#cli.format)#{list_to_atom(K) => integer(V, "--" ++ K)}};
 option({K, _}, _Cli) ->
     throw({usage, io_lib:format("unknown option --~ts", [K])}).
+
+%% KIND=N, or KIND=N:TARGET:... with targets (faults => #{Kind => {N,
+%% Targets}}): kill's are name=ATOM, module=ATOM or a bare registered
+%% name; crash_node's are nodes; disconnect's are nodes or pairs A+B.
+fault_budget(KV, V) ->
+    case string:split(KV, "=") of
+        [K, Rest] ->
+            Kind = atom(K, "--faults"),
+            case string:split(Rest, ":", all) of
+                [N] -> {Kind, integer(N, "--faults")};
+                [N | Ts] -> {Kind, {integer(N, "--faults"),
+                                    [fault_target(Kind, T, "--faults") || T <- Ts]}}
+            end;
+        _ -> throw({usage, io_lib:format("--faults ~ts: expected KIND=N[:TARGET...] (kill: "
+                                         "name=A, module=M; crash_node: NODE; disconnect: NODE "
+                                         "or NODE+NODE)", [V])})
+    end.
+
+%% A target of --faults (Flag) or --idle: for kill and idle name=A,
+%% module=M or a bare registered name; for disconnect a node or A+B; a
+%% node otherwise.
+fault_target(kill, "name=" ++ Name, Flag) -> {name, atom(Name, Flag)};
+fault_target(kill, "module=" ++ M, Flag) -> {module, atom(M, Flag)};
+fault_target(kill, T, Flag) ->
+    case lists:member($=, T) of
+        true -> throw({usage, io_lib:format("~ts: target ~ts: expected name=A, module=M or a "
+                                            "registered name", [Flag, T])});
+        false -> atom(T, Flag)
+    end;
+fault_target(disconnect, T, Flag) ->
+    case string:split(T, "+") of
+        [A, B] -> {atom(A, Flag), atom(B, Flag)};
+        [Node] -> atom(Node, Flag)
+    end;
+fault_target(_, T, Flag) -> atom(T, Flag).
 
 %% Atoms hold at most 255 characters: a longer name is a usage error, not
 %% a system_limit crash.

@@ -9,14 +9,20 @@
 %% itself, which the search keeps on its stack for counterexamples.
 -module(mce_exec).
 
--export([run/6, matches/2, location/1, clean_stack/1, caught_stack/1, fun_origin/1]).
+-export([run/6, matches/2, location/1, clean_stack/1, caught_stack/1, fun_origin/1,
+         original_module/1]).
 
 %% The VM's default depth of stack traces (erlang:system_flag(backtrace_depth, _)).
 -define(BACKTRACE_DEPTH, 8).
 
 -type how() :: start | timeout | {'receive', term()} | {choice, non_neg_integer()}.
 -type outcome() :: {wait, false | zero | poll | pos_integer(), term(), [{term(), term()}]}
-                 | {choice, pos_integer(), term(), [{term(), term()}]} | {exit, term()}.
+                 | {wait, false | zero | poll | pos_integer(), term(), [{term(), term()}], marks()}
+                 | {choice, pos_integer(), term(), [{term(), term()}]}
+                 | {choice, pos_integer(), term(), [{term(), term()}], marks()}
+                 | {exit, term()}.
+%% mce_marks: idle (PF_IDLE), target (PF_TARGET); the 4-tuple when none.
+-type marks() :: [idle | target, ...].
 -type label() :: #{pid := pos_integer(), action := term(), effects := list(),
                    output := [string()], outcome := term()}.
 -export_type([how/0, outcome/0, label/0]).
@@ -59,6 +65,13 @@ run(Search, Pid, How, Cont, Dict, TrapExit) ->
         undefined -> ok;
         Fatal -> cleanup(), erlang:error(Fatal)
     end,
+    %% Before the step's record is taken apart: the marks may read the
+    %% process as the step leaves it (its name, its dictionary).
+    Marks = case Result of
+                {wait, {'$mce_choice', _}, _} -> mce_marks:marks(choice, How, Cont);
+                {wait, Recv, _} -> mce_marks:marks(Recv, How, Cont);
+                _ -> []
+            end,
     Suspensions = erase('$mce_suspensions'),
     Killed =:= undefined andalso check_suspensions(Result, Suspensions),
     Effects = lists:reverse(erase('$mce_effects')),
@@ -66,16 +79,20 @@ run(Search, Pid, How, Cont, Dict, TrapExit) ->
     Probes = lists:reverse(erase('$mce_probes')),
     FinalDict = lists:sort(maps:to_list(return_rand(RandStart, get('$mce_dict')))),
     cleanup(),
-    Outcome = case Result of
-                  {wait, {'$mce_choice', Alts}, _} = W ->
-                      {choice, length(Alts), cont(W), FinalDict};
-                  {wait, {Mod, Name, _, Timeout}, _} = W ->
-                      {wait, timeout_kind(Timeout, Mod, Name), cont(W), FinalDict};
-                  {done, _Value} -> {exit, normal};
-                  {exit, _} = E -> E
+    Outcome0 = case Result of
+                   {wait, {'$mce_choice', Alts}, _} = W ->
+                       {choice, length(Alts), cont(W), FinalDict};
+                   {wait, {Mod, Name, _, Timeout}, _} = W ->
+                       {wait, timeout_kind(Timeout, Mod, Name), cont(W), FinalDict};
+                   {done, _Value} -> {exit, normal};
+                   {exit, _} = E -> E
+               end,
+    Outcome = case Marks of
+                  [] -> Outcome0;
+                  _ -> erlang:append_element(Outcome0, Marks)
               end,
     Label0 = #{pid => Pid, action => action(How, Cont), effects => Effects,
-               output => Output, outcome => label_outcome(Outcome)},
+               output => Output, outcome => label_outcome(Outcome0)},
     Label = case Probes of
                 [] -> Label0;
                 _ -> Label0#{probes => Probes}
@@ -130,6 +147,8 @@ cont({wait, Recv, Frames}) -> {Recv, Frames}.
 %% `after 0' fires as soon as no message matches, whatever the timeouts
 %% option says: it is a poll, not the passing of time.  A finite time is
 %% passed on: with timeouts => when_idle the shortest fires first.
+%% Under timeouts => {infinite_above, Ms} an `after' of Ms or more is
+%% `false', as `after infinity'; `after 0' stays a poll whatever Ms is.
 %% `poll' is the `after 0' of a receive without clauses (`erlang:yield()',
 %% `timer:sleep(0)'), which the translator lists in '$mce_info'({poll,
 %% Name}): no message can match it, so no send disables its timeout.
@@ -139,7 +158,14 @@ timeout_kind(0, Mod, Name) ->
         undefined -> zero;
         _ -> poll
     end;
-timeout_kind(T, _, _) -> T.
+timeout_kind(T, _, _) ->
+    %% timeouts => {infinite_above, Ms}: an `after' of at least Ms never
+    %% fires, so the process waits as in `after infinity' (blocked, for
+    %% the deadlock check).  The atom infinity compares above any integer.
+    case get('$mce_infinite_above') of
+        Ms when is_integer(Ms), T >= Ms -> false;
+        _ -> T
+    end.
 
 %% @doc Does `Msg' match the receive that `Cont' is suspended in?
 -spec matches(term(), term()) -> boolean().
@@ -380,6 +406,8 @@ program_frame({M, F, A, Info}) ->
             {original_module(M), F, A, Info}
     end.
 
+%% @doc The module a translated module was translated from.
+-spec original_module(module()) -> module().
 original_module(M) ->
     case atom_to_list(M) of
         "mce$" ++ Orig -> list_to_atom(Orig);

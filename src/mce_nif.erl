@@ -60,8 +60,7 @@ resume(_Search) -> erlang:nif_error(not_loaded).
 -spec match(search(), boolean()) -> request().
 match(_Search, _Matches) -> erlang:nif_error(not_loaded).
 
--spec ran(search(), {wait, boolean() | zero | poll | pos_integer(), term(), list()} | {exit, term()}, list(), term(),
-          boolean()) -> request().
+-spec ran(search(), mce_exec:outcome(), list(), term(), boolean()) -> request().
 ran(_Search, _Outcome, _Effects, _Label, _Stop) -> erlang:nif_error(not_loaded).
 
 -spec fresh_pid(search(), non_neg_integer()) -> pos_integer() | {error, term(), string()}.

@@ -3,9 +3,11 @@
 %% clocks, erlang:unique_integer/0,1 and statistics/1.
 %%
 %% The checker is untimed: a timer may fire at any moment (with
-%% `timeouts => when_idle' only when nothing else can happen), and every
-%% clock reads one fixed instant, so states do not differ by when they
-%% were reached.
+%% `timeouts => when_idle' only when nothing else can happen; with
+%% `{infinite_above, Ms}' a timer of Ms or more never fires, which the C
+%% search decides from the time the `timer' effect carries: the timer is
+%% set and pending all the same), and every clock reads one fixed
+%% instant, so states do not differ by when they were reached.
 %%
 %% Invariant: a timer is a simulated ref and a `timer' effect; the time
 %% left of a live timer is its whole time (none passes) and is read from

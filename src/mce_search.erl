@@ -142,6 +142,21 @@ new_context(Opts, ExpandOnly, Reduction) ->
     Nodes = maps:get(nodes, Opts),
     mce_pid:set_nodes(Nodes),
     put('$mce_granularity', maps:get(granularity, Opts)),
+    %% timeouts => {infinite_above, Ms}: the executor reports an `after' of
+    %% at least Ms as `after infinity' (mce_exec:timeout_kind/3), the C
+    %% search never fires a timer that long (ether_timer_can_fire).
+    InfiniteAbove = case maps:get(timeouts, Opts) of
+                        {infinite_above, Above} -> Above;
+                        _ -> infinity
+                    end,
+    put('$mce_infinite_above', InfiniteAbove),
+    %% The marks steps carry (mce_marks): which waits are idle, which
+    %% processes a kill may hit.
+    put('$mce_idle', maps:get(idle, Opts)),
+    put('$mce_kill_targets', case maps:get(faults, Opts) of
+                                 #{kill := {_, Targets}} -> Targets;
+                                 #{} -> none
+                             end),
     put('$mce_app_env', maps:get(env, Opts)),
     Faults = maps:get(faults, Opts),
     Monitors = maps:get(monitor, Opts),
@@ -158,9 +173,9 @@ new_context(Opts, ExpandOnly, Reduction) ->
                                             node_pair -> 1;
                                             process_pair -> 0
                                         end,
-                           max_crashes => maps:get(crash_node, Faults, 0),
-                           max_disconnects => maps:get(disconnect, Faults, 0),
-                           max_kills => maps:get(kill, Faults, 0),
+                           max_crashes => budget(maps:get(crash_node, Faults, 0)),
+                           max_disconnects => budget(maps:get(disconnect, Faults, 0)),
+                           max_kills => budget(maps:get(kill, Faults, 0)),
                            max_states => maps:get(max_states, Opts),
                            max_depth => maps:get(max_depth, Opts),
                            table_size => maps:get(table_size, Opts),
@@ -185,7 +200,7 @@ new_context(Opts, ExpandOnly, Reduction) ->
                                             end,
                            timeouts_when_idle => case maps:get(timeouts, Opts) of
                                                      when_idle -> 1;
-                                                     any -> 0
+                                                     _ -> 0
                                                  end,
                            expand_only => case ExpandOnly of
                                               true -> 1;
@@ -604,7 +619,51 @@ stats(#ctx{search = S, started = T0, reduction = Reduction, opts = Opts}) ->
 
 %% The options accept tables up to 2^40 slots or bits; whether one fits is
 %% the machine's to say: a failed allocation names the option.
-new_search(Opts, Config) ->
+%% A fault budget: a count, or {Count, Targets}.
+budget({N, _Targets}) -> N;
+budget(N) -> N.
+
+%% The targets of the fault budgets as the C search takes them: kill
+%% aimed (only processes marked `target' by mce_marks), and the nodes a
+%% crash may hit and the pairs a disconnect may cut, by node index.
+fault_targets(Faults, Nodes) ->
+    Kill = case Faults of
+               #{kill := {_, _}} -> #{kill_targeted => 1};
+               #{} -> #{}
+           end,
+    Index = maps:from_list(lists:zip(Nodes, lists:seq(0, length(Nodes) - 1))),
+    All = lists:seq(0, length(Nodes) - 1),
+    case {maps:get(crash_node, Faults, 0), maps:get(disconnect, Faults, 0)} of
+        {C, D} when is_integer(C), is_integer(D) -> Kill;
+        {C, D} ->
+            Crash = case C of
+                        {_, CNs} -> [maps:get(N, Index) || N <- CNs];
+                        _ -> All
+                    end,
+            Pairs = case D of
+                        {_, Ts} ->
+                            lists:usort(
+                              lists:append(
+                                [case T of
+                                     {A, B} -> [pair(maps:get(A, Index), maps:get(B, Index))];
+                                     N -> [pair(maps:get(N, Index), O)
+                                           || O <- All, O =/= maps:get(N, Index)]
+                                 end || T <- Ts]));
+                        _ -> [pair(A, B) || A <- All, B <- All, A < B]
+                    end,
+            Kill#{crash_nodes => lists:foldl(fun(I, M) -> M bor (1 bsl I) end, 0, Crash),
+                  disconnect_pairs => Pairs}
+    end.
+
+pair(A, B) when A < B -> A * 64 + B;
+pair(A, B) -> B * 64 + A.
+
+new_search(Opts, Config0) ->
+    Config1 = case maps:get(timeouts, Opts) of
+                  {infinite_above, Ms} -> Config0#{timers_never_from => Ms};
+                  _ -> Config0
+              end,
+    Config = maps:merge(Config1, fault_targets(maps:get(faults, Opts), maps:get(nodes, Opts))),
     case mce_nif:new(Config) of
         {error, _, "out of memory"} ->
             Culprit = case maps:get(table, Opts) of

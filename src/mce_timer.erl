@@ -10,7 +10,9 @@
 %% (mce_rt_time:timer_cancel/1).  Time is untimed: with `timeouts => any' an
 %% interval may fire any number of times before its receiver runs (an
 %% unbounded mailbox, so no end to the state space); with `timeouts =>
-%% when_idle' it fires only when nothing else can move.
+%% when_idle' it fires only when nothing else can move; with `timeouts =>
+%% {infinite_above, Ms}' a timer of Ms or more never fires (its `after' is
+%% reported as `after infinity', mce_exec:timeout_kind/3).
 -module(mce_timer).
 
 -export([send_interval/2, send_interval/3, apply_after/4, apply_interval/4, tc/1, tc/2, tc/3,

@@ -32,7 +32,7 @@
                      predicates => #{atom() => predicate() | fun((...) -> predicate())},
                      fairness => weak | none,
                      progress => boolean(),
-                     timeouts => any | when_idle,
+                     timeouts => any | when_idle | {infinite_above, non_neg_integer()},
                      table_size => pos_integer(),
                      table => exact | hash_compact | {bitstate, pos_integer()},
                      nodes => [node(), ...],
@@ -41,9 +41,12 @@
                      granularity => big | small,
                      translation_cache => file:filename() | boolean(),
                      env => #{atom() => #{atom() => term()}} | [{atom(), [{atom(), term()}]}],
-                     faults => #{crash_node => non_neg_integer(),
-                                 disconnect => non_neg_integer(),
-                                 kill => non_neg_integer()},
+                     faults => #{crash_node => non_neg_integer() | {non_neg_integer(), [node()]},
+                                 disconnect => non_neg_integer()
+                                             | {non_neg_integer(), [node() | {node(), node()}]},
+                                 kill => non_neg_integer()
+                                       | {non_neg_integer(), [mce_marks:target()]}},
+                     idle => mce_marks:idle(),
                      step_cache => boolean(),
                      reduction => boolean(),
                      symmetry => boolean()}.
@@ -121,6 +124,7 @@
                     translation_cache => true,  % true: mce_translate_cache:default_dir()
                     env => #{},
                     faults => #{},
+                    idle => otp,          % OTP servers idle in their main loop: no deadlock
                     step_cache => true,
                     %% Partial-order reduction (mce_search:reduction/2 says
                     %% when a check cannot use it).
@@ -617,6 +621,26 @@ check_module(M) ->
             erlang:error({mcerlang, {undefined_module, M, Why}})
     end.
 
+%% The nodes a crash_node or disconnect budget names are nodes of the
+%% check: a node, or for disconnect also a pair of two different nodes.
+fault_targets(#{faults := Faults, nodes := Nodes}) ->
+    Known = fun(N) -> lists:member(N, Nodes) end,
+    maps:foreach(
+      fun(crash_node, {_, Ns} = V) ->
+              proper(Ns) andalso lists:all(Known, Ns) orelse
+                  erlang:error({mcerlang, {bad_option_value, faults, {crash_node, V},
+                                           "a crash_node target is one of the nodes"}});
+         (disconnect, {_, Ts} = V) ->
+              proper(Ts) andalso
+                  lists:all(fun({A, B}) -> A =/= B andalso Known(A) andalso Known(B);
+                               (N) -> Known(N)
+                            end, Ts) orelse
+                  erlang:error({mcerlang, {bad_option_value, faults, {disconnect, V},
+                                           "a disconnect target is one of the nodes or a pair "
+                                           "{NodeA, NodeB} of two of them"}});
+         (_, _) -> ok
+      end, Faults).
+
 %% @doc Checked options with their defaults (raises naming a bad one).
 -spec options(options() | [{atom(), term()}]) -> map().
 options(List) when is_list(List) ->
@@ -628,6 +652,7 @@ options(List) when is_list(List) ->
 options(Map) when is_map(Map) ->
     Opts0 = maps:fold(fun(K, V, Acc) -> Acc#{K => option(K, V)} end, ?DEFAULTS, Map),
     table_options(Opts0),
+    fault_targets(Opts0),
     Opts = ltl_options(Opts0, Map),
     case Opts of
         #{progress := auto} -> Opts#{progress => not under_eunit()};
@@ -699,6 +724,10 @@ option(predicates, Ps) when is_map(Ps) ->
     Ps;
 option(fairness, F) when F =:= weak; F =:= none -> F;
 option(timeouts, T) when T =:= any; T =:= when_idle -> T;
+option(timeouts, {infinite_above, Ms} = T) when is_integer(Ms), Ms >= 0 -> T;
+option(timeouts, T) ->
+    erlang:error({mcerlang, {bad_option_value, timeouts, T,
+                             "expected any, when_idle or {infinite_above, Ms} (Ms >= 0)"}});
 option(delivery, D) when D =:= instant; D =:= ether -> D;
 option(ordering, O) when O =:= process_pair; O =:= node_pair -> O;
 option(granularity, G) when G =:= big; G =:= small -> G;
@@ -749,11 +778,19 @@ option(nodes, Nodes) when is_list(Nodes), Nodes =/= [] ->
 option(faults, Faults) when is_map(Faults) ->
     maps:foreach(fun(K, V) when (K =:= crash_node orelse K =:= disconnect orelse K =:= kill),
                                 is_integer(V), V >= 0, V < 1 bsl 32 -> ok;
+                    (kill, {N, Ts}) when is_integer(N), N >= 0, N < 1 bsl 32 ->
+                         _ = mce_marks:targets_option(faults, Ts),
+                         ok;
+                    (K, {N, Ns}) when (K =:= crash_node orelse K =:= disconnect),
+                                      is_integer(N), N >= 0, N < 1 bsl 32, is_list(Ns) ->
+                         %% Checked against the nodes in fault_targets/1.
+                         ok;
                     (K, V) -> erlang:error({mcerlang, {bad_option_value, faults, {K, V},
                                                        "expected crash_node, disconnect or kill "
-                                                       "=> a count"}})
+                                                       "=> a count or {Count, Targets}"}})
                  end, Faults),
     Faults;
+option(idle, I) -> mce_marks:idle_option(I);
 option(K, V) ->
     case maps:is_key(K, ?DEFAULTS) of
         true -> erlang:error({mcerlang, {bad_option_value, K, V}});

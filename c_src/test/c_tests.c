@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ether.h"
 #include "etf_scan.h"
 #include "part_store.h"
 #include "por.h"
@@ -1086,6 +1087,88 @@ static void test_search_deadlock(void)
     CHECK(search_answer_match(s, 0, &q) == -1 && q.kind == REQ_ERROR);
     CHECK(search_fresh_pid(s, 0) == 0);
     search_free(s);             /* with labels still on the stack */
+}
+
+/* idle (issue 19): a stuck state in which every process waits marked idle
+** (PF_IDLE: an OTP server in its main loop) ends its path; one process
+** waiting unmarked makes it a deadlock again. */
+static void test_search_idle(void)
+{
+    for (int both_idle = 0; both_idle <= 1; both_idle++) {
+        search *s = new_search(0, 0);
+        request q;
+        CHECK(start(s, 1, &q) == 0 && q.kind == REQ_RUN && q.pid == 1);
+        CHECK(search_fresh_pid(s, 0) == 2);
+        effs f = { .n = 0 };
+        eff_spawn(&f, 2, 0, 2);
+        uint8_t c[3];
+        set_int(c, 10);
+        run_result r = { .outcome = OUTCOME_WAIT, .idle = both_idle, .cont = { c, 3 },
+                         .effects = f.e, .neffects = f.n, .label = mklabel(60),
+                         .label_len = 3 };
+        CHECK(search_answer_run(s, &r, &q) == 0);
+        CHECK(q.kind == REQ_RUN && q.run == RUN_START && q.pid == 2);
+        set_int(c, 11);
+        run_result w = { .outcome = OUTCOME_WAIT, .idle = 1, .cont = { c, 3 },
+                         .label = mklabel(61), .label_len = 3 };
+        CHECK(search_answer_run(s, &w, &q) == 0);
+        CHECK(q.kind == (both_idle ? REQ_DONE : REQ_DEADLOCK));
+        const sys_state *top = search_top_state(s);
+        if (!both_idle && top != NULL && top->nprocs == 2)
+            CHECK(top->procs[0].flags == 0 && top->procs[1].flags == PF_IDLE);
+        search_free(s);
+    }
+}
+
+static void sym_ctx(trans_ctx *cx, part_store *ps);
+
+/* Fault targets (issue 19): a blind kill spares the entry, an aimed one
+** hits only PF_TARGET processes; crashes and disconnections only the
+** nodes and pairs named. */
+static void test_fault_targets(void)
+{
+    part_store *ps = part_store_new();
+    CHECK(ps != NULL);
+    if (ps == NULL)
+        return;
+    trans_ctx cx;
+    sym_ctx(&cx, ps);
+    cx.names.nodes.n = 3;
+    cx.max_kills = 1;
+    cx.entry_pid = MAKE_KEY(0, 1);
+    cx.crash_nodes = ~(uint64_t)0;
+    for (int a = 0; a < 64; a++)
+        cx.disconnect_pairs[a] = ~(uint64_t)0;
+    sys_state st;
+    memset(&st, 0, sizeof st);
+    proc p1 = { .pid = MAKE_KEY(0, 1), .status = PROC_WAITING };
+    proc p2 = { .pid = MAKE_KEY(0, 2), .status = PROC_WAITING, .flags = PF_TARGET };
+    proc p3 = { .pid = MAKE_KEY(1, 3), .status = PROC_WAITING };
+    CHECK(sys_state_insert(&st, &p1) >= 0 && sys_state_insert(&st, &p2) >= 0 &&
+          sys_state_insert(&st, &p3) >= 0);
+    fault f;
+    /* Blind: every process but the entry, in pid order. */
+    CHECK(ether_nth_fault(&cx, &st, 0, &f) && f.kind == FAULT_KILL && f.a == MAKE_KEY(0, 2));
+    CHECK(ether_nth_fault(&cx, &st, 1, &f) && f.kind == FAULT_KILL && f.a == MAKE_KEY(1, 3));
+    CHECK(!ether_nth_fault(&cx, &st, 2, &f));
+    /* Aimed: the marked process only. */
+    cx.kill_targeted = 1;
+    CHECK(ether_nth_fault(&cx, &st, 0, &f) && f.kind == FAULT_KILL && f.a == MAKE_KEY(0, 2));
+    CHECK(!ether_nth_fault(&cx, &st, 1, &f));
+    cx.max_kills = 0;
+    /* Crashes of node 1 only; disconnections of the pair (0, 2) only. */
+    cx.max_crashes = 1;
+    cx.crash_nodes = (uint64_t)1 << 1;
+    cx.max_disconnects = 1;
+    for (int a = 0; a < 64; a++)
+        cx.disconnect_pairs[a] = 0;
+    cx.disconnect_pairs[0] = (uint64_t)1 << 2;
+    CHECK(ether_nth_fault(&cx, &st, 0, &f) && f.kind == FAULT_CRASH && f.a == 1);
+    CHECK(ether_nth_fault(&cx, &st, 1, &f) && f.kind == FAULT_DISCONNECT && f.a == 0 &&
+          f.b == 2);
+    CHECK(!ether_nth_fault(&cx, &st, 2, &f));
+    sys_state_clear(&st);
+    part_store_free(ps);
 }
 
 /* Least-fresh pids skip pids that terms in the state still reference. */
@@ -2690,6 +2773,8 @@ int main(void)
     test_por_sends();
     test_search_single();
     test_search_deadlock();
+    test_search_idle();
+    test_fault_targets();
     test_search_fresh_pids();
     test_search_match();
     test_search_timeout();
