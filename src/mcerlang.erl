@@ -14,6 +14,8 @@
          clear_translation_cache/0]).
 %% For the debugger (mce_debug) and the command line (mce_cli).
 -export([options/1, entry/1, entry/2, isolated/2, replayable/2]).
+%% For the LTL search (mce_ltl_search): the predicates built in.
+-export([builtin_predicates/0]).
 
 -type entry() :: {module(), atom(), [term()]} | fun(() -> term()).
 -type property() :: deadlock | abnormal_exit.
@@ -60,9 +62,16 @@
 %% props (mcerlang:prop/1) some process of the state stands at; the
 %% probes (mcerlang:probe/2) of the step into the state.  Patterns: '_'
 %% matches anything, a fun of one argument decides, tuples and lists match
-%% element by element, other terms match themselves.
+%% element by element, other terms match themselves.  The step into the
+%% state: `{sent, From, To, Msg}', `{received, Pid, Msg}', `{spawned,
+%% Parent, Child, Call}', `{exited, Pid, Reason}', `{scheduled, Pid}'; the
+%% processes' status in it: `{enabled, Pid}', `{blocked, Pid}' (a process
+%% pattern is '_', a pid, a fun of the pid or a registered name).
 -type predicate() :: fun((view()) -> boolean()) | {prop, term()} | {probe, term()}
-                   | {probe, term(), term()}.
+                   | {probe, term(), term()}
+                   | {sent, term(), term(), term()} | {received, term(), term()}
+                   | {spawned, term(), term(), term()} | {exited, term(), term()}
+                   | {scheduled | enabled | blocked, term()}.
 -type stats() :: #{states := non_neg_integer(), transitions := non_neg_integer(),
                    max_depth := non_neg_integer(), time_ms := non_neg_integer(),
                    memory := non_neg_integer(), atom() => term()}.
@@ -780,6 +789,9 @@ ltl_options(#{ltl := {_, Formula}, predicates := Preds} = Opts, Given) ->
                                                           0 -> "expected a fun of the view or a spec";
                                                           _ -> io_lib:format("used with ~b arguments: expected a fun of arity ~b", [Arity, Arity])
                                                       end}});
+                  error when Arity =:= 1 ->
+                      lists:member(Name, builtin_predicates()) orelse
+                          erlang:error({mcerlang, {undefined_predicate, Name, Arity}});
                   error -> erlang:error({mcerlang, {undefined_predicate, Name, Arity}})
               end
       end, mce_ltl:predicates(Formula)),
@@ -787,6 +799,15 @@ ltl_options(#{ltl := {_, Formula}, predicates := Preds} = Opts, Given) ->
         true -> Opts;
         false -> Opts#{property => []}
     end.
+
+%% @doc The predicates an LTL formula may use without defining them, each
+%% of one process (a pid, as `forall' binds it): `scheduled(P)', the step
+%% into the state was P's; `enabled(P)', P can move in the state;
+%% `blocked(P)', P is alive and cannot move (waiting in a receive that
+%% nothing in its mailbox matches).  A definition in `predicates' wins.
+-spec builtin_predicates() -> [atom()].
+builtin_predicates() ->
+    [scheduled, enabled, blocked].
 
 %% The lossy visited tables keep a state's root vector only in its DFS
 %% stack frame: breadth-first order and the LTL product search name states
