@@ -90,6 +90,9 @@
              conts_memo = #{} :: #{[pos_integer()] => [term()]},
              cont_props = #{} :: #{pos_integer() => [term()]},
              root = 0 :: non_neg_integer(),
+             %% the exploration of the whole graph (forall, safety
+             %% properties) left states beyond max_depth unexplored
+             explore_cut = false :: boolean(),
              buchi :: mce_nif:buchi() | undefined}).
 
 %% A position of a lasso judged again (replay): the view of the state with
@@ -130,7 +133,8 @@ run(InitCall, Ctx) ->
                                                   none -> ndfs
                                               end,
                                 fairness => maps:get(fairness, Opts),
-                                max_states => maps:get(max_states, Opts)}),
+                                max_states => maps:get(max_states, Opts),
+                                max_depth => product_depth(maps:get(max_depth, Opts))}),
         case B of
             {error, Reason} -> erlang:error({mcerlang_internal, buchi_new, Reason});
             _ -> ok
@@ -147,6 +151,11 @@ run(InitCall, Ctx) ->
     end.
 
 key(W, Q) -> (W bsl 32) bor Q.
+
+%% `max_depth' counts program steps; the product's DFS stack holds the
+%% pseudo-initial state and the initial state below the first step.
+product_depth(0) -> 0;
+product_depth(D) -> D + 2.
 
 tables(St) ->
     [St#st.cache, St#st.letters, St#st.lettered, St#st.parents, St#st.agents, St#st.agent_terms,
@@ -168,14 +177,22 @@ search({need, Key}, #st{buchi = B} = St) ->
             {Succs, St3} = product_succs(Steps, Q, St2),
             search(mce_nif:buchi_answer(B, maps:is_key(Q, St3#st.accepting), Enabled, Succs), St3)
     end;
-search(empty, St) ->
-    {ok, stats(St)};
+search(empty, #st{buchi = B} = St) ->
+    case St#st.explore_cut orelse maps:get(cut, mce_nif:buchi_stats(B)) > 0 of
+        true -> {inconclusive, max_depth, stats(St)};
+        false -> {ok, stats(St)}
+    end;
 search(incomplete, St) ->
     {inconclusive, max_states, stats(St)};
 search(found, #st{buchi = B} = St) ->
     case mce_nif:buchi_lasso(B) of
         {error, Why} -> erlang:error({mcerlang_internal, buchi_lasso, Why});
-        {Stem, Cycle} -> {error, lasso_counterexample(Stem, Cycle, St)}
+        {Stem, Cycle} ->
+            {Stem1, Cycle1} = case maps:get(shortest, St#st.opts) of
+                                  true -> shorten(Stem, Cycle, St);
+                                  false -> {Stem, Cycle}
+                              end,
+            {error, lasso_counterexample(Stem1, Cycle1, St)}
     end;
 search({error, Why}, _St) ->
     erlang:error({mcerlang_internal, buchi, Why}).
@@ -618,23 +635,31 @@ quantified(T) when is_tuple(T) -> lists:any(fun quantified/1, tuple_to_list(T));
 quantified(_) -> false.
 
 explore(Roots, St) ->
-    explore(queue:from_list(Roots), maps:from_keys(Roots, true), St).
+    explore(queue:from_list([{W, 0} || W <- Roots]), maps:from_keys(Roots, true), St).
 
 %% Breadth-first over the program graph; `Seen': the states queued so far.
+%% With max_depth, states more steps away are not expanded.
 explore(Queue, Seen, St) ->
     case queue:out(Queue) of
         {empty, _} -> St;
-        {{value, W}, Rest} ->
+        {{value, {W, Depth}}, Rest} ->
             {{Succs, _, _}, St1} = cached(W, St),
             Max = maps:get(max_states, St#st.opts),
             case Max =/= 0 andalso ets:info(St1#st.cache, size) >= Max of
                 true -> throw({mce_ltl_stop, max_states, St1});
                 false -> ok
             end,
-            {Queue1, Seen1} = lists:foldl(fun({W2, _, _}, {Q, S}) when is_map_key(W2, S) -> {Q, S};
-                                             ({W2, _, _}, {Q, S}) -> {queue:in(W2, Q), S#{W2 => true}}
-                                          end, {Rest, Seen}, Succs),
-            explore(Queue1, Seen1, St1)
+            MaxDepth = maps:get(max_depth, St#st.opts),
+            case MaxDepth =/= 0 andalso Depth >= MaxDepth of
+                true ->
+                    explore(Rest, Seen, St1#st{explore_cut = St1#st.explore_cut orelse Succs =/= []});
+                false ->
+                    {Queue1, Seen1} =
+                        lists:foldl(fun({W2, _, _}, {Q, S}) when is_map_key(W2, S) -> {Q, S};
+                                       ({W2, _, _}, {Q, S}) -> {queue:in({W2, Depth + 1}, Q), S#{W2 => true}}
+                                    end, {Rest, Seen}, Succs),
+                    explore(Queue1, Seen1, St1)
+            end
     end.
 
 automaton(F, #st{opts = Opts, text = Text} = St) ->
@@ -796,6 +821,74 @@ lasso_counterexample(Stem, Cycle, St) ->
     ok = mce_nif:focus(St#st.search, EntryKey bsr 32),
     Cex = base({ltl, St#st.text}, [show(L) || L <- StemLabels], St),
     Cex#{cycle => [show(L) || L <- CycleLabels]}.
+
+%% `shortest' with `ltl': the lasso found, shortened in the product.  The
+%% stem becomes a shortest path from the initial state to the cycle (the
+%% cycle rotated to start where it arrives).  Without fairness any cycle
+%% through an accepting product state is a counterexample, so for each
+%% accepting state of the found cycle a shortest cycle through it and a
+%% shortest stem to it are tried, and the shortest lasso of all is taken;
+%% under weak fairness the cycle is kept (a shorter one may be unfair).
+%% Not necessarily the shortest lasso of the whole product (that would
+%% need a shortest cycle through every accepting state): the shortest
+%% through the accepting states of the cycle the search found.  A limit
+%% met on the way keeps the lasso as found.
+shorten(Stem, Cycle, St) ->
+    Root = key(St#st.root, ?PRE),
+    try
+        CycleKeys = maps:from_list([{K, true} || {K, _} <- Cycle]),
+        {ToCycle, Entry, St1} = bfs_path(Root, fun(K) -> is_map_key(K, CycleKeys) end, St),
+        {Before, After} = lists:splitwith(fun({K, _}) -> K =/= Entry end, Cycle),
+        Kept = {ToCycle, After ++ Before},
+        Candidates = case maps:get(fairness, St#st.opts) of
+                         weak -> [Kept];
+                         none ->
+                             Accepting = lists:usort([K || {K, _} <- Cycle,
+                                                           is_map_key(K band ?PRE, St1#st.accepting)]),
+                             [Kept | through_accepting(Root, Accepting, St1)]
+                     end,
+        Shortest = hd(lists:sort([{length(S) + length(C), length(C), L}
+                                  || {S, C} = L <- [{Stem, Cycle} | Candidates]])),
+        element(3, Shortest)
+    catch
+        throw:{mce_ltl_stop, _, _} -> {Stem, Cycle};
+        throw:{mce_guard_interrupted, _} -> {Stem, Cycle}
+    end.
+
+through_accepting(_Root, [], _St) ->
+    [];
+through_accepting(Root, [A | As], St) ->
+    {Cycle, A, St1} = bfs_path(A, fun(K) -> K =:= A end, St),
+    {Stem, A, St2} = bfs_path(Root, fun(K) -> K =:= A end, St1),
+    [{Stem, Cycle} | through_accepting(Root, As, St2)].
+
+%% A shortest path of product edges from Start to a key for which IsTarget
+%% holds (Start itself only by a cycle back to it): the steps {Key,
+%% EdgeIndex} and the key reached.  The target is reachable: it lies on
+%% the lasso found.
+bfs_path(Start, IsTarget, St) ->
+    bfs_path(queue:from_list([Start]), #{Start => root}, IsTarget, St).
+
+bfs_path(Queue, Parents, IsTarget, St) ->
+    {{value, K}, Rest} = queue:out(Queue),
+    {Edges, St1} = product_edges(K bsr 32, K band ?PRE, St),
+    Numbered = lists:zip(lists:seq(0, length(Edges) - 1), [K2 || {K2, _, _} <- Edges]),
+    case [{I, K2} || {I, K2} <- Numbered, IsTarget(K2)] of
+        [{I, K2} | _] ->
+            {path_back(K, Parents, [{K, I}]), K2, St1};
+        [] ->
+            {Queue1, Parents1} =
+                lists:foldl(fun({_, K2}, {Q, P}) when is_map_key(K2, P) -> {Q, P};
+                               ({I, K2}, {Q, P}) -> {queue:in(K2, Q), P#{K2 => {K, I}}}
+                            end, {Rest, Parents}, Numbered),
+            bfs_path(Queue1, Parents1, IsTarget, St1)
+    end.
+
+path_back(K, Parents, Acc) ->
+    case maps:get(K, Parents) of
+        root -> Acc;
+        {P, I} -> path_back(P, Parents, [{P, I} | Acc])
+    end.
 
 edge_index(Key, I, St) ->
     {Edges, _} = product_edges(Key bsr 32, Key band ?PRE, St),

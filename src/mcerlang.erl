@@ -778,7 +778,7 @@ ltl_options(#{ltl := none} = Opts, _Given) ->
     Opts;
 ltl_options(#{ltl := {_, Formula}, predicates := Preds} = Opts, Given) ->
     [erlang:error({mcerlang, {incompatible_options, ltl, K}})
-     || K <- [shortest, monitor, invariant, mailbox_bound, max_depth], maps:is_key(K, Given)],
+     || K <- [monitor, invariant, mailbox_bound], maps:is_key(K, Given)],
     lists:foreach(
       fun({Name, Arity}) ->
               case maps:find(Name, Preds) of

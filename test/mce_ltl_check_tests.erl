@@ -126,8 +126,8 @@ errors_test() ->
                  check(spin(), #{ltl => "forall P: [] a(P)", predicates => #{a => {prop, a}}})),
     ?assertError({mcerlang, {bad_predicate, a, 42, _}},
                  check(spin(), #{ltl => "[] a", predicates => #{a => 42}})),
-    ?assertError({mcerlang, {incompatible_options, ltl, shortest}},
-                 check(spin(), #{ltl => "[] a", predicates => #{a => {prop, a}}, shortest => true})),
+    ?assertError({mcerlang, {incompatible_options, ltl, invariant}},
+                 check(spin(), #{ltl => "[] a", predicates => #{a => {prop, a}}, invariant => fun(_) -> true end})),
     ?assertError({mcerlang, {bad_option_value, fairness, strong}},
                  check(spin(), #{ltl => "[] a", predicates => #{a => {prop, a}}, fairness => strong})),
     ?assertError({mcerlang, {property_crashed, {predicate, a}, _}},
@@ -384,3 +384,64 @@ event_predicate_errors_test() ->
                                           predicates => #{blocked => fun(_) -> {prop, nothing} end}})),
     ?assertMatch({error, _}, check({tprog_ltl, never_done, []},
                                    #{ltl => "forall P: [] !blocked(P)", predicates => #{}})).
+
+%%% ------------------------------------------------------------------------
+%%% `shortest' and `max_depth' with `ltl'
+
+lasso_length({error, #{trace := Stem, cycle := Cycle}}) -> {length(Stem), length(Cycle)}.
+
+%% The lasso shortened: never longer than the one found, still a
+%% counterexample that replays.  The spinner's are the shortest there are:
+%% without fairness the main process, the worker (at prop(done)) and the
+%% spinner's start, then the spinner's tick forever; under weak fairness
+%% the worker must also end first.
+shortest_lasso_test_() ->
+    {timeout, 120,
+     fun() ->
+             Spin = spin(),
+             ?assertEqual({3, 1}, lasso_length(check(Spin, #{ltl => "[] !done", predicates => done_prop(),
+                                                            fairness => none, shortest => true}))),
+             ?assertEqual({4, 1}, lasso_length(check(Spin, #{ltl => "[] !done", predicates => done_prop(),
+                                                            shortest => true}))),
+             L = {tprog_ltl, s2_locker, [2]},
+             Preds = ac10_locker_preds(),
+             [begin
+                  Opts = #{ltl => F, predicates => Preds, fairness => Fair},
+                  Found = check(L, Opts),
+                  {error, Cex} = Short = check(L, Opts#{shortest => true}),
+                  {S0, C0} = lasso_length(Found),
+                  {S1, C1} = lasso_length(Short),
+                  ?assert(S1 + C1 =< S0 + C0),
+                  ?assertMatch({{ok, #{violation := {ltl, F}}}, _}, {mcerlang:replay(Cex), {F, Fair}})
+              end || F <- ["[] !c2_ok", "<>[] !c1_ok", ?PHI2], Fair <- [none, weak],
+                     not (F =:= ?PHI2 andalso Fair =:= weak)],
+             %% on this one the search's lasso has a longer stem than needed
+             {S2, C2} = lasso_length(check(L, #{ltl => "[] !c2_ok", predicates => Preds})),
+             {S3, C3} = lasso_length(check(L, #{ltl => "[] !c2_ok", predicates => Preds, shortest => true})),
+             ?assert(S3 + C3 < S2 + C2)
+     end}.
+
+%% max_depth bounds the product search: inconclusive when the bound cut
+%% something and no lasso fits, the verdict of the unbounded check once it
+%% is deep enough; the exploration for `forall' is bounded too.
+max_depth_test_() ->
+    {timeout, 120,
+     fun() ->
+             PP = {tprog_ltl, ping_pong, [3]},
+             Preds = #{stopped => {prop, stopped}},
+             Opts = #{ltl => "[] !stopped", predicates => Preds},
+             ?assertMatch({inconclusive, max_depth, _}, check(PP, Opts#{max_depth => 3})),
+             ?assertMatch({error, #{cycle := _}}, check(PP, Opts#{max_depth => 20})),
+             ?assertMatch({inconclusive, max_depth, _},
+                          check(PP, #{ltl => "<> stopped", predicates => Preds, max_depth => 3})),
+             ?assertMatch({ok, _}, check(PP, #{ltl => "<> stopped", predicates => Preds, max_depth => 20})),
+             ?assertMatch({ok, _}, check(PP, #{ltl => "<> stopped", predicates => Preds, max_depth => infinity})),
+             L = {tprog_ltl, s2_locker, [2]},
+             ?assertMatch({inconclusive, max_depth, _},
+                          check(L, #{ltl => "forall P: [] !blocked(P)", predicates => #{}, max_depth => 3})),
+             ?assertMatch({error, _},
+                          check(L, #{ltl => "forall P: [] !blocked(P)", predicates => #{}, max_depth => 20})),
+             %% a lasso found within the bound is a real one
+             {error, Cex} = check(L, #{ltl => "[] !c2_ok", predicates => ac10_locker_preds(), max_depth => 20}),
+             ?assertMatch({ok, _}, mcerlang:replay(Cex))
+     end}.
