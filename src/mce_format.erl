@@ -451,8 +451,10 @@ label(Pid, #fmt{procs = Procs} = F) ->
          #{} -> ""
      end].
 
-pid(Pid, #fmt{nodes = true}) when is_pid(Pid) ->
-    io_lib:format("~p@~p", [Pid, node(Pid)]);
+%% A pid of a run that spans nodes shows its node (`n2@host/<0.3.0>',
+%% mce_pid_text); alone, a pid of another node than this VM's does too.
+pid(Pid, #fmt{nodes = Nodes}) when is_pid(Pid) ->
+    mce_pid_text:pid(Pid, Nodes);
 pid(Pid, F) ->
     show(Pid, F).
 
@@ -569,10 +571,11 @@ pids(_, Acc) -> Acc.
 %%--------------------------------------------------------------------
 
 %% One line, at most `depth' deep (as ~P) and `width' characters wide.
+%% Pids of other nodes inside the term read node-qualified.
 show(T, #fmt{depth = infinity, width = W}) ->
-    cut(io_lib:format("~0tp", [T]), W);
+    cut(mce_pid_text:rewrite(io_lib:format("~0tp", [T]), T), W);
 show(T, #fmt{depth = D, width = W}) ->
-    cut(io_lib:format("~0tP", [T, D]), W).
+    cut(mce_pid_text:rewrite(io_lib:format("~0tP", [T, D]), T), W).
 
 cut(Text, infinity) ->
     Text;

@@ -1147,13 +1147,15 @@ original(M) ->
         _ -> M
     end.
 
-pid_text(Pid) when is_pid(Pid) -> pid_to_list(Pid);
-pid_text({Pid, K}) when is_pid(Pid), is_integer(K) -> pid_to_list(Pid);
+%% Pids of other nodes read node-qualified (mce_pid_text), in labels and
+%% in the terms they hold alike.
+pid_text(Pid) when is_pid(Pid) -> mce_pid_text:pid(Pid);
+pid_text({Pid, K}) when is_pid(Pid), is_integer(K) -> mce_pid_text:pid(Pid);
 pid_text(Other) -> term(Other).
 
-term(T) -> fmt("~0tP", [T, ?NOTE_DEPTH]).
-short(T) -> cut(fmt("~0tP", [T, ?DEPTH]), ?LABEL).
-full(T) -> fmt("~0tp", [T]).
+term(T) -> flat(mce_pid_text:rewrite(fmt("~0tP", [T, ?NOTE_DEPTH]), T)).
+short(T) -> cut(mce_pid_text:rewrite(fmt("~0tP", [T, ?DEPTH]), T), ?LABEL).
+full(T) -> flat(mce_pid_text:rewrite(fmt("~0tp", [T]), T)).
 
 cut(Text, N) ->
     case flat(Text) of

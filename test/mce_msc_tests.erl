@@ -83,6 +83,21 @@ world_hello_ether_test() ->
         ?assertNotEqual(nomatch, string:find(text(Crash), "wrong_order"))
     end).
 
+%% Pids of the simulated nodes read node-qualified (`n1@sim/<0.1.0>'), in
+%% the headers, the labels, the descriptions and the hover titles alike,
+%% never as this VM's `<8349.1.0>'.
+node_qualified_pids_test() ->
+    Cex = cex(world_hello),
+    with_svg(Cex, fun(Svg, Bin) ->
+        Pids = [text(E) || E <- with_class(Svg, "msc-pid")],
+        ?assertEqual(4, length(Pids)),
+        ?assert(lists:member("n1@sim/<0.1.0>", Pids)),
+        ?assert(lists:all(fun(P) -> re:run(P, "^n[123]@sim/<0\\.[0-9]+\\.0>'*$") =/= nomatch end, Pids)),
+        ?assertEqual(nomatch, re:run(Bin, "&lt;[1-9][0-9]*\\.[0-9]+\\.[0-9]+&gt;")),
+        Notes = lists:append([text(E) || E <- with_class(Svg, "msc-note")]),
+        ?assertNotEqual(nomatch, string:find(Notes, "n2@sim/<0."))
+    end).
+
 %% The checker reuses the pid of a process that ended: the root's pid for
 %% procC when every signal goes through the ether.  Two processes, two
 %% lifelines.
