@@ -107,9 +107,16 @@ html(Svg, Title) ->
      %% Reports the laid-out size and the arrows in the page itself, so that
      %% a headless browser's DOM dump shows the chart was drawn (the tests).
      "\n<pre id=\"msc-check\" hidden></pre>\n<script>(function(){"
-     "var s=document.querySelector('svg.msc'),r=s.getBoundingClientRect();"
+     %% Also the lost-message marks, and how many of them a fault's box or
+     %% label overlaps (laid out by the browser's own text metrics).
+     "var s=document.querySelector('svg.msc'),r=s.getBoundingClientRect(),"
+     "m=s.querySelectorAll('.msc-lost-mark'),o=0;"
+     "m.forEach(function(k){var a=k.getBBox();"
+     "s.querySelectorAll('.msc-fault rect,.msc-fault .msc-fault-label').forEach(function(f){"
+     "var b=f.getBBox();if(a.x<b.x+b.width&&b.x<a.x+a.width&&a.y<b.y+b.height&&b.y<a.y+a.height)o++;});});"
      "document.getElementById('msc-check').textContent=Math.round(r.width)+' '+"
-     "Math.round(r.height)+' '+s.querySelectorAll('.msc-arrow').length;})();</script>\n"
+     "Math.round(r.height)+' '+s.querySelectorAll('.msc-arrow').length+' '+m.length+' '+o;})();"
+     "</script>\n"
      "</body>\n</html>\n"].
 
 %%--------------------------------------------------------------------
@@ -676,8 +683,11 @@ leftover(#item{from = From, to = To, signal = Signal, at = {X, Y} = At}, Lasso, 
                  fg(arrow(["msc-transit ", kind(Signal)], color(Signal), At, {XD, Bottom},
                           signal_label(Signal), [Title, " (still in the ether)"]), S);
              XD ->
+                 %% The mark stands just above the fault's row, clear of
+                 %% its box and label (a crash's box starts 10 above its
+                 %% lane's middle; the cross is 12 high).
                  XL = X + (XD - X) div 2,
-                 YL = hd(Lost),
+                 YL = hd(Lost) - 18,
                  fg(["<g class=\"msc-lost-mark\">", title([Title, " (lost)"]), cross(XL, YL),
                      "</g>"],
                     fg(arrow(["msc-lost ", kind(Signal)], "lost", At, {XL, YL},

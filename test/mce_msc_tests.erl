@@ -258,9 +258,14 @@ chromium_test_() ->
     {timeout, 150, fun() ->
                            Chromium = chromium(),
                            with_dir(fun(Dir) ->
-                                            in_browser(Chromium, Dir, dining, cex(dining)),
-                                            in_browser(Chromium, Dir, world_hello,
-                                                       cex(world_hello))
+                                            0 = in_browser(Chromium, Dir, dining, cex(dining)),
+                                            0 = in_browser(Chromium, Dir, world_hello,
+                                                           cex(world_hello)),
+                                            %% a message lost by a crash and by
+                                            %% a disconnect: the marks drawn,
+                                            %% no fault box or label over them
+                                            [?assertEqual({F, 1}, {F, in_browser(Chromium, Dir, F, cex(F))})
+                                             || F <- [lost_by_crash, lost_by_disconnect]]
                                     end)
                    end}.
 
@@ -285,12 +290,14 @@ in_browser(Chromium, Dir, Name, Cex) ->
     Arrows = length(binary:matches(Page, <<"class=\"msc-arrow ">>)),
     ?assert(Arrows > 0),
     Dom = dump_dom(Chromium, Dir, File),
-    case match_all(Dom, "<pre id=\"msc-check\"[^>]*>([0-9]+) ([0-9]+) ([0-9]+)</pre>") of
-        [[MW, MH, MA]] ->
+    case match_all(Dom, "<pre id=\"msc-check\"[^>]*>([0-9]+) ([0-9]+) ([0-9]+) ([0-9]+) ([0-9]+)</pre>") of
+        [[MW, MH, MA, Lost, Overlaps]] ->
             ?assertEqual({Name, binary_to_integer(W), binary_to_integer(H), Arrows},
                          {Name, binary_to_integer(MW), binary_to_integer(MH),
                           binary_to_integer(MA)}),
-            ?assert(binary_to_integer(MW) > 0 andalso binary_to_integer(MH) > 0);
+            ?assert(binary_to_integer(MW) > 0 andalso binary_to_integer(MH) > 0),
+            ?assertEqual({Name, overlaps, 0}, {Name, overlaps, binary_to_integer(Overlaps)}),
+            binary_to_integer(Lost);
         _ ->
             erlang:error({no_measurement_in_dom, Name, Dom})
     end.
@@ -335,6 +342,14 @@ cex(dining) ->
 cex(world_hello) ->
     {error, Cex} = mcerlang:check({world_hello, worldhello, ?NODES},
                                   #{nodes => ?NODES, progress => false}),
+    Cex;
+cex(lost_by_crash) ->
+    {error, Cex} = mcerlang:check({tprog_dist, disconnect_lost, [?N2]},
+                                  #{nodes => ?NODES, faults => #{crash_node => 1}, progress => false}),
+    Cex;
+cex(lost_by_disconnect) ->
+    {error, Cex} = mcerlang:check({tprog_dist, disconnect_lost, [?N2]},
+                                  #{nodes => ?NODES, faults => #{disconnect => 1}, progress => false}),
     Cex;
 cex(racy_child) ->
     {error, Cex} = mcerlang:check({racy_child, start, []}, #{progress => false}),
