@@ -29,7 +29,13 @@
 %% Text, in characters.
 -define(LABEL, 40).     % an arrow's label
 -define(NEAR, 24).      % a label beside a lifeline (fits its column)
--define(NOTE, 74).      % a step's description
+-define(NOTE, 74).      % a step's description: at least this many fit
+-define(NOTE_MAX, 180). % the description column grows to this many
+-define(LABEL_MAX, 160).% an arrow's label on a long arrow
+%% Average widths of a character, in tenths of a pixel: the labels' 10px
+%% sans-serif and the descriptions' 10.5px monospace (DejaVu: 0.6 em).
+-define(LABEL_CHAR, 60).
+-define(NOTE_CHAR, 64).
 -define(DEPTH, 6).      % term depth in labels
 -define(NOTE_DEPTH, 12).% term depth in descriptions, as mce_format
 -define(MAILBOX, 6).    % messages listed per final mailbox
@@ -52,6 +58,7 @@
 -record(s, {x :: #{col() => integer()},
             width :: integer(),
             note_x :: integer(),
+            note_chars = ?NOTE :: pos_integer(),  % a description's room
             y :: integer(),
             ether_mode :: boolean(),
             normal :: [term()],                 % exit reasons taken as normal
@@ -132,10 +139,16 @@ chart(#{violation := Violation, trace := Trace, final_state := Final} = Cex) ->
     HeadTop = ?CAPTION + case ShowNodes of true -> ?BAND + 4; false -> 0 end,
     LifeTop = HeadTop + ?HEAD,
     NoteX = ?GUTTER + length(Cols) * ?COL + ?NOTE_GAP,
-    Width = NoteX + ?DESC,
+    %% The description column is as wide as the longest description needs
+    %% (within bounds), so that descriptions are not cut where the chart
+    %% can make room.
+    Longest = lists:max([0 | [length(describe(St)) || St <- Trace ++ Cycle]]),
+    NoteChars = min(?NOTE_MAX, max(?NOTE, Longest)),
+    Width = NoteX + max(?DESC, NoteChars * ?NOTE_CHAR div 10 + 16),
     Xs = maps:from_list(lists:zip(Cols, [?GUTTER + I * ?COL + ?COL div 2
                                          || I <- lists:seq(0, length(Cols) - 1)])),
-    S0 = #s{x = Xs, width = Width, note_x = NoteX, y = LifeTop + 8, spawns = Spawns,
+    S0 = #s{x = Xs, width = Width, note_x = NoteX, note_chars = NoteChars, y = LifeTop + 8,
+            spawns = Spawns,
             ether_mode = ether_mode(Cex, Trace ++ Cycle),
             normal = case maps:get(options, Cex, #{}) of
                          #{treat_as_normal := Normal} when is_list(Normal) -> Normal;
@@ -344,7 +357,7 @@ step({N, Step}, S0) ->
     S1#s{y = Top + ?LANE}.
 
 %% The shaded band of a step, its number and its description.
-row(N, Top, Lanes, Step, #s{width = W, note_x = NoteX} = S) ->
+row(N, Top, Lanes, Step, #s{width = W, note_x = NoteX, note_chars = NoteChars} = S) ->
     Y = lane_y(Top, 0) + 4,
     Class = case N rem 2 of
                 0 -> "msc-row msc-row-even";
@@ -353,7 +366,7 @@ row(N, Top, Lanes, Step, #s{width = W, note_x = NoteX} = S) ->
     Full = describe(Step),
     S1 = bg([rect(Class, 0, Top, W, Lanes * ?LANE), "\n",
              text("msc-step-number", ?GUTTER - 10, Y, "end", integer_to_list(N))], S),
-    fg(text("msc-note", NoteX, Y, "start", cut(Full, ?NOTE), Full), S1).
+    fg(text("msc-note", NoteX, Y, "start", cut(Full, NoteChars), Full), S1).
 
 lane_y(Top, K) ->
     Top + K * ?LANE + ?LANE div 2.
@@ -894,7 +907,7 @@ defs() ->
 
 arrow(Classes, Color, {X1, Y1}, {X2, Y2}, Label, Title) ->
     Marker = ["url(#msc-head-", Color, ")"],
-    {Shape, LX, LY, Anchor} =
+    {Shape, LX, LY, Anchor, Fit} =
         case X1 =:= X2 of
             true ->
                 %% To itself: a loop on the right of the lifeline.
@@ -903,14 +916,16 @@ arrow(Classes, Color, {X1, Y1}, {X2, Y2}, Label, Title) ->
                                false -> {Y1, Y2}
                            end,
                 {["<path d=\"M", i(X1), " ", i(Ya), " h36 V", i(Yb), " h-34\" marker-end=\"",
-                  Marker, "\"/>"], X1 + 42, (Ya + Yb) div 2 + 4, "start"};
+                  Marker, "\"/>"], X1 + 42, (Ya + Yb) div 2 + 4, "start", ?LABEL};
             false ->
                 {["<line x1=\"", i(X1), "\" y1=\"", i(Y1), "\" x2=\"", i(X2), "\" y2=\"", i(Y2),
                   "\" marker-end=\"", Marker, "\"/>"],
-                 (X1 + X2) div 2, (Y1 + Y2) div 2 - 4, "middle"}
+                 (X1 + X2) div 2, (Y1 + Y2) div 2 - 4, "middle",
+                 %% as much as the arrow's length holds, at least ?LABEL
+                 min(?LABEL_MAX, max(?LABEL, (abs(X2 - X1) - 16) * 10 div ?LABEL_CHAR))}
         end,
     ["<g class=\"msc-arrow ", Classes, "\">", title(Title), Shape,
-     text("msc-label", LX, LY, Anchor, cut(Label, ?LABEL)), "</g>\n"].
+     text("msc-label", LX, LY, Anchor, cut(Label, Fit)), "</g>\n"].
 
 cross(X, Y) ->
     ["<path class=\"msc-cross\" d=\"M", i(X - 6), " ", i(Y - 6), " l12 12 M", i(X + 6), " ",
@@ -1058,10 +1073,10 @@ signal_text({down, Ref, Reason}, T) -> ["'DOWN' ", T(Ref), " ", T(Reason)];
 signal_text(Other, T) -> T(Other).
 
 %% The label on an arrow; its title carries the whole signal.
-signal_label({message, Msg}) -> short(Msg);
-signal_label({exit, Reason}) -> ["exit ", short(Reason)];
-signal_label({link_exit, Reason}) -> ["EXIT (link) ", short(Reason)];
-signal_label({down, _Ref, Reason}) -> ["DOWN ", short(Reason)];
+signal_label({message, Msg}) -> long(Msg);
+signal_label({exit, Reason}) -> ["exit ", long(Reason)];
+signal_label({link_exit, Reason}) -> ["EXIT (link) ", long(Reason)];
+signal_label({down, _Ref, Reason}) -> ["DOWN ", long(Reason)];
 signal_label({Kind, _Ref}) when Kind =:= monitor; Kind =:= demonitor -> atom_to_list(Kind);
 signal_label(Other) -> short(Other).
 
@@ -1165,6 +1180,8 @@ pid_text(Other) -> term(Other).
 
 term(T) -> flat(mce_pid_text:rewrite(fmt("~0tP", [T, ?NOTE_DEPTH]), T)).
 short(T) -> cut(mce_pid_text:rewrite(fmt("~0tP", [T, ?DEPTH]), T), ?LABEL).
+%% An arrow's label: arrow/6 cuts it to the room the arrow has.
+long(T) -> cut(mce_pid_text:rewrite(fmt("~0tP", [T, ?DEPTH]), T), ?LABEL_MAX).
 full(T) -> flat(mce_pid_text:rewrite(fmt("~0tp", [T]), T)).
 
 cut(Text, N) ->

@@ -98,6 +98,42 @@ node_qualified_pids_test() ->
         ?assertNotEqual(nomatch, string:find(Notes, "n2@sim/<0."))
     end).
 
+%% Labels are cut to the room the chart has: a message to a column three
+%% columns away shows whole where it would not fit between neighbours, and
+%% the description column grows to hold a long description.
+labels_fit_their_room_test() ->
+    Long = list_to_atom("a_message_long_enough_to_be_cut_between_neighbours_" ++
+                            lists:duplicate(20, $x)),
+    [P1, P2, P3, P4] = [list_to_pid("<0." ++ integer_to_list(I) ++ ".0>") || I <- [1, 2, 3, 4]],
+    Start = fun(P) -> #{kind => run, pid => P, action => {start, {'mce$m', sink, []}},
+                        effects => [], output => [], outcome => {waiting, {m, sink, 0, "m.erl", 1}}}
+            end,
+    Cex = #{violation => deadlock,
+            trace => [#{kind => run, pid => P1, action => {start, {'mce$m', main, []}},
+                        effects => [{spawn, P, {'mce$m', sink, []}, false} || P <- [P2, P3, P4]],
+                        output => [], outcome => {waiting, {m, main, 0, "m.erl", 2}}},
+                      Start(P2), Start(P3), Start(P4),
+                      #{kind => run, pid => P1, action => resume,
+                        effects => [{send, P4, Long}, {send, P2, Long}],
+                        output => [], outcome => {exit, normal}}],
+            final_state => [#{pid => P, node => node(P), name => undefined, status => waiting,
+                              where => undefined, mailbox => [Long], links => []}
+                            || P <- [P2, P4]],
+            stats => #{states => 2, transitions => 1, max_depth => 1, time_ms => 0, memory => 0}},
+    Name = atom_to_list(Long),
+    with_svg(Cex, fun(Svg, _Bin) ->
+        Labels = [text(hd(children(A, text))) || A <- with_class(Svg, "msc-message")],
+        %% to P4 (three columns, 480 px): whole; to P2 (160 px): cut
+        ?assert(lists:member(Name, Labels)),
+        ?assert(lists:any(fun(L) -> L =/= Name andalso lists:last(L) =:= 16#2026 end, Labels)),
+        %% the description of the sending step holds its first send whole,
+        %% well past the 74 characters a description had before
+        Notes = [text(E) || E <- with_class(Svg, "msc-note")],
+        Sends = [N || N <- Notes, string:find(N, "sends " ++ Name ++ " to <0.4.0>; sends") =/= nomatch],
+        ?assertMatch([_], Sends),
+        ?assert(length(hd(Sends)) > 150)
+    end).
+
 %% The checker reuses the pid of a process that ended: the root's pid for
 %% procC when every signal goes through the ether.  Two processes, two
 %% lifelines.
