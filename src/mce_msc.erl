@@ -13,7 +13,7 @@
 %% tests can find them.
 -module(mce_msc).
 
--export([write/2, render/2]).
+-export([write/2, write/3, render/2, render/3]).
 
 %% Layout, in pixels.
 -define(COL, 160).      % a process's column
@@ -89,15 +89,31 @@
 %% the name ends in `.svg', else a self-contained HTML page holding the SVG.
 -spec write(mcerlang:counterexample(), file:name_all()) -> ok | {error, term()}.
 write(Cex, File) ->
+    write(Cex, File, #{}).
+
+%% @doc write/2 with options: `fold => otp' draws OTP's call protocol as
+%% one arrow per call and one per reply (mce_fold), `none' (the default)
+%% every message and signal.
+-spec write(mcerlang:counterexample(), file:name_all(), map()) -> ok | {error, term()}.
+write(Cex, File, Opts) ->
     Format = case string:equal(filename:extension(File), ".svg", true) of
                  true -> svg;
                  false -> html
              end,
-    file:write_file(File, render(Cex, Format)).
+    file:write_file(File, render(Cex, Format, Opts)).
 
 %% @doc The chart of `Cex' as a UTF-8 SVG document or HTML page.
 -spec render(mcerlang:counterexample(), svg | html) -> iodata().
-render(Cex, Format) when Format =:= svg; Format =:= html ->
+render(Cex, Format) ->
+    render(Cex, Format, #{}).
+
+%% @doc render/2 with the options of write/3.
+-spec render(mcerlang:counterexample(), svg | html, map()) -> iodata().
+render(Cex0, Format, Opts) when Format =:= svg; Format =:= html ->
+    Cex = case Opts of
+              #{fold := otp} -> mce_fold:otp(Cex0);
+              _ -> Cex0
+          end,
     {Svg, Title} = chart(Cex),
     Doc = case Format of
               svg -> ["<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", Svg, "\n"];
@@ -993,6 +1009,9 @@ action_text(timeout) -> "times out in receive";
 action_text(resume) -> "continues";
 action_text({choice, I}) -> fmt("takes alternative ~tp of mcerlang:choice/1", [I]);
 action_text({prop_passed, T}) -> ["passes mcerlang:prop(", term(T), ")"];
+action_text({'receive', {'$call', Caller, Request}}) ->
+    ["receives call ", term(Request), " from ", pid_text(Caller)];
+action_text({'receive', {'$reply', Reply}}) -> ["gets reply ", term(Reply)];
 action_text({'receive', Msg}) -> ["receives ", term(Msg)];
 action_text(Other) -> term(Other).
 
@@ -1000,6 +1019,8 @@ action_full({'receive', Msg}) -> ["receives ", full(Msg)];
 action_full(Action) -> action_text(Action).
 
 action_label({start, Call}) -> ["start ", call_label(Call)];
+action_label({'receive', {'$call', _Caller, Request}}) -> ["recv call ", short(Request)];
+action_label({'receive', {'$reply', Reply}}) -> ["recv reply ", short(Reply)];
 action_label({'receive', Msg}) -> ["recv ", short(Msg)];
 action_label({choice, I}) -> fmt("choice ~tp", [I]);
 action_label({prop_passed, T}) -> ["prop ", short(T)];
@@ -1010,6 +1031,9 @@ action_label(Other) -> short(Other).
 action_call({start, Call}) -> Call;
 action_call(_) -> undefined.
 
+effect_text({send, To, {'$call', _Caller, Request}}) ->
+    ["calls ", pid_text(To), " with ", term(Request)];
+effect_text({send, To, {'$reply', Reply}}) -> ["replies ", term(Reply), " to ", pid_text(To)];
 effect_text({send, To, Msg}) -> ["sends ", term(Msg), " to ", pid_text(To)];
 effect_text({spawn, Child, Call, Link}) ->
     [case Link of true -> "spawn_links "; _ -> "spawns " end, pid_text(Child), " running ",
@@ -1062,6 +1086,8 @@ signal_text(Signal) -> signal_text(Signal, fun term/1).
 %% For hovering: every term whole.
 signal_full(Signal) -> signal_text(Signal, fun full/1).
 
+signal_text({message, {'$call', _Caller, Request}}, T) -> ["call ", T(Request)];
+signal_text({message, {'$reply', Reply}}, T) -> ["reply ", T(Reply)];
 signal_text({message, Msg}, T) -> ["message ", T(Msg)];
 signal_text({exit, Reason}, T) -> ["exit signal ", T(Reason)];
 signal_text({link_exit, Reason}, T) -> ["exit signal (link) ", T(Reason)];
@@ -1073,6 +1099,8 @@ signal_text({down, Ref, Reason}, T) -> ["'DOWN' ", T(Ref), " ", T(Reason)];
 signal_text(Other, T) -> T(Other).
 
 %% The label on an arrow; its title carries the whole signal.
+signal_label({message, {'$call', _Caller, Request}}) -> ["call ", long(Request)];
+signal_label({message, {'$reply', Reply}}) -> ["reply ", long(Reply)];
 signal_label({message, Msg}) -> long(Msg);
 signal_label({exit, Reason}) -> ["exit ", long(Reason)];
 signal_label({link_exit, Reason}) -> ["EXIT (link) ", long(Reason)];

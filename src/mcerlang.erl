@@ -9,7 +9,7 @@
 %% naming the culprit.
 -module(mcerlang).
 
--export([check/1, check/2, stop/1, format/1, format/2, msc/2, replay/1, replay/2, simulate/2,
+-export([check/1, check/2, stop/1, format/1, format/2, msc/2, msc/3, replay/1, replay/2, simulate/2,
          save/2, load/1, debug/1, debug/2, translate/1, choice/1, prop/1, probe/2,
          clear_translation_cache/0]).
 %% For the debugger (mce_debug) and the command line (mce_cli).
@@ -365,9 +365,21 @@ format(_Cex, FormatOpts) ->
 %% page holding the SVG (hover a message to see it whole).
 -spec msc(counterexample(), file:name_all()) -> ok | {error, file:posix() | term()}.
 msc(Cex, File) ->
+    msc(Cex, File, #{}).
+
+%% @doc msc/2 with options: `fold => otp' draws OTP's call protocol
+%% (`$gen_call' request, monitor, alias, reply, demonitor) as one arrow per
+%% call and one per reply; `fold => none' (the default) every message.
+-spec msc(counterexample(), file:name_all(), map()) -> ok | {error, file:posix() | term()}.
+msc(Cex, File, Opts) when is_map(Opts) ->
     valid_counterexample(Cex),
     file_name(File),
-    mce_msc:write(Cex, File).
+    maps:foreach(fun(fold, V) when V =:= otp; V =:= none -> ok;
+                    (K, V) -> erlang:error({mcerlang, {bad_msc_option, K, V}})
+                 end, Opts),
+    mce_msc:write(Cex, File, Opts);
+msc(_Cex, _File, Opts) ->
+    erlang:error({mcerlang, {bad_msc_options, Opts, "expected a map"}}).
 
 %% @equiv replay(Counterexample, #{})
 -spec replay(counterexample()) -> {ok, counterexample()} | {error, term()}.

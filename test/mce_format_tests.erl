@@ -317,3 +317,28 @@ bad_option_test() ->
     %% A bad option is an error even next to full => true.
     ?assertError({mcerlang, {bad_format_option, width, 0}},
                  mcerlang:format(Cex, #{full => true, width => 0})).
+
+%% `fold => otp': a gen_server call reads as a call and its reply; the
+%% monitor and demonitor of the call are left out, the server's own
+%% monitors are not.
+fold_otp_test() ->
+    Cex = check({locker, start_buggy, [[{a, exclusive}, {a, shared}], 1]}, #{}),
+    Plain = text(Cex),
+    has(Plain, "'$gen_call'"),
+    has(Plain, "        monitors <0.3.0> (#Ref<"),
+    Folded = text(Cex, #{fold => otp}),
+    has(Folded, "   8. <0.5.0> (locker:client/3) starts\n"
+                "        calls <0.3.0> with {request,a,exclusive}\n"),
+    has(Folded, " receives call {request,a,exclusive} from <0.5.0> at gen_server.erl:"),
+    has(Folded, "        replies granted to <0.5.0>\n"),
+    has(Folded, " (locker:client/3) gets reply granted at gen.erl:"),
+    %% the locker monitors its clients itself: that stays
+    has(Folded, "        monitors <0.5.0> (#Ref<"),
+    ?assertEqual(nomatch, string:find(Folded, "$gen_call")),
+    ?assertEqual(nomatch, string:find(Folded, "monitors <0.3.0>")),
+    ?assertEqual(nomatch, re:run(Folded, "demonitors #Ref<0\\.0\\.5\\.")),
+    %% the same steps, numbered alike
+    Numbers = fun(T) -> re:run(T, "^ +([0-9]+)\\. ", [global, multiline, {capture, all_but_first, list}]) end,
+    ?assertEqual(Numbers(Plain), Numbers(Folded)),
+    ?assertEqual(Plain, text(Cex, #{fold => none})),
+    ?assertError({mcerlang, {bad_format_option, fold, gen}}, text(Cex, #{fold => gen})).

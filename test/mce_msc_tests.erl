@@ -469,3 +469,38 @@ match_all(Bin, Re) ->
         {match, Ms} -> Ms;
         nomatch -> []
     end.
+
+%% `fold => otp' (mcerlang:msc/3): a gen_server call is one arrow for the
+%% request and one for the reply; the call's monitor and demonitor arrows
+%% are left out.
+fold_otp_test() ->
+    {error, Cex} = mcerlang:check({locker, start_buggy, [[{a, exclusive}, {a, shared}], 1]},
+                                  #{progress => false}),
+    Steps = maps:get(trace, Cex),
+    Calls = [M || #{effects := Es} <- Steps, {send, _, {'$gen_call', _, _} = M} <- Es],
+    ?assertEqual(4, length(Calls)),
+    CallRefs = [R || {'$gen_call', {_, R}, _} <- Calls],
+    Hidden = [E || #{effects := Es} <- Steps, E <- Es,
+                   case E of
+                       {monitor, _, R} -> lists:member(R, CallRefs);
+                       {demonitor, R, _} -> lists:member(R, CallRefs);
+                       _ -> false
+                   end],
+    ?assertEqual(8, length(Hidden)),
+    Arrows = fun(Opts) ->
+                     with_dir(fun(Dir) ->
+                                      File = filename:join(Dir, "chart.svg"),
+                                      ok = mcerlang:msc(Cex, File, Opts),
+                                      {Svg, _} = xmerl_scan:file(File, [{quiet, true}]),
+                                      Svg
+                              end)
+             end,
+    Plain = Arrows(#{}),
+    Folded = Arrows(#{fold => otp}),
+    ?assertEqual(count(Plain, "msc-arrow") - length(Hidden), count(Folded, "msc-arrow")),
+    Labels = [text(hd(children(A, text))) || A <- with_class(Folded, "msc-message")],
+    ?assert(lists:member("call {request,a,exclusive}", Labels)),
+    ?assert(lists:member("reply granted", Labels)),
+    ?assertNot(lists:any(fun(L) -> string:find(L, "$gen_call") =/= nomatch end, Labels)),
+    ?assertError({mcerlang, {bad_msc_option, fold, yes}},
+                 mcerlang:msc(Cex, "/nonexistent/x.svg", #{fold => yes})).
