@@ -725,13 +725,14 @@ check_spec(_, {sent, _, _, _} = P) -> P;
 check_spec(_, {received, _, _} = P) -> P;
 check_spec(_, {spawned, _, _, _} = P) -> P;
 check_spec(_, {exited, _, _} = P) -> P;
+check_spec(_, {running, P}) -> {enabled, P};
 check_spec(_, {K, _} = P) when K =:= scheduled; K =:= enabled; K =:= blocked -> P;
 check_spec(Name, Other) ->
     erlang:error({mcerlang, {bad_predicate, Name, Other,
                              "expected fun((View) -> boolean()), {prop, Pattern}, {probe, Label}, "
                              "{probe, Label, Pattern}, {sent, From, To, Msg}, {received, Pid, Msg}, "
                              "{spawned, Parent, Child, Call}, {exited, Pid, Reason}, {scheduled, Pid}, "
-                             "{enabled, Pid} or {blocked, Pid}"}}).
+                             "{enabled, Pid} (or {running, Pid}) or {blocked, Pid}"}}).
 
 %% @doc Does the run Prefix Cycle Cycle ... violate the check's formula?
 %% A position is the view of its state (with the step into it, or `none'),

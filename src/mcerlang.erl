@@ -65,13 +65,14 @@
 %% element by element, other terms match themselves.  The step into the
 %% state: `{sent, From, To, Msg}', `{received, Pid, Msg}', `{spawned,
 %% Parent, Child, Call}', `{exited, Pid, Reason}', `{scheduled, Pid}'; the
-%% processes' status in it: `{enabled, Pid}', `{blocked, Pid}' (a process
+%% processes' status in it: `{enabled, Pid}' (also written `{running,
+%% Pid}'), `{blocked, Pid}' (a process
 %% pattern is '_', a pid, a fun of the pid or a registered name).
 -type predicate() :: fun((view()) -> boolean()) | {prop, term()} | {probe, term()}
                    | {probe, term(), term()}
                    | {sent, term(), term(), term()} | {received, term(), term()}
                    | {spawned, term(), term(), term()} | {exited, term(), term()}
-                   | {scheduled | enabled | blocked, term()}.
+                   | {scheduled | enabled | running | blocked, term()}.
 -type stats() :: #{states := non_neg_integer(), transitions := non_neg_integer(),
                    max_depth := non_neg_integer(), time_ms := non_neg_integer(),
                    memory := non_neg_integer(), atom() => term()}.
@@ -816,10 +817,11 @@ ltl_options(#{ltl := {_, Formula}, predicates := Preds} = Opts, Given) ->
 %% of one process (a pid, as `forall' binds it): `scheduled(P)', the step
 %% into the state was P's; `enabled(P)', P can move in the state;
 %% `blocked(P)', P is alive and cannot move (waiting in a receive that
-%% nothing in its mailbox matches).  A definition in `predicates' wins.
+%% nothing in its mailbox matches); `running(P)' is `enabled(P)'.  A
+%% definition in `predicates' wins.
 -spec builtin_predicates() -> [atom()].
 builtin_predicates() ->
-    [scheduled, enabled, blocked].
+    [scheduled, enabled, running, blocked].
 
 %% The lossy visited tables keep a state's root vector only in its DFS
 %% stack frame: breadth-first order and the LTL product search name states

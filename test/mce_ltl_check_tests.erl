@@ -312,7 +312,9 @@ named_process_predicates_test() ->
     ?assertMatch({error, _}, check(L, Opts("[] (c1_enabled | c1_blocked)"))),
     ?assertMatch({ok, _}, check(L, Opts("X [] (c1_enabled | c1_blocked)"))),
     ?assertMatch({ok, _}, check(L, Opts("[] !(c1_enabled & c1_blocked)"))),
-    ?assertMatch({error, _}, check(L, Opts("[] !locker_blocked"))),
+    {error, Blocked} = check(L, Opts("[] !locker_blocked")),
+    %% a lasso of status predicates replays: judged again on the replayed run
+    ?assertMatch({ok, #{violation := {ltl, "[] !locker_blocked"}}}, mcerlang:replay(Blocked)),
     ?assertMatch({error, _}, check(L, Opts("[] !c1_blocked"))),
     %% every process that ever gets ok, gets it again (under weak fairness)
     ?assertMatch({ok, _}, check(L, Opts("forall C: [] (gets_ok(C) => X <> gets_ok(C))"))).
@@ -376,8 +378,13 @@ event_predicate_errors_test() ->
                  check(spin(), #{ltl => "[] a", predicates => #{a => {blocked, x, y}}})),
     ?assertError({mcerlang, {undefined_predicate, scheduled, 0}},
                  check(spin(), #{ltl => "[] scheduled", predicates => #{}})),
-    ?assertError({mcerlang, {undefined_predicate, running, 1}},
-                 check(spin(), #{ltl => "forall P: [] running(P)", predicates => #{}})),
+    ?assertError({mcerlang, {undefined_predicate, waiting, 1}},
+                 check(spin(), #{ltl => "forall P: [] waiting(P)", predicates => #{}})),
+    %% running(P) is enabled(P)
+    ?assertMatch({ok, _}, check(spin(), #{ltl => "forall P: [] (running(P) <=> enabled(P))",
+                                          predicates => #{}})),
+    ?assertMatch({ok, _}, check(spin(), #{ltl => "[] (r <=> e)",
+                                          predicates => #{r => {running, '_'}, e => {enabled, '_'}}})),
     ?assertMatch({error, _}, check(spin(), #{ltl => "forall P: [] !scheduled(P)", predicates => #{}})),
     %% a user's `blocked' (here: never true) replaces the built-in one
     ?assertMatch({ok, _}, check(spin(), #{ltl => "forall P: [] !blocked(P)",
