@@ -319,6 +319,15 @@ static int add_state(buchi *b, uint64_t key, uint32_t *num)
     return 1;
 }
 
+/* Whether a new state would stand beyond max_depth: its edge is cut. */
+static int cut_here(buchi *b)
+{
+    if (b->cfg.max_depth == 0 || b->depth + 1 <= b->cfg.max_depth)
+        return 0;
+    b->st.cut++;
+    return 1;
+}
+
 static int push_frame(buchi *b, uint32_t state, uint32_t red)
 {
     if (RESERVE(b, b->frames, b->capframes, b->depth + 1) != 0)
@@ -414,6 +423,8 @@ static int ndfs_run(buchi *b, buchi_request *req)
             int known = hx_find(&b->index, b->keys, s.key, &w);
             if (!f->red) {
                 if (!known) {
+                    if (cut_here(b))
+                        continue;
                     int r = add_state(b, s.key, &w);
                     if (r == 0)
                         return finish(b, req, BUCHI_INCOMPLETE);
@@ -429,6 +440,8 @@ static int ndfs_run(buchi *b, buchi_request *req)
                     return ndfs_lasso(b, w, 0, req);
                 continue;
             }
+            if (!known && b->cfg.max_depth != 0)
+                continue;       /* an edge the blue search cut */
             if (!known)
                 return fail(b, req, "red search met a state the blue search "
                                     "never saw: inconsistent answers");
@@ -544,6 +557,8 @@ static int scc_run(buchi *b, buchi_request *req)
             b->st.transitions++;
             uint32_t w;
             if (!hx_find(&b->index, b->keys, s.key, &w)) {
+                if (cut_here(b))
+                    continue;
                 int r = add_state(b, s.key, &w);
                 if (r == 0)
                     return finish(b, req, BUCHI_INCOMPLETE);

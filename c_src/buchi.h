@@ -85,6 +85,12 @@ typedef struct buchi_config {
     enum buchi_algorithm algorithm;
     enum buchi_fairness fairness;   /* WEAK needs BUCHI_SCC */
     uint64_t max_states;            /* 0: unlimited (bounded by 2^32-2) */
+    /* 0: unlimited.  Otherwise a state first met where the DFS stack
+    ** would grow beyond max_depth frames is not entered (the edge is cut
+    ** and counted in buchi_stats.cut); it may still be entered later by a
+    ** shorter path.  A lasso found is real; EMPTY with cut > 0 means none
+    ** within the bound. */
+    uint64_t max_depth;
     /* Allocator (all NULL: realloc/free).  realloc_fn(ctx, NULL, n)
     ** allocates; it may fail and return NULL.  The tests inject failures
     ** through it to check that every failure path frees. */
@@ -124,6 +130,7 @@ typedef struct buchi_stats {
     uint64_t transitions;   /* successor edges examined (all phases) */
     uint64_t requests;      /* NEED_SUCCESSORS requests answered */
     uint64_t max_depth;     /* deepest DFS stack (blue + red for NDFS) */
+    uint64_t cut;           /* edges not followed for config.max_depth */
 } buchi_stats;
 
 /* NULL when out of memory or the configuration is invalid; *why (if not

@@ -22,7 +22,7 @@
 #define NIF_ATOMS(X) \
     X(algorithm) X(alias) X(app_env) X(bitstate) X(bitstate_bits) \
     X(breadth_first) X(cancel_timer) X(chan) X(check_deadlock) X(choice) \
-    X(choosing) X(coverage_estimate) X(creation) X(deadlock) X(deaths) \
+    X(choosing) X(coverage_estimate) X(creation) X(cut) X(deadlock) X(deaths) \
     X(delivery_ether) X(demonitor) X(disconnected) X(done) X(down) X(empty) \
     X(error) X(ets_delete) X(ets_put) X(exact) X(exit) X(expand_only) \
     X(expanded) X(fairness) X(false) X(found) X(group_leader) X(halt) \

@@ -150,11 +150,12 @@ static ERL_NIF_TERM bc_steps(ErlNifEnv *env, const buchi_step *s, size_t n)
 static int bc_config(ErlNifEnv *env, ERL_NIF_TERM opts, buchi_config *cfg)
 {
     ERL_NIF_TERM alg, fair;
-    uint64_t max_states = 0;
+    uint64_t max_states = 0, max_depth = 0;
     *cfg = (buchi_config){ .fairness = BUCHI_FAIR_NONE };
     if (!enif_is_map(env, opts) ||
         !enif_get_map_value(env, opts, ATOM(env, algorithm), &alg) ||
-        map_u64(env, opts, ATOM(env, max_states), &max_states) < 0)
+        map_u64(env, opts, ATOM(env, max_states), &max_states) < 0 ||
+        map_u64(env, opts, ATOM(env, max_depth), &max_depth) < 0)
         return 0;
     if (enif_is_identical(alg, ATOM(env, ndfs)))
         cfg->algorithm = BUCHI_NDFS;
@@ -169,6 +170,7 @@ static int bc_config(ErlNifEnv *env, ERL_NIF_TERM opts, buchi_config *cfg)
             return 0;
     }
     cfg->max_states = max_states;
+    cfg->max_depth = max_depth;
     return 1;
 }
 
@@ -369,7 +371,7 @@ ERL_NIF_TERM nif_buchi_lasso(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]
     return t;
 }
 
-/* buchi_stats(B) -> #{states, transitions, requests, max_depth} */
+/* buchi_stats(B) -> #{states, transitions, requests, max_depth, cut} */
 ERL_NIF_TERM nif_buchi_stats(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
 {
     (void)argc;
@@ -381,12 +383,13 @@ ERL_NIF_TERM nif_buchi_stats(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]
     buchi_get_stats(r->b, &st);
     enif_mutex_unlock(r->lock);
     ERL_NIF_TERM keys[] = { ATOM(env, states), ATOM(env, transitions),
-                            ATOM(env, requests), ATOM(env, max_depth) };
+                            ATOM(env, requests), ATOM(env, max_depth), ATOM(env, cut) };
     ERL_NIF_TERM vals[] = { enif_make_uint64(env, st.states),
                             enif_make_uint64(env, st.transitions),
                             enif_make_uint64(env, st.requests),
-                            enif_make_uint64(env, st.max_depth) };
+                            enif_make_uint64(env, st.max_depth),
+                            enif_make_uint64(env, st.cut) };
     ERL_NIF_TERM m;
-    enif_make_map_from_arrays(env, keys, vals, 4, &m);
+    enif_make_map_from_arrays(env, keys, vals, 5, &m);
     return m;
 }

@@ -110,6 +110,7 @@ usage() ->
       "                               (FILE.svg: SVG; otherwise self-contained HTML)\n"
       "  --save FILE                  save the counterexample for replay\n"
       "  --full  --depth N  --width N how much of long terms to show (default abbreviated)\n"
+      "  --fold otp|none              OTP calls as one call and one reply (report and chart)\n"
       "  --quiet                      only the verdict line\n"
       "  --help                       this text\n").
 
@@ -232,6 +233,10 @@ option({"option", V}, Cli) ->
 option({"translation-cache", "false"}, Cli) -> set(translation_cache, false, Cli);
 option({"translation-cache", Dir}, Cli) -> set(translation_cache, Dir, Cli);
 option({"msc", V}, Cli) -> Cli#cli{msc = V};
+option({"fold", V}, Cli) when V =:= "otp"; V =:= "none" ->
+    Cli#cli{format = (Cli#cli.format)#{fold => list_to_atom(V)}};
+option({"fold", V}, _Cli) ->
+    throw({usage, io_lib:format("--fold ~ts: expected otp or none", [V])});
 option({"save", V}, Cli) -> Cli#cli{save = V};
 option({K, V}, Cli) when K =:= "depth"; K =:= "width" ->
     Cli#cli{format = (Cli#cli.format)#{list_to_atom(K) => integer(V, "--" ++ K)}};
@@ -460,8 +465,9 @@ report({inconclusive, Why, Stats}, Cli) ->
     io:format("inconclusive: ~tp (~ts)~n", [Why, stats(Stats, Cli)]),
     ?OTHER.
 
-outputs(Cex, #cli{msc = Msc, save = Save}) ->
-    Msc =:= none orelse written(mcerlang:msc(Cex, Msc), Msc, "message sequence chart"),
+outputs(Cex, #cli{msc = Msc, save = Save, format = Format}) ->
+    Msc =:= none orelse written(mcerlang:msc(Cex, Msc, maps:with([fold], Format)), Msc,
+                                "message sequence chart"),
     Save =:= none orelse written(mcerlang:save(Cex, Save), Save, "counterexample"),
     ok.
 

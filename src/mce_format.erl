@@ -44,10 +44,12 @@ counterexample(Cex) ->
 
 %% @doc The text report of a counterexample.  Options: `depth' (default
 %% 8) and `width' (characters, default 100) bound each printed term, a
-%% positive integer or `infinity'; `full => true' prints terms whole.
+%% positive integer or `infinity'; `full => true' prints terms whole;
+%% `fold => otp' reads OTP's call protocol as calls and replies (mce_fold;
+%% default `none').
 -spec counterexample(mcerlang:counterexample(), map()) -> unicode:chardata().
-counterexample(#{violation := Violation, trace := Trace, final_state := Final} = Cex, Opts)
-  when is_map(Opts) ->
+counterexample(#{violation := Violation} = Cex0, Opts) when is_map(Opts) ->
+    #{trace := Trace, final_state := Final} = Cex = fold(Cex0, Opts),
     Cycle = maps:get(cycle, Cex, []),
     F0 = (options(Opts))#fmt{nodes = length(cex_nodes(Cex)) > 1},
     {StemText, F1} = steps(1, Trace, F0),
@@ -125,7 +127,12 @@ options(Opts) ->
 option(depth, V, F) when V =:= infinity; is_integer(V), V > 0 -> F#fmt{depth = V};
 option(width, V, F) when V =:= infinity; is_integer(V), V > 0 -> F#fmt{width = V};
 option(full, V, F) when is_boolean(V) -> F;
+option(fold, V, F) when V =:= otp; V =:= none -> F;
 option(K, V, _F) -> erlang:error({mcerlang, {bad_format_option, K, V}}).
+
+%% `fold => otp': OTP's call protocol read as calls and replies (mce_fold).
+fold(Cex, #{fold := otp}) -> mce_fold:otp(Cex);
+fold(Cex, _Opts) -> Cex.
 
 %%--------------------------------------------------------------------
 %% Header, violation, final state, footer
@@ -339,6 +346,11 @@ learn_effect(_, F) ->
 %% The location a step shows is where the process stood before it: the
 %% receive it completes.
 action({start, _}, _Before, _F) -> "starts";
+%% Folded OTP calls (`fold => otp', mce_fold): a call and its reply.
+action({'receive', {'$call', Caller, Request}}, Before, F) ->
+    ["receives call ", show(Request, F), " from ", pid(Caller, F), at(Before)];
+action({'receive', {'$reply', Reply}}, Before, F) ->
+    ["gets reply ", show(Reply, F), at(Before)];
 action({'receive', Msg}, Before, F) -> ["receives ", show(Msg, F), at(Before)];
 action(timeout, Before, _F) -> ["times out in receive", at(Before)];
 action(resume, _Before, _F) -> "continues";
@@ -383,6 +395,10 @@ stacktrace({Why, [_ | _] = Stack}) ->
 stacktrace(_) ->
     none.
 
+effect({send, To, {'$call', _Caller, Request}}, F) ->
+    ["calls ", target(To, F), " with ", show(Request, F)];
+effect({send, To, {'$reply', Reply}}, F) ->
+    ["replies ", show(Reply, F), " to ", target(To, F)];
 effect({send, To, Msg}, F) ->
     ["sends ", show(Msg, F), " to ", target(To, F)];
 effect({spawn, Child, Call, Link}, F) ->
@@ -451,8 +467,10 @@ label(Pid, #fmt{procs = Procs} = F) ->
          #{} -> ""
      end].
 
-pid(Pid, #fmt{nodes = true}) when is_pid(Pid) ->
-    io_lib:format("~p@~p", [Pid, node(Pid)]);
+%% A pid of a run that spans nodes shows its node (`n2@host/<0.3.0>',
+%% mce_pid_text); alone, a pid of another node than this VM's does too.
+pid(Pid, #fmt{nodes = Nodes}) when is_pid(Pid) ->
+    mce_pid_text:pid(Pid, Nodes);
 pid(Pid, F) ->
     show(Pid, F).
 
@@ -569,10 +587,11 @@ pids(_, Acc) -> Acc.
 %%--------------------------------------------------------------------
 
 %% One line, at most `depth' deep (as ~P) and `width' characters wide.
+%% Pids of other nodes inside the term read node-qualified.
 show(T, #fmt{depth = infinity, width = W}) ->
-    cut(io_lib:format("~0tp", [T]), W);
+    cut(mce_pid_text:rewrite(io_lib:format("~0tp", [T]), T), W);
 show(T, #fmt{depth = D, width = W}) ->
-    cut(io_lib:format("~0tP", [T, D]), W).
+    cut(mce_pid_text:rewrite(io_lib:format("~0tP", [T, D]), T), W).
 
 cut(Text, infinity) ->
     Text;

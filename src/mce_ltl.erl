@@ -12,8 +12,11 @@
 %%
 %% Syntax, tightest first: the prefix operators `!'/`not', `[]'/`always',
 %% `<>'/`eventually' and `X'/`next'; `U'/`until' and `R'/`release' (right
-%% associative); `&&'/`and' and `||'/`or' (left associative); `->'/`implies'
-%% (right associative); `<->'/`equiv' (left associative).  Operands are
+%% associative); `&&'/`&'/`and' and `||'/`|'/`or' (left associative);
+%% `->'/`=>'/`implies' (right associative); `<->'/`<=>'/`equiv' (left
+%% associative).  The one-character `&' and `|' and the arrow `=>' are
+%% McErlang's spellings, `&&', `||' and `->' SPIN's; both mean the same
+%% at the same precedence (SPIN's: unary, then U/R, &&, ||, ->, <->).  Operands are
 %% `true', `false', parenthesised formulas and predicate names: lowercase
 %% Erlang-atom-like words, or single-quoted atoms (`\'' and `\\' escape),
 %% which is how a name that is a keyword is written, e.g. `'next''.
@@ -131,8 +134,12 @@ scan("[]" ++ Cs, Col, Acc) -> scan(Cs, Col + 2, [{always, Col, "'[]'"} | Acc]);
 scan("<->" ++ Cs, Col, Acc) -> scan(Cs, Col + 3, [{equiv, Col, "'<->'"} | Acc]);
 scan("<>" ++ Cs, Col, Acc) -> scan(Cs, Col + 2, [{eventually, Col, "'<>'"} | Acc]);
 scan("->" ++ Cs, Col, Acc) -> scan(Cs, Col + 2, [{implies, Col, "'->'"} | Acc]);
+scan("<=>" ++ Cs, Col, Acc) -> scan(Cs, Col + 3, [{equiv, Col, "'<=>'"} | Acc]);
+scan("=>" ++ Cs, Col, Acc) -> scan(Cs, Col + 2, [{implies, Col, "'=>'"} | Acc]);
 scan("&&" ++ Cs, Col, Acc) -> scan(Cs, Col + 2, [{'and', Col, "'&&'"} | Acc]);
 scan("||" ++ Cs, Col, Acc) -> scan(Cs, Col + 2, [{'or', Col, "'||'"} | Acc]);
+scan("&" ++ Cs, Col, Acc) -> scan(Cs, Col + 1, [{'and', Col, "'&'"} | Acc]);
+scan("|" ++ Cs, Col, Acc) -> scan(Cs, Col + 1, [{'or', Col, "'|'"} | Acc]);
 scan("=:=" ++ Cs, Col, Acc) -> scan(Cs, Col + 3, [{eq, Col, "'=:='"} | Acc]);
 scan("=/=" ++ Cs, Col, Acc) -> scan(Cs, Col + 3, [{neq, Col, "'=/='"} | Acc]);
 scan("==" ++ Cs, Col, Acc) -> scan(Cs, Col + 2, [{eq, Col, "'=='"} | Acc]);
@@ -174,12 +181,10 @@ scan([C | _] = Cs, Col, Acc) ->
 %% Single characters of a two- or three-character operator get a message
 %% naming the operator the writer probably meant.
 -spec bad_char(char(), pos_integer()) -> no_return().
-bad_char($&, Col) -> fail(Col, "expected '&&' but found '&'", []);
-bad_char($|, Col) -> fail(Col, "expected '||' but found '|'", []);
-bad_char($<, Col) -> fail(Col, "expected '<>' or '<->' but found '<'", []);
+bad_char($<, Col) -> fail(Col, "expected '<>', '<->' or '<=>' but found '<'", []);
 bad_char($-, Col) -> fail(Col, "expected '->' but found '-'", []);
 bad_char($[, Col) -> fail(Col, "expected '[]' but found '['", []);
-bad_char($=, Col) -> fail(Col, "expected '==', '=:=' or '=/=' but found '='", []);
+bad_char($=, Col) -> fail(Col, "expected '=>', '==', '=:=' or '=/=' but found '='", []);
 bad_char(C, Col) -> fail(Col, "unexpected character '~ts'", [[C]]).
 
 scan_quoted([], Col, _, _) ->

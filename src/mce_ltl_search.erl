@@ -33,6 +33,10 @@
 -export([lasso_violates/4]).
 
 -define(PRE, 16#FFFFFFFF).
+%% The kinds of predicate spec judged on the step into a position, and on
+%% the status of the processes in its state.
+-define(STEP_SPECS, [sent, received, spawned, exited, scheduled]).
+-define(STATUS_SPECS, [enabled, blocked]).
 %% The LTL translation's bound on its tableau: far more than a property
 %% of a few operators per process needs (hundreds; seven nested untils
 %% need 45,000), far less than would take minutes (about a second).
@@ -58,13 +62,24 @@
              letters :: ets:tid(),
              %% W -> {Parent, Index} | root: how the search first reached W
              parents :: ets:tid(),
-             %% agent term -> small integer (buchi.c's agents)
+             %% agent term -> small integer (buchi.c's agents), and back
              agents :: ets:tid(),
+             agent_terms :: ets:tid(),
+             %% W -> status predicates true in W; W -> {live pids, pid => name}
+             statuses :: ets:tid(),
+             procs :: ets:tid(),
              state_preds = [] :: [{term(), fun((mcerlang:view()) -> term()) | {prop, term()}}],
              %% the state predicates are all props of plain patterns (no
              %% user fun): judged on the processes' props alone, unguarded
              plain_props = false :: boolean(),
              probe_preds = [] :: [{term(), term(), term()}],
+             %% predicates over the step into a state (sent, received,
+             %% spawned, exited, scheduled) and over the processes' status
+             %% in it (enabled, blocked); see step_matches/3
+             step_preds = [] :: [{term(), tuple()}],
+             status_preds = [] :: [{term(), tuple()}],
+             %% some of them name a process by its registered name
+             by_name = false :: boolean(),
              %% memos, exact as predicates are pure: a step's probes -> the
              %% probe predicates they make true; LetterId bsl 32 bor Q ->
              %% the automaton states Q moves to reading that letter
@@ -75,7 +90,15 @@
              conts_memo = #{} :: #{[pos_integer()] => [term()]},
              cont_props = #{} :: #{pos_integer() => [term()]},
              root = 0 :: non_neg_integer(),
+             %% the exploration of the whole graph (forall, safety
+             %% properties) left states beyond max_depth unexplored
+             explore_cut = false :: boolean(),
              buchi :: mce_nif:buchi() | undefined}).
+
+%% A position of a lasso judged again (replay): the view of the state with
+%% the step into it, that step's probes, and the pids that can move there.
+-type position() :: {mcerlang:view(), list(), [pid()]}.
+-export_type([position/0]).
 
 -spec run(term(), term()) -> mcerlang:result().
 run(InitCall, Ctx) ->
@@ -87,7 +110,10 @@ run(InitCall, Ctx) ->
               letters = ets:new(mce_ltl_letters, [set, private]),
               lettered = ets:new(mce_ltl_lettered, [set, private]),
               parents = ets:new(mce_ltl_parents, [set, private]),
-              agents = ets:new(mce_ltl_agents, [set, private])},
+              agents = ets:new(mce_ltl_agents, [set, private]),
+              agent_terms = ets:new(mce_ltl_agent_terms, [set, private]),
+              statuses = ets:new(mce_ltl_statuses, [set, private]),
+              procs = ets:new(mce_ltl_procs, [set, private])},
     try
         %% Labels stay binaries: only those with probes are decoded.
         ok = mce_nif:label_binaries(S),
@@ -107,7 +133,8 @@ run(InitCall, Ctx) ->
                                                   none -> ndfs
                                               end,
                                 fairness => maps:get(fairness, Opts),
-                                max_states => maps:get(max_states, Opts)}),
+                                max_states => maps:get(max_states, Opts),
+                                max_depth => product_depth(maps:get(max_depth, Opts))}),
         case B of
             {error, Reason} -> erlang:error({mcerlang_internal, buchi_new, Reason});
             _ -> ok
@@ -120,11 +147,19 @@ run(InitCall, Ctx) ->
         throw:{mce_guard_interrupted, Why} -> {inconclusive, Why, stats(St0)};
         throw:{mce_ltl_result, Result} -> Result
     after
-        [ets:delete(T) || T <- [St0#st.cache, St0#st.letters, St0#st.lettered, St0#st.parents,
-                                St0#st.agents]]
+        [ets:delete(T) || T <- tables(St0)]
     end.
 
 key(W, Q) -> (W bsl 32) bor Q.
+
+%% `max_depth' counts program steps; the product's DFS stack holds the
+%% pseudo-initial state and the initial state below the first step.
+product_depth(0) -> 0;
+product_depth(D) -> D + 2.
+
+tables(St) ->
+    [St#st.cache, St#st.letters, St#st.lettered, St#st.parents, St#st.agents, St#st.agent_terms,
+     St#st.statuses, St#st.procs].
 
 %%--------------------------------------------------------------------
 %% The emptiness check's loop
@@ -142,14 +177,22 @@ search({need, Key}, #st{buchi = B} = St) ->
             {Succs, St3} = product_succs(Steps, Q, St2),
             search(mce_nif:buchi_answer(B, maps:is_key(Q, St3#st.accepting), Enabled, Succs), St3)
     end;
-search(empty, St) ->
-    {ok, stats(St)};
+search(empty, #st{buchi = B} = St) ->
+    case St#st.explore_cut orelse maps:get(cut, mce_nif:buchi_stats(B)) > 0 of
+        true -> {inconclusive, max_depth, stats(St)};
+        false -> {ok, stats(St)}
+    end;
 search(incomplete, St) ->
     {inconclusive, max_states, stats(St)};
 search(found, #st{buchi = B} = St) ->
     case mce_nif:buchi_lasso(B) of
         {error, Why} -> erlang:error({mcerlang_internal, buchi_lasso, Why});
-        {Stem, Cycle} -> {error, lasso_counterexample(Stem, Cycle, St)}
+        {Stem, Cycle} ->
+            {Stem1, Cycle1} = case maps:get(shortest, St#st.opts) of
+                                  true -> shorten(Stem, Cycle, St);
+                                  false -> {Stem, Cycle}
+                              end,
+            {error, lasso_counterexample(Stem1, Cycle1, St)}
     end;
 search({error, Why}, _St) ->
     erlang:error({mcerlang_internal, buchi, Why}).
@@ -158,7 +201,7 @@ search({error, Why}, _St) ->
 %% index of the program step (in W's expansion; the stutter step comes
 %% last) it follows.
 product_edges(W, ?PRE, St) ->
-    {Letter, St1} = letter(W, [], St),
+    {Letter, St1} = letter(W, [], none, St),
     Edges = dedup([{key(W, To), none, init}
                    || I <- St1#st.init, {G, To} <- maps:get(I, St1#st.trans, []),
                       holds(G, Letter)]),
@@ -188,17 +231,28 @@ lettered(W, #st{lettered = Table} = St) ->
         [{W, Steps, Enabled}] -> {{Steps, Enabled}, St};
         [] ->
             {{Succs, Enabled, Stutter}, St1} = cached(W, St),
-            Indexed = lists:zip(lists:seq(0, length(Succs) - 1), Succs)
-                ++ [{length(Succs), {W, none, []}} || Stutter],
+            Indexed = lists:zip3(lists:seq(0, length(Succs) - 1), Succs, step_labels(W, Succs, St1))
+                ++ [{length(Succs), {W, none, []}, stutter} || Stutter],
             {Steps, St2} = lists:mapfoldl(
-                             fun({J, {W2, Agent, Probes}}, StA) ->
-                                     {Letter, StB} = letter(W2, Probes, StA),
+                             fun({J, {W2, Agent, Probes}, Label}, StA) ->
+                                     {Letter, StB} = letter(W2, Probes, Label, StA),
                                      {Id, StC} = letter_id(Letter, StB),
                                      {{W2, Agent, J, Id}, StC}
                              end, St1, Indexed),
             ets:insert(Table, {W, Steps, Enabled}),
             {{Steps, Enabled}, St2}
     end.
+
+%% The labels of W's steps, for the step predicates: the cache keeps none,
+%% so W is expanded again (deterministic: the same steps in the same
+%% order).  Without step predicates no label is needed.
+step_labels(_W, Succs, #st{step_preds = []}) ->
+    [none || _ <- Succs];
+step_labels(W, Succs, St) ->
+    Labels = [Label || {_, _, Label, _} <- reexpand(W, St)],
+    length(Labels) =:= length(Succs) orelse
+        erlang:error({mcerlang_internal, step_labels, {W, length(Labels), length(Succs)}}),
+    Labels.
 
 letter_id(Letter, #st{letter_ids = Ids, id_letters = Letters} = St) ->
     case Ids of
@@ -298,12 +352,13 @@ record(W, Succs, Deadlock, #st{parents = Parents} = St) ->
 %% channel throughout the search.
 agent(none, _St) ->
     none;
-agent(Agent, #st{agents = Agents}) ->
+agent(Agent, #st{agents = Agents} = St) ->
     case ets:lookup(Agents, Agent) of
         [{_, N}] -> N;
         [] ->
             N = ets:info(Agents, size),
             ets:insert(Agents, {Agent, N}),
+            ets:insert(St#st.agent_terms, {N, Agent}),
             N
     end.
 
@@ -340,12 +395,16 @@ probe_names(Probes, #st{probe_preds = Preds}) ->
                                               end, Probes)]
                    end).
 
-%% The letter of a position: the state predicates true in W and the
-%% probe predicates of the step into it (its probes as recorded).
-letter(W, RawProbes, St) ->
+%% The letter of a position: the state predicates true in W, the probe
+%% predicates of the step into it (its probes as recorded), the status
+%% predicates true in W and the step predicates of the step into it
+%% (Label: its label, `stutter', or `none' for the initial position).
+letter(W, RawProbes, Label, St) ->
     {True, St1} = state_letter(W, St),
     {Names, St2} = probe_letter(RawProbes, St1),
-    {Names ++ True, St2}.
+    {Status, St3} = status_letter(W, St2),
+    Events = step_letter(Label, W, St3),
+    {Names ++ True ++ Status ++ Events, St3}.
 
 %% probe_names/2 memoised on the probes (a handful of distinct lists).
 probe_letter([], St) ->
@@ -385,6 +444,118 @@ state_letter(W, #st{letters = Letters} = St) ->
             ets:insert(Letters, {W, True}),
             {True, St}
     end.
+
+%% The status predicates true in W: who can move there (W's expansion, so
+%% W is expanded now if it was not yet) and who is alive.
+status_letter(_W, #st{status_preds = []} = St) ->
+    {[], St};
+status_letter(W, #st{statuses = Table} = St) ->
+    case ets:lookup(Table, W) of
+        [{W, True}] -> {True, St};
+        [] ->
+            {{_, Enabled, _}, St1} = cached(W, St),
+            EnabledPids = [mce_pid:term(P) || N <- Enabled,
+                                              [{_, P}] <- [ets:lookup(St1#st.agent_terms, N)],
+                                              is_integer(P)],
+            {Live, Names} = processes(W, St1),
+            Blocked = Live -- EnabledPids,
+            Preds = St1#st.status_preds,
+            True = mce_guard:call(status_predicates,
+                                  fun() ->
+                                          [Name || {Name, Spec} <- Preds,
+                                                   mce_guard:call({predicate, Name},
+                                                                  fun() -> status_matches(Spec, EnabledPids, Blocked, Names) end)]
+                                  end),
+            ets:insert(Table, {W, True}),
+            {True, St1}
+    end.
+
+status_matches({enabled, P}, Enabled, _Blocked, Names) ->
+    lists:any(fun(Pid) -> match_pid(P, Pid, Names) end, Enabled);
+status_matches({blocked, P}, _Enabled, Blocked, Names) ->
+    lists:any(fun(Pid) -> match_pid(P, Pid, Names) end, Blocked).
+
+%% The live processes of W and the registered names, read once per state.
+processes(W, #st{procs = Table, search = S}) ->
+    case ets:lookup(Table, W) of
+        [{W, Live, Names}] -> {Live, Names};
+        [] ->
+            ok = mce_nif:focus(S, W),
+            Procs = mce_nif:top_state(S),
+            mce_search:internal_error(Procs),
+            Live = [mce_pid:term(P) || {P, _, _, _, _, _} <- Procs],
+            Names = maps:from_list([{mce_pid:term(P), Name} || {P, _, _, _, _, Name} <- Procs,
+                                                               is_atom(Name)]),
+            ets:insert(Table, {W, Live, Names}),
+            {Live, Names}
+    end.
+
+%% The step predicates the step into W makes true.  Names are looked up
+%% in W (after the step) only when a predicate names a process.
+step_letter(_Label, _W, #st{step_preds = []}) ->
+    [];
+step_letter(Label, _W, _St) when Label =:= none; Label =:= stutter ->
+    [];
+step_letter(Label, W, #st{step_preds = Preds} = St) ->
+    Step = mce_search:step(label(Label)),
+    Names = case St#st.by_name of
+                true -> element(2, processes(W, St));
+                false -> #{}
+            end,
+    mce_guard:call(step_predicates,
+                   fun() ->
+                           [Name || {Name, Spec} <- Preds,
+                                    mce_guard:call({predicate, Name},
+                                                   fun() -> step_matches(Spec, Step, Names) end)]
+                   end).
+
+%% Whether a step (a trace step, as mce_search:step/1 makes it) is one the
+%% spec describes.  Only runs of processes send, receive, spawn, exit or
+%% are scheduled; deliveries, timers, faults and stutters are none of these.
+step_matches({scheduled, P}, #{kind := run, pid := Pid}, Names) ->
+    match_pid(P, Pid, Names);
+step_matches({sent, From, To, Msg}, #{kind := run, pid := Pid, effects := Effects}, Names) ->
+    match_pid(From, Pid, Names) andalso
+        lists:any(fun({send, Dest, M}) -> match_dest(To, Dest, Names) andalso matches(Msg, M);
+                     (_) -> false
+                  end, Effects);
+step_matches({received, P, Msg}, #{kind := run, pid := Pid, action := {'receive', M}}, Names) ->
+    match_pid(P, Pid, Names) andalso matches(Msg, M);
+step_matches({spawned, Parent, Child, Call}, #{kind := run, pid := Pid, effects := Effects}, Names) ->
+    match_pid(Parent, Pid, Names) andalso
+        lists:any(fun({spawn, C, Call1, _}) ->
+                          match_pid(Child, C, Names) andalso matches(Call, original_call(Call1));
+                     (_) -> false
+                  end, Effects);
+step_matches({exited, P, Reason}, #{kind := run, pid := Pid, outcome := {exit, R}}, Names) ->
+    match_pid(P, Pid, Names) andalso matches(Reason, R);
+step_matches(_, _, _) ->
+    false.
+
+%% A spawn's call as the program wrote it: the module before translation.
+original_call({M, F, A}) when is_atom(M) ->
+    case atom_to_list(M) of
+        "mce$" ++ Orig -> {list_to_atom(Orig), F, A};
+        _ -> {M, F, A}
+    end;
+original_call(Call) ->
+    Call.
+
+%% A process in a pattern: '_', a fun of the pid, the pid, or the name it
+%% is registered under (in the state entered).
+match_pid(P, Pid, Names) when is_atom(P), P =/= '_' ->
+    maps:get(Pid, Names, undefined) =:= P;
+match_pid(P, Pid, _Names) ->
+    matches(P, Pid).
+
+%% A send's destination: a pid, `{Name, Node}' for a send by name (which an
+%% atom pattern matches by its name), or an alias.
+match_dest(P, {Name, Node}, _Names) when is_atom(P), P =/= '_', is_atom(Name), is_atom(Node) ->
+    P =:= Name;
+match_dest(P, Dest, Names) when is_pid(Dest) ->
+    match_pid(P, Dest, Names);
+match_dest(P, Dest, _Names) ->
+    matches(P, Dest).
 
 props_letter(Conts, Memo, St) ->
     {PropLists, St1} = lists:mapfoldl(fun cont_props/2, St, Conts),
@@ -432,8 +603,7 @@ matches(P, T) -> P =:= T.
 tick(#st{ctx = Ctx} = St) ->
     Tables = fun() ->
                      erlang:system_info(wordsize) *
-                         lists:sum([ets:info(T, memory) || T <- [St#st.cache, St#st.letters, St#st.lettered,
-                                                                St#st.parents, St#st.agents]])
+                         lists:sum([ets:info(T, memory) || T <- tables(St)])
              end,
     case mce_search:tick(Ctx, Tables) of
         {continue, Ctx1} -> St#st{ctx = Ctx1};
@@ -465,23 +635,31 @@ quantified(T) when is_tuple(T) -> lists:any(fun quantified/1, tuple_to_list(T));
 quantified(_) -> false.
 
 explore(Roots, St) ->
-    explore(queue:from_list(Roots), maps:from_keys(Roots, true), St).
+    explore(queue:from_list([{W, 0} || W <- Roots]), maps:from_keys(Roots, true), St).
 
 %% Breadth-first over the program graph; `Seen': the states queued so far.
+%% With max_depth, states more steps away are not expanded.
 explore(Queue, Seen, St) ->
     case queue:out(Queue) of
         {empty, _} -> St;
-        {{value, W}, Rest} ->
+        {{value, {W, Depth}}, Rest} ->
             {{Succs, _, _}, St1} = cached(W, St),
             Max = maps:get(max_states, St#st.opts),
             case Max =/= 0 andalso ets:info(St1#st.cache, size) >= Max of
                 true -> throw({mce_ltl_stop, max_states, St1});
                 false -> ok
             end,
-            {Queue1, Seen1} = lists:foldl(fun({W2, _, _}, {Q, S}) when is_map_key(W2, S) -> {Q, S};
-                                             ({W2, _, _}, {Q, S}) -> {queue:in(W2, Q), S#{W2 => true}}
-                                          end, {Rest, Seen}, Succs),
-            explore(Queue1, Seen1, St1)
+            MaxDepth = maps:get(max_depth, St#st.opts),
+            case MaxDepth =/= 0 andalso Depth >= MaxDepth of
+                true ->
+                    explore(Rest, Seen, St1#st{explore_cut = St1#st.explore_cut orelse Succs =/= []});
+                false ->
+                    {Queue1, Seen1} =
+                        lists:foldl(fun({W2, _, _}, {Q, S}) when is_map_key(W2, S) -> {Q, S};
+                                       ({W2, _, _}, {Q, S}) -> {queue:in({W2, Depth + 1}, Q), S#{W2 => true}}
+                                    end, {Rest, Seen}, Succs),
+                    explore(Queue1, Seen1, St1)
+            end
     end.
 
 automaton(F, #st{opts = Opts, text = Text} = St) ->
@@ -493,12 +671,25 @@ automaton(F, #st{opts = Opts, text = Text} = St) ->
                                    maps:update_with(From, fun(L) -> [{G, To} | L] end, [{G, To}], M)
                            end, #{}, Trans),
     StatePreds = [{N, P} || {N, P} <- Specs, not is_tuple(P) orelse element(1, P) =:= prop],
+    StepPreds = [{N, P} || {N, P} <- Specs, is_tuple(P), lists:member(element(1, P), ?STEP_SPECS)],
+    StatusPreds = [{N, P} || {N, P} <- Specs, is_tuple(P), lists:member(element(1, P), ?STATUS_SPECS)],
     St#st{init = Init, trans = TransMap, accepting = maps:from_keys(Acc, true),
-          state_preds = StatePreds,
+          state_preds = StatePreds, step_preds = StepPreds, status_preds = StatusPreds,
+          by_name = lists:any(fun({_, Spec}) -> names_process(Spec) end, StepPreds ++ StatusPreds),
           plain_props = lists:all(fun({_, {prop, Pattern}}) -> not has_fun(Pattern);
                                      (_) -> false
                                   end, StatePreds),
           probe_preds = [{N, L, Pat} || {N, {probe, L, Pat}} <- Specs]}.
+
+%% Whether a step or status spec names a process by a registered name.
+names_process(Spec) ->
+    Positions = case Spec of
+                    {sent, From, To, _} -> [From, To];
+                    {spawned, Parent, Child, _} -> [Parent, Child];
+                    {_, P, _} -> [P];
+                    {_, P} -> [P]
+                end,
+    lists:any(fun(P) -> is_atom(P) andalso P =/= '_' end, Positions).
 
 has_fun(F) when is_function(F) -> true;
 has_fun(T) when is_tuple(T) -> has_fun(tuple_to_list(T));
@@ -516,6 +707,10 @@ translate(F, Text) ->
         {error, {too_large, Limit}} -> erlang:error({mcerlang, {ltl_too_large, Text, Limit}})
     end.
 
+predicate_spec({Name, [P]} = N, Preds) when not is_map_key(Name, Preds) ->
+    %% scheduled(P), enabled(P), blocked(P): built in unless defined
+    true = lists:member(Name, mcerlang:builtin_predicates()),
+    check_spec(N, {Name, P});
 predicate_spec({Name, Args} = N, Preds) ->
     Fun = maps:get(Name, Preds),
     check_spec(N, mce_search:property_call({predicate, Name}, fun() -> apply(Fun, Args) end));
@@ -526,16 +721,24 @@ check_spec(_, F) when is_function(F, 1) -> F;
 check_spec(_, {prop, _} = P) -> P;
 check_spec(_, {probe, L}) -> {probe, L, '_'};
 check_spec(_, {probe, _, _} = P) -> P;
+check_spec(_, {sent, _, _, _} = P) -> P;
+check_spec(_, {received, _, _} = P) -> P;
+check_spec(_, {spawned, _, _, _} = P) -> P;
+check_spec(_, {exited, _, _} = P) -> P;
+check_spec(_, {running, P}) -> {enabled, P};
+check_spec(_, {K, _} = P) when K =:= scheduled; K =:= enabled; K =:= blocked -> P;
 check_spec(Name, Other) ->
     erlang:error({mcerlang, {bad_predicate, Name, Other,
-                             "expected fun((View) -> boolean()), {prop, Pattern}, {probe, Label} "
-                             "or {probe, Label, Pattern}"}}).
+                             "expected fun((View) -> boolean()), {prop, Pattern}, {probe, Label}, "
+                             "{probe, Label, Pattern}, {sent, From, To, Msg}, {received, Pid, Msg}, "
+                             "{spawned, Parent, Child, Call}, {exited, Pid, Reason}, {scheduled, Pid}, "
+                             "{enabled, Pid} (or {running, Pid}) or {blocked, Pid}"}}).
 
 %% @doc Does the run Prefix Cycle Cycle ... violate the check's formula?
-%% A position is the view of its state and the probes of the step into it
+%% A position is the view of its state (with the step into it, or `none'),
+%% the probes of that step and the processes that can move in the state
 %% (the product's letters).  `forall' ranges over `Pids'.
--spec lasso_violates(map(), [{mcerlang:view(), list()}], [{mcerlang:view(), list()}, ...],
-                     [pid()]) -> boolean().
+-spec lasso_violates(map(), [position()], [position(), ...], [pid()]) -> boolean().
 lasso_violates(Opts, Prefix, Cycle, Pids) ->
     {Text, Formula} = maps:get(ltl, Opts),
     F = case quantified(Formula) of
@@ -545,12 +748,22 @@ lasso_violates(Opts, Prefix, Cycle, Pids) ->
     #{trans := Trans} = Automaton = translate(F, Text),
     Preds = maps:get(predicates, Opts),
     Specs = [{N, predicate_spec(N, Preds)} || N <- lists:usort([N || {_, G, _} <- Trans, {N, _} <- G])],
-    Letter = fun({View, Probes}) ->
+    Letter = fun({#{processes := Procs, step := Step} = View, Probes, Enabled}) ->
+                     Names = maps:from_list([{P, Name} || #{pid := P, name := Name} <- Procs,
+                                                          is_atom(Name)]),
+                     Blocked = [P || #{pid := P} <- Procs] -- Enabled,
                      [N || {N, Spec} <- Specs,
                            case Spec of
                                {probe, L, Pattern} ->
                                    lists:any(fun({L1, T}) -> L1 =:= L andalso matches(Pattern, T) end,
                                              Probes);
+                               {K, _} when K =:= enabled; K =:= blocked ->
+                                   status_matches(Spec, Enabled, Blocked, Names);
+                               {K, _} when K =:= scheduled -> is_map(Step) andalso step_matches(Spec, Step, Names);
+                               {K, _, _} when K =:= received; K =:= exited ->
+                                   is_map(Step) andalso step_matches(Spec, Step, Names);
+                               {K, _, _, _} when K =:= sent; K =:= spawned ->
+                                   is_map(Step) andalso step_matches(Spec, Step, Names);
                                _ -> state_pred(N, Spec, View)
                            end]
              end,
@@ -609,6 +822,74 @@ lasso_counterexample(Stem, Cycle, St) ->
     ok = mce_nif:focus(St#st.search, EntryKey bsr 32),
     Cex = base({ltl, St#st.text}, [show(L) || L <- StemLabels], St),
     Cex#{cycle => [show(L) || L <- CycleLabels]}.
+
+%% `shortest' with `ltl': the lasso found, shortened in the product.  The
+%% stem becomes a shortest path from the initial state to the cycle (the
+%% cycle rotated to start where it arrives).  Without fairness any cycle
+%% through an accepting product state is a counterexample, so for each
+%% accepting state of the found cycle a shortest cycle through it and a
+%% shortest stem to it are tried, and the shortest lasso of all is taken;
+%% under weak fairness the cycle is kept (a shorter one may be unfair).
+%% Not necessarily the shortest lasso of the whole product (that would
+%% need a shortest cycle through every accepting state): the shortest
+%% through the accepting states of the cycle the search found.  A limit
+%% met on the way keeps the lasso as found.
+shorten(Stem, Cycle, St) ->
+    Root = key(St#st.root, ?PRE),
+    try
+        CycleKeys = maps:from_list([{K, true} || {K, _} <- Cycle]),
+        {ToCycle, Entry, St1} = bfs_path(Root, fun(K) -> is_map_key(K, CycleKeys) end, St),
+        {Before, After} = lists:splitwith(fun({K, _}) -> K =/= Entry end, Cycle),
+        Kept = {ToCycle, After ++ Before},
+        Candidates = case maps:get(fairness, St#st.opts) of
+                         weak -> [Kept];
+                         none ->
+                             Accepting = lists:usort([K || {K, _} <- Cycle,
+                                                           is_map_key(K band ?PRE, St1#st.accepting)]),
+                             [Kept | through_accepting(Root, Accepting, St1)]
+                     end,
+        Shortest = hd(lists:sort([{length(S) + length(C), length(C), L}
+                                  || {S, C} = L <- [{Stem, Cycle} | Candidates]])),
+        element(3, Shortest)
+    catch
+        throw:{mce_ltl_stop, _, _} -> {Stem, Cycle};
+        throw:{mce_guard_interrupted, _} -> {Stem, Cycle}
+    end.
+
+through_accepting(_Root, [], _St) ->
+    [];
+through_accepting(Root, [A | As], St) ->
+    {Cycle, A, St1} = bfs_path(A, fun(K) -> K =:= A end, St),
+    {Stem, A, St2} = bfs_path(Root, fun(K) -> K =:= A end, St1),
+    [{Stem, Cycle} | through_accepting(Root, As, St2)].
+
+%% A shortest path of product edges from Start to a key for which IsTarget
+%% holds (Start itself only by a cycle back to it): the steps {Key,
+%% EdgeIndex} and the key reached.  The target is reachable: it lies on
+%% the lasso found.
+bfs_path(Start, IsTarget, St) ->
+    bfs_path(queue:from_list([Start]), #{Start => root}, IsTarget, St).
+
+bfs_path(Queue, Parents, IsTarget, St) ->
+    {{value, K}, Rest} = queue:out(Queue),
+    {Edges, St1} = product_edges(K bsr 32, K band ?PRE, St),
+    Numbered = lists:zip(lists:seq(0, length(Edges) - 1), [K2 || {K2, _, _} <- Edges]),
+    case [{I, K2} || {I, K2} <- Numbered, IsTarget(K2)] of
+        [{I, K2} | _] ->
+            {path_back(K, Parents, [{K, I}]), K2, St1};
+        [] ->
+            {Queue1, Parents1} =
+                lists:foldl(fun({_, K2}, {Q, P}) when is_map_key(K2, P) -> {Q, P};
+                               ({I, K2}, {Q, P}) -> {queue:in(K2, Q), P#{K2 => {K, I}}}
+                            end, {Rest, Parents}, Numbered),
+            bfs_path(Queue1, Parents1, IsTarget, St1)
+    end.
+
+path_back(K, Parents, Acc) ->
+    case maps:get(K, Parents) of
+        root -> Acc;
+        {P, I} -> path_back(P, Parents, [{P, I} | Acc])
+    end.
 
 edge_index(Key, I, St) ->
     {Edges, _} = product_edges(Key bsr 32, Key band ?PRE, St),

@@ -13,7 +13,7 @@
 %% tests can find them.
 -module(mce_msc).
 
--export([write/2, render/2]).
+-export([write/2, write/3, render/2, render/3]).
 
 %% Layout, in pixels.
 -define(COL, 160).      % a process's column
@@ -29,7 +29,13 @@
 %% Text, in characters.
 -define(LABEL, 40).     % an arrow's label
 -define(NEAR, 24).      % a label beside a lifeline (fits its column)
--define(NOTE, 74).      % a step's description
+-define(NOTE, 74).      % a step's description: at least this many fit
+-define(NOTE_MAX, 180). % the description column grows to this many
+-define(LABEL_MAX, 160).% an arrow's label on a long arrow
+%% Average widths of a character, in tenths of a pixel: the labels' 10px
+%% sans-serif and the descriptions' 10.5px monospace (DejaVu: 0.6 em).
+-define(LABEL_CHAR, 60).
+-define(NOTE_CHAR, 64).
 -define(DEPTH, 6).      % term depth in labels
 -define(NOTE_DEPTH, 12).% term depth in descriptions, as mce_format
 -define(MAILBOX, 6).    % messages listed per final mailbox
@@ -52,6 +58,7 @@
 -record(s, {x :: #{col() => integer()},
             width :: integer(),
             note_x :: integer(),
+            note_chars = ?NOTE :: pos_integer(),  % a description's room
             y :: integer(),
             ether_mode :: boolean(),
             normal :: [term()],                 % exit reasons taken as normal
@@ -82,15 +89,31 @@
 %% the name ends in `.svg', else a self-contained HTML page holding the SVG.
 -spec write(mcerlang:counterexample(), file:name_all()) -> ok | {error, term()}.
 write(Cex, File) ->
+    write(Cex, File, #{}).
+
+%% @doc write/2 with options: `fold => otp' draws OTP's call protocol as
+%% one arrow per call and one per reply (mce_fold), `none' (the default)
+%% every message and signal.
+-spec write(mcerlang:counterexample(), file:name_all(), map()) -> ok | {error, term()}.
+write(Cex, File, Opts) ->
     Format = case string:equal(filename:extension(File), ".svg", true) of
                  true -> svg;
                  false -> html
              end,
-    file:write_file(File, render(Cex, Format)).
+    file:write_file(File, render(Cex, Format, Opts)).
 
 %% @doc The chart of `Cex' as a UTF-8 SVG document or HTML page.
 -spec render(mcerlang:counterexample(), svg | html) -> iodata().
-render(Cex, Format) when Format =:= svg; Format =:= html ->
+render(Cex, Format) ->
+    render(Cex, Format, #{}).
+
+%% @doc render/2 with the options of write/3.
+-spec render(mcerlang:counterexample(), svg | html, map()) -> iodata().
+render(Cex0, Format, Opts) when Format =:= svg; Format =:= html ->
+    Cex = case Opts of
+              #{fold := otp} -> mce_fold:otp(Cex0);
+              _ -> Cex0
+          end,
     {Svg, Title} = chart(Cex),
     Doc = case Format of
               svg -> ["<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", Svg, "\n"];
@@ -107,9 +130,16 @@ html(Svg, Title) ->
      %% Reports the laid-out size and the arrows in the page itself, so that
      %% a headless browser's DOM dump shows the chart was drawn (the tests).
      "\n<pre id=\"msc-check\" hidden></pre>\n<script>(function(){"
-     "var s=document.querySelector('svg.msc'),r=s.getBoundingClientRect();"
+     %% Also the lost-message marks, and how many of them a fault's box or
+     %% label overlaps (laid out by the browser's own text metrics).
+     "var s=document.querySelector('svg.msc'),r=s.getBoundingClientRect(),"
+     "m=s.querySelectorAll('.msc-lost-mark'),o=0;"
+     "m.forEach(function(k){var a=k.getBBox();"
+     "s.querySelectorAll('.msc-fault rect,.msc-fault .msc-fault-label').forEach(function(f){"
+     "var b=f.getBBox();if(a.x<b.x+b.width&&b.x<a.x+a.width&&a.y<b.y+b.height&&b.y<a.y+a.height)o++;});});"
      "document.getElementById('msc-check').textContent=Math.round(r.width)+' '+"
-     "Math.round(r.height)+' '+s.querySelectorAll('.msc-arrow').length;})();</script>\n"
+     "Math.round(r.height)+' '+s.querySelectorAll('.msc-arrow').length+' '+m.length+' '+o;})();"
+     "</script>\n"
      "</body>\n</html>\n"].
 
 %%--------------------------------------------------------------------
@@ -125,10 +155,16 @@ chart(#{violation := Violation, trace := Trace, final_state := Final} = Cex) ->
     HeadTop = ?CAPTION + case ShowNodes of true -> ?BAND + 4; false -> 0 end,
     LifeTop = HeadTop + ?HEAD,
     NoteX = ?GUTTER + length(Cols) * ?COL + ?NOTE_GAP,
-    Width = NoteX + ?DESC,
+    %% The description column is as wide as the longest description needs
+    %% (within bounds), so that descriptions are not cut where the chart
+    %% can make room.
+    Longest = lists:max([0 | [length(describe(St)) || St <- Trace ++ Cycle]]),
+    NoteChars = min(?NOTE_MAX, max(?NOTE, Longest)),
+    Width = NoteX + max(?DESC, NoteChars * ?NOTE_CHAR div 10 + 16),
     Xs = maps:from_list(lists:zip(Cols, [?GUTTER + I * ?COL + ?COL div 2
                                          || I <- lists:seq(0, length(Cols) - 1)])),
-    S0 = #s{x = Xs, width = Width, note_x = NoteX, y = LifeTop + 8, spawns = Spawns,
+    S0 = #s{x = Xs, width = Width, note_x = NoteX, note_chars = NoteChars, y = LifeTop + 8,
+            spawns = Spawns,
             ether_mode = ether_mode(Cex, Trace ++ Cycle),
             normal = case maps:get(options, Cex, #{}) of
                          #{treat_as_normal := Normal} when is_list(Normal) -> Normal;
@@ -337,7 +373,7 @@ step({N, Step}, S0) ->
     S1#s{y = Top + ?LANE}.
 
 %% The shaded band of a step, its number and its description.
-row(N, Top, Lanes, Step, #s{width = W, note_x = NoteX} = S) ->
+row(N, Top, Lanes, Step, #s{width = W, note_x = NoteX, note_chars = NoteChars} = S) ->
     Y = lane_y(Top, 0) + 4,
     Class = case N rem 2 of
                 0 -> "msc-row msc-row-even";
@@ -346,7 +382,7 @@ row(N, Top, Lanes, Step, #s{width = W, note_x = NoteX} = S) ->
     Full = describe(Step),
     S1 = bg([rect(Class, 0, Top, W, Lanes * ?LANE), "\n",
              text("msc-step-number", ?GUTTER - 10, Y, "end", integer_to_list(N))], S),
-    fg(text("msc-note", NoteX, Y, "start", cut(Full, ?NOTE), Full), S1).
+    fg(text("msc-note", NoteX, Y, "start", cut(Full, NoteChars), Full), S1).
 
 lane_y(Top, K) ->
     Top + K * ?LANE + ?LANE div 2.
@@ -676,8 +712,11 @@ leftover(#item{from = From, to = To, signal = Signal, at = {X, Y} = At}, Lasso, 
                  fg(arrow(["msc-transit ", kind(Signal)], color(Signal), At, {XD, Bottom},
                           signal_label(Signal), [Title, " (still in the ether)"]), S);
              XD ->
+                 %% The mark stands just above the fault's row, clear of
+                 %% its box and label (a crash's box starts 10 above its
+                 %% lane's middle; the cross is 12 high).
                  XL = X + (XD - X) div 2,
-                 YL = hd(Lost),
+                 YL = hd(Lost) - 18,
                  fg(["<g class=\"msc-lost-mark\">", title([Title, " (lost)"]), cross(XL, YL),
                      "</g>"],
                     fg(arrow(["msc-lost ", kind(Signal)], "lost", At, {XL, YL},
@@ -884,7 +923,7 @@ defs() ->
 
 arrow(Classes, Color, {X1, Y1}, {X2, Y2}, Label, Title) ->
     Marker = ["url(#msc-head-", Color, ")"],
-    {Shape, LX, LY, Anchor} =
+    {Shape, LX, LY, Anchor, Fit} =
         case X1 =:= X2 of
             true ->
                 %% To itself: a loop on the right of the lifeline.
@@ -893,14 +932,16 @@ arrow(Classes, Color, {X1, Y1}, {X2, Y2}, Label, Title) ->
                                false -> {Y1, Y2}
                            end,
                 {["<path d=\"M", i(X1), " ", i(Ya), " h36 V", i(Yb), " h-34\" marker-end=\"",
-                  Marker, "\"/>"], X1 + 42, (Ya + Yb) div 2 + 4, "start"};
+                  Marker, "\"/>"], X1 + 42, (Ya + Yb) div 2 + 4, "start", ?LABEL};
             false ->
                 {["<line x1=\"", i(X1), "\" y1=\"", i(Y1), "\" x2=\"", i(X2), "\" y2=\"", i(Y2),
                   "\" marker-end=\"", Marker, "\"/>"],
-                 (X1 + X2) div 2, (Y1 + Y2) div 2 - 4, "middle"}
+                 (X1 + X2) div 2, (Y1 + Y2) div 2 - 4, "middle",
+                 %% as much as the arrow's length holds, at least ?LABEL
+                 min(?LABEL_MAX, max(?LABEL, (abs(X2 - X1) - 16) * 10 div ?LABEL_CHAR))}
         end,
     ["<g class=\"msc-arrow ", Classes, "\">", title(Title), Shape,
-     text("msc-label", LX, LY, Anchor, cut(Label, ?LABEL)), "</g>\n"].
+     text("msc-label", LX, LY, Anchor, cut(Label, Fit)), "</g>\n"].
 
 cross(X, Y) ->
     ["<path class=\"msc-cross\" d=\"M", i(X - 6), " ", i(Y - 6), " l12 12 M", i(X + 6), " ",
@@ -968,6 +1009,9 @@ action_text(timeout) -> "times out in receive";
 action_text(resume) -> "continues";
 action_text({choice, I}) -> fmt("takes alternative ~tp of mcerlang:choice/1", [I]);
 action_text({prop_passed, T}) -> ["passes mcerlang:prop(", term(T), ")"];
+action_text({'receive', {'$call', Caller, Request}}) ->
+    ["receives call ", term(Request), " from ", pid_text(Caller)];
+action_text({'receive', {'$reply', Reply}}) -> ["gets reply ", term(Reply)];
 action_text({'receive', Msg}) -> ["receives ", term(Msg)];
 action_text(Other) -> term(Other).
 
@@ -975,6 +1019,8 @@ action_full({'receive', Msg}) -> ["receives ", full(Msg)];
 action_full(Action) -> action_text(Action).
 
 action_label({start, Call}) -> ["start ", call_label(Call)];
+action_label({'receive', {'$call', _Caller, Request}}) -> ["recv call ", short(Request)];
+action_label({'receive', {'$reply', Reply}}) -> ["recv reply ", short(Reply)];
 action_label({'receive', Msg}) -> ["recv ", short(Msg)];
 action_label({choice, I}) -> fmt("choice ~tp", [I]);
 action_label({prop_passed, T}) -> ["prop ", short(T)];
@@ -985,6 +1031,9 @@ action_label(Other) -> short(Other).
 action_call({start, Call}) -> Call;
 action_call(_) -> undefined.
 
+effect_text({send, To, {'$call', _Caller, Request}}) ->
+    ["calls ", pid_text(To), " with ", term(Request)];
+effect_text({send, To, {'$reply', Reply}}) -> ["replies ", term(Reply), " to ", pid_text(To)];
 effect_text({send, To, Msg}) -> ["sends ", term(Msg), " to ", pid_text(To)];
 effect_text({spawn, Child, Call, Link}) ->
     [case Link of true -> "spawn_links "; _ -> "spawns " end, pid_text(Child), " running ",
@@ -1037,6 +1086,8 @@ signal_text(Signal) -> signal_text(Signal, fun term/1).
 %% For hovering: every term whole.
 signal_full(Signal) -> signal_text(Signal, fun full/1).
 
+signal_text({message, {'$call', _Caller, Request}}, T) -> ["call ", T(Request)];
+signal_text({message, {'$reply', Reply}}, T) -> ["reply ", T(Reply)];
 signal_text({message, Msg}, T) -> ["message ", T(Msg)];
 signal_text({exit, Reason}, T) -> ["exit signal ", T(Reason)];
 signal_text({link_exit, Reason}, T) -> ["exit signal (link) ", T(Reason)];
@@ -1048,10 +1099,12 @@ signal_text({down, Ref, Reason}, T) -> ["'DOWN' ", T(Ref), " ", T(Reason)];
 signal_text(Other, T) -> T(Other).
 
 %% The label on an arrow; its title carries the whole signal.
-signal_label({message, Msg}) -> short(Msg);
-signal_label({exit, Reason}) -> ["exit ", short(Reason)];
-signal_label({link_exit, Reason}) -> ["EXIT (link) ", short(Reason)];
-signal_label({down, _Ref, Reason}) -> ["DOWN ", short(Reason)];
+signal_label({message, {'$call', _Caller, Request}}) -> ["call ", long(Request)];
+signal_label({message, {'$reply', Reply}}) -> ["reply ", long(Reply)];
+signal_label({message, Msg}) -> long(Msg);
+signal_label({exit, Reason}) -> ["exit ", long(Reason)];
+signal_label({link_exit, Reason}) -> ["EXIT (link) ", long(Reason)];
+signal_label({down, _Ref, Reason}) -> ["DOWN ", long(Reason)];
 signal_label({Kind, _Ref}) when Kind =:= monitor; Kind =:= demonitor -> atom_to_list(Kind);
 signal_label(Other) -> short(Other).
 
@@ -1147,13 +1200,17 @@ original(M) ->
         _ -> M
     end.
 
-pid_text(Pid) when is_pid(Pid) -> pid_to_list(Pid);
-pid_text({Pid, K}) when is_pid(Pid), is_integer(K) -> pid_to_list(Pid);
+%% Pids of other nodes read node-qualified (mce_pid_text), in labels and
+%% in the terms they hold alike.
+pid_text(Pid) when is_pid(Pid) -> mce_pid_text:pid(Pid);
+pid_text({Pid, K}) when is_pid(Pid), is_integer(K) -> mce_pid_text:pid(Pid);
 pid_text(Other) -> term(Other).
 
-term(T) -> fmt("~0tP", [T, ?NOTE_DEPTH]).
-short(T) -> cut(fmt("~0tP", [T, ?DEPTH]), ?LABEL).
-full(T) -> fmt("~0tp", [T]).
+term(T) -> flat(mce_pid_text:rewrite(fmt("~0tP", [T, ?NOTE_DEPTH]), T)).
+short(T) -> cut(mce_pid_text:rewrite(fmt("~0tP", [T, ?DEPTH]), T), ?LABEL).
+%% An arrow's label: arrow/6 cuts it to the room the arrow has.
+long(T) -> cut(mce_pid_text:rewrite(fmt("~0tP", [T, ?DEPTH]), T), ?LABEL_MAX).
+full(T) -> flat(mce_pid_text:rewrite(fmt("~0tp", [T]), T)).
 
 cut(Text, N) ->
     case flat(Text) of

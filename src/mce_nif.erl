@@ -177,7 +177,7 @@ processes(_Search, _Node) -> erlang:nif_error(not_loaded).
                                     {boolean(), [non_neg_integer()],
                                      [{non_neg_integer(), non_neg_integer() | none}]}}},
                   #{algorithm := ndfs | scc, fairness => none | weak,
-                    max_states => non_neg_integer()}) ->
+                    max_states => non_neg_integer(), max_depth => non_neg_integer()}) ->
           empty | incomplete
         | {lasso, [{non_neg_integer(), non_neg_integer()}],
            [{non_neg_integer(), non_neg_integer()}]}
@@ -204,7 +204,8 @@ label_binaries(_Search) -> erlang:nif_error(not_loaded).
 %% time: `buchi_start/2' with the initial key, then `buchi_answer/4' with
 %% the data of every `{need, Key}'.
 -spec buchi_new(#{algorithm := ndfs | scc, fairness => none | weak,
-                  max_states => non_neg_integer()}) -> buchi() | {error, string()}.
+                  max_states => non_neg_integer(), max_depth => non_neg_integer()}) ->
+          buchi() | {error, string()}.
 buchi_new(_Options) -> erlang:nif_error(not_loaded).
 
 -spec buchi_start(buchi(), non_neg_integer()) -> buchi_request().
@@ -222,5 +223,6 @@ buchi_answer(_B, _Accepting, _Enabled, _Succs) -> erlang:nif_error(not_loaded).
 buchi_lasso(_B) -> erlang:nif_error(not_loaded).
 
 -spec buchi_stats(buchi()) -> #{states := non_neg_integer(), transitions := non_neg_integer(),
-                                requests := non_neg_integer(), max_depth := non_neg_integer()}.
+                                requests := non_neg_integer(), max_depth := non_neg_integer(),
+                                cut := non_neg_integer()}.
 buchi_stats(_B) -> erlang:nif_error(not_loaded).

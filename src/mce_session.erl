@@ -250,10 +250,10 @@ verdict({ltl, _} = Violation, Ends, {StemEnd, _}, Cycle, Sess, Cex) when Cycle =
     {Prefix, Loop} = lists:split(length(Ends) - length(Cycle), Ends),
     case lists:last(Ends) of
         {StemEnd, _} ->
-            Positions = fun(Ps) -> [{view(Sess, W, none), probes(L)} || {W, L} <- Ps] end,
+            Positions = fun(Ps) -> [position(Sess, W, L) || {W, L} <- Ps] end,
             PrefixPos = Positions(Prefix),
             LoopPos = Positions(Loop),
-            Pids = lists:usort([P || {#{processes := Procs}, _} <- PrefixPos ++ LoopPos,
+            Pids = lists:usort([P || {#{processes := Procs}, _, _} <- PrefixPos ++ LoopPos,
                                      #{pid := P} <- Procs]),
             case mce_ltl_search:lasso_violates(options(Sess), PrefixPos, LoopPos, Pids) of
                 true -> rebuilt(Cex, Violation, StemEnd, Sess);
@@ -273,6 +273,18 @@ verdict(Violation, _Ends, _StemEnd, _Cycle, _Sess, _Cex) ->
 
 probes(#{probes := Probes}) -> Probes;
 probes(_) -> [].
+
+%% A lasso position as mce_ltl_search:lasso_violates/4 judges it: the view
+%% with the step into the state (none for a stutter), its probes, and the
+%% processes that can move in the state.
+position(Sess, W, Label) ->
+    {Succs, _Deadlock, _} = expand(Sess, W),
+    Enabled = lists:usort([mce_pid:term(A) || #{agent := A} <- Succs, is_integer(A)]),
+    View = view(Sess, W, case is_map(Label) of
+                             true -> Label;
+                             false -> none
+                         end),
+    {View, probes(Label), Enabled}.
 
 same_violation(Expected, {Got, W}, Cex, Sess) ->
     case same(Expected, Got) of

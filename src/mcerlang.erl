@@ -9,11 +9,13 @@
 %% naming the culprit.
 -module(mcerlang).
 
--export([check/1, check/2, stop/1, format/1, format/2, msc/2, replay/1, replay/2, simulate/2,
+-export([check/1, check/2, stop/1, format/1, format/2, msc/2, msc/3, replay/1, replay/2, simulate/2,
          save/2, load/1, debug/1, debug/2, translate/1, choice/1, prop/1, probe/2,
          clear_translation_cache/0]).
 %% For the debugger (mce_debug) and the command line (mce_cli).
 -export([options/1, entry/1, entry/2, isolated/2, replayable/2]).
+%% For the LTL search (mce_ltl_search): the predicates built in.
+-export([builtin_predicates/0]).
 
 -type entry() :: {module(), atom(), [term()]} | fun(() -> term()).
 -type property() :: deadlock | abnormal_exit.
@@ -63,9 +65,17 @@
 %% props (mcerlang:prop/1) some process of the state stands at; the
 %% probes (mcerlang:probe/2) of the step into the state.  Patterns: '_'
 %% matches anything, a fun of one argument decides, tuples and lists match
-%% element by element, other terms match themselves.
+%% element by element, other terms match themselves.  The step into the
+%% state: `{sent, From, To, Msg}', `{received, Pid, Msg}', `{spawned,
+%% Parent, Child, Call}', `{exited, Pid, Reason}', `{scheduled, Pid}'; the
+%% processes' status in it: `{enabled, Pid}' (also written `{running,
+%% Pid}'), `{blocked, Pid}' (a process
+%% pattern is '_', a pid, a fun of the pid or a registered name).
 -type predicate() :: fun((view()) -> boolean()) | {prop, term()} | {probe, term()}
-                   | {probe, term(), term()}.
+                   | {probe, term(), term()}
+                   | {sent, term(), term(), term()} | {received, term(), term()}
+                   | {spawned, term(), term(), term()} | {exited, term(), term()}
+                   | {scheduled | enabled | running | blocked, term()}.
 -type stats() :: #{states := non_neg_integer(), transitions := non_neg_integer(),
                    max_depth := non_neg_integer(), time_ms := non_neg_integer(),
                    memory := non_neg_integer(), atom() => term()}.
@@ -360,9 +370,21 @@ format(_Cex, FormatOpts) ->
 %% page holding the SVG (hover a message to see it whole).
 -spec msc(counterexample(), file:name_all()) -> ok | {error, file:posix() | term()}.
 msc(Cex, File) ->
+    msc(Cex, File, #{}).
+
+%% @doc msc/2 with options: `fold => otp' draws OTP's call protocol
+%% (`$gen_call' request, monitor, alias, reply, demonitor) as one arrow per
+%% call and one per reply; `fold => none' (the default) every message.
+-spec msc(counterexample(), file:name_all(), map()) -> ok | {error, file:posix() | term()}.
+msc(Cex, File, Opts) when is_map(Opts) ->
     valid_counterexample(Cex),
     file_name(File),
-    mce_msc:write(Cex, File).
+    maps:foreach(fun(fold, V) when V =:= otp; V =:= none -> ok;
+                    (K, V) -> erlang:error({mcerlang, {bad_msc_option, K, V}})
+                 end, Opts),
+    mce_msc:write(Cex, File, Opts);
+msc(_Cex, _File, Opts) ->
+    erlang:error({mcerlang, {bad_msc_options, Opts, "expected a map"}}).
 
 %% @equiv replay(Counterexample, #{})
 -spec replay(counterexample()) -> {ok, counterexample()} | {error, term()}.
@@ -806,7 +828,7 @@ ltl_options(#{ltl := none} = Opts, _Given) ->
     Opts;
 ltl_options(#{ltl := {_, Formula}, predicates := Preds} = Opts, Given) ->
     [erlang:error({mcerlang, {incompatible_options, ltl, K}})
-     || K <- [shortest, monitor, invariant, mailbox_bound, max_depth], maps:is_key(K, Given)],
+     || K <- [monitor, invariant, mailbox_bound], maps:is_key(K, Given)],
     lists:foreach(
       fun({Name, Arity}) ->
               case maps:find(Name, Preds) of
@@ -817,6 +839,9 @@ ltl_options(#{ltl := {_, Formula}, predicates := Preds} = Opts, Given) ->
                                                           0 -> "expected a fun of the view or a spec";
                                                           _ -> io_lib:format("used with ~b arguments: expected a fun of arity ~b", [Arity, Arity])
                                                       end}});
+                  error when Arity =:= 1 ->
+                      lists:member(Name, builtin_predicates()) orelse
+                          erlang:error({mcerlang, {undefined_predicate, Name, Arity}});
                   error -> erlang:error({mcerlang, {undefined_predicate, Name, Arity}})
               end
       end, mce_ltl:predicates(Formula)),
@@ -824,6 +849,16 @@ ltl_options(#{ltl := {_, Formula}, predicates := Preds} = Opts, Given) ->
         true -> Opts;
         false -> Opts#{property => []}
     end.
+
+%% @doc The predicates an LTL formula may use without defining them, each
+%% of one process (a pid, as `forall' binds it): `scheduled(P)', the step
+%% into the state was P's; `enabled(P)', P can move in the state;
+%% `blocked(P)', P is alive and cannot move (waiting in a receive that
+%% nothing in its mailbox matches); `running(P)' is `enabled(P)'.  A
+%% definition in `predicates' wins.
+-spec builtin_predicates() -> [atom()].
+builtin_predicates() ->
+    [scheduled, enabled, running, blocked].
 
 %% The lossy visited tables keep a state's root vector only in its DFS
 %% stack frame: breadth-first order and the LTL product search name states

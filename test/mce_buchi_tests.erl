@@ -171,6 +171,11 @@ limits_and_errors_test() ->
     ?assertEqual(incomplete, mce_nif:buchi_check(Chain, #{algorithm => scc, max_states => 5})),
     ?assertEqual(incomplete, mce_nif:buchi_check(Chain, #{algorithm => ndfs, max_states => 5})),
     ?assertMatch({lasso, _, _}, mce_nif:buchi_check(Chain, #{algorithm => ndfs, max_states => 11})),
+    %% max_depth: state 10 stands 11 frames deep
+    [?assertEqual(empty, mce_nif:buchi_check(Chain, #{algorithm => A, max_depth => 10}))
+     || A <- [scc, ndfs]],
+    [?assertMatch({lasso, _, _}, mce_nif:buchi_check(Chain, #{algorithm => A, max_depth => 11}))
+     || A <- [scc, ndfs]],
     %% a target missing from the graph
     Dangling = graph(0, [{0, {false, [], [{7, none}]}}]),
     ?assertEqual({error, {unknown_state, 7}},
@@ -193,6 +198,7 @@ badarg_test() ->
     Bad(G, #{algorithm => dfs}),
     Bad(G, #{algorithm => scc, fairness => strong}),
     Bad(G, #{algorithm => scc, max_states => -1}),
+    Bad(G, #{algorithm => scc, max_depth => -1}),
     Bad(#{states => #{}}, Opts),
     Bad(#{init => -1, states => #{}}, Opts),
     Bad(#{init => 0, states => []}, Opts),

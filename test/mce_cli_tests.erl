@@ -65,6 +65,7 @@ cli_test_() ->
       {"replay reproduces, and stops reproducing once fixed", fun replay/0},
       {"simulate", fun simulate/0},
       {"LTL from the command line", fun ltl/0},
+      {"--fold otp: OTP calls in the report and the chart", fun fold/0},
       {"debug reads commands from standard input", fun debug/0},
       {"--translation-cache and clear-cache", fun translation_cache/0}]}.
 
@@ -156,7 +157,31 @@ ltl() ->
     {0, Fair} = run_cli(["check" | Args]),
     has(Fair, "holds:"),
     {1, Unfair} = run_cli(["check", "--fairness", "none" | Args]),
-    has(Unfair, "Cycle (repeats forever)").
+    has(Unfair, "Cycle (repeats forever)"),
+    %% McErlang's spellings, a step predicate, a shortest lasso, a depth bound
+    Events = ["--ltl", "[] (scheduled_worker => <> done) & [] !done", "--pred", "done={prop, done}",
+              "--pred", "scheduled_worker={spawned, '_', '_', {tprog_ltl, worker, []}}", "--shortest",
+              "--fairness", "none", "-pa", filename:dirname(code:which(tprog_ltl)),
+              "tprog_ltl:spin_and_work()"],
+    {1, Short} = run_cli(["check" | Events]),
+    has(Short, "after 3 steps, then a cycle of 1"),
+    {2, Bounded} = run_cli(["check", "--max-depth", "1" | Events]),
+    has(Bounded, "inconclusive: max_depth").
+
+fold() ->
+    Msc = tmp("locker.html"),
+    Args = ["check", "--msc", Msc, "examples/locker.erl",
+            "locker:start_buggy([{a, exclusive}, {a, shared}], 1)"],
+    {1, Plain} = run_cli(Args),
+    has(Plain, "'$gen_call'"),
+    {1, Out} = run_cli(["check", "--fold", "otp" | tl(Args)]),
+    has(Out, "calls <0.3.0> with {request,a,exclusive}"),
+    has(Out, "receives call {request,a,exclusive} from <0.5.0>"),
+    ?assertEqual(nomatch, string:find(Out, "$gen_call")),
+    {ok, Html} = file:read_file(Msc),
+    ?assertMatch({match, _}, re:run(Html, "call \\{request,a,exclusive\\}")),
+    {2, Bad} = run_cli(["check", "--fold", "yes" | tl(Args)]),
+    has(Bad, "--fold yes: expected otp or none").
 
 debug() ->
     Saved = tmp("dining2.cex"),

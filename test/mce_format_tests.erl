@@ -86,31 +86,39 @@ timer_test() ->
     has_re(Text, "   3\\. <0\\.1\\.0> \\(tprog_format:timer/0\\) receives tick at "
                  "tprog_format\\.erl:[0-9]+; exits with reason ticked\n").
 
-%% Several nodes: pids carry their node; the ether delivers messages;
-%% output is shown as printed.
+%% Several nodes: pids carry their node (`node/<0.N.S>', as the pid reads
+%% on its own node, never this VM's `<8349.N.S>'); the ether delivers
+%% messages; output is shown as printed.
 ether_and_nodes_test() ->
     Cex = check({world_hello, worldhello, [?N1, ?N2, ?N3]}, #{nodes => [?N1, ?N2, ?N3]}),
     Text = text(Cex),
-    has_re(Text, "   1\\. <[0-9]+\\.1\\.0>@n1@sim \\(world_hello:worldhello/3\\) starts\n"),
-    has_re(Text, "ether delivers message world from <[0-9.]+>@n1@sim to <[0-9.]+>@n2@sim\n"),
-    has_re(Text, "<[0-9.]+>@n3@sim \\(world_hello:procC/0\\) receives hello at world_hello\\.erl:[0-9]+\n"
+    has(Text, "   1. n1@sim/<0.1.0> (world_hello:worldhello/3) starts\n"),
+    has_re(Text, "ether delivers message world from n1@sim/<0\\.[0-9]+\\.0> to n2@sim/<0\\.[0-9]+\\.0>\n"),
+    has_re(Text, "n3@sim/<0\\.[0-9]+\\.0> \\(world_hello:procC/0\\) receives hello at world_hello\\.erl:[0-9]+\n"
                  "        prints \"world hello\\\\n\"\n"
                  "        exits with reason \\{wrong_order,world,hello\\}\n"),
-    has_re(Text, "Violation: process <[0-9.]+>@n3@sim \\(world_hello:procC/0\\) exited abnormally: "
-                 "\\{wrong_order,world,hello\\}\n").
+    has_re(Text, "Violation: process n3@sim/<0\\.[0-9]+\\.0> \\(world_hello:procC/0\\) exited abnormally: "
+                 "\\{wrong_order,world,hello\\}\n"),
+    no_raw_remote_pid(Text).
+
+%% No pid in the VM's own remote form, <NodeIndex.N.S> with NodeIndex > 0.
+no_raw_remote_pid(Text) ->
+    ?assertEqual(nomatch, re:run(Text, "<[1-9][0-9]*\\.[0-9]+\\.[0-9]+>", [unicode])).
 
 %% Link and monitor requests and the 'DOWN' cross the ether between nodes.
 link_monitor_signals_test() ->
     Text = text(check({tprog_format, remote_watch, [?N2]}, #{nodes => [?N1, ?N2]})),
-    has_re(Text, "        spawns (<[0-9.]+>)@n2@sim running tprog_format:waiter/0\n"
-                 "        links to \\1@n2@sim\n"
-                 "        monitors \\1@n2@sim \\(#Ref<[0-9.]+>\\)\n"
-                 "        sends stop to \\1@n2@sim\n"),
-    has_re(Text, "ether delivers link request from <[0-9.]+>@n1@sim to <[0-9.]+>@n2@sim\n"),
-    has_re(Text, "ether delivers 'DOWN' #Ref<[0-9.]+> with reason normal from <[0-9.]+>@n2@sim "
-                 "to <[0-9.]+>@n1@sim\n"),
+    has_re(Text, "        spawns (n2@sim/<0\\.[0-9]+\\.0>) running tprog_format:waiter/0\n"
+                 "        links to \\1\n"
+                 "        monitors \\1 \\(#Ref<[0-9.]+>\\)\n"
+                 "        sends stop to \\1\n"),
+    has_re(Text, "ether delivers link request from n1@sim/<0\\.1\\.0> to n2@sim/<0\\.[0-9]+\\.0>\n"),
+    has_re(Text, "ether delivers 'DOWN' #Ref<[0-9.]+> with reason normal from n2@sim/<0\\.[0-9]+\\.0> "
+                 "to n1@sim/<0\\.1\\.0>\n"),
+    %% inside a message too
     has_re(Text, "\\(tprog_format:remote_watch/1\\) receives \\{'DOWN',#Ref<[0-9.]+>,process,"
-                 "<[0-9.]+>,normal\\} at tprog_format\\.erl:[0-9]+; exits with reason \\{down,normal\\}\n").
+                 "n2@sim/<0\\.[0-9]+\\.0>,normal\\} at tprog_format\\.erl:[0-9]+; exits with reason \\{down,normal\\}\n"),
+    no_raw_remote_pid(Text).
 
 %% A link in one node: spawn_link and the trapped exit in the mailbox.
 link_in_one_node_test() ->
@@ -132,7 +140,8 @@ fault_test() ->
     Nodes = #{nodes => [?N1, ?N2]},
     Crash = text(check({tprog_dist, crash_watch, [?N2]}, Nodes#{faults => #{crash_node => 1}})),
     has_re(Crash, "\n   [0-9]\\. FAULT: node n2@sim crashes\n"),
-    has_re(Crash, "        spawn_links <[0-9.]+>@n2@sim running fun in tprog_dist:crash_watch/1\n"),
+    has_re(Crash, "        spawn_links n2@sim/<0\\.[0-9]+\\.0> running fun in tprog_dist:crash_watch/1\n"),
+    no_raw_remote_pid(Crash),
     has_re(Crash, "crashes: \\{badmatch,noconnection\\} in tprog_dist:crash_watch/1 at "
                   "tprog_dist\\.erl:[0-9]+\n"),
     %% A blind kill spares the entry: this one is aimed at it.
@@ -310,3 +319,28 @@ bad_option_test() ->
     %% A bad option is an error even next to full => true.
     ?assertError({mcerlang, {bad_format_option, width, 0}},
                  mcerlang:format(Cex, #{full => true, width => 0})).
+
+%% `fold => otp': a gen_server call reads as a call and its reply; the
+%% monitor and demonitor of the call are left out, the server's own
+%% monitors are not.
+fold_otp_test() ->
+    Cex = check({locker, start_buggy, [[{a, exclusive}, {a, shared}], 1]}, #{}),
+    Plain = text(Cex),
+    has(Plain, "'$gen_call'"),
+    has(Plain, "        monitors <0.3.0> (#Ref<"),
+    Folded = text(Cex, #{fold => otp}),
+    has(Folded, "   8. <0.5.0> (locker:client/3) starts\n"
+                "        calls <0.3.0> with {request,a,exclusive}\n"),
+    has(Folded, " receives call {request,a,exclusive} from <0.5.0> at gen_server.erl:"),
+    has(Folded, "        replies granted to <0.5.0>\n"),
+    has(Folded, " (locker:client/3) gets reply granted at gen.erl:"),
+    %% the locker monitors its clients itself: that stays
+    has(Folded, "        monitors <0.5.0> (#Ref<"),
+    ?assertEqual(nomatch, string:find(Folded, "$gen_call")),
+    ?assertEqual(nomatch, string:find(Folded, "monitors <0.3.0>")),
+    ?assertEqual(nomatch, re:run(Folded, "demonitors #Ref<0\\.0\\.5\\.")),
+    %% the same steps, numbered alike
+    Numbers = fun(T) -> re:run(T, "^ +([0-9]+)\\. ", [global, multiline, {capture, all_but_first, list}]) end,
+    ?assertEqual(Numbers(Plain), Numbers(Folded)),
+    ?assertEqual(Plain, text(Cex, #{fold => none})),
+    ?assertError({mcerlang, {bad_format_option, fold, gen}}, text(Cex, #{fold => gen})).

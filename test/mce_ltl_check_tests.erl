@@ -126,8 +126,8 @@ errors_test() ->
                  check(spin(), #{ltl => "forall P: [] a(P)", predicates => #{a => {prop, a}}})),
     ?assertError({mcerlang, {bad_predicate, a, 42, _}},
                  check(spin(), #{ltl => "[] a", predicates => #{a => 42}})),
-    ?assertError({mcerlang, {incompatible_options, ltl, shortest}},
-                 check(spin(), #{ltl => "[] a", predicates => #{a => {prop, a}}, shortest => true})),
+    ?assertError({mcerlang, {incompatible_options, ltl, invariant}},
+                 check(spin(), #{ltl => "[] a", predicates => #{a => {prop, a}}, invariant => fun(_) -> true end})),
     ?assertError({mcerlang, {bad_option_value, fairness, strong}},
                  check(spin(), #{ltl => "[] a", predicates => #{a => {prop, a}}, fairness => strong})),
     ?assertError({mcerlang, {property_crashed, {predicate, a}, _}},
@@ -244,3 +244,211 @@ quantified_probe_predicates_test() ->
     {error, #{violation := {ltl, _}}} =
         check(Entry, #{ltl => "[] !requested", predicates => #{requested => {probe, request}},
                        property => abnormal_exit}).
+
+%%% ------------------------------------------------------------------------
+%%% Issue 19 item 7: McErlang's spellings, predicates over the step's events
+%%% and over the processes' status, through check/2.
+
+%% `&', `|' and `=>' mean `&&', `||' and `->' in a check too.
+mcerlang_spellings_test() ->
+    Preds = #{pong => {probe, pong}, stopped => {prop, stopped}},
+    PP = {tprog_ltl, ping_pong, [2]},
+    ?assertMatch({ok, _}, check(PP, #{ltl => "[] (pong => !stopped) & <> stopped",
+                                      predicates => Preds})),
+    ?assertMatch({ok, _}, check(PP, #{ltl => "<> pong | [] !stopped", predicates => Preds})),
+    ?assertMatch({error, #{cycle := _}},
+                 check(PP, #{ltl => "[] !pong | [] !stopped", predicates => Preds})),
+    ?assertMatch({error, #{cycle := _}},
+                 check(PP, #{ltl => "<> stopped => [] !pong", predicates => Preds})).
+
+ping_pong_events() ->
+    #{ping_sent => {sent, '_', '_', {ping, '_'}},
+      pong_sent => {sent, '_', '_', pong},
+      stop_sent => {sent, '_', '_', stop},
+      ping_received => {received, '_', {ping, '_'}},
+      pong_received => {received, '_', pong},
+      spawned_ponger => {spawned, '_', '_', {tprog_ltl, ponger, []}},
+      spawned_pinger => {spawned, '_', '_', {tprog_ltl, pinger, '_'}},
+      pinger_exits => {exited, fun is_pid/1, normal},
+      crashed => {exited, '_', {boom, '_'}}}.
+
+%% Sends, receives, spawns and exits of the step into a state.
+event_predicates_test() ->
+    PP = {tprog_ltl, ping_pong, [2]},
+    Opts = fun(F) -> #{ltl => F, predicates => ping_pong_events()} end,
+    Holds = ["<> ping_sent", "<> pong_sent", "<> ping_received", "<> pong_received",
+             "<> spawned_ponger", "<> spawned_pinger", "<> pinger_exits", "<> stop_sent",
+             "[] (ping_received => <> pong_received)", "[] (ping_sent => <> pong_sent)",
+             "[] !crashed",
+             %% the step that sends pong is the ponger's, after it received a ping
+             "!pong_sent U ping_received",
+             "[] (stop_sent => X [] !ping_sent)"],
+    [?assertMatch({{ok, _}, F}, {check(PP, Opts(F)), F}) || F <- Holds],
+    Fails = ["[] !ping_sent", "[] !pong_received", "[] !spawned_ponger", "[] !pinger_exits",
+             "<> crashed", "[] (ping_sent => X pong_sent)"],
+    [?assertMatch({{error, #{cycle := _}}, F}, {check(PP, Opts(F)), F}) || F <- Fails],
+    %% the lasso shows the step the predicate names: a send of pong
+    {error, #{trace := Stem, cycle := Cycle} = Cex} = check(PP, Opts("[] !pong_sent")),
+    ?assert(lists:any(fun(#{kind := run, effects := Es}) -> lists:keymember(pong, 3, Es);
+                         (_) -> false
+                      end, Stem ++ Cycle)),
+    %% and replays: the formula is judged again on the replayed run
+    ?assertMatch({ok, #{violation := {ltl, "[] !pong_sent"}}}, mcerlang:replay(Cex)).
+
+%% Processes named by registered name, in the step predicates and in the
+%% status predicates; a parameterised predicate of a pid.
+named_process_predicates_test() ->
+    L = {tprog_ltl, s2_locker, [2]},
+    Preds = #{c1_ok => {received, c1, ok}, c1_req => {sent, c1, locker, {req, '_'}},
+              c2_ok => {received, c2, ok}, locker_blocked => {blocked, locker},
+              c1_blocked => {blocked, c1}, c1_enabled => {enabled, c1},
+              gets_ok => fun(C) -> {received, C, ok} end},
+    Opts = fun(F) -> #{ltl => F, predicates => Preds} end,
+    ?assertMatch({ok, _}, check(L, Opts("[] (c1_req => <> c1_ok)"))),
+    %% a client's step that gets ok also releases and asks again
+    ?assertMatch({ok, _}, check(L, Opts("[] (c1_ok => c1_req)"))),
+    ?assertMatch({error, _}, check(L, Opts("[] (c1_req => c1_ok)"))),
+    %% c1 is registered by the first step: from then on it can move or is blocked
+    ?assertMatch({error, _}, check(L, Opts("[] (c1_enabled | c1_blocked)"))),
+    ?assertMatch({ok, _}, check(L, Opts("X [] (c1_enabled | c1_blocked)"))),
+    ?assertMatch({ok, _}, check(L, Opts("[] !(c1_enabled & c1_blocked)"))),
+    {error, Blocked} = check(L, Opts("[] !locker_blocked")),
+    %% a lasso of status predicates replays: judged again on the replayed run
+    ?assertMatch({ok, #{violation := {ltl, "[] !locker_blocked"}}}, mcerlang:replay(Blocked)),
+    ?assertMatch({error, _}, check(L, Opts("[] !c1_blocked"))),
+    %% every process that ever gets ok, gets it again (under weak fairness)
+    ?assertMatch({ok, _}, check(L, Opts("forall C: [] (gets_ok(C) => X <> gets_ok(C))"))).
+
+%% ../shared/ACCEPTANCE.md AC-10 (a)-(c).  The scheduler premise written
+%% by hand, with the built-in scheduled/enabled/blocked predicates, does
+%% what built-in weak fairness does.
+-define(WEAK_FAIRNESS, "(forall P: []<> (scheduled(P) | !enabled(P)))").
+ac10_spinner_test() ->
+    Spin = spin(),
+    %% (a): holds with fairness, a counterexample (the spinner forever) without
+    ?assertMatch({ok, _}, check(Spin, #{ltl => "<> done", predicates => done_prop()})),
+    ?assertMatch({error, #{cycle := _}},
+                 check(Spin, #{ltl => "<> done", predicates => done_prop(), fairness => none})),
+    %% (c) for (a): the premise makes it hold without built-in fairness
+    ?assertMatch({ok, _}, check(Spin, #{ltl => ?WEAK_FAIRNESS ++ " => <> done",
+                                        predicates => done_prop(), fairness => none})),
+    %% and the premise is not vacuous: some run satisfies it
+    ?assertMatch({error, #{cycle := _}}, check(Spin, #{ltl => "!" ++ ?WEAK_FAIRNESS,
+                                                       predicates => done_prop(),
+                                                       fairness => none})).
+
+-define(PHI2, "[]<> c1_ok & []<> c2_ok").
+-define(PHI_SCHEDULER, "[]<> (locker_sched | locker_blocked) & []<> (c1_sched | c1_blocked) & "
+        "[]<> (c2_sched | c2_blocked)").
+ac10_locker_preds() ->
+    #{c1_ok => {received, c1, ok}, c2_ok => {received, c2, ok},
+      locker_sched => {scheduled, locker}, locker_blocked => {blocked, locker},
+      c1_sched => {scheduled, c1}, c1_blocked => {blocked, c1},
+      c2_sched => {scheduled, c2}, c2_blocked => {blocked, c2}}.
+
+ac10_locker_test_() ->
+    {timeout, 120,
+     fun() ->
+             L = {tprog_ltl, s2_locker, [2]},
+             Preds = ac10_locker_preds(),
+             %% (b): starvation freedom holds under weak fairness, fails without
+             ?assertMatch({ok, _}, check(L, #{ltl => ?PHI2, predicates => Preds})),
+             {error, #{cycle := Cycle}} = check(L, #{ltl => ?PHI2, predicates => Preds,
+                                                     fairness => none}),
+             ?assert(Cycle =/= []),
+             %% (c): with the scheduler premise it holds without fairness,
+             %% the premise written per process by name ...
+             ?assertMatch({ok, _}, check(L, #{ltl => "(" ++ ?PHI_SCHEDULER ++ ") => (" ++ ?PHI2 ++ ")",
+                                              predicates => Preds, fairness => none})),
+             %% the premise is not vacuous
+             ?assertMatch({error, _}, check(L, #{ltl => "!(" ++ ?PHI_SCHEDULER ++ ")",
+                                                 predicates => Preds, fairness => none})),
+             %% and a premise that leaves a client out does not suffice
+             ?assertMatch({error, _}, check(L, #{ltl => "([]<> (locker_sched | locker_blocked) & "
+                                                 "[]<> (c2_sched | c2_blocked)) => (" ++ ?PHI2 ++ ")",
+                                                 predicates => Preds, fairness => none}))
+     end}.
+
+%% A spec of the wrong shape is named; built-in predicates need no
+%% definition, and a definition of the same name wins.
+event_predicate_errors_test() ->
+    ?assertError({mcerlang, {bad_predicate, a, {sent, x}, _}},
+                 check(spin(), #{ltl => "[] a", predicates => #{a => {sent, x}}})),
+    ?assertError({mcerlang, {bad_predicate, a, {blocked, x, y}, _}},
+                 check(spin(), #{ltl => "[] a", predicates => #{a => {blocked, x, y}}})),
+    ?assertError({mcerlang, {undefined_predicate, scheduled, 0}},
+                 check(spin(), #{ltl => "[] scheduled", predicates => #{}})),
+    ?assertError({mcerlang, {undefined_predicate, waiting, 1}},
+                 check(spin(), #{ltl => "forall P: [] waiting(P)", predicates => #{}})),
+    %% running(P) is enabled(P)
+    ?assertMatch({ok, _}, check(spin(), #{ltl => "forall P: [] (running(P) <=> enabled(P))",
+                                          predicates => #{}})),
+    ?assertMatch({ok, _}, check(spin(), #{ltl => "[] (r <=> e)",
+                                          predicates => #{r => {running, '_'}, e => {enabled, '_'}}})),
+    ?assertMatch({error, _}, check(spin(), #{ltl => "forall P: [] !scheduled(P)", predicates => #{}})),
+    %% a user's `blocked' (here: never true) replaces the built-in one
+    ?assertMatch({ok, _}, check(spin(), #{ltl => "forall P: [] !blocked(P)",
+                                          predicates => #{blocked => fun(_) -> {prop, nothing} end}})),
+    ?assertMatch({error, _}, check({tprog_ltl, never_done, []},
+                                   #{ltl => "forall P: [] !blocked(P)", predicates => #{}})).
+
+%%% ------------------------------------------------------------------------
+%%% `shortest' and `max_depth' with `ltl'
+
+lasso_length({error, #{trace := Stem, cycle := Cycle}}) -> {length(Stem), length(Cycle)}.
+
+%% The lasso shortened: never longer than the one found, still a
+%% counterexample that replays.  The spinner's are the shortest there are:
+%% without fairness the main process, the worker (at prop(done)) and the
+%% spinner's start, then the spinner's tick forever; under weak fairness
+%% the worker must also end first.
+shortest_lasso_test_() ->
+    {timeout, 120,
+     fun() ->
+             Spin = spin(),
+             ?assertEqual({3, 1}, lasso_length(check(Spin, #{ltl => "[] !done", predicates => done_prop(),
+                                                            fairness => none, shortest => true}))),
+             ?assertEqual({4, 1}, lasso_length(check(Spin, #{ltl => "[] !done", predicates => done_prop(),
+                                                            shortest => true}))),
+             L = {tprog_ltl, s2_locker, [2]},
+             Preds = ac10_locker_preds(),
+             [begin
+                  Opts = #{ltl => F, predicates => Preds, fairness => Fair},
+                  Found = check(L, Opts),
+                  {error, Cex} = Short = check(L, Opts#{shortest => true}),
+                  {S0, C0} = lasso_length(Found),
+                  {S1, C1} = lasso_length(Short),
+                  ?assert(S1 + C1 =< S0 + C0),
+                  ?assertMatch({{ok, #{violation := {ltl, F}}}, _}, {mcerlang:replay(Cex), {F, Fair}})
+              end || F <- ["[] !c2_ok", "<>[] !c1_ok", ?PHI2], Fair <- [none, weak],
+                     not (F =:= ?PHI2 andalso Fair =:= weak)],
+             %% on this one the search's lasso has a longer stem than needed
+             {S2, C2} = lasso_length(check(L, #{ltl => "[] !c2_ok", predicates => Preds})),
+             {S3, C3} = lasso_length(check(L, #{ltl => "[] !c2_ok", predicates => Preds, shortest => true})),
+             ?assert(S3 + C3 < S2 + C2)
+     end}.
+
+%% max_depth bounds the product search: inconclusive when the bound cut
+%% something and no lasso fits, the verdict of the unbounded check once it
+%% is deep enough; the exploration for `forall' is bounded too.
+max_depth_test_() ->
+    {timeout, 120,
+     fun() ->
+             PP = {tprog_ltl, ping_pong, [3]},
+             Preds = #{stopped => {prop, stopped}},
+             Opts = #{ltl => "[] !stopped", predicates => Preds},
+             ?assertMatch({inconclusive, max_depth, _}, check(PP, Opts#{max_depth => 3})),
+             ?assertMatch({error, #{cycle := _}}, check(PP, Opts#{max_depth => 20})),
+             ?assertMatch({inconclusive, max_depth, _},
+                          check(PP, #{ltl => "<> stopped", predicates => Preds, max_depth => 3})),
+             ?assertMatch({ok, _}, check(PP, #{ltl => "<> stopped", predicates => Preds, max_depth => 20})),
+             ?assertMatch({ok, _}, check(PP, #{ltl => "<> stopped", predicates => Preds, max_depth => infinity})),
+             L = {tprog_ltl, s2_locker, [2]},
+             ?assertMatch({inconclusive, max_depth, _},
+                          check(L, #{ltl => "forall P: [] !blocked(P)", predicates => #{}, max_depth => 3})),
+             ?assertMatch({error, _},
+                          check(L, #{ltl => "forall P: [] !blocked(P)", predicates => #{}, max_depth => 20})),
+             %% a lasso found within the bound is a real one
+             {error, Cex} = check(L, #{ltl => "[] !c2_ok", predicates => ac10_locker_preds(), max_depth => 20}),
+             ?assertMatch({ok, _}, mcerlang:replay(Cex))
+     end}.

@@ -83,6 +83,57 @@ world_hello_ether_test() ->
         ?assertNotEqual(nomatch, string:find(text(Crash), "wrong_order"))
     end).
 
+%% Pids of the simulated nodes read node-qualified (`n1@sim/<0.1.0>'), in
+%% the headers, the labels, the descriptions and the hover titles alike,
+%% never as this VM's `<8349.1.0>'.
+node_qualified_pids_test() ->
+    Cex = cex(world_hello),
+    with_svg(Cex, fun(Svg, Bin) ->
+        Pids = [text(E) || E <- with_class(Svg, "msc-pid")],
+        ?assertEqual(4, length(Pids)),
+        ?assert(lists:member("n1@sim/<0.1.0>", Pids)),
+        ?assert(lists:all(fun(P) -> re:run(P, "^n[123]@sim/<0\\.[0-9]+\\.0>'*$") =/= nomatch end, Pids)),
+        ?assertEqual(nomatch, re:run(Bin, "&lt;[1-9][0-9]*\\.[0-9]+\\.[0-9]+&gt;")),
+        Notes = lists:append([text(E) || E <- with_class(Svg, "msc-note")]),
+        ?assertNotEqual(nomatch, string:find(Notes, "n2@sim/<0."))
+    end).
+
+%% Labels are cut to the room the chart has: a message to a column three
+%% columns away shows whole where it would not fit between neighbours, and
+%% the description column grows to hold a long description.
+labels_fit_their_room_test() ->
+    Long = list_to_atom("a_message_long_enough_to_be_cut_between_neighbours_" ++
+                            lists:duplicate(20, $x)),
+    [P1, P2, P3, P4] = [list_to_pid("<0." ++ integer_to_list(I) ++ ".0>") || I <- [1, 2, 3, 4]],
+    Start = fun(P) -> #{kind => run, pid => P, action => {start, {'mce$m', sink, []}},
+                        effects => [], output => [], outcome => {waiting, {m, sink, 0, "m.erl", 1}}}
+            end,
+    Cex = #{violation => deadlock,
+            trace => [#{kind => run, pid => P1, action => {start, {'mce$m', main, []}},
+                        effects => [{spawn, P, {'mce$m', sink, []}, false} || P <- [P2, P3, P4]],
+                        output => [], outcome => {waiting, {m, main, 0, "m.erl", 2}}},
+                      Start(P2), Start(P3), Start(P4),
+                      #{kind => run, pid => P1, action => resume,
+                        effects => [{send, P4, Long}, {send, P2, Long}],
+                        output => [], outcome => {exit, normal}}],
+            final_state => [#{pid => P, node => node(P), name => undefined, status => waiting,
+                              where => undefined, mailbox => [Long], links => []}
+                            || P <- [P2, P4]],
+            stats => #{states => 2, transitions => 1, max_depth => 1, time_ms => 0, memory => 0}},
+    Name = atom_to_list(Long),
+    with_svg(Cex, fun(Svg, _Bin) ->
+        Labels = [text(hd(children(A, text))) || A <- with_class(Svg, "msc-message")],
+        %% to P4 (three columns, 480 px): whole; to P2 (160 px): cut
+        ?assert(lists:member(Name, Labels)),
+        ?assert(lists:any(fun(L) -> L =/= Name andalso lists:last(L) =:= 16#2026 end, Labels)),
+        %% the description of the sending step holds its first send whole,
+        %% well past the 74 characters a description had before
+        Notes = [text(E) || E <- with_class(Svg, "msc-note")],
+        Sends = [N || N <- Notes, string:find(N, "sends " ++ Name ++ " to <0.4.0>; sends") =/= nomatch],
+        ?assertMatch([_], Sends),
+        ?assert(length(hd(Sends)) > 150)
+    end).
+
 %% The checker reuses the pid of a process that ended: the root's pid for
 %% procC when every signal goes through the ether.  Two processes, two
 %% lifelines.
@@ -243,9 +294,14 @@ chromium_test_() ->
     {timeout, 150, fun() ->
                            Chromium = chromium(),
                            with_dir(fun(Dir) ->
-                                            in_browser(Chromium, Dir, dining, cex(dining)),
-                                            in_browser(Chromium, Dir, world_hello,
-                                                       cex(world_hello))
+                                            0 = in_browser(Chromium, Dir, dining, cex(dining)),
+                                            0 = in_browser(Chromium, Dir, world_hello,
+                                                           cex(world_hello)),
+                                            %% a message lost by a crash and by
+                                            %% a disconnect: the marks drawn,
+                                            %% no fault box or label over them
+                                            [?assertEqual({F, 1}, {F, in_browser(Chromium, Dir, F, cex(F))})
+                                             || F <- [lost_by_crash, lost_by_disconnect]]
                                     end)
                    end}.
 
@@ -270,12 +326,14 @@ in_browser(Chromium, Dir, Name, Cex) ->
     Arrows = length(binary:matches(Page, <<"class=\"msc-arrow ">>)),
     ?assert(Arrows > 0),
     Dom = dump_dom(Chromium, Dir, File),
-    case match_all(Dom, "<pre id=\"msc-check\"[^>]*>([0-9]+) ([0-9]+) ([0-9]+)</pre>") of
-        [[MW, MH, MA]] ->
+    case match_all(Dom, "<pre id=\"msc-check\"[^>]*>([0-9]+) ([0-9]+) ([0-9]+) ([0-9]+) ([0-9]+)</pre>") of
+        [[MW, MH, MA, Lost, Overlaps]] ->
             ?assertEqual({Name, binary_to_integer(W), binary_to_integer(H), Arrows},
                          {Name, binary_to_integer(MW), binary_to_integer(MH),
                           binary_to_integer(MA)}),
-            ?assert(binary_to_integer(MW) > 0 andalso binary_to_integer(MH) > 0);
+            ?assert(binary_to_integer(MW) > 0 andalso binary_to_integer(MH) > 0),
+            ?assertEqual({Name, overlaps, 0}, {Name, overlaps, binary_to_integer(Overlaps)}),
+            binary_to_integer(Lost);
         _ ->
             erlang:error({no_measurement_in_dom, Name, Dom})
     end.
@@ -320,6 +378,14 @@ cex(dining) ->
 cex(world_hello) ->
     {error, Cex} = mcerlang:check({world_hello, worldhello, ?NODES},
                                   #{nodes => ?NODES, progress => false}),
+    Cex;
+cex(lost_by_crash) ->
+    {error, Cex} = mcerlang:check({tprog_dist, disconnect_lost, [?N2]},
+                                  #{nodes => ?NODES, faults => #{crash_node => 1}, progress => false}),
+    Cex;
+cex(lost_by_disconnect) ->
+    {error, Cex} = mcerlang:check({tprog_dist, disconnect_lost, [?N2]},
+                                  #{nodes => ?NODES, faults => #{disconnect => 1}, progress => false}),
     Cex;
 cex(racy_child) ->
     {error, Cex} = mcerlang:check({racy_child, start, []}, #{progress => false}),
@@ -403,3 +469,38 @@ match_all(Bin, Re) ->
         {match, Ms} -> Ms;
         nomatch -> []
     end.
+
+%% `fold => otp' (mcerlang:msc/3): a gen_server call is one arrow for the
+%% request and one for the reply; the call's monitor and demonitor arrows
+%% are left out.
+fold_otp_test() ->
+    {error, Cex} = mcerlang:check({locker, start_buggy, [[{a, exclusive}, {a, shared}], 1]},
+                                  #{progress => false}),
+    Steps = maps:get(trace, Cex),
+    Calls = [M || #{effects := Es} <- Steps, {send, _, {'$gen_call', _, _} = M} <- Es],
+    ?assertEqual(4, length(Calls)),
+    CallRefs = [R || {'$gen_call', {_, R}, _} <- Calls],
+    Hidden = [E || #{effects := Es} <- Steps, E <- Es,
+                   case E of
+                       {monitor, _, R} -> lists:member(R, CallRefs);
+                       {demonitor, R, _} -> lists:member(R, CallRefs);
+                       _ -> false
+                   end],
+    ?assertEqual(8, length(Hidden)),
+    Arrows = fun(Opts) ->
+                     with_dir(fun(Dir) ->
+                                      File = filename:join(Dir, "chart.svg"),
+                                      ok = mcerlang:msc(Cex, File, Opts),
+                                      {Svg, _} = xmerl_scan:file(File, [{quiet, true}]),
+                                      Svg
+                              end)
+             end,
+    Plain = Arrows(#{}),
+    Folded = Arrows(#{fold => otp}),
+    ?assertEqual(count(Plain, "msc-arrow") - length(Hidden), count(Folded, "msc-arrow")),
+    Labels = [text(hd(children(A, text))) || A <- with_class(Folded, "msc-message")],
+    ?assert(lists:member("call {request,a,exclusive}", Labels)),
+    ?assert(lists:member("reply granted", Labels)),
+    ?assertNot(lists:any(fun(L) -> string:find(L, "$gen_call") =/= nomatch end, Labels)),
+    ?assertError({mcerlang, {bad_msc_option, fold, yes}},
+                 mcerlang:msc(Cex, "/nonexistent/x.svg", #{fold => yes})).

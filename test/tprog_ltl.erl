@@ -4,7 +4,7 @@
 -module(tprog_ltl).
 -export([spin_and_work/0, spinner/0, worker/0, ping_pong/1, pinger/2, ponger/0,
          db_main/1, database/2, pipelined_client/3, polite_client/3, never_done/0,
-         crash_later/0]).
+         crash_later/0, s2_locker/1, s2_lock_server/0, s2_client/0]).
 
 %% A process that spins forever (each step leads back to the same state)
 %% and a worker that must eventually finish.  Only fairness makes it finish.
@@ -109,3 +109,25 @@ polite_client(DB, Key, V) ->
         free -> DB ! {value, V, self()};
         allocated -> ok
     end.
+
+%% The locker of ../shared/ACCEPTANCE.md E2.1 (AC-10, AC-15): one server
+%% grants a lock to one client at a time, the first request in its mailbox
+%% first; clients request, get `ok', release, forever.  Registered as
+%% `locker', `c1', `c2', ... so that predicates can name them.
+s2_locker(N) ->
+    register(locker, spawn(?MODULE, s2_lock_server, [])),
+    [register(list_to_atom("c" ++ integer_to_list(I)), spawn(?MODULE, s2_client, []))
+     || I <- lists:seq(1, N)],
+    ok.
+
+s2_lock_server() ->
+    receive
+        {req, P} ->
+            P ! ok,
+            receive {rel, P} -> s2_lock_server() end
+    end.
+
+s2_client() ->
+    locker ! {req, self()},
+    receive ok -> locker ! {rel, self()} end,
+    s2_client().

@@ -648,6 +648,37 @@ static void test_protocol(void)
     }
     cfg.max_states = 0;
 
+    /* max_depth: a chain 0 -> 1 -> ... whose state 5 accepts on a self
+    ** loop; a stack of at most 5 frames never enters state 5 (the edge
+    ** is cut and counted), 6 frames find the lasso; the red search of
+    ** NDFS skips the edges the blue search cut */
+    for (int alg = BUCHI_NDFS; alg <= BUCHI_SCC; alg++) {
+        for (uint64_t depth = 5; depth <= 6; depth++) {
+            cfg.algorithm = (enum buchi_algorithm)alg;
+            cfg.max_depth = depth;
+            b = buchi_new(&cfg, NULL);
+            buchi_start(b, 0, &req);
+            while (req.kind == BUCHI_NEED_SUCCESSORS) {
+                /* 4 accepts too and has an edge back to 0, but 0 -> 4
+                ** only through the chain */
+                buchi_succ s[2] = { { req.key == 5 ? 5 : req.key + 1, NA }, { 0, NA } };
+                buchi_answer(b, req.key == 5, NULL, 0, s, req.key == 3 ? 2 : 1, &req);
+            }
+            buchi_stats stats;
+            buchi_get_stats(b, &stats);
+            if (depth == 5) {
+                CHECK(req.kind == BUCHI_EMPTY);
+                CHECK(stats.cut == 1);
+                CHECK(stats.states == 5);
+            } else {
+                CHECK(req.kind == BUCHI_FOUND);
+                CHECK(stats.cut == 0);
+            }
+            buchi_free(b);
+        }
+    }
+    cfg.max_depth = 0;
+
     buchi_free(NULL);
 }
 
