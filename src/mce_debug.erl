@@ -467,7 +467,8 @@ find_process(Text, Procs) ->
                     begin
                         Full = string:trim(pid_to_list(Pid), both, "<>"),
                         [_, Num, _] = string:split(Full, ".", all),
-                        Wanted =:= Full orelse Wanted =:= Num
+                        Wanted =:= Full orelse Wanted =:= Num orelse
+                            string:trim(Text) =:= mce_pid_text:pid(Pid)
                     end],
     case Matches of
         [P | _] -> {ok, P};
@@ -497,11 +498,9 @@ status_text(waiting, {M, F, A, File, Line}) when Line > 0 ->
     io_lib:format("waits in receive at ~ts:~b (~p:~p/~b)", [filename:basename(File), Line, M, F, A]);
 status_text(waiting, _) -> "waits in receive".
 
+%% As the text report and the chart write it (`n2@host/<0.3.0>').
 pid_text(Pid) when is_pid(Pid) ->
-    case node(Pid) of
-        'nonode@nohost' -> pid_to_list(Pid);
-        Node -> io_lib:format("~s@~p", [pid_to_list(Pid), Node])
-    end;
+    mce_pid_text:pid(Pid);
 pid_text(Other) ->
     io_lib:format("~0tp", [Other]).
 

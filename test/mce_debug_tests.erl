@@ -158,3 +158,18 @@ io_request({get_geometry, _}, Lines, Out) ->
     {{error, enotsup}, Lines, Out};
 io_request(_, Lines, Out) ->
     {{error, request}, Lines, Out}.
+
+%% Processes of the simulated nodes read node-qualified, as the text
+%% report writes them (`n2@sim/<0.3.0>', not `<8349.3.0>@n2@sim'), and
+%% `show' finds a process by that text.
+node_qualified_pids_test() ->
+    {error, Cex} = mcerlang:check({world_hello, worldhello, ['n1@sim', 'n2@sim', 'n3@sim']},
+                                  #{nodes => ['n1@sim', 'n2@sim', 'n3@sim'], progress => false}),
+    with_debugger(Cex, #{}, fun(D) ->
+        text(D, "goto 4"),
+        Procs = text(D, "state"),
+        {match, [[Pid] | _]} = re:run(Procs, "(n[123]@sim/<0\\.[0-9]+\\.[0-9]+>)",
+                                      [global, {capture, all_but_first, list}]),
+        ?assertEqual(nomatch, string:find(Procs, "<8")),
+        has(text(D, "show " ++ Pid), "process " ++ Pid)
+    end).
