@@ -326,16 +326,24 @@ apply(Fun, Args) ->
 %% @doc `M:F(Args)' with M or F computed at run time, and `apply/3'.
 -spec apply(module(), atom(), [term()]) -> term().
 apply(M, F, Args) when is_atom(M), is_atom(F), is_list(Args) ->
-    case mce_translate:classify_call(M, F, length(Args)) of
-        {redirect, RM, RF} -> erlang:apply(RM, RF, Args);
-        {model, MM, MF} -> erlang:apply(checker_call(fun() -> mce_translate:ensure(MM) end), MF, Args);
-        {unsupported, Why} -> fatal({mcerlang, {Why, {M, F, length(Args)}, dynamic_call}});
-        pure -> erlang:apply(M, F, Args);
-        library_hof -> erlang:apply(checker_call(fun() -> mce_translate:ensure_library(M) end), F, Args);
-        translate -> erlang:apply(checker_call(fun() -> mce_translate:ensure(M) end), F, Args)
+    case mce_stubs:lookup(M, F, length(Args)) of
+        {ok, Stub} -> erlang:apply(Stub, Args);
+        none -> apply_unstubbed(M, F, Args)
     end;
 apply(M, F, Args) ->
     erlang:apply(M, F, Args).
+
+apply_unstubbed(M, F, Args) ->
+    case mce_translate:classify_call(M, F, length(Args)) of
+        {redirect, RM, RF} -> erlang:apply(RM, RF, Args);
+        {model, MM, MF} -> erlang:apply(checker_call(fun() -> mce_translate:ensure(MM) end), MF, Args);
+        {unsupported, Why} ->
+            MFA = {M, F, length(Args)},
+            fatal({mcerlang, {Why, MFA, dynamic_call, mce_stubs:hint(MFA)}});
+        pure -> erlang:apply(M, F, Args);
+        library_hof -> erlang:apply(checker_call(fun() -> mce_translate:ensure_library(M) end), F, Args);
+        translate -> erlang:apply(checker_call(fun() -> mce_translate:ensure(M) end), F, Args)
+    end.
 
 %%--------------------------------------------------------------------
 %% Process dictionary (part of the simulated process's state)
@@ -384,10 +392,11 @@ get_keys(Value) ->
 -spec erlang_yield() -> true.
 erlang_yield() -> true.
 
-%% @doc A call the checker cannot model yet was reached.
+%% @doc A call the checker cannot model yet was reached.  The error says
+%% the way out: a stub (option `stubs', mce_stubs:hint/1).
 -spec unsupported(mfa(), location(), atom()) -> no_return().
 unsupported(MFA, Location, Why) ->
-    fatal({mcerlang, {Why, MFA, Location}}).
+    fatal({mcerlang, {Why, MFA, Location, mce_stubs:hint(MFA)}}).
 
 %% @doc Stops the check: the program reached something the checker cannot
 %% model.  The reason is recorded before it is raised, so a `catch' in the

@@ -190,7 +190,7 @@ translate_closure_from(M, Forms) ->
                                      "the shell fun calls functions that exist only in the shell",
                                      Errors}})
     end,
-    Mod = (analyse_forms(M, Forms))#mod{md5 = erlang:md5(term_to_binary(Forms))},
+    Mod = (analyse_forms(M, Forms))#mod{md5 = erlang:md5(term_to_binary({Forms, mce_stubs:digest()}))},
     Refs = [R || R <- mce_translate_blocking:referenced_modules(Mod), translatable(R)],
     Mods = gather(Refs, #{M => Mod}),
     Blocking = mce_translate_blocking:blocking_fixpoint(Mods),
@@ -334,7 +334,7 @@ classify_other(M, F, A) ->
 is_runtime_module(M) ->
     lists:member(M, [mce_rt, mce_sandbox, mce_ets, mce_pterm, mce_global, mce_app, mce_logger,
                      mce_env, mce_atomics, mce_counters, mce_rt_signals, mce_rt_spawn,
-                     mce_rt_procs, mce_rt_io, mce_rt_node, mce_rt_time])
+                     mce_rt_procs, mce_rt_io, mce_rt_node, mce_rt_time, mce_stubs])
         orelse is_translation(M).
 
 %%====================================================================
@@ -598,7 +598,7 @@ is_checker_module(M) ->
                      mce_ltl, mce_ltl_search, mcerlang_monitor, mce_pterm, mce_env,
                      mce_atomics, mce_counters, mce_sandbox, mce_etf, mce_translate_expand,
                      mce_translate_blocking, mce_translate_gen, mce_translate_syntax,
-                     mce_translate_cache])
+                     mce_translate_cache, mce_stubs])
         orelse is_translation(M).
 
 is_translation(M) ->
@@ -623,13 +623,19 @@ cached(M) ->
             stale
     end.
 
-%% The loaded code's MD5 (the same value beam_lib:md5/1 computes from the
-%% file): asked on every dynamic call into a translated module, so it must
-%% not read the .beam file.
+%% The key of M's translation: the loaded code's MD5 (the same value
+%% beam_lib:md5/1 computes from the file), mixed with the set of calls the
+%% check stubs when it has stubs (the rewrite of stubbed calls changes the
+%% translation, see mce_stubs).  Asked on every dynamic call into a
+%% translated module, so it must not read the .beam file.
 current_md5(M) ->
-    case erlang:module_loaded(M) of
-        true -> {ok, M:module_info(md5)};
-        false -> file_md5(M)
+    MD5 = case erlang:module_loaded(M) of
+              true -> {ok, M:module_info(md5)};
+              false -> file_md5(M)
+          end,
+    case {MD5, mce_stubs:digest()} of
+        {{ok, Code}, Stubs} when is_binary(Stubs) -> {ok, erlang:md5(<<Code/binary, Stubs/binary>>)};
+        _ -> MD5
     end.
 
 file_md5(M) ->

@@ -8,6 +8,8 @@
 %%   record creations   `#s{...}' written out field by field, defaults that
 %%                      run code placed where the record is built;
 %%   imports            local calls of imported functions made remote;
+%%   stubs              calls the check stubs (option `stubs', see
+%%                      mce_stubs) made calls of the stub's fun;
 %%   sleeps             `timer:sleep/1' and `erlang:yield/0' as the
 %%                      receives they are under the model, erpc's fun
 %%                      forms as their `erlang:apply' forms;
@@ -36,7 +38,7 @@
 -spec forms(module(), [erl_parse:abstract_form()]) -> [erl_parse:abstract_form()].
 forms(M, Forms0) ->
     yield_points(M, clean_caught_stacks(model_calls(sleep_as_receive(
-                                                    resolve_imports(record_creations(Forms0)))))).
+                                                    stub_calls(M, resolve_imports(record_creations(Forms0))))))).
 
 %% `#s{...}' as the compiler expands it (erl_expand_records:record_inits/2):
 %% every field in the record's definition order, a field not given taking
@@ -110,6 +112,59 @@ resolve_imports(Forms) ->
                               end;
                          (Other) -> Other
                       end,
+            in_functions(Rewrite, Forms)
+    end.
+
+%% A call of M:F/A that the check stubs becomes a call of the stub's fun,
+%% `(mce_stubs:stub({M, F, A}))(Args)': a call of a computed fun, which
+%% may block like any (mce_translate_blocking), so the stub may receive.
+%% Local calls and `fun F/A' inside M are calls of M:F/A too, and a local
+%% call of an auto-imported BIF one of erlang:F/A.  Runs before the other
+%% rewrites: a stubbed timer:sleep/1 or rpc:call/4 is the stub's.
+stub_calls(M, Forms) ->
+    case mce_stubs:digest() of
+        none -> Forms;
+        _ ->
+            Defs = sets:from_list([{F, A} || {function, _, F, A, _} <- Forms]),
+            Stubbed = fun(Mod, F, A) -> mce_stubs:lookup(Mod, F, A) =/= none end,
+            Local = fun(F, A) ->
+                            case sets:is_element({F, A}, Defs) of
+                                true -> M;
+                                false ->
+                                    case erl_internal:bif(F, A) of
+                                        true -> erlang;
+                                        false -> none
+                                    end
+                            end
+                    end,
+            Stub = fun(L, MFA) ->
+                           {call, L, {remote, L, {atom, L, mce_stubs}, {atom, L, stub}},
+                            [abstract(MFA, L)]}
+                   end,
+            Rewrite =
+                fun({call, L, {remote, _, {atom, _, Mod}, {atom, _, F}}, As} = C) ->
+                        case Stubbed(Mod, F, length(As)) of
+                            true -> {call, L, Stub(L, {Mod, F, length(As)}), As};
+                            false -> C
+                        end;
+                   ({call, L, {atom, _, F}, As} = C) ->
+                        Mod = Local(F, length(As)),
+                        case Mod =/= none andalso Stubbed(Mod, F, length(As)) of
+                            true -> {call, L, Stub(L, {Mod, F, length(As)}), As};
+                            false -> C
+                        end;
+                   ({'fun', L, {function, {atom, _, Mod}, {atom, _, F}, {integer, _, A}}} = Fun) ->
+                        case Stubbed(Mod, F, A) of
+                            true -> Stub(L, {Mod, F, A});
+                            false -> Fun
+                        end;
+                   ({'fun', L, {function, F, A}} = Fun) when is_atom(F) ->
+                        case sets:is_element({F, A}, Defs) andalso Stubbed(M, F, A) of
+                            true -> Stub(L, {M, F, A});
+                            false -> Fun
+                        end;
+                   (Other) -> Other
+                end,
             in_functions(Rewrite, Forms)
     end.
 
