@@ -21,6 +21,7 @@
 %%                   process_info/2, processes/0
 %%   mce_rt_io       group leaders, and the output recorded with the step
 %%   mce_rt_node     the simulated nodes: nodes/0, ping, monitor_node, halt
+%%   mce_rt_netkernel net_kernel:monitor_nodes/1,2, connect_node/1, node_info/1,2
 %%   mce_rt_time     timers, clocks, unique integers, statistics
 %%
 %% Invariant: a step's side effects exist only in the effect log
@@ -427,4 +428,5 @@ checker_call(Fun) ->
 %% (mce_exec:clean_stack/1), as if the runtime were one module.
 -spec modules() -> [module()].
 modules() ->
-    [mce_rt, mce_rt_signals, mce_rt_spawn, mce_rt_procs, mce_rt_io, mce_rt_node, mce_rt_time].
+    [mce_rt, mce_rt_signals, mce_rt_spawn, mce_rt_procs, mce_rt_io, mce_rt_node, mce_rt_time,
+     mce_rt_netkernel].

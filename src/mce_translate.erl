@@ -219,6 +219,14 @@ classify_call(mcerlang, choice, 1) -> {redirect, mce_rt, choice};
 classify_call(mcerlang, prop, 1) -> {redirect, mce_rt, prop};
 classify_call(mcerlang, probe, 2) -> {redirect, mce_rt, probe};
 classify_call(net_adm, ping, 1) -> {redirect, mce_rt_node, ping};
+%% net_kernel's subscriptions to node events, connections and node info
+%% (mce_rt_netkernel); the rest of net_kernel is refused.
+classify_call(net_kernel, F, A) ->
+    _ = code:ensure_loaded(mce_rt_netkernel),
+    case erlang:function_exported(mce_rt_netkernel, F, A) of
+        true -> {redirect, mce_rt_netkernel, F};
+        false -> {unsupported, unsupported_call}
+    end;
 classify_call(timer, send_after, A) when A =:= 2; A =:= 3 -> {redirect, mce_rt_time, timer_send_after};
 classify_call(timer, cancel, 1) -> {redirect, mce_rt_time, timer_cancel};
 classify_call(binary, copy, 2) -> {redirect, mce_sandbox, binary_copy};
@@ -334,7 +342,8 @@ classify_other(M, F, A) ->
 is_runtime_module(M) ->
     lists:member(M, [mce_rt, mce_sandbox, mce_ets, mce_pterm, mce_global, mce_app, mce_logger,
                      mce_env, mce_atomics, mce_counters, mce_rt_signals, mce_rt_spawn,
-                     mce_rt_procs, mce_rt_io, mce_rt_node, mce_rt_time, mce_stubs])
+                     mce_rt_procs, mce_rt_io, mce_rt_node, mce_rt_time, mce_stubs,
+                     mce_rt_netkernel])
         orelse is_translation(M).
 
 %%====================================================================
@@ -598,7 +607,7 @@ is_checker_module(M) ->
                      mce_ltl, mce_ltl_search, mcerlang_monitor, mce_pterm, mce_env,
                      mce_atomics, mce_counters, mce_sandbox, mce_etf, mce_translate_expand,
                      mce_translate_blocking, mce_translate_gen, mce_translate_syntax,
-                     mce_translate_cache, mce_stubs])
+                     mce_translate_cache, mce_stubs, mce_rt_netkernel])
         orelse is_translation(M).
 
 is_translation(M) ->

@@ -289,6 +289,8 @@ side_effect(erlang, F, A) ->
                           {whereis, 1}, {registered, 0}, {is_process_alive, 1},
                           {process_info, 2}, {read_timer, 1}, {read_timer, 2},
                           {processes, 0}]);
+side_effect(net_kernel, monitor_nodes, _A) ->
+    true;
 side_effect(M, F, _A) when M =:= atomics; M =:= counters ->
     F =/= new;
 side_effect(ets, F, _A) ->
