@@ -482,6 +482,10 @@ translatable(M) when M =:= gen; M =:= gen_server; M =:= proc_lib; M =:= gen_stat
 %% checker's that would outlive the branch of the search that filled them.
 translatable(M) when M =:= digraph; M =:= digraph_utils ->
     true;
+%% OTP's process groups: the scope's gen_server and its ETS table are the
+%% model's, its node events net_kernel:monitor_nodes's (mce_rt_netkernel).
+translatable(pg) ->
+    true;
 translatable(M) when is_atom(M) ->
     case is_checker_module(M) of
         true -> false;
@@ -594,7 +598,7 @@ unsupported_bifs() ->
 
 %% OTP modules whose functions talk to processes, I/O or global state.
 process_modules() ->
-    [supervisor_bridge, rpc, erpc, global, global_group, pg, pg2, application, net_adm,
+    [supervisor_bridge, rpc, erpc, global, global_group, pg2, application, net_adm,
      net_kernel, code, file, filelib, gen_tcp, gen_udp, gen_sctp, ssl, inet, socket,
      os, io, ets, dets, mnesia, logger, error_logger, timer, persistent_term,
      erl_ddll, init, heart, disk_log, slave, peer, httpc].

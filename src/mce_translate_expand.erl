@@ -8,6 +8,8 @@
 %%   record creations   `#s{...}' written out field by field, defaults that
 %%                      run code placed where the record is built;
 %%   imports            local calls of imported functions made remote;
+%%   guard context      `self()' and `node()' in a fun's guards read from
+%%                      variables bound when the fun starts;
 %%   stubs              calls the check stubs (option `stubs', see
 %%                      mce_stubs) made calls of the stub's fun;
 %%   sleeps             `timer:sleep/1' and `erlang:yield/0' as the
@@ -38,7 +40,8 @@
 -spec forms(module(), [erl_parse:abstract_form()]) -> [erl_parse:abstract_form()].
 forms(M, Forms0) ->
     yield_points(M, clean_caught_stacks(model_calls(sleep_as_receive(
-                                                    stub_calls(M, resolve_imports(record_creations(Forms0))))))).
+                                                    stub_calls(M, guard_context(resolve_imports(
+                                                                     record_creations(Forms0)))))))).
 
 %% `#s{...}' as the compiler expands it (erl_expand_records:record_inits/2):
 %% every field in the record's definition order, a field not given taking
@@ -114,6 +117,100 @@ resolve_imports(Forms) ->
                       end,
             in_functions(Rewrite, Forms)
     end.
+
+%% Guards run on the executor, where self() and node() are the checker's,
+%% not the simulated process's.  The guards of functions' heads, case, if
+%% and receive clauses are handled by the code generator and mce_anf; a
+%% fun whose clauses' guards call them (pg's `fun(Pid) when is_pid(Pid),
+%% node(Pid) =:= node() -> ...') becomes one clause that binds them first
+%% and matches its arguments in a case, the guards reading the variables:
+%%
+%%   fun(A1, ..., An) -> G1 = self(), case {A1, ..., An} of {Ps} when Gs' -> ...;
+%%                                                         _ -> error(function_clause) end
+%%
+%% (neither changes during a process's life, so reading them first is
+%% what the guard would read).  Funs are rewritten innermost first, each
+%% with variables of its own.
+guard_context(Forms) ->
+    case lists:any(fun({function, _, _, _, Cs}) -> context_guard(Cs); (_) -> false end, Forms) of
+        false -> Forms;
+        true ->
+            put(mce_guard_context, 0),
+            Funs = fun({'fun', L, {clauses, Cls}} = F) ->
+                           case context_guard(Cls) of
+                               true -> {'fun', L, {clauses, [context_clause(L, Cls)]}};
+                               false -> F
+                           end;
+                      ({named_fun, L, Name, Cls} = F) ->
+                           case context_guard(Cls) of
+                               true -> {named_fun, L, Name, [context_clause(L, Cls)]};
+                               false -> F
+                           end;
+                      (Other) -> Other
+                   end,
+            Out = [postwalk_function(Funs, F) || F <- Forms],
+            erase(mce_guard_context),
+            Out
+    end.
+
+postwalk_function(Rewrite, {function, L, N, A, Cs}) -> {function, L, N, A, postwalk(Rewrite, Cs)};
+postwalk_function(_Rewrite, F) -> F.
+
+%% Some clause of T (funs already rewritten) has self() or node() in a guard.
+context_guard(T) ->
+    mce_translate_syntax:fold_all(
+      fun({clause, _, _, Gs, _}, Acc) -> Acc orelse context_calls(Gs) =/= [];
+         (_, Acc) -> Acc
+      end, false, T).
+
+context_calls(Gs) ->
+    mce_translate_syntax:fold_all(fun(E, Acc) ->
+                                          case context_call(E) of
+                                              {ok, F} -> [F | Acc];
+                                              none -> Acc
+                                          end
+                                  end, [], Gs).
+
+context_call({call, _, {atom, _, F}, []}) when F =:= self; F =:= node -> {ok, F};
+context_call({call, _, {remote, _, {atom, _, erlang}, {atom, _, F}}, []}) when F =:= self; F =:= node ->
+    {ok, F};
+context_call(_) -> none.
+
+context_clause(L, [{clause, _, Ps, _, _} | _] = Cls) ->
+    N = get(mce_guard_context),
+    put(mce_guard_context, N + 1),
+    Var = fun(What) -> {var, L, list_to_atom("MCE@G" ++ What ++ integer_to_list(N))} end,
+    Vars = #{self => Var("self"), node => Var("node")},
+    Used = lists:usort(lists:append([context_calls(Gs) || {clause, _, _, Gs, _} <- all_clauses(Cls)])),
+    Args = [Var("arg" ++ integer_to_list(I) ++ "_") || I <- lists:seq(1, length(Ps))],
+    Binds = [{match, L, maps:get(F, Vars), {call, L, {atom, L, F}, []}} || F <- Used],
+    Subst = fun(E) ->
+                    case context_call(E) of
+                        {ok, F} -> maps:get(F, Vars);
+                        none -> E
+                    end
+            end,
+    CaseCls = [{clause, CL, [{tuple, CL, CPs}], Gs, B} || {clause, CL, CPs, Gs, B} <- Cls]
+        ++ [{clause, L, [{var, L, '_'}], [],
+             [{call, L, {remote, L, {atom, L, erlang}, {atom, L, error}}, [{atom, L, function_clause}]}]}],
+    Body = Binds ++ [{'case', L, {tuple, L, Args}, subst_guards(Subst, CaseCls)}],
+    {clause, L, Args, [], Body}.
+
+all_clauses(T) ->
+    mce_translate_syntax:fold_all(fun({clause, _, _, _, _} = C, Acc) -> [C | Acc];
+                                     (_, Acc) -> Acc
+                                  end, [], T).
+
+%% Subst applied inside every guard of T (clauses of case, if, receive,
+%% try nested in it too).
+subst_guards(Subst, {clause, L, Ps, Gs, B}) ->
+    {clause, L, Ps, postwalk(Subst, Gs), subst_guards(Subst, B)};
+subst_guards(Subst, T) when is_tuple(T) ->
+    list_to_tuple(subst_guards(Subst, tuple_to_list(T)));
+subst_guards(Subst, L) when is_list(L) ->
+    [subst_guards(Subst, X) || X <- L];
+subst_guards(_Subst, X) ->
+    X.
 
 %% A call of M:F/A that the check stubs becomes a call of the stub's fun,
 %% `(mce_stubs:stub({M, F, A}))(Args)': a call of a computed fun, which

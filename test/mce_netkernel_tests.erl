@@ -26,7 +26,10 @@ results(Entry, Opts, Seen) ->
 
 %% The watcher on a@host waits for ever unless b@host goes: not a deadlock
 %% here (property abnormal_exit), the result is what it got.
-crash_gives_nodedown_test() ->
+crash_gives_nodedown_test_() ->
+    {timeout, 120, fun crash_gives_nodedown/0}.
+
+crash_gives_nodedown() ->
     Opts = #{faults => #{crash_node => 1}, property => abnormal_exit},
     ?assertEqual([[{nodedown, ?B}]], results({tprog_netkernel, watch, [[], 1]}, Opts)),
     ?assertEqual([[{nodedown, ?B, [{nodedown_reason, connection_closed}]}]],
@@ -36,7 +39,10 @@ crash_gives_nodedown_test() ->
 
 %% A disconnection is a nodedown (the tick timed out); the reconnection
 %% that may follow a nodeup; the subscription outlives both.
-disconnect_and_reconnect_test() ->
+disconnect_and_reconnect_test_() ->
+    {timeout, 120, fun disconnect_and_reconnect/0}.
+
+disconnect_and_reconnect() ->
     Opts = #{faults => #{disconnect => 1}, property => abnormal_exit},
     ?assertEqual([[{nodedown, ?B, [{nodedown_reason, net_tick_timeout}]}, {nodeup, ?B, []}]],
                  results({tprog_netkernel, watch, [[nodedown_reason], 2]}, Opts)),
@@ -45,17 +51,26 @@ disconnect_and_reconnect_test() ->
     %% {node_type, hidden}: the model's nodes are all visible.
     ?assertEqual([], results({tprog_netkernel, watch, [[{node_type, hidden}], 1]}, Opts)).
 
-subscriptions_stack_test() ->
+subscriptions_stack_test_() ->
+    {timeout, 120, fun subscriptions_stack/0}.
+
+subscriptions_stack() ->
     Opts = #{faults => #{crash_node => 1}, property => abnormal_exit},
     ?assertEqual([[{nodedown, ?B}, {nodedown, ?B}]], results({tprog_netkernel, stacked, []}, Opts)),
     ?assertEqual([[{nodedown, ?B}]], results({tprog_netkernel, unsubscribed, []}, Opts)).
 
-subscription_dies_with_its_process_test() ->
+subscription_dies_with_its_process_test_() ->
+    {timeout, 120, fun subscription_dies_with_its_process/0}.
+
+subscription_dies_with_its_process() ->
     Opts = #{faults => #{crash_node => 1}, property => abnormal_exit},
     ?assertEqual([{nodedown, ?B}], results({tprog_netkernel, watcher_dies, []}, Opts)).
 
 %% Without faults nothing comes: the watcher waits for ever (a deadlock).
-no_event_without_a_fault_test() ->
+no_event_without_a_fault_test_() ->
+    {timeout, 120, fun no_event_without_a_fault/0}.
+
+no_event_without_a_fault() ->
     ?assertMatch({error, #{violation := deadlock}},
                  mcerlang:check({tprog_netkernel, watch, [[], 1]}, ?O)).
 
@@ -72,7 +87,10 @@ checked(F) ->
         mcerlang:check({tprog_netkernel, F, []}, #{progress => false}),
     R.
 
-connect_and_info_test() ->
+connect_and_info_test_() ->
+    {timeout, 120, fun connect_and_info/0}.
+
+connect_and_info() ->
     ?assertMatch({error, #{violation := {abnormal_exit, _,
                                          {result, {true, true, false,
                                                    [{ok, up}, {ok, normal}, {error, invalid_key}],
@@ -80,7 +98,10 @@ connect_and_info_test() ->
                  mcerlang:check({tprog_netkernel, connect_and_info, [?B]}, ?O)).
 
 %% What the model does not know stops the check, naming the way out.
-unmodelled_node_info_test() ->
+unmodelled_node_info_test_() ->
+    {timeout, 120, fun unmodelled_node_info/0}.
+
+unmodelled_node_info() ->
     ?assertError({mcerlang, {unsupported_call, {net_kernel, node_info, 2}, {item, owner}, _}},
                  mcerlang:check(fun() -> net_kernel:node_info(?B, owner) end, ?O)),
     ?assertError({mcerlang, {unsupported_call, {net_kernel, start, 1}, _, _}},

@@ -28,12 +28,18 @@ results(Entry, Opts, Seen) ->
 
 -define(INFO, #{{file, read_file_info, 1} => fun tprog_stubs:fake_info/1}).
 
-unsupported_call_stubbed_test() ->
+unsupported_call_stubbed_test_() ->
+    {timeout, 120, fun unsupported_call_stubbed/0}.
+
+unsupported_call_stubbed() ->
     ?assertEqual({ok, {fake_info, "/etc/passwd"}}, result({tprog_stubs, read_info, []}, #{stubs => ?INFO})).
 
 %% Without the stub the call stops the check, and the error says how to
 %% stub it (the option's name, and the command line's).
-unsupported_call_error_names_the_option_test() ->
+unsupported_call_error_names_the_option_test_() ->
+    {timeout, 120, fun unsupported_call_error_names_the_option/0}.
+
+unsupported_call_error_names_the_option() ->
     try mcerlang:check({tprog_stubs, read_info, []}, ?O) of
         Other -> erlang:error({unexpected, Other})
     catch error:{mcerlang, {unsupported_call, {file, read_file_info, 1},
@@ -43,13 +49,19 @@ unsupported_call_error_names_the_option_test() ->
     end.
 
 %% A call the translator sees only at run time says so too.
-dynamic_unsupported_call_error_names_the_option_test() ->
+dynamic_unsupported_call_error_names_the_option_test_() ->
+    {timeout, 120, fun dynamic_unsupported_call_error_names_the_option/0}.
+
+dynamic_unsupported_call_error_names_the_option() ->
     ?assertError({mcerlang, {unsupported_call, {file, read_file_info, 1}, _, "not modelled: " ++ _}},
                  mcerlang:check({tprog_stubs, dynamic_calls, []}, ?O)).
 
 %% The stubs take part in the translation's key: the module translated
 %% with the stub is not used by a check without it, and the other way round.
-translation_depends_on_the_stubs_test() ->
+translation_depends_on_the_stubs_test_() ->
+    {timeout, 120, fun translation_depends_on_the_stubs/0}.
+
+translation_depends_on_the_stubs() ->
     ?assertError({mcerlang, {unsupported_call, {file, read_file_info, 1}, _, _}},
                  mcerlang:check({tprog_stubs, read_info, []}, ?O)),
     ?assertMatch({ok, _}, result({tprog_stubs, read_info, []}, #{stubs => ?INFO})),
@@ -58,25 +70,37 @@ translation_depends_on_the_stubs_test() ->
     Other = #{{file, read_file_info, 1} => fun(N) -> {ok, {other, N}} end},
     ?assertEqual({ok, {other, "/etc/passwd"}}, result({tprog_stubs, read_info, []}, #{stubs => Other})).
 
-dynamic_calls_run_the_stub_test() ->
+dynamic_calls_run_the_stub_test_() ->
+    {timeout, 120, fun dynamic_calls_run_the_stub/0}.
+
+dynamic_calls_run_the_stub() ->
     ?assertEqual([{ok, {fake_info, X}} || X <- ["a", "b", "c", "d", "e"]] ++ [[{ok, {fake_info, "f"}}]],
                  result({tprog_stubs, dynamic_calls, []}, #{stubs => ?INFO})).
 
-spawn_of_a_stubbed_call_runs_the_stub_test() ->
+spawn_of_a_stubbed_call_runs_the_stub_test_() ->
+    {timeout, 120, fun spawn_of_a_stubbed_call_runs_the_stub/0}.
+
+spawn_of_a_stubbed_call_runs_the_stub() ->
     Stub = fun(Parent) -> Parent ! {from_stub, node()} end,
     ?assertEqual({from_stub, nonode@nohost},
                  result({tprog_stubs, spawn_stubbed, []},
                         #{stubs => #{{tprog_stubs_absent, run, 1} => Stub}})).
 
 %% A modelled call (application:get_env/2 is mce_app's) is overridden.
-modelled_call_stubbed_test() ->
+modelled_call_stubbed_test_() ->
+    {timeout, 120, fun modelled_call_stubbed/0}.
+
+modelled_call_stubbed() ->
     ?assertEqual({ok, {kernel, anything, stubbed}},
                  result({tprog_stubs, env, []},
                         #{stubs => #{{application, get_env, 2} => fun tprog_stubs:fake_get_env/2}})).
 
 %% A function of checked code stubbed: every call of it runs the stub,
 %% the local call and `fun helper/1' inside its own module included.
-checked_function_stubbed_test() ->
+checked_function_stubbed_test_() ->
+    {timeout, 120, fun checked_function_stubbed/0}.
+
+checked_function_stubbed() ->
     ?assertEqual({{real, 1}, {real, 2}, {real, 3}}, result({tprog_stubs, helper_calls, []}, #{})),
     ?assertEqual({{stub, 1}, {stub, 2}, {stub, 3}},
                  result({tprog_stubs, helper_calls, []},
@@ -84,19 +108,28 @@ checked_function_stubbed_test() ->
 
 %% The stub sends and receives inside the model: its steps are the
 %% calling process's, and both orders of two clients are explored.
-stub_talks_to_the_model_test() ->
+stub_talks_to_the_model_test_() ->
+    {timeout, 120, fun stub_talks_to_the_model/0}.
+
+stub_talks_to_the_model() ->
     Stubs = #{{tprog_stubs_absent, request, 1} => fun tprog_stubs:service_stub/1},
     ?assertEqual({1, 2}, result({tprog_stubs, service, []}, #{stubs => Stubs})),
     ?assertEqual([{a_got, 1}, {a_got, 2}], results({tprog_stubs, service_race, []}, #{stubs => Stubs, property => abnormal_exit})).
 
 %% A stub that blocks for ever leaves its caller blocked: a deadlock.
-stub_may_block_test() ->
+stub_may_block_test_() ->
+    {timeout, 120, fun stub_may_block/0}.
+
+stub_may_block() ->
     Stubs = #{{tprog_stubs_absent, wait, 0} => fun() -> receive never -> ok end end},
     ?assertMatch({error, #{violation := deadlock}},
                  mcerlang:check({tprog_stubs, blocking_stub, []}, ?O#{stubs => Stubs})).
 
 %% A closure captures values; a shell fun runs translated too.
-closure_and_shell_fun_stubs_test() ->
+closure_and_shell_fun_stubs_test_() ->
+    {timeout, 120, fun closure_and_shell_fun_stubs/0}.
+
+closure_and_shell_fun_stubs() ->
     Tag = captured,
     ?assertEqual({ok, {captured, "/etc/passwd"}},
                  result({tprog_stubs, read_info, []},
@@ -107,7 +140,10 @@ closure_and_shell_fun_stubs_test() ->
     ?assertEqual({ok, {shell, "/etc/passwd"}},
                  result({tprog_stubs, read_info, []}, #{stubs => #{{file, read_file_info, 1} => Shell}})).
 
-bad_stubs_are_refused_test() ->
+bad_stubs_are_refused_test_() ->
+    {timeout, 120, fun bad_stubs_are_refused/0}.
+
+bad_stubs_are_refused() ->
     Check = fun(Stubs) -> mcerlang:check({tprog_stubs, read_info, []}, ?O#{stubs => Stubs}) end,
     ?assertError({mcerlang, {bad_option_value, stubs, [], _}}, Check([])),
     ?assertError({mcerlang, {bad_option_value, stubs, {file, read_file_info}, _}},
@@ -139,12 +175,18 @@ bad_stubs_are_refused_test() ->
                                 ?O#{stubs => #{{tprog_stubs_absent, request, 1} => fun file:delete/1}})).
 
 %% A pure OTP function may be the stub itself.
-pure_otp_function_as_stub_test() ->
+pure_otp_function_as_stub_test_() ->
+    {timeout, 120, fun pure_otp_function_as_stub/0}.
+
+pure_otp_function_as_stub() ->
     ?assertEqual("dwssap/cte/", result({tprog_stubs, read_info, []},
                                         #{stubs => #{{file, read_file_info, 1} => fun lists:reverse/1}})).
 
 %% The command line: --stub M:F/A=Mod:Fun.
-cli_stub_test() ->
+cli_stub_test_() ->
+    {timeout, 120, fun cli_stub/0}.
+
+cli_stub() ->
     {Code, Out} = mce_cli_tests:run_cli(["check", "--stub", "file:read_file_info/1=tprog_stubs:fake_info",
                                          "-pa", "_build/test/lib/mcerlang/test",
                                          "tprog_stubs:read_info()"]),
