@@ -38,6 +38,21 @@ two_nodes_test_() ->
                            {remote, [remote], {left, [remote]}, []}], Results)
      end}.
 
+%% A disconnection of the two nodes drops the remote member too (pg's
+%% nodedown handling, from net_kernel:monitor_nodes); once they reconnect
+%% the scopes discover each other again (nodeup) and the member is back.
+disconnect_test_() ->
+    {timeout, 120,
+     fun() ->
+             Opts = #{progress => false, property => abnormal_exit, nodes => ['a@h', 'b@h'],
+                      faults => #{disconnect => 1}},
+             ?assertEqual([{remote, [], {left, [remote]}, []},
+                           {remote, [], {left, [remote]}, [remote]},
+                           {remote, [remote], {left, [remote]}, []},
+                           {remote, [remote], {left, [remote]}, [remote]}],
+                          results({tprog_pg, two_nodes, [s, 'b@h']}, Opts, []))
+     end}.
+
 results(Entry, Opts, Seen) ->
     case mcerlang:check(Entry, Opts#{treat_as_normal => [normal | Seen]}) of
         {ok, _} -> lists:sort([R || {result, R} <- Seen]);
