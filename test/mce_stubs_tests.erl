@@ -195,3 +195,15 @@ cli_stub() ->
     {2, Bad} = mce_cli_tests:run_cli(["check", "--stub", "file:read_file_info=tprog_stubs:fake_info",
                                       "tprog_stubs:read_info()"]),
     ?assertNotEqual(nomatch, string:find(Bad, "--stub")).
+
+%% A counterexample of a check with stubs replays (its options carry the
+%% stubs), and so does a simulation find it.
+replay_and_simulate_with_stubs_test_() ->
+    {timeout, 120, fun replay_and_simulate_with_stubs/0}.
+
+replay_and_simulate_with_stubs() ->
+    Stubs = #{{tprog_stubs_absent, request, 1} => fun tprog_stubs:service_stub/1},
+    {error, Cex} = mcerlang:check({tprog_stubs, service, []}, ?O#{stubs => Stubs}),
+    ?assertMatch({ok, _}, mcerlang:replay(Cex)),
+    ?assertMatch({error, #{violation := {abnormal_exit, _, {result, {1, 2}}}}},
+                 mcerlang:simulate({tprog_stubs, service, []}, ?O#{stubs => Stubs, runs => 3})).
