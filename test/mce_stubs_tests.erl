@@ -207,3 +207,19 @@ replay_and_simulate_with_stubs() ->
     ?assertMatch({ok, _}, mcerlang:replay(Cex)),
     ?assertMatch({error, #{violation := {abnormal_exit, _, {result, {1, 2}}}}},
                  mcerlang:simulate({tprog_stubs, service, []}, ?O#{stubs => Stubs, runs => 3})).
+
+%% An erlang BIF the checker refuses (not one the model keeps) may be
+%% stubbed, and its error says so.
+refused_bif_stubbed_test_() ->
+    {timeout, 120, fun refused_bif_stubbed/0}.
+
+refused_bif_stubbed() ->
+    ?assertError({mcerlang, {unsupported_bif, {erlang, suspend_process, 1}, _,
+                             "not modelled: give the check a stub" ++ _}},
+                 mcerlang:check({tprog, uses_timer, []}, ?O)),
+    ?assertMatch({ok, _}, mcerlang:check({tprog, uses_timer, []},
+                                         ?O#{stubs => #{{erlang, suspend_process, 1} => fun(_) -> true end}})),
+    %% The model keeps spawn_request: its error does not offer a stub.
+    ?assertError({mcerlang, {unsupported_bif, {erlang, spawn_request, 2}, _,
+                             "the model keeps this call and cannot run it"}},
+                 mcerlang:check(fun() -> spawn_request(fun() -> ok end, [monitor]) end, ?O)).
