@@ -106,3 +106,11 @@ unmodelled_node_info() ->
                  mcerlang:check(fun() -> net_kernel:node_info(?B, owner) end, ?O)),
     ?assertError({mcerlang, {unsupported_call, {net_kernel, start, 1}, _, _}},
                  mcerlang:check(fun() -> net_kernel:start([x]) end, ?O)).
+
+halt_gives_nodedown_test_() ->
+    {timeout, 120, fun halt_gives_nodedown/0}.
+
+halt_gives_nodedown() ->
+    ?assertMatch({error, #{violation := {abnormal_exit, _, {result, {nodedown, ?B,
+                                                                    [{nodedown_reason, connection_closed}]}}}}},
+                 mcerlang:check({tprog_netkernel, halt_other, [?B]}, ?O)).

@@ -2,7 +2,7 @@
 %% (mce_rt_netkernel; see mce_netkernel_tests).
 -module(tprog_netkernel).
 
--export([bad_options/0, watch/2, stacked/0, unsubscribed/0, return_values/0, connect_and_info/1,
+-export([halt_other/1, bad_options/0, watch/2, stacked/0, unsubscribed/0, return_values/0, connect_and_info/1,
          watcher_dies/0]).
 
 %% Subscribes with Options and exits with the first N messages it gets.
@@ -64,3 +64,10 @@ bad_options() ->
                             [{node_type, all}, {node_type, visible}], [x, {node_type, all}, y],
                             [{node_type, all}, nodedown_reason, {node_type, all}, z],
                             [x, {node_type, hidden}, nodedown_reason, y]]]}).
+
+%% erlang:halt/0 on the other node: a nodedown whose reason is the closed
+%% connection.
+halt_other(B) ->
+    ok = net_kernel:monitor_nodes(true, [nodedown_reason]),
+    spawn(B, fun() -> erlang:halt() end),
+    exit({result, receive M -> M end}).
