@@ -246,7 +246,8 @@ static int sever(trans_ctx *cx, sys_state *st, uint32_t a, uint32_t b,
     }
     for (uint32_t k = st->nnodemons; k-- > 0;) {
         node_monitor nm = st->nodemons[k];
-        if (!cut(a, b, KEY_NODE(nm.pid), nm.node))
+        /* monitor_nodes subscriptions stay (nodes_event told them). */
+        if ((nm.node & NODEMON_ALL) || !cut(a, b, KEY_NODE(nm.pid), nm.node))
             continue;
         int w = sys_state_find(st, nm.pid);
         for (uint32_t c = 0; w >= 0 && c < nm.count; c++)
@@ -262,10 +263,48 @@ static int sever(trans_ctx *cx, sys_state *st, uint32_t a, uint32_t b,
     return deliver_signals(cx, st, sq);
 }
 
+/* The net_kernel:monitor_nodes subscribers whose node sees another come
+** or go: a == b, node a crashes (seen by the nodes that reached it);
+** otherwise a and b lose each other (down, while they still reach each
+** other) or reconnect (up, once they do).  Each subscription gets its
+** message; the subscriptions stay.  Called before the state changes for
+** a loss, after it for a reconnection. */
+static int nodes_event(trans_ctx *cx, sys_state *st, uint32_t a, uint32_t b,
+                       int up, part_id reason)
+{
+    if (a != b && !ether_reachable(st, a, b))
+        return 0;
+    for (uint32_t k = 0; k < st->nnodemons; k++) {
+        node_monitor nm = st->nodemons[k];
+        if (!(nm.node & NODEMON_ALL) || (nm.node & NODES_OPT_HIDDEN_ONLY))
+            continue;
+        uint32_t pn = KEY_NODE(nm.pid), other;
+        if (a == b) {
+            if (pn == a || !ether_reachable(st, pn, a))
+                continue;
+            other = a;
+        } else if (pn == a) {
+            other = b;
+        } else if (pn == b) {
+            other = a;
+        } else {
+            continue;
+        }
+        int w = sys_state_find(st, nm.pid);
+        for (uint32_t c = 0; w >= 0 && c < nm.count; c++)
+            if (deliver_nodes_event(cx, st, w, nm.node & NODES_OPT_MASK, up, other,
+                                    reason) != 0)
+                return -1;
+    }
+    return 0;
+}
+
 /* Node a stops (a crash, or halt/0 in its code): its processes, tables
 ** and channels vanish and the survivors see it go. */
 int ether_node_down(trans_ctx *cx, sys_state *st, uint32_t a, signal_queue *sq)
 {
+    if (nodes_event(cx, st, a, a, 0, cx->atoms[ATOM_CONNECTION_CLOSED]) != 0)
+        return -1;
     st->down |= (uint64_t)1 << a;
     for (uint32_t k = st->nchans; k-- > 0;)
         if (KEY_NODE(st->chans[k].from) == a || KEY_NODE(st->chans[k].to) == a)
@@ -306,7 +345,8 @@ int ether_apply_fault(trans_ctx *cx, sys_state *st, const fault *f,
         ext_node_atom(&cx->names, lb, f->a);
         ext_node_atom(&cx->names, lb, f->b);
         st->disconnects++;
-        if (sys_state_set_disconnected(st, f->a, f->b, 1) != 0)
+        if (nodes_event(cx, st, f->a, f->b, 0, cx->atoms[ATOM_NET_TICK_TIMEOUT]) != 0 ||
+            sys_state_set_disconnected(st, f->a, f->b, 1) != 0)
             return -1;
         return sever(cx, st, f->a, f->b, sq);
     case FAULT_RECONNECT:
@@ -314,7 +354,9 @@ int ether_apply_fault(trans_ctx *cx, sys_state *st, const fault *f,
         ext_atom(lb, "reconnect");
         ext_node_atom(&cx->names, lb, f->a);
         ext_node_atom(&cx->names, lb, f->b);
-        return sys_state_set_disconnected(st, f->a, f->b, 0);
+        if (sys_state_set_disconnected(st, f->a, f->b, 0) != 0)
+            return -1;
+        return nodes_event(cx, st, f->a, f->b, 1, 0);
     case FAULT_KILL:
         ext_tuple(lb, 2);
         ext_atom(lb, "kill");

@@ -144,7 +144,7 @@ search *search_new(const search_config *cfg)
                                             0, &fresh);
     static const char *const names[N_ATOMS] = SEARCH_ATOM_NAMES;
     for (int a = 0; a < N_ATOMS && s->tx.empty_mailbox != 0; a++) {
-        uint8_t buf[16];
+        uint8_t buf[64];
         const uint8_t *etf = cfg->atom_etf[a];
         size_t len = cfg->atom_etf_len[a];
         if (etf == NULL) {      /* ATOM_EXT, as the VM writes latin-1 atoms */

@@ -31,6 +31,18 @@ typedef struct search search;
 
 #define SEARCH_MAX_NODES 64
 
+enum search_atom {
+    ATOM_NORMAL = 0, ATOM_KILLED, ATOM_KILL, ATOM_EXIT, ATOM_DOWN, ATOM_PROCESS,
+    ATOM_NOPROC, ATOM_NOCONNECTION, ATOM_NODEDOWN, ATOM_ETS_TRANSFER,
+    /* net_kernel:monitor_nodes/1,2 messages (transition.c deliver_nodes_event) */
+    ATOM_NODEUP, ATOM_NODEDOWN_REASON, ATOM_NODE_TYPE, ATOM_VISIBLE,
+    ATOM_CONNECTION_CLOSED, ATOM_NET_TICK_TIMEOUT, N_ATOMS
+};
+#define SEARCH_ATOM_NAMES { "normal", "killed", "kill", "EXIT", "DOWN", "process", \
+                            "noproc", "noconnection", "nodedown", "ETS-TRANSFER", \
+                            "nodeup", "nodedown_reason", "node_type", "visible", \
+                            "connection_closed", "net_tick_timeout" }
+
 typedef struct search_config {
     const char *node;          /* the simulated node's name (UTF-8) when
                                   nnodes is 0 */
@@ -113,16 +125,9 @@ typedef struct search_config {
     ** killed, kill and 'EXIT' as the VM encodes them, so that exit reasons
     ** and the 'EXIT' messages built here intern like the VM's own terms.
     ** NULL: a latin-1 ATOM_EXT encoding is assumed. */
-    const uint8_t *atom_etf[10];
-    size_t atom_etf_len[10];
+    const uint8_t *atom_etf[N_ATOMS];
+    size_t atom_etf_len[N_ATOMS];
 } search_config;
-
-enum search_atom {
-    ATOM_NORMAL = 0, ATOM_KILLED, ATOM_KILL, ATOM_EXIT, ATOM_DOWN, ATOM_PROCESS,
-    ATOM_NOPROC, ATOM_NOCONNECTION, ATOM_NODEDOWN, ATOM_ETS_TRANSFER, N_ATOMS
-};
-#define SEARCH_ATOM_NAMES { "normal", "killed", "kill", "EXIT", "DOWN", "process", \
-                            "noproc", "noconnection", "nodedown", "ETS-TRANSFER" }
 
 /* An encoded Erlang term on its way into the store. */
 typedef struct term_in {

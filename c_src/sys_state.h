@@ -34,7 +34,10 @@
 ** down is the set of crashed nodes; crashes, disconnects and kills count
 ** the faults injected so far; disc the disconnected node pairs (a << 8 | b,
 ** a < b, sorted); uniq the last erlang:unique_integer handed out;
-** nodemons the node monitors (pid, node, count) sorted;
+** nodemons the node monitors (pid, node, count) sorted; an entry whose
+** node has NODEMON_ALL set is `count` subscriptions of
+** net_kernel:monitor_nodes/1,2 with the options in its low bits (they
+** outlive nodedowns and get nodeup on reconnection);
 ** chans the ether: one FIFO queue (a vector of PART_SIGNAL ids) per
 ** ordered pair of processes (from, to, name) with signals in transit,
 ** sorted, never empty.  A pending timer (erlang:send_after, start_timer)
@@ -165,6 +168,16 @@ typedef struct ets_table {
 typedef struct node_monitor {
     uint32_t pid, node, count;
 } node_monitor;
+
+/* A node monitor's node field for a monitor_nodes subscription: the flag
+** and the subscription's options (the message's shape). */
+#define NODEMON_ALL 0x100u
+#define NODES_OPT_INFO 0x1u         /* {nodeup|nodedown, Node, InfoList} */
+#define NODES_OPT_REASON 0x2u       /* {nodedown_reason, R} in a nodedown's list */
+#define NODES_OPT_TYPE 0x4u         /* {node_type, visible} in the list */
+#define NODES_OPT_HIDDEN_ONLY 0x8u  /* {node_type, hidden}: the model's nodes
+                                       are all visible, so never a message */
+#define NODES_OPT_MASK 0xfu
 
 /* Messages (or signals) appended during one transition to a process's
 ** mailbox or a channel's queue, not yet interned: interning each append

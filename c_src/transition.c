@@ -137,6 +137,43 @@ int deliver_nodedown(trans_ctx *cx, sys_state *st, int to, uint32_t node)
     return deliver_built(cx, st, to, &e);
 }
 
+/* Appends the message of a monitor_nodes subscription with options `opts`
+** (NODES_OPT_*) about `node` to st->procs[to]: {nodeup | nodedown, Node},
+** or with options {nodeup | nodedown, Node, InfoList}, the list built as
+** erts does (dist.c, send_nodes_mon_msg): [{nodedown_reason, Reason} |
+** [{node_type, visible}]], each element present when asked for. */
+int deliver_nodes_event(trans_ctx *cx, sys_state *st, int to, uint32_t opts,
+                        int up, uint32_t node, part_id reason)
+{
+    ext_buf e = { NULL, 0, 0, 0 };
+    part_id what = cx->atoms[up ? ATOM_NODEUP : ATOM_NODEDOWN];
+    ext_u8(&e, 131);
+    ext_tuple(&e, (opts & NODES_OPT_INFO) ? 3 : 2);
+    ext_part(&cx->names, &e, what);
+    ext_part(&cx->names, &e, cx->names.node_atoms[node]);
+    if (opts & NODES_OPT_INFO) {
+        int with_reason = !up && (opts & NODES_OPT_REASON);
+        int with_type = (opts & NODES_OPT_TYPE) != 0;
+        uint32_t n = (uint32_t)with_reason + (uint32_t)with_type;
+        if (n > 0) {
+            ext_u8(&e, 108);                /* LIST_EXT */
+            ext_u32(&e, n);
+            if (with_reason) {
+                ext_tuple(&e, 2);
+                ext_part(&cx->names, &e, cx->atoms[ATOM_NODEDOWN_REASON]);
+                ext_part(&cx->names, &e, reason);
+            }
+            if (with_type) {
+                ext_tuple(&e, 2);
+                ext_part(&cx->names, &e, cx->atoms[ATOM_NODE_TYPE]);
+                ext_part(&cx->names, &e, cx->atoms[ATOM_VISIBLE]);
+            }
+        }
+        ext_u8(&e, 106);                    /* NIL_EXT */
+    }
+    return deliver_built(cx, st, to, &e);
+}
+
 /* Removes process `pid`, which ends with `reason`: its linked processes
 ** get exit signals, its watchers 'DOWN' messages (through the ether when
 ** they are routed there), the monitors it held are dropped, and so are
@@ -618,6 +655,14 @@ static int apply_effects(trans_ctx *cx, sys_state *st, uint32_t me,
             break;
         }
         case EFFECT_MONITOR_NODE:
+            if (target & NODEMON_ALL) {
+                /* net_kernel:monitor_nodes(Flag, Options): one more (or one
+                ** less) subscription with these options. */
+                if ((target & ~(NODEMON_ALL | NODES_OPT_MASK)) != 0 ||
+                    sys_state_node_monitor(st, me, target, ef->link ? 1 : -1) != 0)
+                    return -1;
+                break;
+            }
             if (target >= cx->names.nodes.n)
                 return -1;
             if (!ef->link) {

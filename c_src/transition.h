@@ -123,6 +123,10 @@ int deliver_down(trans_ctx *cx, sys_state *st, int to, monitor m,
                  part_id reason);
 /* Appends {nodedown, Node} to st->procs[to]'s mailbox. */
 int deliver_nodedown(trans_ctx *cx, sys_state *st, int to, uint32_t node);
+/* Appends a monitor_nodes message (nodeup when `up`, else nodedown with
+** `reason`) about `node`, shaped by the subscription's NODES_OPT_* `opts`. */
+int deliver_nodes_event(trans_ctx *cx, sys_state *st, int to, uint32_t opts,
+                        int up, uint32_t node, part_id reason);
 /* A message sent to alias ref arrives at st->procs[q], if the alias is
 ** still active there. */
 int deliver_via_alias(sys_state *st, int q, uint32_t ref, part_id msg);

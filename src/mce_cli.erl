@@ -101,6 +101,8 @@ usage() ->
       "                               their main loop (default), none, or also T (name=A,\n"
       "                               module=M, or a registered name)\n"
       "  --env TERM                   application environments, #{App => #{Key => Value}}\n"
+      "  --stub M:F/A=MOD:FUN         calls of M:F/A run MOD:FUN/A inside the model instead\n"
+      "                               (repeatable)\n"
       "  --option KEY=TERM            any other option of mcerlang:check/2\n"
       "  --no-progress                no progress lines on stderr\n"
       "Simulation:\n"
@@ -221,6 +223,9 @@ option({"nodes", V}, Cli) -> set(nodes, [atom(N, "--nodes") || N <- string:lexem
 option({"faults", V}, Cli) ->
     set(faults, maps:from_list([fault_budget(KV, V) || KV <- string:lexemes(V, ",")]), Cli);
 option({"env", V}, Cli) -> set(env, term(V, "--env"), Cli);
+option({"stub", V}, #cli{options = O} = Cli) ->
+    {MFA, Fun} = stub(V),
+    set(stubs, (maps:get(stubs, O, #{}))#{MFA => Fun}, Cli);
 option({"symmetry", "on"}, Cli) -> set(symmetry, true, Cli);
 option({"symmetry", "off"}, Cli) -> set(symmetry, false, Cli);
 option({"symmetry", V}, _Cli) ->
@@ -277,6 +282,28 @@ fault_target(disconnect, T, Flag) ->
         [Node] -> atom(Node, Flag)
     end;
 fault_target(_, T, Flag) -> atom(T, Flag).
+
+%% --stub M:F/A=Mod:Fun: calls of M:F/A run Mod:Fun/A, an exported
+%% function of a module on the code path (checked by mcerlang:check/2,
+%% once the code path is set).
+stub(V) ->
+    Usage = fun() -> throw({usage, io_lib:format("--stub ~ts: expected M:F/A=Mod:Fun", [V])}) end,
+    case string:split(V, "=") of
+        [Call, Stub] ->
+            case {string:split(Call, ":"), string:split(Stub, ":")} of
+                {[M, FA], [SM, SF]} when M =/= "", SM =/= "", SF =/= "" ->
+                    case string:split(FA, "/", trailing) of
+                        [F, A] when F =/= "" ->
+                            Arity = integer(A, "--stub"),
+                            Arity >= 0 andalso Arity =< 255 orelse Usage(),
+                            {{atom(M, "--stub"), atom(F, "--stub"), Arity},
+                             erlang:make_fun(atom(SM, "--stub"), atom(SF, "--stub"), Arity)};
+                        _ -> Usage()
+                    end;
+                _ -> Usage()
+            end;
+        _ -> Usage()
+    end.
 
 %% Atoms hold at most 255 characters: a longer name is a usage error, not
 %% a system_limit crash.

@@ -96,6 +96,7 @@ start_with_banner(What, Options0) ->
                       %% the session's disk cache (see mcerlang:isolated/2).
                       mce_translate_cache:use(maps:get(translation_cache, Opts)),
                       Reply = try
+                                  ok = mce_stubs:install(maps:get(stubs, Opts)),
                                   Sess = mce_session:open(InitCall, Opts),
                                   Root = mce_session:root(Sess),
                                   %% The initial state is judged, as by check/2.

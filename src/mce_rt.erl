@@ -21,6 +21,7 @@
 %%                   process_info/2, processes/0
 %%   mce_rt_io       group leaders, and the output recorded with the step
 %%   mce_rt_node     the simulated nodes: nodes/0, ping, monitor_node, halt
+%%   mce_rt_netkernel net_kernel:monitor_nodes/1,2, connect_node/1, node_info/1,2
 %%   mce_rt_time     timers, clocks, unique integers, statistics
 %%
 %% Invariant: a step's side effects exist only in the effect log
@@ -326,16 +327,24 @@ apply(Fun, Args) ->
 %% @doc `M:F(Args)' with M or F computed at run time, and `apply/3'.
 -spec apply(module(), atom(), [term()]) -> term().
 apply(M, F, Args) when is_atom(M), is_atom(F), is_list(Args) ->
-    case mce_translate:classify_call(M, F, length(Args)) of
-        {redirect, RM, RF} -> erlang:apply(RM, RF, Args);
-        {model, MM, MF} -> erlang:apply(checker_call(fun() -> mce_translate:ensure(MM) end), MF, Args);
-        {unsupported, Why} -> fatal({mcerlang, {Why, {M, F, length(Args)}, dynamic_call}});
-        pure -> erlang:apply(M, F, Args);
-        library_hof -> erlang:apply(checker_call(fun() -> mce_translate:ensure_library(M) end), F, Args);
-        translate -> erlang:apply(checker_call(fun() -> mce_translate:ensure(M) end), F, Args)
+    case mce_stubs:lookup(M, F, length(Args)) of
+        {ok, Stub} -> erlang:apply(Stub, Args);
+        none -> apply_unstubbed(M, F, Args)
     end;
 apply(M, F, Args) ->
     erlang:apply(M, F, Args).
+
+apply_unstubbed(M, F, Args) ->
+    case mce_translate:classify_call(M, F, length(Args)) of
+        {redirect, RM, RF} -> erlang:apply(RM, RF, Args);
+        {model, MM, MF} -> erlang:apply(checker_call(fun() -> mce_translate:ensure(MM) end), MF, Args);
+        {unsupported, Why} ->
+            MFA = {M, F, length(Args)},
+            fatal({mcerlang, {Why, MFA, dynamic_call, mce_stubs:hint(MFA)}});
+        pure -> erlang:apply(M, F, Args);
+        library_hof -> erlang:apply(checker_call(fun() -> mce_translate:ensure_library(M) end), F, Args);
+        translate -> erlang:apply(checker_call(fun() -> mce_translate:ensure(M) end), F, Args)
+    end.
 
 %%--------------------------------------------------------------------
 %% Process dictionary (part of the simulated process's state)
@@ -384,10 +393,11 @@ get_keys(Value) ->
 -spec erlang_yield() -> true.
 erlang_yield() -> true.
 
-%% @doc A call the checker cannot model yet was reached.
+%% @doc A call the checker cannot model yet was reached.  The error says
+%% the way out: a stub (option `stubs', mce_stubs:hint/1).
 -spec unsupported(mfa(), location(), atom()) -> no_return().
 unsupported(MFA, Location, Why) ->
-    fatal({mcerlang, {Why, MFA, Location}}).
+    fatal({mcerlang, {Why, MFA, Location, mce_stubs:hint(MFA)}}).
 
 %% @doc Stops the check: the program reached something the checker cannot
 %% model.  The reason is recorded before it is raised, so a `catch' in the
@@ -418,4 +428,5 @@ checker_call(Fun) ->
 %% (mce_exec:clean_stack/1), as if the runtime were one module.
 -spec modules() -> [module()].
 modules() ->
-    [mce_rt, mce_rt_signals, mce_rt_spawn, mce_rt_procs, mce_rt_io, mce_rt_node, mce_rt_time].
+    [mce_rt, mce_rt_signals, mce_rt_spawn, mce_rt_procs, mce_rt_io, mce_rt_node, mce_rt_time,
+     mce_rt_netkernel].

@@ -167,14 +167,16 @@ system_process(N) ->
     end.
 
 %% The registered names of a real OTP 25 node that the model refuses
-%% (docs/USER_GUIDE.md lists them).
+%% (docs/USER_GUIDE.md lists them).  Not pg: kernel starts the default
+%% scope only when asked (start_pg), and a program's pg:start_link/0 runs
+%% translated.
 unmodelled_system_names() ->
     [application_controller, code_server, erl_prim_loader, erl_signal_server,
      erts_code_purger, file_server_2, global_group, global_group_check, global_name_server,
      inet_db, kernel_refc, kernel_safe_sup, kernel_sup, logger, logger_handler_watcher,
      logger_proxy, logger_std_h_default, logger_sup, rex, socket_registry, standard_error,
      standard_error_sup, user_drv, timer_server, net_kernel, auth, erl_epmd, net_sup,
-     global_group_sup, pg, sasl_sup, release_handler, alarm_handler, overload].
+     global_group_sup, sasl_sup, release_handler, alarm_handler, overload].
 
 %% A name on another node is resolved when the signal arrives; a standard
 %% name that no program process holds there now is refused, as whereis/1

@@ -2,7 +2,8 @@
 %%
 %% Every call checked code can make either runs translated inside the model,
 %% is a pure function of an OTP module on the allow list below, or stops the
-%% check with `{unsupported_call | unsupported_bif, {M, F, A}, Where}'.
+%% check with `{unsupported_call | unsupported_bif, {M, F, A}, Where, Hint}'
+%% (the hint names the option `stubs', the way out).
 %% Static calls are classified by the translator (mce_translate:classify_call/3,
 %% which consults pure_call/3 and refused_bif/2 here); everything only known
 %% at run time comes through this module: fun values when they are called
@@ -131,7 +132,8 @@ local_fun(Fun, M, Where) ->
     end.
 
 call_fun(M, F, A, Fun, Where) ->
-    case classify(M, F, A, Where) of
+    case stub_or_classify(M, F, A, Where) of
+        {stub, Stub} -> Stub;
         direct -> Fun;
         {RM, RF} -> erlang:make_fun(RM, RF, A)
     end.
@@ -139,7 +141,8 @@ call_fun(M, F, A, Fun, Where) ->
 %% @doc erlang:make_fun/3, and `fun M:F/A' with M or F computed.
 -spec make_fun(term(), term(), term()) -> function().
 make_fun(M, F, A) when is_atom(M), is_atom(F), is_integer(A), A >= 0, A =< 255 ->
-    case classify(M, F, A, make_fun) of
+    case stub_or_classify(M, F, A, make_fun) of
+        {stub, Stub} -> Stub;
         direct -> erlang:make_fun(M, F, A);
         {RM, RF} -> erlang:make_fun(RM, RF, A)
     end;
@@ -151,6 +154,23 @@ make_fun(M, F, A) ->
 %% redirected BIF's model, a pure function as it is; refused otherwise.
 -spec init_mfa(module(), atom(), [term()]) -> {module(), atom(), [term()]}.
 init_mfa(M, F, Args) ->
+    case mce_stubs:lookup(M, F, length(Args)) of
+        {ok, Stub} -> stub_init(Stub, Args);
+        none -> init_mfa_unstubbed(M, F, Args)
+    end.
+
+%% A process spawned as a stubbed M:F(Args) runs the stub (a fun of a
+%% translated module, or a translated closure applied to Args).
+stub_init(Stub, Args) ->
+    case erlang:fun_info(Stub, type) of
+        {type, external} ->
+            {module, SM} = erlang:fun_info(Stub, module),
+            {name, SF} = erlang:fun_info(Stub, name),
+            {SM, SF, Args};
+        {type, local} -> {erlang, apply, [Stub, Args]}
+    end.
+
+init_mfa_unstubbed(M, F, Args) ->
     case mce_translate:translatable(M) of
         true -> checker(fun() -> mce_translate:init_call({M, F, Args}) end);
         false ->
@@ -166,6 +186,13 @@ init_fun(Fun) ->
     Checked = checked_fun(Fun, spawn),
     checker(fun() -> mce_translate:init_call(Checked) end).
 
+%% A stub of the check's (mce_stubs) comes before the classification.
+stub_or_classify(M, F, A, Where) ->
+    case mce_stubs:lookup(M, F, A) of
+        {ok, Stub} -> {stub, Stub};
+        none -> classify(M, F, A, Where)
+    end.
+
 %% direct: call M:F as it is; {RM, RF}: call RM:RF instead.
 classify(M, F, A, Where) ->
     case mce_translate:classify_call(M, F, A) of
@@ -174,7 +201,7 @@ classify(M, F, A, Where) ->
         {model, MM, MF} -> {checker(fun() -> mce_translate:ensure(MM) end), MF};
         library_hof -> {checker(fun() -> mce_translate:ensure_library(M) end), F};
         translate -> {checker(fun() -> mce_translate:ensure(M) end), F};
-        {unsupported, Why} -> refuse({Why, {M, F, A}, Where})
+        {unsupported, Why} -> refuse({Why, {M, F, A}, Where, mce_stubs:hint({M, F, A})})
     end.
 
 %%====================================================================

@@ -578,6 +578,14 @@ effect({monitor, N, R, Item}) -> {monitor, monitored(N, Item), mce_ref:term(R)};
 effect({monitor, _N, R, Item, _Name}) -> {monitor, Item, mce_ref:term(R)};
 effect({spawn_monitor, N, R, Item}) -> {monitor, monitored(N, Item), mce_ref:term(R)};
 effect({demonitor, R, Flush}) -> {demonitor, mce_ref:term(R), Flush};
+effect({monitor_node, I, Flag}) when I >= 16#100 ->
+    %% A net_kernel:monitor_nodes subscription (mce_rt_netkernel): the
+    %% options its messages show.
+    {monitor_nodes, Flag, [nodedown_reason || I band 16#2 =/= 0]
+                          ++ [case I band 16#8 of
+                                  0 -> {node_type, visible};
+                                  _ -> {node_type, hidden}
+                              end || I band 16#4 =/= 0]};
 effect({monitor_node, I, Flag}) -> {monitor_node, mce_pid:node_of(mce_pid:key(I, 0)), Flag};
 effect({send_alias, R, Msg}) -> {send, mce_ref:term(R), Msg};
 effect({alias, R, _Mode}) -> {alias, mce_ref:term(R)};

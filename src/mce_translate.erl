@@ -190,7 +190,7 @@ translate_closure_from(M, Forms) ->
                                      "the shell fun calls functions that exist only in the shell",
                                      Errors}})
     end,
-    Mod = (analyse_forms(M, Forms))#mod{md5 = erlang:md5(term_to_binary(Forms))},
+    Mod = (analyse_forms(M, Forms))#mod{md5 = erlang:md5(term_to_binary({Forms, mce_stubs:digest()}))},
     Refs = [R || R <- mce_translate_blocking:referenced_modules(Mod), translatable(R)],
     Mods = gather(Refs, #{M => Mod}),
     Blocking = mce_translate_blocking:blocking_fixpoint(Mods),
@@ -219,6 +219,14 @@ classify_call(mcerlang, choice, 1) -> {redirect, mce_rt, choice};
 classify_call(mcerlang, prop, 1) -> {redirect, mce_rt, prop};
 classify_call(mcerlang, probe, 2) -> {redirect, mce_rt, probe};
 classify_call(net_adm, ping, 1) -> {redirect, mce_rt_node, ping};
+%% net_kernel's subscriptions to node events, connections and node info
+%% (mce_rt_netkernel); the rest of net_kernel is refused.
+classify_call(net_kernel, F, A) ->
+    _ = code:ensure_loaded(mce_rt_netkernel),
+    case erlang:function_exported(mce_rt_netkernel, F, A) of
+        true -> {redirect, mce_rt_netkernel, F};
+        false -> {unsupported, unsupported_call}
+    end;
 classify_call(timer, send_after, A) when A =:= 2; A =:= 3 -> {redirect, mce_rt_time, timer_send_after};
 classify_call(timer, cancel, 1) -> {redirect, mce_rt_time, timer_cancel};
 classify_call(binary, copy, 2) -> {redirect, mce_sandbox, binary_copy};
@@ -334,7 +342,8 @@ classify_other(M, F, A) ->
 is_runtime_module(M) ->
     lists:member(M, [mce_rt, mce_sandbox, mce_ets, mce_pterm, mce_global, mce_app, mce_logger,
                      mce_env, mce_atomics, mce_counters, mce_rt_signals, mce_rt_spawn,
-                     mce_rt_procs, mce_rt_io, mce_rt_node, mce_rt_time])
+                     mce_rt_procs, mce_rt_io, mce_rt_node, mce_rt_time, mce_stubs,
+                     mce_rt_netkernel])
         orelse is_translation(M).
 
 %%====================================================================
@@ -473,6 +482,10 @@ translatable(M) when M =:= gen; M =:= gen_server; M =:= proc_lib; M =:= gen_stat
 %% checker's that would outlive the branch of the search that filled them.
 translatable(M) when M =:= digraph; M =:= digraph_utils ->
     true;
+%% OTP's process groups: the scope's gen_server and its ETS table are the
+%% model's, its node events net_kernel:monitor_nodes's (mce_rt_netkernel).
+translatable(pg) ->
+    true;
 translatable(M) when is_atom(M) ->
     case is_checker_module(M) of
         true -> false;
@@ -585,7 +598,7 @@ unsupported_bifs() ->
 
 %% OTP modules whose functions talk to processes, I/O or global state.
 process_modules() ->
-    [supervisor_bridge, rpc, erpc, global, global_group, pg, pg2, application, net_adm,
+    [supervisor_bridge, rpc, erpc, global, global_group, pg2, application, net_adm,
      net_kernel, code, file, filelib, gen_tcp, gen_udp, gen_sctp, ssl, inet, socket,
      os, io, ets, dets, mnesia, logger, error_logger, timer, persistent_term,
      erl_ddll, init, heart, disk_log, slave, peer, httpc].
@@ -598,7 +611,7 @@ is_checker_module(M) ->
                      mce_ltl, mce_ltl_search, mcerlang_monitor, mce_pterm, mce_env,
                      mce_atomics, mce_counters, mce_sandbox, mce_etf, mce_translate_expand,
                      mce_translate_blocking, mce_translate_gen, mce_translate_syntax,
-                     mce_translate_cache])
+                     mce_translate_cache, mce_stubs, mce_rt_netkernel])
         orelse is_translation(M).
 
 is_translation(M) ->
@@ -623,13 +636,19 @@ cached(M) ->
             stale
     end.
 
-%% The loaded code's MD5 (the same value beam_lib:md5/1 computes from the
-%% file): asked on every dynamic call into a translated module, so it must
-%% not read the .beam file.
+%% The key of M's translation: the loaded code's MD5 (the same value
+%% beam_lib:md5/1 computes from the file), mixed with the set of calls the
+%% check stubs when it has stubs (the rewrite of stubbed calls changes the
+%% translation, see mce_stubs).  Asked on every dynamic call into a
+%% translated module, so it must not read the .beam file.
 current_md5(M) ->
-    case erlang:module_loaded(M) of
-        true -> {ok, M:module_info(md5)};
-        false -> file_md5(M)
+    MD5 = case erlang:module_loaded(M) of
+              true -> {ok, M:module_info(md5)};
+              false -> file_md5(M)
+          end,
+    case {MD5, mce_stubs:digest()} of
+        {{ok, Code}, Stubs} when is_binary(Stubs) -> {ok, erlang:md5(<<Code/binary, Stubs/binary>>)};
+        _ -> MD5
     end.
 
 file_md5(M) ->

@@ -8,6 +8,10 @@
 %%   record creations   `#s{...}' written out field by field, defaults that
 %%                      run code placed where the record is built;
 %%   imports            local calls of imported functions made remote;
+%%   guard context      `self()' and `node()' in a fun's guards read from
+%%                      variables bound when the fun starts;
+%%   stubs              calls the check stubs (option `stubs', see
+%%                      mce_stubs) made calls of the stub's fun;
 %%   sleeps             `timer:sleep/1' and `erlang:yield/0' as the
 %%                      receives they are under the model, erpc's fun
 %%                      forms as their `erlang:apply' forms;
@@ -36,7 +40,8 @@
 -spec forms(module(), [erl_parse:abstract_form()]) -> [erl_parse:abstract_form()].
 forms(M, Forms0) ->
     yield_points(M, clean_caught_stacks(model_calls(sleep_as_receive(
-                                                    resolve_imports(record_creations(Forms0)))))).
+                                                    stub_calls(M, guard_context(resolve_imports(
+                                                                     record_creations(Forms0)))))))).
 
 %% `#s{...}' as the compiler expands it (erl_expand_records:record_inits/2):
 %% every field in the record's definition order, a field not given taking
@@ -110,6 +115,153 @@ resolve_imports(Forms) ->
                               end;
                          (Other) -> Other
                       end,
+            in_functions(Rewrite, Forms)
+    end.
+
+%% Guards run on the executor, where self() and node() are the checker's,
+%% not the simulated process's.  The guards of functions' heads, case, if
+%% and receive clauses are handled by the code generator and mce_anf; a
+%% fun whose clauses' guards call them (pg's `fun(Pid) when is_pid(Pid),
+%% node(Pid) =:= node() -> ...') becomes one clause that binds them first
+%% and matches its arguments in a case, the guards reading the variables:
+%%
+%%   fun(A1, ..., An) -> G1 = self(), case {A1, ..., An} of {Ps} when Gs' -> ...;
+%%                                                         _ -> error(function_clause) end
+%%
+%% (neither changes during a process's life, so reading them first is
+%% what the guard would read).  Funs are rewritten innermost first, each
+%% with variables of its own.
+guard_context(Forms) ->
+    case lists:any(fun({function, _, _, _, Cs}) -> context_guard(Cs); (_) -> false end, Forms) of
+        false -> Forms;
+        true ->
+            put(mce_guard_context, 0),
+            Funs = fun({'fun', L, {clauses, Cls}} = F) ->
+                           case context_guard(Cls) of
+                               true -> {'fun', L, {clauses, [context_clause(L, Cls)]}};
+                               false -> F
+                           end;
+                      ({named_fun, L, Name, Cls} = F) ->
+                           case context_guard(Cls) of
+                               true -> {named_fun, L, Name, [context_clause(L, Cls)]};
+                               false -> F
+                           end;
+                      (Other) -> Other
+                   end,
+            Out = [postwalk_function(Funs, F) || F <- Forms],
+            erase(mce_guard_context),
+            Out
+    end.
+
+postwalk_function(Rewrite, {function, L, N, A, Cs}) -> {function, L, N, A, postwalk(Rewrite, Cs)};
+postwalk_function(_Rewrite, F) -> F.
+
+%% Some clause of T (funs already rewritten) has self() or node() in a guard.
+context_guard(T) ->
+    mce_translate_syntax:fold_all(
+      fun({clause, _, _, Gs, _}, Acc) -> Acc orelse context_calls(Gs) =/= [];
+         (_, Acc) -> Acc
+      end, false, T).
+
+context_calls(Gs) ->
+    mce_translate_syntax:fold_all(fun(E, Acc) ->
+                                          case context_call(E) of
+                                              {ok, F} -> [F | Acc];
+                                              none -> Acc
+                                          end
+                                  end, [], Gs).
+
+context_call({call, _, {atom, _, F}, []}) when F =:= self; F =:= node -> {ok, F};
+context_call({call, _, {remote, _, {atom, _, erlang}, {atom, _, F}}, []}) when F =:= self; F =:= node ->
+    {ok, F};
+context_call(_) -> none.
+
+context_clause(L, [{clause, _, Ps, _, _} | _] = Cls) ->
+    N = get(mce_guard_context),
+    put(mce_guard_context, N + 1),
+    Var = fun(What) -> {var, L, list_to_atom("MCE@G" ++ What ++ integer_to_list(N))} end,
+    Vars = #{self => Var("self"), node => Var("node")},
+    Used = lists:usort(lists:append([context_calls(Gs) || {clause, _, _, Gs, _} <- all_clauses(Cls)])),
+    Args = [Var("arg" ++ integer_to_list(I) ++ "_") || I <- lists:seq(1, length(Ps))],
+    Binds = [{match, L, maps:get(F, Vars), {call, L, {atom, L, F}, []}} || F <- Used],
+    Subst = fun(E) ->
+                    case context_call(E) of
+                        {ok, F} -> maps:get(F, Vars);
+                        none -> E
+                    end
+            end,
+    CaseCls = [{clause, CL, [{tuple, CL, CPs}], Gs, B} || {clause, CL, CPs, Gs, B} <- Cls]
+        ++ [{clause, L, [{var, L, '_'}], [],
+             [{call, L, {remote, L, {atom, L, erlang}, {atom, L, error}}, [{atom, L, function_clause}]}]}],
+    Body = Binds ++ [{'case', L, {tuple, L, Args}, subst_guards(Subst, CaseCls)}],
+    {clause, L, Args, [], Body}.
+
+all_clauses(T) ->
+    mce_translate_syntax:fold_all(fun({clause, _, _, _, _} = C, Acc) -> [C | Acc];
+                                     (_, Acc) -> Acc
+                                  end, [], T).
+
+%% Subst applied inside every guard of T (clauses of case, if, receive,
+%% try nested in it too).
+subst_guards(Subst, {clause, L, Ps, Gs, B}) ->
+    {clause, L, Ps, postwalk(Subst, Gs), subst_guards(Subst, B)};
+subst_guards(Subst, T) when is_tuple(T) ->
+    list_to_tuple(subst_guards(Subst, tuple_to_list(T)));
+subst_guards(Subst, L) when is_list(L) ->
+    [subst_guards(Subst, X) || X <- L];
+subst_guards(_Subst, X) ->
+    X.
+
+%% A call of M:F/A that the check stubs becomes a call of the stub's fun,
+%% `(mce_stubs:stub({M, F, A}))(Args)': a call of a computed fun, which
+%% may block like any (mce_translate_blocking), so the stub may receive.
+%% Local calls and `fun F/A' inside M are calls of M:F/A too, and a local
+%% call of an auto-imported BIF one of erlang:F/A.  Runs before the other
+%% rewrites: a stubbed timer:sleep/1 or rpc:call/4 is the stub's.
+stub_calls(M, Forms) ->
+    case mce_stubs:digest() of
+        none -> Forms;
+        _ ->
+            Defs = sets:from_list([{F, A} || {function, _, F, A, _} <- Forms]),
+            Stubbed = fun(Mod, F, A) -> mce_stubs:lookup(Mod, F, A) =/= none end,
+            Local = fun(F, A) ->
+                            case sets:is_element({F, A}, Defs) of
+                                true -> M;
+                                false ->
+                                    case erl_internal:bif(F, A) of
+                                        true -> erlang;
+                                        false -> none
+                                    end
+                            end
+                    end,
+            Stub = fun(L, MFA) ->
+                           {call, L, {remote, L, {atom, L, mce_stubs}, {atom, L, stub}},
+                            [abstract(MFA, L)]}
+                   end,
+            Rewrite =
+                fun({call, L, {remote, _, {atom, _, Mod}, {atom, _, F}}, As} = C) ->
+                        case Stubbed(Mod, F, length(As)) of
+                            true -> {call, L, Stub(L, {Mod, F, length(As)}), As};
+                            false -> C
+                        end;
+                   ({call, L, {atom, _, F}, As} = C) ->
+                        Mod = Local(F, length(As)),
+                        case Mod =/= none andalso Stubbed(Mod, F, length(As)) of
+                            true -> {call, L, Stub(L, {Mod, F, length(As)}), As};
+                            false -> C
+                        end;
+                   ({'fun', L, {function, {atom, _, Mod}, {atom, _, F}, {integer, _, A}}} = Fun) ->
+                        case Stubbed(Mod, F, A) of
+                            true -> Stub(L, {Mod, F, A});
+                            false -> Fun
+                        end;
+                   ({'fun', L, {function, F, A}} = Fun) when is_atom(F) ->
+                        case sets:is_element({F, A}, Defs) andalso Stubbed(M, F, A) of
+                            true -> Stub(L, {M, F, A});
+                            false -> Fun
+                        end;
+                   (Other) -> Other
+                end,
             in_functions(Rewrite, Forms)
     end.
 
@@ -234,6 +386,8 @@ side_effect(erlang, F, A) ->
                           {whereis, 1}, {registered, 0}, {is_process_alive, 1},
                           {process_info, 2}, {read_timer, 1}, {read_timer, 2},
                           {processes, 0}]);
+side_effect(net_kernel, monitor_nodes, _A) ->
+    true;
 side_effect(M, F, _A) when M =:= atomics; M =:= counters ->
     F =/= new;
 side_effect(ets, F, _A) ->

@@ -51,7 +51,8 @@
                      idle => mce_marks:idle(),
                      step_cache => boolean(),
                      reduction => boolean(),
-                     symmetry => boolean()}.
+                     symmetry => boolean(),
+                     stubs => #{mfa() => function()}}.
 %% The read-only view of a state that monitors and invariants judge (see
 %% docs/USER_GUIDE.md): every process with its pid, node, registered name,
 %% status, mailbox, where it stands and the props it is at; the ether; the
@@ -139,7 +140,8 @@
                     %% Partial-order reduction (mce_search:reduction/2 says
                     %% when a check cannot use it).
                     reduction => true,
-                    symmetry => false}).
+                    symmetry => false,
+                    stubs => #{}}).
 
 %% @equiv check(Entry, #{})
 -spec check(entry()) -> result().
@@ -216,7 +218,13 @@ isolated(Work, Opts) ->
                                                              error_logger => false}),
                            put('$mce_heap_limit', HeapLimit),
                            Cache = maps:get(translation_cache, Opts, true),
-                           Result = try {ok, mce_translate_cache:with(Cache, Work)}
+                           %% The stubs are translated with the worker's
+                           %% disk cache, before the work (mce_stubs).
+                           Stubs = maps:get(stubs, Opts, #{}),
+                           Result = try {ok, mce_translate_cache:with(
+                                               Cache, fun() -> ok = mce_stubs:install(Stubs),
+                                                               Work()
+                                                      end)}
                                     catch error:{mcerlang, _} = E -> {raise, E};
                                           error:{mcerlang_internal, _, _} = E -> {raise, E}
                                     end,
@@ -583,7 +591,10 @@ translate(Other) ->
 %% options name.
 -spec entry(entry(), map()) -> term().
 entry(Entry, Opts) ->
-    mce_translate_cache:with(maps:get(translation_cache, Opts, true), fun() -> entry(Entry) end).
+    mce_translate_cache:with(maps:get(translation_cache, Opts, true),
+                             fun() -> mce_stubs:with_keys(maps:get(stubs, Opts, #{}),
+                                                          fun() -> entry(Entry) end)
+                             end).
 
 %% @doc Deletes the translations kept on disk in the default directory
 %% (the option `translation_cache' names another).  The next check in a
@@ -797,6 +808,7 @@ option(nodes, Nodes) when is_list(Nodes), Nodes =/= [] ->
     length(lists:usort(Nodes)) =:= length(Nodes) orelse
         erlang:error({mcerlang, {bad_option_value, nodes, Nodes, "node names repeat"}}),
     Nodes;
+option(stubs, Stubs) -> mce_stubs:option(Stubs);
 option(faults, Faults) when is_map(Faults) ->
     maps:foreach(fun(K, V) when (K =:= crash_node orelse K =:= disconnect orelse K =:= kill),
                                 is_integer(V), V >= 0, V < 1 bsl 32 -> ok;

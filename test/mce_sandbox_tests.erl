@@ -42,7 +42,7 @@ refused_io_test_() ->
 
 refused_write(F, Call) ->
     Path = temp_path(F),
-    ?assertError({mcerlang, {unsupported_call, Call, _}},
+    ?assertError({mcerlang, {unsupported_call, Call, _, _}},
                  mcerlang:check({tprog_sandbox, F, [Path]})),
     ?assertNot(filelib:is_file(Path)).
 
@@ -59,9 +59,9 @@ checker_refused(F, Call, Where) ->
     try mcerlang:check({tprog_sandbox, F, []}) of
         R -> ?assertEqual(refused, R)
     catch
-        error:{mcerlang, {unsupported_call, Call, {tprog_sandbox, Where, 0, Line}}}
+        error:{mcerlang, {unsupported_call, Call, {tprog_sandbox, Where, 0, Line}, _}}
           when is_integer(Line) -> ok;
-        error:{mcerlang, {unsupported_call, Call, Where}} -> ok
+        error:{mcerlang, {unsupported_call, Call, Where, _}} -> ok
     end.
 
 %% Every module of the runtime is covered by the rule as mce_rt is: one of
@@ -113,14 +113,14 @@ checker_api_allowed_test() ->
 refusal_location_test() ->
     Path = temp_path(location),
     ?assertError({mcerlang, {unsupported_call, {file, write_file, 2},
-                             {tprog_sandbox, fun_write_file, 1, _Line}}},
+                             {tprog_sandbox, fun_write_file, 1, _Line}, _}},
                  mcerlang:check({tprog_sandbox, fun_write_file, [Path]})),
-    ?assertError({mcerlang, {unsupported_call, {file, write_file, 2}, spawn}},
+    ?assertError({mcerlang, {unsupported_call, {file, write_file, 2}, spawn, _}},
                  mcerlang:check({tprog_sandbox, spawn_write_file, [Path]})).
 
 entry_argument_fun_test() ->
     Path = temp_path(entry_arg),
-    ?assertError({mcerlang, {unsupported_call, {file, write_file, 2}, entry_argument}},
+    ?assertError({mcerlang, {unsupported_call, {file, write_file, 2}, entry_argument, _}},
                  mcerlang:check({tprog_sandbox, call_arg, [fun file:write_file/2, Path, <<"x">>]})),
     ?assertNot(filelib:is_file(Path)).
 
@@ -134,12 +134,12 @@ closure_entry_capture_test_() ->
              Path = temp_path(closure),
              Write = fun() -> file:write_file(Path, <<"x">>) end,
              ?assertError({mcerlang, {unsupported_call, {file, write_file, 2},
-                                      {?MODULE, _, 0, _}}},
+                                      {?MODULE, _, 0, _}, _}},
                           mcerlang:check(fun() -> Write() end)),
              ?assertNot(filelib:is_file(Path)),
              WriteTo = fun(P) -> file:write_file(P, <<"x">>) end,
              ?assertError({mcerlang, {unsupported_call, {file, write_file, 2},
-                                      {?MODULE, _, 1, _}}},
+                                      {?MODULE, _, 1, _}, _}},
                           mcerlang:check(fun() -> WriteTo(Path) end)),
              ?assertNot(filelib:is_file(Path))
      end}.
@@ -159,7 +159,7 @@ decoded_modelled_fun_test() ->
 crypto_test() ->
     ?assertEqual([{result, crypto:hash(sha256, <<"x">>)}],
                  mce_otp_harness:checked(tprog_sandbox, crypto_hash)),
-    ?assertError({mcerlang, {unsupported_call, {crypto, engine_list, 0}, _}},
+    ?assertError({mcerlang, {unsupported_call, {crypto, engine_list, 0}, _, _}},
                  mcerlang:check({tprog_sandbox, crypto_engine, []})).
 
 %% A closure that reaches the program as data would run untranslated: it is
@@ -179,7 +179,7 @@ shell_fun_argument_test() ->
     Text = "fun() -> file:write_file(\"" ++ Path ++ "\", <<\"x\">>) end.",
     {value, Fun, _} = erl_eval:exprs(element(2, erl_parse:parse_exprs(
                                                   element(2, erl_scan:string(Text)))), []),
-    ?assertError({mcerlang, {unsupported_call, {file, write_file, 2}, _}},
+    ?assertError({mcerlang, {unsupported_call, {file, write_file, 2}, _, _}},
                  mcerlang:check({tprog_sandbox, call0, [Fun]})),
     ?assertNot(filelib:is_file(Path)).
 

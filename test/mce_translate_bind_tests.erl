@@ -103,7 +103,7 @@ unsupported_call_with_binding_test() ->
     {ok, Src} = file:read_file(proplists:get_value(source, tprog_bind_bif:module_info(compile))),
     Line = line_of(<<"check_process_code(S = self()">>, Src),
     ?assertError({mcerlang, {unsupported_bif, {erlang, check_process_code, 2},
-                             {tprog_bind_bif, unsupported_bind, 0, Line}}},
+                             {tprog_bind_bif, unsupported_bind, 0, Line}, _}},
                  mcerlang:check({tprog_bind_bif, unsupported_bind, []}, #{progress => false})).
 
 %% A record whose default spawns through a helper no longer makes the

@@ -458,12 +458,12 @@ bad_option_value_test() ->
 
 unsupported_bif_cannot_be_caught_by_the_program_test() ->
     ?assertError({mcerlang, {unsupported_bif, {erlang, suspend_process, 1},
-                             {tprog, uses_timer_caught, 0, _}}},
+                             {tprog, uses_timer_caught, 0, _}, _}},
                  mcerlang:check({tprog, uses_timer_caught, []})).
 
 unsupported_bif_names_call_and_location_test() ->
     ?assertError({mcerlang, {unsupported_bif, {erlang, suspend_process, 1},
-                             {tprog, uses_timer, 0, Line}}} when is_integer(Line),
+                             {tprog, uses_timer, 0, Line}, _}} when is_integer(Line),
                  mcerlang:check({tprog, uses_timer, []})).
 
 %% Printing, clocks and scheduling hints of ordinary programs: the real VM
@@ -543,7 +543,7 @@ multi_call_with_timeout_test() ->
                                          #{timeouts => when_idle, progress => false})).
 
 spawn_request_refused_test() ->
-    ?assertError({mcerlang, {unsupported_bif, {erlang, spawn_request, 2}, _}},
+    ?assertError({mcerlang, {unsupported_bif, {erlang, spawn_request, 2}, _, _}},
                  mcerlang:check(fun() -> spawn_request(fun() -> ok end, [monitor]) end,
                                 #{progress => false})).
 
