@@ -27,7 +27,8 @@
                  fresh := fun(() -> atom()),
                  env := [atom()],
                  bound := fun((term()) -> [atom()]),
-                 lower_comprehension := fun((term(), [atom()]) -> term())}.
+                 lower_comprehension := fun((term(), [atom()]) -> term()),
+                 lower_discarded := fun((term(), [atom()]) -> term())}.
 -export_type([ctx/0]).
 
 %% @doc Normalises the expressions of one body (not the bodies nested in
@@ -36,12 +37,31 @@
 body(Es, Ctx) ->
     %% The variables bound so far are threaded through the body: a lowered
     %% comprehension takes those it uses as arguments.
-    {Out, _} = lists:foldl(
-                 fun(E, {Acc, Env}) ->
-                         Done = stmt(E, Ctx#{env := Env}),
-                         {[Done | Acc], ordsets:union(Env, (maps:get(bound, Ctx))(E))}
-                 end, {[], maps:get(env, Ctx)}, Es),
+    Last = length(Es),
+    {Out, _, _} = lists:foldl(
+                    fun(E, {Acc, Env, I}) ->
+                            Done = case I < Last of
+                                       true -> discarded(E, Ctx#{env := Env});
+                                       false -> stmt(E, Ctx#{env := Env})
+                                   end,
+                            {[Done | Acc], ordsets:union(Env, (maps:get(bound, Ctx))(E)), I + 1}
+                    end, {[], maps:get(env, Ctx), 1}, Es),
     lists:append(lists:reverse(Out)).
+
+%% A body expression before the last, not a match: its value is dropped.
+%% A list comprehension there that must be lowered is lowered into loops
+%% that keep no results (lower_discarded), as the compiler does for a
+%% comprehension whose value is unused: the results of a side-effect loop
+%% (`[gen_server:call(S, incr) || _ <- L], done') would otherwise wait in
+%% the continuation of every step the loop blocks in, and states that
+%% differ only in those unreadable values would be told apart.
+discarded({lc, _, _, _} = C, Ctx) ->
+    case needs(C, Ctx) of
+        true -> stmt((maps:get(lower_discarded, Ctx))(C, maps:get(env, Ctx)), Ctx);
+        false -> stmt(C, Ctx)
+    end;
+discarded(E, Ctx) ->
+    stmt(E, Ctx).
 
 %% A body-level expression: it may block at its top, not inside.
 stmt({match, L, P, R}, Ctx) ->

@@ -364,7 +364,8 @@ anf_ctx(Env, St) ->
       fresh => fun() -> gen_var("T", counter()) end,
       env => Env,
       bound => fun mce_translate_syntax:bound/1,
-      lower_comprehension => fun(C, EnvNow) -> lower_comprehension(C, EnvNow, St) end}.
+      lower_comprehension => fun(C, EnvNow) -> lower_comprehension(C, EnvNow, St) end,
+      lower_discarded => fun(C, EnvNow) -> lower_discarded(C, EnvNow, St) end}.
 
 %% A list comprehension whose template or qualifiers may block becomes
 %% calls of generated recursive functions, one per generator, which the
@@ -376,17 +377,34 @@ lower_comprehension({lc, L, E, Quals} = C, Env, St) ->
 lower_comprehension({bc, L, _, _}, _Env, St) ->
     unsupported(L, St, blocking_code_in_binary_comprehension).
 
-lc_expr(L, E, [], _Vars, _St) ->
+%% The same for a comprehension whose value is dropped (mce_anf): each
+%% generator's function runs the template for its effects and calls itself
+%% in tail position, so no result waits while a later element blocks.  Its
+%% own value is [] (nobody reads it).
+lower_discarded({lc, L, E, Quals} = C, Env, St) ->
+    Outer = intersection(Env, vars_all(C)),
+    lc_loop(discard, L, E, Quals, Outer, St).
+
+lc_expr(L, E, Quals, Vars, St) ->
+    lc_loop(collect, L, E, Quals, Vars, St).
+
+lc_loop(collect, L, E, [], _Vars, _St) ->
     {cons, L, E, {nil, L}};
-lc_expr(L, E, [{generate, GL, P, ListExpr} | Rest], Vars, St) ->
+lc_loop(discard, _L, E, [], _Vars, _St) ->
+    E;
+lc_loop(Mode, L, E, [{generate, GL, P, ListExpr} | Rest], Vars, St) ->
     N = counter(),
     Name = gen_name("lc", N),
     Args = [{var, GL, V} || V <- Vars],
     T = {var, GL, gen_var("Tl", N)},
     Other = {var, GL, gen_var("G", N)},
     Recur = {call, GL, {atom, GL, Name}, [T | Args]},
-    Inner = lc_expr(L, E, Rest, union(Vars, pat_vars(P)), St),
-    Clauses = [{clause, GL, [{cons, GL, P, T} | Args], [], [{op, GL, '++', Inner, Recur}]},
+    Inner = lc_loop(Mode, L, E, Rest, union(Vars, pat_vars(P)), St),
+    Each = case Mode of
+               collect -> [{op, GL, '++', Inner, Recur}];
+               discard -> [Inner, Recur]
+           end,
+    Clauses = [{clause, GL, [{cons, GL, P, T} | Args], [], Each},
                {clause, GL, [{cons, GL, {var, GL, '_'}, T} | Args], [], [Recur]},
                {clause, GL, [{nil, GL} | Args], [], [{nil, GL}]},
                {clause, GL, [Other | Args], [],
@@ -400,11 +418,11 @@ lc_expr(L, E, [{generate, GL, P, ListExpr} | Rest], Vars, St) ->
     generate({function, GL, Name, Arity,
               [tr_clause(Cl, [], St1) || Cl <- Clauses]}),
     {call, GL, {atom, GL, Name}, [ListExpr | Args]};
-lc_expr(L, _E, [{b_generate, GL, _, _} | _], _Vars, St) ->
+lc_loop(_Mode, L, _E, [{b_generate, GL, _, _} | _], _Vars, St) ->
     unsupported(GL, St#tr{}, {blocking_code_in_comprehension_with_binary_generator, L});
-lc_expr(L, E, [Filter | Rest], Vars, St) ->
+lc_loop(Mode, L, E, [Filter | Rest], Vars, St) ->
     FL = element(2, Filter),
-    Then = lc_expr(L, E, Rest, Vars, St),
+    Then = lc_loop(Mode, L, E, Rest, Vars, St),
     case erl_lint:is_guard_test(Filter) of
         true ->
             {'case', FL, {atom, FL, true},

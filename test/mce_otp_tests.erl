@@ -31,11 +31,12 @@ scenarios() ->
      {tprog_gs_names, multi}, {tprog_gs_names, abcast}].
 
 %% examples/counter_server.erl: increments through OTP's gen_server are
-%% never lost; the read-then-write variant loses one.
+%% never lost; the read-then-write variant loses one.  (3,076 states
+%% before the clients' dropped comprehension stopped keeping the replies.)
 counter_server_example_test_() ->
     {timeout, 60,
      fun() ->
-             ?assertMatch({ok, #{states := 3076}},
+             ?assertMatch({ok, #{states := 1324}},
                           mcerlang:check({counter_server, start, [3, 2]}, #{timeouts => when_idle})),
              ?assertMatch({error, #{violation := {abnormal_exit, _, {{badmatch, 1}, _}}}},
                           mcerlang:check({counter_server, start_racy, [2, 1]},

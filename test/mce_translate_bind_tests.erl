@@ -21,9 +21,26 @@ differential_test_() ->
              {tprog_bind, [send_bind, notify_abort, remote_bind, nested_bind, bind_badmatch,
                            bind_order, same_var_twice, same_var_clash, local_bind_tail]},
              {tprog_recdef, [rec_default, rec_order, rec_wildcard]},
-             {tprog_bind_bif, [other]}],
+             {tprog_bind_bif, [other]},
+             {tprog_lcdrop, [effects_in_order, nested_and_filters, bad_generator, template_crash,
+                             template_binds, last_is_kept]}],
     [{atom_to_list(F) ++ " " ++ atom_to_list(G), fun() -> same_result({M, F, []}, G) end}
      || {M, Fs} <- Cases, F <- Fs, G <- [big, small]].
+
+%% A comprehension whose value is dropped keeps no results while its
+%% template blocks (mce_anf's lower_discarded): states that differ only
+%% in replies nobody reads are one state, as with lists:foreach/2.
+dropped_comprehension_results_test_() ->
+    {timeout, 120,
+     fun() ->
+             States = fun(Style) ->
+                              {ok, #{states := S}} =
+                                  mcerlang:check({tprog_lcdrop, clients, [Style]},
+                                                 #{progress => false, reduction => false}),
+                              S
+                      end,
+             ?assertEqual(States(foreach), States(lc))
+     end}.
 
 %% Closures compiled into a module (tprog_fun_entry, compiled like any test
 %% program) as entries: comprehensions, nested funs and `fun f/A' in the
