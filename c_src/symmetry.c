@@ -559,13 +559,8 @@ static int gather_ghosts(canon_ctx *k)
         free(keys);
         return -1;
     }
-    sym_sort(keys, n, sizeof *keys, sym_cmp_u32);
-    size_t u = 0;
-    for (size_t j = 0; j < n; j++)
-        if (u == 0 || keys[u - 1] != keys[j])
-            keys[u++] = keys[j];
     k->ghosts = keys;
-    k->nghosts = (uint32_t)u;
+    k->nghosts = (uint32_t)sym_sort_unique_u32(keys, n);
     return 0;
 }
 
@@ -793,13 +788,8 @@ static int used_keys(const canon_ctx *k, uint32_t **out, size_t *nout)
         free(keys);
         return -1;
     }
-    sym_sort(keys, n, sizeof *keys, sym_cmp_u32);
-    size_t u = 0;
-    for (size_t j = 0; j < n; j++)
-        if (u == 0 || keys[u - 1] != keys[j])
-            keys[u++] = keys[j];
     *out = keys;
-    *nout = u;
+    *nout = sym_sort_unique_u32(keys, n);
     return 0;
 }
 

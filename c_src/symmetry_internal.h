@@ -85,4 +85,15 @@ static inline int sym_cmp_u32(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* Sorts v[0..n) and drops repeats; the number of distinct keys left. */
+static inline size_t sym_sort_unique_u32(uint32_t *v, size_t n)
+{
+    sym_sort(v, n, sizeof *v, sym_cmp_u32);
+    size_t u = 0;
+    for (size_t j = 0; j < n; j++)
+        if (u == 0 || v[u - 1] != v[j])
+            v[u++] = v[j];
+    return u;
+}
+
 #endif
