@@ -15,14 +15,7 @@
 
 %% Every result the root can exit with, over all interleavings and faults.
 results(Entry, Opts) ->
-    results(Entry, Opts, []).
-
-results(Entry, Opts, Seen) ->
-    case mcerlang:check(Entry, maps:merge(?O, Opts#{treat_as_normal => [normal | Seen]})) of
-        {ok, _} -> lists:sort([R || {result, R} <- Seen]);
-        {error, #{violation := {abnormal_exit, _, {result, _} = R}}} ->
-            results(Entry, Opts, [R | Seen])
-    end.
+    mce_otp_harness:results(Entry, maps:merge(?O, Opts)).
 
 %% The watcher on a@host waits for ever unless b@host goes: not a deadlock
 %% here (property abnormal_exit), the result is what it got.

@@ -2,11 +2,13 @@
 %% mce_otp_diff_tests): a scenario is a 0-arity function whose root process
 %% ends with exit({result, R}); it runs on the real VM and under the checker
 %% (timeouts => when_idle), where every result the root can end with, over
-%% all interleavings, is collected.
+%% all interleavings, is collected.  results/2 collects the `{result, R}'
+%% exits of any process under given options (mce_stubs_tests,
+%% mce_netkernel_tests, mce_pg_tests).
 -module(mce_otp_harness).
 -include_lib("eunit/include/eunit.hrl").
 
--export([same_result/2, real/2, checked/2]).
+-export([same_result/2, real/2, checked/2, results/2]).
 
 %% @doc Asserts that the checker finds exactly the real VM's result.
 -spec same_result(module(), atom()) -> ok.
@@ -42,4 +44,18 @@ checked(M, F, Seen, Others) when length(Seen) + length(Others) < 8 ->
         {error, #{violation := {abnormal_exit, Root, Reason}}} -> checked(M, F, [Reason | Seen], Others);
         {error, #{violation := {abnormal_exit, _, Reason}}} -> checked(M, F, Seen, [Reason | Others]);
         {error, #{violation := V}} -> {unexpected, V}
+    end.
+
+%% @doc Every R of an exit `{result, R}' some process can end with under
+%% Opts, over all interleavings (and faults), sorted: each one found is
+%% treated as normal and the program checked again.
+-spec results(mcerlang:entry(), map()) -> [term()].
+results(Entry, Opts) ->
+    results(Entry, Opts, []).
+
+results(Entry, Opts, Seen) ->
+    case mcerlang:check(Entry, Opts#{treat_as_normal => [normal | Seen]}) of
+        {ok, _} -> lists:sort([R || {result, R} <- Seen]);
+        {error, #{violation := {abnormal_exit, _, {result, _} = R}}} ->
+            results(Entry, Opts, [R | Seen])
     end.

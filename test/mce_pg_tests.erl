@@ -33,7 +33,7 @@ two_nodes_test_() ->
      fun() ->
              Opts = #{progress => false, property => abnormal_exit, nodes => ['a@h', 'b@h'],
                       faults => #{crash_node => 1}},
-             Results = results({tprog_pg, two_nodes, [s, 'b@h']}, Opts, []),
+             Results = mce_otp_harness:results({tprog_pg, two_nodes, [s, 'b@h']}, Opts),
              ?assertEqual([{remote, [], {left, [remote]}, []},
                            {remote, [remote], {left, [remote]}, []}], Results)
      end}.
@@ -50,12 +50,6 @@ disconnect_test_() ->
                            {remote, [], {left, [remote]}, [remote]},
                            {remote, [remote], {left, [remote]}, []},
                            {remote, [remote], {left, [remote]}, [remote]}],
-                          results({tprog_pg, two_nodes, [s, 'b@h']}, Opts, []))
+                          mce_otp_harness:results({tprog_pg, two_nodes, [s, 'b@h']}, Opts))
      end}.
 
-results(Entry, Opts, Seen) ->
-    case mcerlang:check(Entry, Opts#{treat_as_normal => [normal | Seen]}) of
-        {ok, _} -> lists:sort([R || {result, R} <- Seen]);
-        {error, #{violation := {abnormal_exit, _, {result, _} = R}}} ->
-            results(Entry, Opts, [R | Seen])
-    end.

@@ -17,14 +17,7 @@ result(Entry, Opts) ->
 
 %% Every result the root can exit with, over all interleavings.
 results(Entry, Opts) ->
-    results(Entry, Opts, []).
-
-results(Entry, Opts, Seen) ->
-    case mcerlang:check(Entry, maps:merge(?O, Opts#{treat_as_normal => [normal | Seen]})) of
-        {ok, _} -> lists:sort([R || {result, R} <- Seen]);
-        {error, #{violation := {abnormal_exit, _, {result, _} = R}}} ->
-            results(Entry, Opts, [R | Seen])
-    end.
+    mce_otp_harness:results(Entry, maps:merge(?O, Opts)).
 
 -define(INFO, #{{file, read_file_info, 1} => fun tprog_stubs:fake_info/1}).
 
