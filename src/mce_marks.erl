@@ -11,8 +11,10 @@
 %% step ends: it adds no state.  `target' is judged when a step of the
 %% process ends (a wait or a choice) and, once set, is kept for the
 %% process's life (transition.c): a process that has not run yet is no
-%% target.  Nothing is computed when the options name nothing, so the
-%% default costs no step any time.
+%% target.  With `idle => none' and no kill targets nothing is computed;
+%% the default `idle => otp' costs a wait step one look-up of where its
+%% receive stands (mce_exec:location/1, the translation's '$mce_info'), and
+%% a step the step cache applies costs nothing.
 -module(mce_marks).
 
 -export([idle_option/1, targets_option/2, marks/3, otp_loops/0]).
