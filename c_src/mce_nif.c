@@ -101,6 +101,7 @@ static ErlNifFunc nif_funcs[] = {
     {"whereis", 3, nif_whereis, 0},
     {"registered", 2, nif_registered, 0},
     {"processes", 2, nif_processes, 0},
+    {"pid_order", 1, nif_pid_order, 0},
     {"buchi_check", 2, nif_buchi_check, ERL_NIF_DIRTY_JOB_CPU_BOUND},
     {"expand", 2, nif_expand, 0},
     {"focus", 2, nif_focus, 0},

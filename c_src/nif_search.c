@@ -59,7 +59,7 @@ static int get_marks(ErlNifEnv *env, ERL_NIF_TERM list, run_result *res)
 **       hash_compact, bitstate: visited.h), bitstate_bits => N,
 **       step_cache => 0 | 1, step_cache_entries => N, step_cache_bytes => N,
 **       reduction => 0 | 1,
-**       symmetry => 0 | 1})
+**       symmetry => 0 | 1 | 2 (2: without the pid order guard)})
 **   -> Resource
 ** A lossy table_mode with breadth_first or expand_only is a badarg. */
 ERL_NIF_TERM nif_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
@@ -126,7 +126,7 @@ ERL_NIF_TERM nif_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
         map_u64(env, argv[0], ATOM(env, step_cache_bytes), &cache_bytes) < 0 ||
         cache_bytes > ((uint64_t)1 << 40) ||
         map_u64(env, argv[0], ATOM(env, reduction), &reduction) < 0 || reduction > 1 ||
-        map_u64(env, argv[0], ATOM(env, symmetry), &symmetry) < 0 || symmetry > 1)
+        map_u64(env, argv[0], ATOM(env, symmetry), &symmetry) < 0 || symmetry > 2)
         return enif_make_badarg(env);
     search_config cfg = { .creation = (uint32_t)creation,
                           .max_states = max_states, .max_depth = max_depth,
@@ -335,7 +335,8 @@ static ERL_NIF_TERM request_term(ErlNifEnv *env, const search_res *r, const requ
     }
     case REQ_YIELD: return ATOM(env, yield);
     case REQ_REDUCTION_VOID: {
-        ERL_NIF_TERM why = q->why == POR_VOID_EXIT ? ATOM(env, exit_signal)
+        ERL_NIF_TERM why = q->why == SYM_VOID_PID_ORDER ? ATOM(env, pid_order)
+                         : q->why == POR_VOID_EXIT ? ATOM(env, exit_signal)
                          : q->why == POR_VOID_LINK ? ATOM(env, link)
                          : q->why == POR_VOID_PROCESSES ? ATOM(env, processes)
                          : ATOM(env, reads_process_state);

@@ -389,10 +389,10 @@ static int next_request(search *s, request *req)
     }
     s->work = 0;
     int hit = 0;
-    if (s->por_void) {
+    if (s->por_void || s->sym_void) {
         s->finished = 1;
         s->pending = req->kind = REQ_REDUCTION_VOID;
-        req->why = s->por_void;
+        req->why = s->sym_void ? SYM_VOID_PID_ORDER : s->por_void;
         return 0;
     }
     while (s->depth > 0) {
@@ -934,6 +934,12 @@ void search_por_hazard(search *s, int why)
     s->por_hazard = why;
     if (s->por_sent && s->por_void == 0)
         s->por_void = why;
+}
+
+void search_pid_order(search *s)
+{
+    if (s->sym != NULL && s->cfg.symmetry == 1)
+        s->sym_void = 1;
 }
 
 /* The run-time guard of sending safe steps (rule 7, por.h): a step that

@@ -119,8 +119,12 @@ typedef struct search_config {
                                   and expand_only. */
     int symmetry;              /* 1: each successor is replaced by the
                                   representative of its orbit under pid
-                                  permutation (symmetry.h); ignored by
-                                  expand_only and observe searches */
+                                  permutation (symmetry.h), and the search
+                                  is void once the program observes pid
+                                  order (search_pid_order); 2: the same,
+                                  the user asserting that it never does
+                                  (no guard); ignored by expand_only and
+                                  observe searches */
     /* External format (with the 131 version byte) of the atoms normal,
     ** killed, kill and 'EXIT' as the VM encodes them, so that exit reasons
     ** and the 'EXIT' messages built here intern like the VM's own terms.
@@ -246,7 +250,9 @@ enum por_void_why {
     POR_VOID_EXIT,          /* exit/2 to another process, after a send was
                                taken as safe */
     POR_VOID_LINK,          /* link/1 to another process, likewise */
-    POR_VOID_PROCESSES      /* processes/0, likewise */
+    POR_VOID_PROCESSES,     /* processes/0, likewise */
+    SYM_VOID_PID_ORDER      /* symmetry: a step observed the order of
+                               pids (search_pid_order) */
 };
 
 enum run_kind { RUN_START = 1, RUN_RECEIVE, RUN_TIMEOUT, RUN_CHOICE };
@@ -374,6 +380,12 @@ typedef struct search_stats {
                                       sharing one signature in a state */
 } search_stats;
 void search_get_stats(const search *s, search_stats *st);
+
+/* The running code compared, sorted, hashed or printed terms holding pids
+** (src/mce_rt_order.erl): a renaming of pids is no automorphism of this
+** program, so a symmetric search is void (REQ_REDUCTION_VOID with
+** SYM_VOID_PID_ORDER at the next request).  Nothing without symmetry. */
+void search_pid_order(search *s);
 
 const part_store *search_store(const search *s);
 /* The state on top of the stack (decoded), or NULL. */

@@ -116,6 +116,9 @@ struct search {
     symmetry *sym;
     sym_pair *sym_perm;
     uint32_t sym_nperm;
+    /* A step observed the order of pids (search_pid_order): the symmetric
+    ** search proves nothing (REQ_REDUCTION_VOID, SYM_VOID_PID_ORDER). */
+    int sym_void;
     search_stats st;
     int finished;
     /* A successor waiting for the safety monitors' verdict (REQ_OBSERVE):

@@ -9,7 +9,7 @@
          alias_active/3, timer/2, unique/1, live_searches/0, process/2, ets_table/2, app_env/1,
          ets_named/3, ets_tables/2,
          stats/1, trace/1, renamings/1,
-         top_state/1, top_conts/1, part_term/2, alive/2, group_leader/2, whereis/3, registered/2, processes/2, monitor_active/3,
+         top_state/1, top_conts/1, part_term/2, alive/2, group_leader/2, whereis/3, registered/2, processes/2, pid_order/1, monitor_active/3,
          buchi_check/2, expand/2, focus/2, label_binaries/1,
          buchi_new/1, buchi_start/2, buchi_answer/4, buchi_lasso/1, buchi_stats/1]).
 
@@ -165,6 +165,11 @@ registered(_Search, _Node) -> erlang:nif_error(not_loaded).
 %% expanded, in pid order.
 -spec processes(search(), non_neg_integer()) -> [non_neg_integer()] | {error, term(), string()}.
 processes(_Search, _Node) -> erlang:nif_error(not_loaded).
+
+%% @doc The running step observed the order of pids (mce_rt_order): a
+%% symmetric search is void and the check runs again without symmetry.
+-spec pid_order(search()) -> ok.
+pid_order(_Search) -> erlang:nif_error(not_loaded).
 
 %% @doc Büchi emptiness check (c_src/buchi.c) over an explicit graph, for
 %% the oracle tests.  `Stem' and `Cycle' are `{Key, SuccIndex}' steps: each

@@ -335,6 +335,12 @@ apply(M, F, Args) ->
     erlang:apply(M, F, Args).
 
 apply_unstubbed(M, F, Args) ->
+    case mce_rt_order:observes(M, F, length(Args)) of
+        none -> apply_classified(M, F, Args);
+        _ -> mce_rt_order:call(M, F, Args)
+    end.
+
+apply_classified(M, F, Args) ->
     case mce_translate:classify_call(M, F, length(Args)) of
         {redirect, RM, RF} -> erlang:apply(RM, RF, Args);
         {model, MM, MF} -> erlang:apply(checker_call(fun() -> mce_translate:ensure(MM) end), MF, Args);

@@ -134,8 +134,16 @@ local_fun(Fun, M, Where) ->
 call_fun(M, F, A, Fun, Where) ->
     case stub_or_classify(M, F, A, Where) of
         {stub, Stub} -> Stub;
-        direct -> Fun;
+        direct -> order_fun(M, F, A, Fun);
         {RM, RF} -> erlang:make_fun(RM, RF, A)
+    end.
+
+%% A fun of an operation that observes pid order reports it when called
+%% (mce_rt_order, the guard of symmetry reduction).
+order_fun(M, F, A, Fun) ->
+    case mce_rt_order:observes(M, F, A) of
+        none -> Fun;
+        _ -> mce_rt_order:make_fun(M, F, A)
     end.
 
 %% @doc erlang:make_fun/3, and `fun M:F/A' with M or F computed.
@@ -143,7 +151,7 @@ call_fun(M, F, A, Fun, Where) ->
 make_fun(M, F, A) when is_atom(M), is_atom(F), is_integer(A), A >= 0, A =< 255 ->
     case stub_or_classify(M, F, A, make_fun) of
         {stub, Stub} -> Stub;
-        direct -> erlang:make_fun(M, F, A);
+        direct -> order_fun(M, F, A, erlang:make_fun(M, F, A));
         {RM, RF} -> erlang:make_fun(RM, RF, A)
     end;
 make_fun(M, F, A) ->

@@ -61,22 +61,34 @@ run(InitCall, Opts) ->
 %% (`{reduction_void, Why}'; so does, once a sending step was taken as
 %% safe, an exit signal or link to another process or a list of the
 %% processes: c_src/por.h, rule 7) and the check runs again, from the start, without
-%% the reduction, within the same time limit.
+%% the reduction, within the same time limit.  A symmetric search in which
+%% the program observed the order of pids (`{reduction_void, pid_order}',
+%% mce_rt_order) runs again the same way without symmetry.
 safety(InitCall, Ctx) ->
     First = mce_nif:start(Ctx#ctx.search, InitCall, 1),
     case try judge_initial(First, Ctx)
          catch throw:{mce_guard_interrupted, Stop} -> {inconclusive, Stop, stats(Ctx)}
          end of
+        {reduction_void, pid_order} ->
+            %% Symmetry's guard (mce_rt_order): again without symmetry,
+            %% with the reduction as it was.
+            #ctx{opts = Opts, started = Started, deadline = Deadline} = Ctx,
+            again(InitCall, Ctx, new_context(mce_symmetry:void(Opts, pid_order), false,
+                                             Ctx#ctx.reduction), Started, Deadline);
         {reduction_void, Why} ->
             #ctx{opts = Opts, started = Started, deadline = Deadline} = Ctx,
-            Again = new_context(Opts, false, {off, Why}),
-            ok = mce_guard:setup(#{deadline => Deadline, memory => maps:get(memory, Opts),
-                                   reductions => maps:get(max_reductions, Opts)}),
-            safety(InitCall, Again#ctx{started = Started, deadline = Deadline,
-                                       init_call = Ctx#ctx.init_call});
+            again(InitCall, Ctx, new_context(Opts, false, {off, Why}), Started, Deadline);
         Result ->
             Result
     end.
+
+%% The check once more, from the start, within the same limits.
+again(InitCall, Ctx, Again, Started, Deadline) ->
+    Opts = Again#ctx.opts,
+    ok = mce_guard:setup(#{deadline => Deadline, memory => maps:get(memory, Opts),
+                           reductions => maps:get(max_reductions, Opts)}),
+    safety(InitCall, Again#ctx{started = Started, deadline = Deadline,
+                               init_call = Ctx#ctx.init_call}).
 
 %% The initial state (the entry's process about to start, before any
 %% step) is judged like every other: an invariant may be false there
@@ -214,10 +226,7 @@ new_context(Opts, ExpandOnly, Reduction) ->
                                             on -> 1;
                                             {off, _} -> 0
                                         end,
-                           symmetry => case mce_symmetry:active(Opts, ExpandOnly) of
-                                           true -> 1;
-                                           false -> 0
-                                       end}),
+                           symmetry => mce_symmetry:nif_setting(Opts, ExpandOnly)}),
     internal_error(Search),
     Now = erlang:monotonic_time(millisecond),
     Deadline = case maps:get(max_time, Opts) of

@@ -17,7 +17,7 @@
 %% Pure: renamings in, terms out.
 -module(mce_symmetry).
 
--export([active/2, status/2, concrete/2, replayable/3]).
+-export([active/2, nif_setting/2, void/2, status/2, concrete/2, replayable/3]).
 
 %% @doc Whether the C search of a check with these options canonicalises.
 %% Off for what can name pids in a verdict the search does not see renamed
@@ -29,12 +29,32 @@
 active(Opts, ExpandOnly) ->
     status(Opts, ExpandOnly) =:= on.
 
+%% @doc The C search's `symmetry' setting: 0 off; 1 on with the guard of
+%% pid order (`auto', the default: the search is void once the program
+%% observes the order of pids, mce_rt_order); 2 on without it (`true': the
+%% user asserts that the program never does).
+-spec nif_setting(map(), boolean()) -> 0 | 1 | 2.
+nif_setting(Opts, ExpandOnly) ->
+    case active(Opts, ExpandOnly) of
+        false -> 0;
+        true when map_get(symmetry, Opts) =:= true -> 2;
+        true -> 1
+    end.
+
+%% @doc The options of the check that runs again, without symmetry, after
+%% a symmetric search was void because the program observed the order of
+%% pids (`Why': `pid_order').
+-spec void(map(), atom()) -> map().
+void(Opts, Why) ->
+    Opts#{symmetry => {off, Why}}.
+
 %% @doc The `symmetry' stat: `on', `off' (not asked for) or `{off, Why}'.
 -spec status(map(), boolean()) -> on | off | {off, atom()}.
 status(Opts, ExpandOnly) ->
-    case maps:get(symmetry, Opts, false) of
+    case maps:get(symmetry, Opts, auto) of
         false -> off;
-        true ->
+        {off, Why} -> {off, Why};
+        _TrueOrAuto ->
             Why = [W || {W, true} <- [{ltl, maps:get(ltl, Opts, none) =/= none},
                                       {monitor, maps:get(monitor, Opts, []) =/= []},
                                       {invariant, maps:get(invariant, Opts, []) =/= []},

@@ -343,7 +343,7 @@ is_runtime_module(M) ->
     lists:member(M, [mce_rt, mce_sandbox, mce_ets, mce_pterm, mce_global, mce_app, mce_logger,
                      mce_env, mce_atomics, mce_counters, mce_rt_signals, mce_rt_spawn,
                      mce_rt_procs, mce_rt_io, mce_rt_node, mce_rt_time, mce_stubs,
-                     mce_rt_netkernel])
+                     mce_rt_netkernel, mce_rt_order])
         orelse is_translation(M).
 
 %%====================================================================
@@ -539,6 +539,8 @@ classify_erlang(send_nosuspend, A) when A =:= 2; A =:= 3 -> {redirect, mce_rt, s
 classify_erlang(statistics, 1) -> {redirect, mce_rt_time, statistics};
 classify_erlang(yield, 0) -> {redirect, mce_rt, erlang_yield};
 classify_erlang(system_info, 1) -> {redirect, mce_rt_procs, system_info};
+%% A list in pid order: the symmetry guard sees it (mce_rt_order).
+classify_erlang(processes, 0) -> {redirect, mce_rt_order, processes};
 %% The sandbox (mce_sandbox): funs made at run time are classified, and
 %% atoms made by checked code counted against the check's budget.
 classify_erlang(make_fun, 3) -> {redirect, mce_sandbox, make_fun};
@@ -611,7 +613,8 @@ is_checker_module(M) ->
                      mce_ltl, mce_ltl_search, mcerlang_monitor, mce_pterm, mce_env,
                      mce_atomics, mce_counters, mce_sandbox, mce_etf, mce_translate_expand,
                      mce_translate_blocking, mce_translate_gen, mce_translate_syntax,
-                     mce_translate_cache, mce_stubs, mce_rt_netkernel])
+                     mce_translate_cache, mce_stubs, mce_rt_netkernel, mce_rt_order,
+                     mce_translate_order])
         orelse is_translation(M).
 
 is_translation(M) ->

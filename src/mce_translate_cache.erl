@@ -56,7 +56,7 @@
 %% The translator modules whose code decides what a translation is.
 -define(TRANSLATOR, [mce_translate, mce_translate_expand, mce_translate_blocking,
                      mce_translate_gen, mce_translate_syntax, mce_anf, mce_closure,
-                     mce_sandbox, mce_translate_cache]).
+                     mce_sandbox, mce_translate_cache, mce_translate_order, mce_rt_order]).
 
 %% @doc Runs Fun with the disk cache setting `Setting' (a directory,
 %% true for the default one, false for none) for the translations it makes

@@ -21,7 +21,10 @@
 %%   caught stacks      `Class:Reason:Stack' bound to the cleaned stack;
 %%   scheduling points  every side effect on other processes or shared
 %%                      memory wrapped in `mce_rt:yield', which the
-%%                      analysis then treats like a receive.
+%%                      analysis then treats like a receive;
+%%   pid order          what can observe the numbers of pids reports it
+%%                      at run time (mce_translate_order, the guard of
+%%                      symmetry reduction).
 %%
 %% Invariant: the output, run under the checker, means what the input
 %% means on the VM; what changes is that the calls the checker models and
@@ -39,9 +42,9 @@
 %% @doc The rewrites of module M's forms, in the order above.
 -spec forms(module(), [erl_parse:abstract_form()]) -> [erl_parse:abstract_form()].
 forms(M, Forms0) ->
-    yield_points(M, clean_caught_stacks(model_calls(sleep_as_receive(
+    mce_translate_order:forms(M, yield_points(M, clean_caught_stacks(model_calls(sleep_as_receive(
                                                     stub_calls(M, guard_context(resolve_imports(
-                                                                     record_creations(Forms0)))))))).
+                                                                     record_creations(Forms0))))))))).
 
 %% `#s{...}' as the compiler expands it (erl_expand_records:record_inits/2):
 %% every field in the record's definition order, a field not given taking

@@ -51,7 +51,7 @@
                      idle => mce_marks:idle(),
                      step_cache => boolean(),
                      reduction => boolean(),
-                     symmetry => boolean(),
+                     symmetry => boolean() | auto,
                      stubs => #{mfa() => function()}}.
 %% The read-only view of a state that monitors and invariants judge (see
 %% docs/USER_GUIDE.md): every process with its pid, node, registered name,
@@ -140,7 +140,9 @@
                     %% Partial-order reduction (mce_search:reduction/2 says
                     %% when a check cannot use it).
                     reduction => true,
-                    symmetry => false,
+                    %% Symmetry reduction where the program never observes
+                    %% pid order (mce_symmetry:status/2, mce_rt_order).
+                    symmetry => auto,
                     stubs => #{}}).
 
 %% @equiv check(Entry, #{})
@@ -718,6 +720,9 @@ option(reduction, B) when is_boolean(B) -> B;
 option(reduction, V) ->
     erlang:error({mcerlang, {bad_option_value, reduction, V, "expected true or false"}});
 option(symmetry, B) when is_boolean(B) -> B;
+option(symmetry, auto) -> auto;
+option(symmetry, V) ->
+    erlang:error({mcerlang, {bad_option_value, symmetry, V, "expected auto, true or false"}});
 option(shortest, B) when is_boolean(B) -> B;
 option(monitor, {M, _} = Mon) when is_atom(M) -> option(monitor, [Mon]);
 option(monitor, Mons) when is_list(Mons) ->

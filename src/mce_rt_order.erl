@@ -1,0 +1,169 @@
+%% @doc The runtime guard of automatic symmetry reduction: the operations
+%% whose result depends on the numbers of pids, run on behalf of checked
+%% code, tell the search when their operands hold pids.
+%%
+%% A symmetric search (c_src/symmetry.c) stores one state per orbit under
+%% permutations of pids.  A renaming is an automorphism of the program
+%% only while the program never observes the numbers of pids: `=:=',
+%% matching, sends, links and monitors are blind to them, but the order
+%% operators, sorting, ordered and hashed containers, hashing and printing
+%% are not.  The translator (mce_translate_order) points every such
+%% operation in checked code here; the operation looks at its operands and,
+%% if the result can depend on pid numbers (order: two distinct pids or refs
+%% among the operands, a ref's number carrying its creator's pid; hash and
+%% text: one), reports it (mce_nif:pid_order/1).  A symmetric search that
+%% meets a report is void and the check runs again without symmetry
+%% (mce_search, stat `symmetry => {off, pid_order}'); without symmetry the
+%% report does nothing.  Then the operation runs as on the VM and returns
+%% its real result.  Why that is sound: docs/ARCHITECTURE.md, "Symmetry
+%% reduction".
+%%
+%% Invariant: every function here returns exactly what the operation it
+%% stands for returns (or raises what it raises) on the same arguments.
+-module(mce_rt_order).
+
+-export([observes/3, call/3, compare/3, opaque/0, processes/0, make_fun/3]).
+
+%% What an operation observes: the relative order of pids (two are needed
+%% to observe it), their numbers as hashes or text (one is enough), or
+%% pid numbers whatever its arguments (`list_to_pid/1').
+-type kind() :: order | hash | always.
+
+%% @doc Whether `M:F/A' observes pid numbers, and how; `none' for the
+%% operations a renaming of pids leaves alone.  The higher-order functions
+%% of the library modules are not listed: they are translated, and the fun
+%% they are given (user code, or a redirected `fun erlang:'<'/2') compares.
+-spec observes(module(), atom(), arity()) -> kind() | none.
+observes(erlang, F, 2) when F =:= '<'; F =:= '>'; F =:= '=<'; F =:= '>='; F =:= max; F =:= min ->
+    order;
+observes(erlang, F, A) when (F =:= phash andalso A =:= 2); (F =:= phash2 andalso A =< 2);
+                            (F =:= term_to_binary andalso A =< 2);
+                            (F =:= term_to_iovec andalso A =< 2);
+                            (F =:= pid_to_list andalso A =:= 1);
+                            (F =:= ref_to_list andalso A =:= 1) ->
+    hash;
+observes(erlang, list_to_pid, 1) ->
+    always;
+observes(lists, F, 1) when F =:= sort; F =:= usort; F =:= merge; F =:= umerge; F =:= max;
+                           F =:= min ->
+    order;
+observes(lists, F, 2) when F =:= keysort; F =:= ukeysort; F =:= merge; F =:= umerge ->
+    order;
+observes(lists, F, 3) when F =:= merge3; F =:= umerge3; F =:= keymerge; F =:= ukeymerge ->
+    order;
+observes(M, F, A) when M =:= ordsets; M =:= orddict; M =:= gb_sets; M =:= gb_trees; M =:= sofs ->
+    container(M, F, A, order);
+observes(M, F, A) when M =:= sets; M =:= dict ->
+    container(M, F, A, hash);
+observes(proplists, F, A) when (F =:= get_keys andalso A =:= 1); (F =:= compact andalso A =:= 1);
+                               (F =:= normalize andalso A =:= 2) ->
+    hash;
+observes(io_lib, F, A) when F =:= format; F =:= fwrite; F =:= write; F =:= print;
+                            F =:= build_text ->
+    case erlang:function_exported(io_lib, F, A) of
+        true -> hash;
+        false -> none
+    end;
+observes(_, _, _) ->
+    none.
+
+%% An ordered or hashed container keeps its elements by their order or
+%% hash: each of its functions that is not a higher-order one (translated,
+%% see above) observes them.
+container(M, F, A, Kind) ->
+    case erlang:function_exported(M, F, A) andalso
+         mce_translate:classify_call(M, F, A) =/= library_hof of
+        true -> Kind;
+        false -> none
+    end.
+
+%% @doc `M:F(Args)' for an operation that observes/3 lists: reports it
+%% when its arguments make the result depend on pid numbers, then runs it.
+-spec call(module(), atom(), [term()]) -> term().
+call(M, F, Args) ->
+    case observes(M, F, length(Args)) of
+        none -> ok;
+        Kind -> observe(Kind, Args)
+    end,
+    erlang:apply(M, F, Args).
+
+%% @doc `A Op B' for an order operator of checked code's bodies (`<',
+%% `>', `=<', `>=', and erlang:max/2, erlang:min/2): the cheap test first,
+%% an atom or a number never holds a pid.
+-spec compare(atom(), term(), term()) -> term().
+compare(Op, A, B) ->
+    case is_number(A) orelse is_atom(A) orelse is_number(B) orelse is_atom(B) of
+        true -> ok;
+        false -> observe(order, [A, B])
+    end,
+    erlang:Op(A, B).
+
+%% @doc Code whose order observations cannot be checked on the values (an
+%% order comparison in the guards of a `receive') is about to run: a
+%% symmetric search is void whatever the values.
+-spec opaque() -> ok.
+opaque() ->
+    report().
+
+%% @doc erlang:processes/0: the list is in pid order.
+-spec processes() -> [pid()].
+processes() ->
+    Pids = mce_rt_procs:processes(),
+    observe(order, [Pids]),
+    Pids.
+
+%% @doc `fun M:F/A' (made at run time, or written in checked code) for an
+%% operation that observes/3 lists: a fun that calls call/3.
+-spec make_fun(module(), atom(), arity()) -> function().
+make_fun(M, F, 0) -> fun() -> call(M, F, []) end;
+make_fun(M, F, 1) -> fun(A) -> call(M, F, [A]) end;
+make_fun(M, F, 2) -> fun(A, B) -> call(M, F, [A, B]) end;
+make_fun(M, F, 3) -> fun(A, B, C) -> call(M, F, [A, B, C]) end;
+make_fun(M, F, 4) -> fun(A, B, C, D) -> call(M, F, [A, B, C, D]) end.
+
+%%--------------------------------------------------------------------
+%% The operands
+%%--------------------------------------------------------------------
+
+-spec observe(kind(), [term()]) -> ok.
+observe(always, _Args) ->
+    report();
+observe(Kind, Args) ->
+    Need = case Kind of
+               order -> 2;
+               hash -> 1
+           end,
+    case length(numbered(Args, [], Need)) >= Need of
+        true -> report();
+        false -> ok
+    end.
+
+%% The distinct pids and refs in T (as far as Need of them), prepended to
+%% Acc.  Ports are the checker's own and never renamed; a fun's
+%% environment is part of its value (and of its order).
+numbered(_T, Acc, Need) when length(Acc) >= Need ->
+    Acc;
+numbered(T, Acc, _Need) when is_pid(T); is_reference(T) ->
+    case lists:member(T, Acc) of
+        true -> Acc;
+        false -> [T | Acc]
+    end;
+numbered([H | T], Acc, Need) ->
+    numbered(T, numbered(H, Acc, Need), Need);
+numbered(T, Acc, Need) when is_tuple(T) ->
+    numbered(tuple_to_list(T), Acc, Need);
+numbered(T, Acc, Need) when is_map(T) ->
+    numbered(maps:to_list(T), Acc, Need);
+numbered(T, Acc, Need) when is_function(T) ->
+    {env, Env} = erlang:fun_info(T, env),
+    numbered(Env, Acc, Need);
+numbered(_T, Acc, _Need) ->
+    Acc.
+
+%% Tells the search of the running step (none outside one: a term built
+%% by the checker itself).
+report() ->
+    case erlang:get('$mce_search') of
+        undefined -> ok;
+        Search -> mce_nif:pid_order(Search)
+    end.

@@ -1,0 +1,278 @@
+%% @doc The translator's pass for automatic symmetry reduction: every place
+%% where checked code can observe the numbers of pids is pointed at the
+%% runtime guard (mce_rt_order): forms in, forms out.
+%%
+%% A renaming of pids is an automorphism of a program that only tests pids
+%% for equality; symmetry reduction (c_src/symmetry.c) relies on it.  What
+%% can see pid numbers is rewritten so that it reports itself, at run time,
+%% when its operands hold pids:
+%%
+%%   order operators   `A < B', `>', `=<', `>=' in bodies, unless an
+%%                     operand cannot hold a pid (a literal, arithmetic,
+%%                     a size): mce_rt_order:compare/3;
+%%   calls             erlang:max/min/phash/phash2/term_to_binary/
+%%                     pid_to_list/..., lists:sort/usort/keysort/merge/...,
+%%                     ordsets, orddict, gb_sets, gb_trees, sofs, sets,
+%%                     dict, io_lib:format/... (mce_rt_order:observes/3):
+%%                     mce_rt_order:call/3; local calls of the auto-imported
+%%                     BIFs too;
+%%   fun references    `fun lists:sort/1', `fun erlang:'<'/2': a fun that
+%%                     calls mce_rt_order:call/3;
+%%   guards            an order comparison in a guard between two operands
+%%                     that may both hold pids cannot call anything: the
+%%                     clause group it belongs to is preceded by
+%%                     mce_rt_order:opaque/0 when it is a statement of a
+%%                     body (`case', `if', `receive'), and otherwise (a
+%%                     function's or a fun's heads, `try ... of', an
+%%                     expression) every clause body of the group and its
+%%                     failure start with it (see below).
+%%
+%% Computed calls (`M:F(...)' with M or F a variable, apply/3) and funs
+%% made at run time are checked by mce_rt:apply/3 and
+%% mce_sandbox:make_fun/3.  erlang:processes/0 (a list in pid order) is
+%% redirected by mce_translate:classify_call/3.
+%%
+%% Invariant: the output means what the input means on the VM (each
+%% replacement returns what it replaces); the only new behaviour is the
+%% report.  mce_io is left alone: its text goes to the output, never into
+%% a state.
+-module(mce_translate_order).
+
+-export([forms/2]).
+
+-import(mce_translate_syntax, [is_literal/1]).
+
+-define(ORDER_OPS, ['<', '>', '=<', '>=']).
+
+%% @doc The rewrites of module M's forms.
+-spec forms(module(), [erl_parse:abstract_form()]) -> [erl_parse:abstract_form()].
+forms(mce_io, Forms) ->
+    Forms;
+forms(_M, Forms) ->
+    Defs = sets:from_list([{F, A} || {function, _, F, A, _} <- Forms]),
+    [case F of
+         {function, L, N, A, Cs} -> {function, L, N, A, function_clauses(L, Cs, Defs)};
+         _ -> F
+     end || F <- Forms].
+
+%% A function's clauses: when a guard of theirs may compare pids, each
+%% clause body starts with the report and a last clause reports the
+%% failure before raising function_clause, as the VM would.
+function_clauses(L, Cs, Defs) ->
+    Cs1 = [clause(C, Defs) || C <- Cs],
+    case lists:any(fun risky_clause/1, Cs) of
+        false -> Cs1;
+        true ->
+            [{clause, _, Ps, _, _} | _] = Cs,
+            Vars = [{var, L, list_to_atom("MceOrd" ++ integer_to_list(I))}
+                    || I <- lists:seq(1, length(Ps))],
+            Fail = {clause, L, Vars, [],
+                    [opaque(L),
+                     {call, L, {remote, L, {atom, L, erlang}, {atom, L, error}},
+                      [{atom, L, function_clause}, list_expr(Vars, L)]}]},
+            [report_first(C) || C <- Cs1] ++ [Fail]
+    end.
+
+report_first({clause, L, Ps, Gs, B}) ->
+    {clause, L, Ps, Gs, [opaque(L) | B]}.
+
+clause({clause, L, Ps, Gs, B}, Defs) ->
+    {clause, L, Ps, Gs, body(B, Defs)}.
+
+%% A body: each statement rewritten; a `case', `if' or `receive' whose
+%% guards may compare pids preceded by the report.
+body(Es, Defs) ->
+    lists:append([statement(E, Defs) || E <- Es]).
+
+statement(E, Defs) ->
+    case group_of(E) of
+        {ok, Cs} ->
+            case lists:any(fun risky_clause/1, Cs) of
+                %% Reported before the group runs: its clauses need not.
+                true -> [opaque(element(2, E)), put_covered(E, Defs)];
+                false -> [expr(E, Defs)]
+            end;
+        none -> [expr(E, Defs)]
+    end.
+
+put_covered({match, L, P, E}, Defs) ->
+    {match, L, P, put_covered(E, Defs)};
+put_covered({'case', L, E, Cs}, Defs) ->
+    {'case', L, expr(E, Defs), [clause(C, Defs) || C <- Cs]};
+put_covered({'if', L, Cs}, Defs) ->
+    {'if', L, [clause(C, Defs) || C <- Cs]};
+put_covered({'receive', L, Cs}, Defs) ->
+    {'receive', L, [clause(C, Defs) || C <- Cs]};
+put_covered({'receive', L, Cs, T, After}, Defs) ->
+    {'receive', L, [clause(C, Defs) || C <- Cs], expr(T, Defs), body(After, Defs)}.
+
+group_of({match, _, _, E}) -> group_of(E);
+group_of({'case', _, _, Cs}) -> {ok, Cs};
+group_of({'if', _, Cs}) -> {ok, Cs};
+group_of({'receive', _, Cs}) -> {ok, Cs};
+group_of({'receive', _, Cs, _, _}) -> {ok, Cs};
+group_of(_) -> none.
+
+%% An expression.  Clause groups met inside an expression (not as a
+%% statement) with a risky guard get the report in every clause body: the
+%% group is then one whose failure raises (a case_clause, if_clause or
+%% try_clause error), which the VM and the checker raise alike; a guard
+%% that fails on pids and lets a later clause run is reported by that
+%% clause's body.
+expr({op, L, Op, A, B}, Defs) when Op =:= '<'; Op =:= '>'; Op =:= '=<'; Op =:= '>=' ->
+    A1 = expr(A, Defs),
+    B1 = expr(B, Defs),
+    case maybe_pid(A, []) andalso maybe_pid(B, []) of
+        true -> rt(L, compare, [{atom, L, Op}, A1, B1]);
+        false -> {op, L, Op, A1, B1}
+    end;
+expr({call, L, {atom, FL, F}, As}, Defs) ->
+    As1 = [expr(A, Defs) || A <- As],
+    case not sets:is_element({F, length(As)}, Defs) andalso
+         erl_internal:bif(F, length(As)) andalso
+         mce_rt_order:observes(erlang, F, length(As)) of
+        Kind when Kind =:= order; Kind =:= hash; Kind =:= always ->
+            observed(L, erlang, F, As1);
+        _ -> {call, L, {atom, FL, F}, As1}
+    end;
+expr({call, L, {remote, RL, {atom, ML, M}, {atom, FL, F}}, As}, Defs) ->
+    As1 = [expr(A, Defs) || A <- As],
+    case mce_rt_order:observes(M, F, length(As)) of
+        none -> {call, L, {remote, RL, {atom, ML, M}, {atom, FL, F}}, As1};
+        _ -> observed(L, M, F, As1)
+    end;
+expr({'fun', L, {function, {atom, _, M}, {atom, _, F}, {integer, _, A}}} = Fun, _Defs) ->
+    case mce_rt_order:observes(M, F, A) of
+        none -> Fun;
+        _ ->
+            Vars = [{var, L, list_to_atom("MceOrdF" ++ integer_to_list(I))} || I <- lists:seq(1, A)],
+            {'fun', L, {clauses, [{clause, L, Vars, [], [observed(L, M, F, Vars)]}]}}
+    end;
+expr({'fun', L, {clauses, Cs}}, Defs) ->
+    {'fun', L, {clauses, function_clauses(L, Cs, Defs)}};
+expr({named_fun, L, Name, Cs}, Defs) ->
+    {named_fun, L, Name, function_clauses(L, Cs, Defs)};
+expr({'case', L, E, Cs}, Defs) ->
+    {'case', L, expr(E, Defs), group(Cs, Defs, {case_clause, L})};
+expr({'if', L, Cs}, Defs) ->
+    {'if', L, group(Cs, Defs, {if_clause, L})};
+expr({'receive', L, Cs}, Defs) ->
+    {'receive', L, group(Cs, Defs, none)};
+expr({'receive', L, Cs, T, After}, Defs) ->
+    {'receive', L, group(Cs, Defs, none), expr(T, Defs), body(After, Defs)};
+expr({'try', L, Es, OfCs, CatchCs, After}, Defs) ->
+    {'try', L, body(Es, Defs), group(OfCs, Defs, {try_clause, L}), group(CatchCs, Defs, none),
+     body(After, Defs)};
+expr({'catch', L, E}, Defs) ->
+    {'catch', L, expr(E, Defs)};
+expr({block, L, Es}, Defs) ->
+    {block, L, body(Es, Defs)};
+expr({'maybe', L, Es}, Defs) ->
+    {'maybe', L, body(Es, Defs)};
+expr({'maybe', L, Es, {'else', EL, Cs}}, Defs) ->
+    {'maybe', L, body(Es, Defs), {'else', EL, group(Cs, Defs, {else_clause, L})}};
+expr({match, L, P, E}, Defs) ->
+    {match, L, P, expr(E, Defs)};
+expr({maybe_match, L, P, E}, Defs) ->
+    {maybe_match, L, P, expr(E, Defs)};
+expr({Comp, L, Template, Quals}, Defs) when Comp =:= lc; Comp =:= bc; Comp =:= mc ->
+    {Comp, L, expr(Template, Defs), [qualifier(Q, Defs) || Q <- Quals]};
+expr(T, Defs) when is_tuple(T) ->
+    list_to_tuple([expr(X, Defs) || X <- tuple_to_list(T)]);
+expr(Xs, Defs) when is_list(Xs) ->
+    [expr(X, Defs) || X <- Xs];
+expr(X, _Defs) ->
+    X.
+
+qualifier({G, L, P, E}, Defs) when G =:= generate; G =:= b_generate; G =:= m_generate ->
+    {G, L, P, expr(E, Defs)};
+qualifier(Filter, Defs) ->
+    expr(Filter, Defs).
+
+%% Clauses of a group inside an expression (see expr/2), and the error
+%% the VM raises when none matches (`none': a receive waits, a catch
+%% clause lets the exception through).
+group(Cs, Defs, Fail) ->
+    Cs1 = [clause(C, Defs) || C <- Cs],
+    case lists:any(fun risky_clause/1, Cs) of
+        true -> [report_first(C) || C <- Cs1] ++ fail_clause(Fail);
+        false -> Cs1
+    end.
+
+fail_clause(none) ->
+    [];
+fail_clause({if_clause, L}) ->
+    [{clause, L, [], [[{atom, L, true}]], [opaque(L), error_call(L, {atom, L, if_clause})]}];
+fail_clause({Why, L}) ->
+    V = {var, L, 'MceOrdNoMatch'},
+    [{clause, L, [V], [], [opaque(L), error_call(L, {tuple, L, [{atom, L, Why}, V]})]}].
+
+error_call(L, Reason) ->
+    {call, L, {remote, L, {atom, L, erlang}, {atom, L, error}}, [Reason]}.
+
+observed(L, M, F, As) ->
+    rt(L, call, [{atom, L, M}, {atom, L, F}, list_expr(As, L)]).
+
+opaque(L) ->
+    rt(L, opaque, []).
+
+rt(L, F, As) ->
+    {call, L, {remote, L, {atom, L, mce_rt_order}, {atom, L, F}}, As}.
+
+list_expr(Es, L) ->
+    lists:foldr(fun(E, T) -> {cons, L, E, T} end, {nil, L}, Es).
+
+%%--------------------------------------------------------------------
+%% Guards
+%%--------------------------------------------------------------------
+
+%% Whether a clause's guard may compare two terms that both hold pids:
+%% an order comparison (or max/min) whose operands may both hold one.
+risky_clause({clause, _, _, Gs, _}) ->
+    lists:any(fun(Conj) -> risky_conj(Conj) end, Gs).
+
+risky_conj(Conj) ->
+    %% Variables the conjunction's type tests say hold no pid.
+    Plain = [V || {call, _, {atom, _, T}, [{var, _, V}]} <- Conj, plain_test(T)]
+        ++ [V || {call, _, {remote, _, {atom, _, erlang}, {atom, _, T}}, [{var, _, V}]} <- Conj,
+                 plain_test(T)],
+    mce_translate_syntax:fold_all(
+      fun({op, _, Op, A, B}, Acc) when Op =:= '<'; Op =:= '>'; Op =:= '=<'; Op =:= '>=' ->
+              Acc orelse (maybe_pid(A, Plain) andalso maybe_pid(B, Plain));
+         ({call, _, {atom, _, F}, [A, B]}, Acc) when F =:= max; F =:= min ->
+              Acc orelse (maybe_pid(A, Plain) andalso maybe_pid(B, Plain));
+         ({call, _, {remote, _, {atom, _, erlang}, {atom, _, F}}, [A, B]}, Acc)
+            when F =:= max; F =:= min ->
+              Acc orelse (maybe_pid(A, Plain) andalso maybe_pid(B, Plain));
+         (_, Acc) -> Acc
+      end, false, Conj).
+
+plain_test(T) ->
+    lists:member(T, [is_integer, is_float, is_number, is_atom, is_boolean, is_binary,
+                     is_bitstring]).
+
+%% Whether the value of expression E may hold a pid or a ref (Plain: the
+%% variables known not to).
+maybe_pid({var, _, V}, Plain) ->
+    not lists:member(V, Plain);
+maybe_pid({op, _, Op, _, _}, _Plain) ->
+    not lists:member(Op, ['+', '-', '*', '/', 'div', 'rem', 'band', 'bor', 'bxor', 'bsl', 'bsr',
+                          'and', 'or', 'xor', 'andalso', 'orelse', '==', '/=', '=:=', '=/=',
+                          '<', '>', '=<', '>=']);
+maybe_pid({op, _, Op, _}, _Plain) ->
+    not lists:member(Op, ['-', '+', 'bnot', 'not']);
+maybe_pid({call, _, {atom, _, F}, _}, _Plain) ->
+    not plain_bif(F);
+maybe_pid({call, _, {remote, _, {atom, _, erlang}, {atom, _, F}}, _}, _Plain) ->
+    not plain_bif(F);
+maybe_pid({string, _, _}, _Plain) ->
+    false;
+maybe_pid(E, _Plain) ->
+    not is_literal(E).
+
+%% Guard BIFs whose value is a number, an atom or a binary.
+plain_bif(F) ->
+    lists:member(F, [length, size, tuple_size, map_size, byte_size, bit_size, abs, trunc, round,
+                     float, ceil, floor, node, binary_part, is_atom, is_integer, is_pid,
+                     is_reference, is_tuple, is_list, is_map, is_map_key, is_function, is_number,
+                     is_float, is_binary, is_boolean]).
