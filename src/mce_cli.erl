@@ -91,8 +91,9 @@ usage() ->
       "  --granularity big|small  --delivery instant|ether\n"
       "  --ordering process_pair|node_pair\n"
       "  --reduction on|off           partial-order reduction (default on)\n"
-      "  --symmetry on|off            symmetry reduction under pid permutation (default off;\n"
-      "                               on: you assert the program never orders pids)\n"
+      "  --symmetry auto|on|off       symmetry reduction under pid permutation (default auto:\n"
+      "                               on until the program observes pid order; on: you\n"
+      "                               assert it never does)\n"
       "  --nodes N1@H,N2@H            simulated nodes (the entry runs on the first)\n"
       "  --faults KIND=N[,KIND=N]     crash_node, disconnect, kill: how many may happen\n"
       "                               KIND=N:T1:T2 aims them (kill: name=A, module=M;\n"
@@ -228,8 +229,9 @@ option({"stub", V}, #cli{options = O} = Cli) ->
     set(stubs, (maps:get(stubs, O, #{}))#{MFA => Fun}, Cli);
 option({"symmetry", "on"}, Cli) -> set(symmetry, true, Cli);
 option({"symmetry", "off"}, Cli) -> set(symmetry, false, Cli);
+option({"symmetry", "auto"}, Cli) -> set(symmetry, auto, Cli);
 option({"symmetry", V}, _Cli) ->
-    throw({usage, io_lib:format("--symmetry ~ts: expected on or off", [V])});
+    throw({usage, io_lib:format("--symmetry ~ts: expected auto, on or off", [V])});
 option({"option", V}, Cli) ->
     case string:split(V, "=") of
         [K, T] when K =/= "" -> set(atom(K, "--option"), term(T, "--option " ++ K), Cli);

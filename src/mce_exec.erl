@@ -389,8 +389,21 @@ original_frame({M, F, A, Info}) ->
         false -> program_frame({M, F, A, Info})
     end.
 
-program_frame({M, F, A, Info}) ->
+program_frame(Frame) ->
+    ordered_copy(program_frame1(Frame)).
+
+%% The copy of a function whose guards may compare pids
+%% (mce_translate_order) stands for the function.
+ordered_copy({M, F, A, Info} = Frame) ->
     case atom_to_list(F) of
+        "$mce_ord_" ++ Name -> {M, list_to_existing_atom(Name), A, Info};
+        _ -> Frame
+    end.
+
+program_frame1({M, F, A, Info}) ->
+    case atom_to_list(F) of
+        "$mce_ord_" ++ _ ->
+            {original_module(M), F, A, Info};
         "$mce_" ++ _ ->
             case info(M, F) of
                 {OrigM, OrigF, OrigA, _, _} -> {OrigM, OrigF, OrigA, Info};

@@ -435,4 +435,4 @@ checker_call(Fun) ->
 -spec modules() -> [module()].
 modules() ->
     [mce_rt, mce_rt_signals, mce_rt_spawn, mce_rt_procs, mce_rt_io, mce_rt_node, mce_rt_time,
-     mce_rt_netkernel].
+     mce_rt_netkernel, mce_rt_order].

@@ -183,8 +183,40 @@ rename([H | T], Rho) ->
     [rename(H, Rho) | rename(T, Rho)];
 rename(M, Rho) when is_map(M) ->
     maps:from_list([{rename(K, Rho), rename(V, Rho)} || {K, V} <- maps:to_list(M)]);
+rename(F, Rho) when is_function(F) ->
+    %% A closure's captured values (a spawned fun's pids) are part of it.
+    case {erlang:fun_info(F, type), erlang:fun_info(F, env)} of
+        {{type, local}, {env, [_ | _] = Env}} -> with_env(F, rename(Env, Rho));
+        _ -> F
+    end;
 rename(Other, _Rho) ->
     Other.
+
+%% Local fun F with the captured values Env (as many as it has): its
+%% external format (NEW_FUN_EXT: size, arity, uniq, index, free count,
+%% then module, old index, old uniq and creator as terms, then the free
+%% values) with the free values replaced.  There is no other way to build
+%% a closure with a given environment.
+with_env(F, Env) ->
+    <<131, 112, _Size:32, Head:21/binary, NumFree:32, Rest/binary>> = term_to_binary(F),
+    NumFree = length(Env),
+    Fixed = skip_terms(4, Rest, 0),
+    <<FixedBin:Fixed/binary, _/binary>> = Rest,
+    EnvBin = << <<(term_body(V))/binary>> || V <- Env >>,
+    Body = <<Head/binary, NumFree:32, FixedBin/binary, EnvBin/binary>>,
+    binary_to_term(<<131, 112, (4 + byte_size(Body)):32, Body/binary>>).
+
+%% The bytes of the first N terms of Bin (each without the version byte).
+skip_terms(0, _Bin, Used) ->
+    Used;
+skip_terms(N, Bin, Used) ->
+    <<_:Used/binary, Rest/binary>> = Bin,
+    {_, U} = binary_to_term(<<131, Rest/binary>>, [used]),
+    skip_terms(N - 1, Bin, Used + U - 1).
+
+term_body(T) ->
+    <<131, B/binary>> = term_to_binary(T),
+    B.
 
 %% A ref's number is Creator << 10 | Counter within its node (mce_ref).
 ref_key(K, Rho) ->

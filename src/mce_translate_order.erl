@@ -42,7 +42,8 @@
 
 -import(mce_translate_syntax, [is_literal/1]).
 
--define(ORDER_OPS, ['<', '>', '=<', '>=']).
+%% The process dictionary key of the pass's counter of fresh variables.
+-define(COUNTER, '$mce_translate_order').
 
 %% @doc The rewrites of module M's forms.
 -spec forms(module(), [erl_parse:abstract_form()]) -> [erl_parse:abstract_form()].
@@ -50,22 +51,61 @@ forms(mce_io, Forms) ->
     Forms;
 forms(_M, Forms) ->
     Defs = sets:from_list([{F, A} || {function, _, F, A, _} <- Forms]),
-    [case F of
-         {function, L, N, A, Cs} -> {function, L, N, A, function_clauses(L, Cs, Defs)};
-         _ -> F
-     end || F <- Forms].
+    put(?COUNTER, 0),
+    try
+        lists:append([function(F, Defs) || F <- Forms])
+    after
+        erase(?COUNTER)
+    end.
 
-%% A function's clauses: when a guard of theirs may compare pids, each
-%% clause body starts with the report and a last clause reports the
-%% failure before raising function_clause, as the VM would.
-function_clauses(L, Cs, Defs) ->
+%% A function.  When a guard of its clauses may compare pids, the clause
+%% is preceded by an observing clause: the same patterns (each aliased to
+%% a fresh variable), a guard true when the comparison's operands may both
+%% hold pids (neither is a number nor an atom: guards can test no more),
+%% and a body that reports, then runs the function's clauses as written,
+%% in a copy `'$mce_ord_F'' (mce_exec names its frames F).
+function({function, L, N, A, Cs}, Defs) ->
+    Cs1 = [clause(C, Defs) || C <- Cs],
+    case lists:any(fun risky_clause/1, Cs) of
+        false ->
+            [{function, L, N, A, Cs1}];
+        true ->
+            Copy = list_to_atom("$mce_ord_" ++ atom_to_list(N)),
+            Redo = fun(L1, Vars) -> [{call, L1, {atom, L1, Copy}, Vars}] end,
+            [{function, L, N, A, observing(Cs, Cs1, Redo)}, {function, L, Copy, A, Cs1}]
+    end;
+function(F, _Defs) ->
+    [F].
+
+%% Clauses Cs (rewritten: Cs1) with an observing clause before each risky
+%% one; Redo(L, Vars) is the body that runs the group again on the values
+%% the patterns matched (Vars).
+observing(Cs, Cs1, Redo) ->
+    lists:append(
+      [case risky_clause(C) of
+           false -> [C1];
+           true ->
+               {clause, L, Ps, _, _} = C,
+               Vars = [fresh(L) || _ <- Ps],
+               Aliased = [{match, L, P, V} || {P, V} <- lists:zip(Ps, Vars)],
+               [{clause, L, Aliased, [[may_observe(C)]], [opaque(L) | Redo(L, Vars)]}, C1]
+       end || {C, C1} <- lists:zip(Cs, Cs1)]).
+
+fresh(L) ->
+    N = get(?COUNTER),
+    put(?COUNTER, N + 1),
+    {var, L, list_to_atom("MceOrd" ++ integer_to_list(N))}.
+
+%% The clauses of a fun: no copy to run again, so each clause body starts
+%% with the report and a last clause reports the failure before raising
+%% function_clause, as the VM would.
+fun_clauses(L, Cs, Defs) ->
     Cs1 = [clause(C, Defs) || C <- Cs],
     case lists:any(fun risky_clause/1, Cs) of
         false -> Cs1;
         true ->
             [{clause, _, Ps, _, _} | _] = Cs,
-            Vars = [{var, L, list_to_atom("MceOrd" ++ integer_to_list(I))}
-                    || I <- lists:seq(1, length(Ps))],
+            Vars = [fresh(L) || _ <- Ps],
             Fail = {clause, L, Vars, [],
                     [opaque(L),
                      {call, L, {remote, L, {atom, L, erlang}, {atom, L, error}},
@@ -97,18 +137,12 @@ statement(E, Defs) ->
 
 put_covered({match, L, P, E}, Defs) ->
     {match, L, P, put_covered(E, Defs)};
-put_covered({'case', L, E, Cs}, Defs) ->
-    {'case', L, expr(E, Defs), [clause(C, Defs) || C <- Cs]};
-put_covered({'if', L, Cs}, Defs) ->
-    {'if', L, [clause(C, Defs) || C <- Cs]};
 put_covered({'receive', L, Cs}, Defs) ->
     {'receive', L, [clause(C, Defs) || C <- Cs]};
 put_covered({'receive', L, Cs, T, After}, Defs) ->
     {'receive', L, [clause(C, Defs) || C <- Cs], expr(T, Defs), body(After, Defs)}.
 
 group_of({match, _, _, E}) -> group_of(E);
-group_of({'case', _, _, Cs}) -> {ok, Cs};
-group_of({'if', _, Cs}) -> {ok, Cs};
 group_of({'receive', _, Cs}) -> {ok, Cs};
 group_of({'receive', _, Cs, _, _}) -> {ok, Cs};
 group_of(_) -> none.
@@ -149,13 +183,17 @@ expr({'fun', L, {function, {atom, _, M}, {atom, _, F}, {integer, _, A}}} = Fun, 
             {'fun', L, {clauses, [{clause, L, Vars, [], [observed(L, M, F, Vars)]}]}}
     end;
 expr({'fun', L, {clauses, Cs}}, Defs) ->
-    {'fun', L, {clauses, function_clauses(L, Cs, Defs)}};
+    {'fun', L, {clauses, fun_clauses(L, Cs, Defs)}};
 expr({named_fun, L, Name, Cs}, Defs) ->
-    {named_fun, L, Name, function_clauses(L, Cs, Defs)};
+    {named_fun, L, Name, fun_clauses(L, Cs, Defs)};
 expr({'case', L, E, Cs}, Defs) ->
-    {'case', L, expr(E, Defs), group(Cs, Defs, {case_clause, L})};
+    %% The observing clause runs the case again on the value it matched.
+    Cs1 = [clause(C, Defs) || C <- Cs],
+    {'case', L, expr(E, Defs),
+     observing(Cs, Cs1, fun(L1, [V]) -> [{'case', L1, V, Cs1}] end)};
 expr({'if', L, Cs}, Defs) ->
-    {'if', L, group(Cs, Defs, {if_clause, L})};
+    Cs1 = [clause(C, Defs) || C <- Cs],
+    {'if', L, observing(Cs, Cs1, fun(L1, []) -> [{'if', L1, Cs1}] end)};
 expr({'receive', L, Cs}, Defs) ->
     {'receive', L, group(Cs, Defs, none)};
 expr({'receive', L, Cs, T, After}, Defs) ->
@@ -232,20 +270,48 @@ risky_clause({clause, _, _, Gs, _}) ->
     lists:any(fun(Conj) -> risky_conj(Conj) end, Gs).
 
 risky_conj(Conj) ->
-    %% Variables the conjunction's type tests say hold no pid.
-    Plain = [V || {call, _, {atom, _, T}, [{var, _, V}]} <- Conj, plain_test(T)]
-        ++ [V || {call, _, {remote, _, {atom, _, erlang}, {atom, _, T}}, [{var, _, V}]} <- Conj,
-                 plain_test(T)],
+    comparisons(Conj) =/= [].
+
+%% The guard of a risky clause's observing clause: one of its order
+%% comparisons may compare two terms that hold pids.
+may_observe({clause, L, _, Gs, _}) ->
+    Tests = lists:append([comparisons(Conj) || Conj <- Gs]),
+    lists:foldl(fun(T, Acc) -> {op, L, 'orelse', Acc, T} end, hd(Tests), tl(Tests)).
+
+comparisons(Conj) ->
+    Plain = plain_vars(Conj),
     mce_translate_syntax:fold_all(
-      fun({op, _, Op, A, B}, Acc) when Op =:= '<'; Op =:= '>'; Op =:= '=<'; Op =:= '>=' ->
-              Acc orelse (maybe_pid(A, Plain) andalso maybe_pid(B, Plain));
-         ({call, _, {atom, _, F}, [A, B]}, Acc) when F =:= max; F =:= min ->
-              Acc orelse (maybe_pid(A, Plain) andalso maybe_pid(B, Plain));
-         ({call, _, {remote, _, {atom, _, erlang}, {atom, _, F}}, [A, B]}, Acc)
-            when F =:= max; F =:= min ->
-              Acc orelse (maybe_pid(A, Plain) andalso maybe_pid(B, Plain));
-         (_, Acc) -> Acc
-      end, false, Conj).
+      fun(E, Acc) ->
+              case operands(E) of
+                  {ok, A, B} ->
+                      case maybe_pid(A, Plain) andalso maybe_pid(B, Plain) of
+                          true -> [both_may_hold(A, B) | Acc];
+                          false -> Acc
+                      end;
+                  none -> Acc
+              end
+      end, [], Conj).
+
+operands({op, _, Op, A, B}) when Op =:= '<'; Op =:= '>'; Op =:= '=<'; Op =:= '>=' -> {ok, A, B};
+operands({call, _, {atom, _, F}, [A, B]}) when F =:= max; F =:= min -> {ok, A, B};
+operands({call, _, {remote, _, {atom, _, erlang}, {atom, _, F}}, [A, B]}) when F =:= max; F =:= min ->
+    {ok, A, B};
+operands(_) -> none.
+
+%% Neither A nor B is a number or an atom (the cheap test of
+%% mce_rt_order:compare/3, the most a guard can tell).
+both_may_hold(A, B) ->
+    L = element(2, A),
+    Not = fun(X) ->
+                  {op, L, 'not', {op, L, 'orelse', {call, L, {atom, L, is_number}, [X]},
+                                  {call, L, {atom, L, is_atom}, [X]}}}
+          end,
+    {op, L, 'andalso', Not(A), Not(B)}.
+
+plain_vars(Conj) ->
+    [V || {call, _, {atom, _, T}, [{var, _, V}]} <- Conj, plain_test(T)]
+        ++ [V || {call, _, {remote, _, {atom, _, erlang}, {atom, _, T}}, [{var, _, V}]} <- Conj,
+                 plain_test(T)].
 
 plain_test(T) ->
     lists:member(T, [is_integer, is_float, is_number, is_atom, is_boolean, is_binary,
