@@ -828,8 +828,12 @@ static int node_pairs(const cand *ord, uint32_t m, const uint32_t *used,
     }
     if (!err)
         sym_sort(u, m, sizeof *u, sym_cmp_u32);
-    /* fixed: used by a key of this node that is no candidate. */
-#define FIXED(x) (in_sorted(used, nused, MAKE_KEY(node, (x))) && !in_sorted(u, m, (x)))
+    /* fixed: used by a key of this node that is no candidate, or the
+    ** entry's number even once the entry is dead: the fault model never
+    ** kills the process holding it (ether.c), so no process may be moved
+    ** onto it or off it (tprog_por:killed_server missed its violation). */
+#define FIXED(x) (MAKE_KEY(node, (x)) == ENTRY_KEY || \
+                  (in_sorted(used, nused, MAKE_KEY(node, (x))) && !in_sorted(u, m, (x))))
     uint32_t x = 1;
     for (uint32_t j = 0; j < m && !err; j++) {
         while (FIXED(x))
