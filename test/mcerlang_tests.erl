@@ -204,7 +204,7 @@ state_counts_do_not_depend_on_table_size_test() ->
 %% (the whole state space: without partial-order reduction).
 client_server_state_count_test() ->
     ?assertMatch({ok, #{states := 484, transitions := 1005}},
-                 mcerlang:check({client_server, start, [3, 2]}, #{reduction => false})).
+                 mcerlang:check({client_server, start, [3, 2]}, #{reduction => false, symmetry => false})).
 
 no_deadlock_property_explores_past_stuck_states_test() ->
     {ok, #{states := S}} = mcerlang:check({dining, start, [3]}, #{property => none}),
@@ -299,13 +299,13 @@ stop_running_check_test_() ->
      fun() ->
              Live = mce_nif:live_searches(),
              Self = self(),
-             Checker = spawn(fun() -> Self ! {self(), mcerlang:check({client_server, start, [6, 3]})} end),
+             Checker = spawn(fun() -> Self ! {self(), mcerlang:check({client_server, start, [6, 3]}, #{symmetry => false})} end),
              timer:sleep(500),
              ok = mcerlang:stop(Checker),
              Result = receive {Checker, R} -> R after 10000 -> timeout end,
              ?assertMatch({inconclusive, stopped, #{states := N}} when N > 0, Result),
              wait_until(fun() -> mce_nif:live_searches() =:= Live end),
-             Killed = spawn(fun() -> mcerlang:check({client_server, start, [6, 3]}) end),
+             Killed = spawn(fun() -> mcerlang:check({client_server, start, [6, 3]}, #{symmetry => false}) end),
              timer:sleep(500),
              ?assertEqual(Live + 1, mce_nif:live_searches()),
              exit(Killed, kill),
@@ -357,7 +357,7 @@ shortest_counterexample_test() ->
     ?assert(length(maps:get(trace, Deep)) > 2),
     %% Same state spaces in both orders; deadlocks are found too.
     ?assertMatch({ok, #{states := 484}},
-                 mcerlang:check({client_server, start, [3, 2]}, #{shortest => true})),
+                 mcerlang:check({client_server, start, [3, 2]}, #{shortest => true, symmetry => false})),
     {error, D} = mcerlang:check({dining, start, [3]}, #{shortest => true}),
     ?assertMatch(#{violation := deadlock, final_state := [_, _, _ | _]}, D),
     {error, D2} = mcerlang:check({dining, start, [3]}),
@@ -369,7 +369,7 @@ shortest_counterexample_test() ->
 %% heap and binaries, not in memory_used): the search ends inconclusive.
 memory_cap_test() ->
     ?assertMatch({inconclusive, {memory, 200000}, #{memory_used := M}} when M > 100000,
-                 mcerlang:check({client_server, start, [4, 2]}, #{memory => 200000})),
+                 mcerlang:check({client_server, start, [4, 2]}, #{memory => 200000, symmetry => false})),
     ?assertError({mcerlang, {bad_option_value, memory, -1}}, mcerlang:check({tprog, hello, []}, #{memory => -1})).
 
 %% Progress lines go to stderr once a second, unless progress => false
@@ -383,13 +383,14 @@ progress_lines_test_() ->
              Run = fun(Progress) ->
                            Expr = lists:flatten(io_lib:format(
                                     "mcerlang:check({client_server, start, [6, 3]}, "
-                                    "#{max_time => 3500, progress => ~p}), halt().", [Progress])),
+                                    "#{max_time => 3500, progress => ~p, symmetry => false}), halt().", [Progress])),
                            Port = open_port({spawn_executable, Erl},
                                             [{args, ["-noshell" | Paths] ++ ["-eval", Expr]},
                                              stderr_to_stdout, exit_status, binary]),
                            collect_port(Port, <<>>)
                    end,
-             %% client_server(6, 3) runs for minutes: max_time ends it.
+             %% client_server(6, 3) runs for minutes (without symmetry
+             %% reduction): max_time ends it.
              With = Run(true),
              case re:run(With, "mcerlang: [0-9,]+ states, [0-9,]+ states/s, depth", [global]) of
                  {match, [_, _ | _]} -> ok;
