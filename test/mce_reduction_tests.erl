@@ -7,9 +7,10 @@
 %% and with the reductions off.
 %%
 %% The modes: `off' (`reduction => false, symmetry => false', the full
-%% state space), `por' (`reduction => true, symmetry => false') and, for
-%% the programs marked `sym' in `programs/0', `sym' (`reduction => true,
-%% symmetry => true').  A program is marked `sym' when it never orders pids
+%% state space), `por' (`reduction => true, symmetry => false'), `auto'
+%% (`reduction => true, symmetry => auto', the default: symmetry until the
+%% program observes pid order, every program) and, for the programs marked
+%% `sym' in `programs/0', `sym' (`reduction => true, symmetry => true').  A program is marked `sym' when it never orders pids
 %% (no comparison, sort or ordered key of pids, no map keyed by pids whose
 %% iteration order would show their order): symmetry reduction renames
 %% pids, which is only exact for programs whose behaviour does not depend
@@ -43,13 +44,14 @@
 -define(LIMITS, #{max_states => 100000, max_time => 10000, progress => false}).
 -define(MODES, #{off => #{reduction => false, symmetry => false},
                  por => #{reduction => true, symmetry => false},
+                 auto => #{reduction => true, symmetry => auto},
                  sym => #{reduction => true, symmetry => true}}).
 %% At most this many distinct abnormal exits are collected per program.
 -define(MAX_EXITS, 16).
 %% The share of programs that must be compared (not skipped).
 -define(MIN_COMPARED, 0.9).
 
--type mode() :: off | por | sym.
+-type mode() :: off | por | auto | sym.
 -type program() :: {string(), mcerlang:entry(), map(), sym | no_sym}.
 
 warm_up_test_() ->
@@ -97,7 +99,7 @@ new_models_test_() ->
                   ?assert(Reduced =< Full)
               end || Entry <- [{spawn_chain, start, [8]}, {go_workers, start, [6]},
                                {client_server, start, [3, 2]}],
-                     Mode <- [maps:get(por, ?MODES), maps:get(sym, ?MODES)]]
+                     Mode <- [maps:get(por, ?MODES), maps:get(auto, ?MODES), maps:get(sym, ?MODES)]]
      end}.
 
 real(M, F, A) ->
@@ -124,8 +126,8 @@ compare(Tab, {Label, _, _, _} = Program) ->
 -spec same_verdicts(program()) -> compared | {skipped, [{mode(), term()}]}.
 same_verdicts({Label, Entry, Opts, Sym}) ->
     Modes = case Sym of
-                sym -> [off, por, sym];
-                no_sym -> [off, por]
+                sym -> [off, por, auto, sym];
+                no_sym -> [off, por, auto]
             end,
     Observed = [{Mode, observe(Entry, Opts, Mode)} || Mode <- Modes],
     case [{Mode, Why} || {Mode, {inconclusive, Why}} <- Observed] of
@@ -200,7 +202,7 @@ counterexamples(Obs) ->
 %% The observations without their counterexamples; under symmetry the
 %% exit reasons with their pids erased.
 comparable(Mode, Obs) ->
-    maps:map(fun(exits, {Reasons, _}) when Mode =:= sym ->
+    maps:map(fun(exits, {Reasons, _}) when Mode =:= sym; Mode =:= auto ->
                      lists:usort([erase_pids(R) || R <- Reasons]);
                 (_, {Value, _}) -> Value
              end, Obs).

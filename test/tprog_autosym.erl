@@ -3,7 +3,8 @@
 %% which no renaming of pids may merge, and identical clients it may.
 -module(tprog_autosym).
 -export([min_leader/0, sort_leader/0, text_leader/0, guard_leader/0, receive_guard/0,
-         sort_fun_leader/0, hello/1, clients/1, client/2, server/0, same_workers/1]).
+         sort_fun_leader/0, apply_leader/0, case_leader/0, fun_guard_leader/0, set_leader/0,
+         hello/1, clients/1, client/2, server/0, same_workers/1]).
 
 %% Two identical workers announce themselves; the coordinator elects the
 %% smaller pid and fails when the first to announce is not the leader.
@@ -62,6 +63,40 @@ receive_guard() ->
     case P of
         P1 -> erlang:error(larger_was_first);
         _ -> ok
+    end.
+
+%% The same by a sort called with its module and function computed at run
+%% time.
+apply_leader() ->
+    {A, B} = two_hellos(),
+    M = list_to_atom("lists"),
+    case M:sort([A, B]) of
+        [A, _] -> ok;
+        _ -> erlang:error(first_was_not_leader)
+    end.
+
+%% The same by a comparison in a case clause's guard.
+case_leader() ->
+    {A, B} = two_hellos(),
+    case {A, B} of
+        {X, Y} when X < Y -> ok;
+        _ -> erlang:error(first_was_not_leader)
+    end.
+
+%% The same by a comparison in a fun's guard.
+fun_guard_leader() ->
+    {A, B} = two_hellos(),
+    Leader = fun(X, Y) when X < Y -> ok;
+                (_, _) -> erlang:error(first_was_not_leader)
+             end,
+    Leader(A, B).
+
+%% The same by an ordered set of the two pids.
+set_leader() ->
+    {A, B} = two_hellos(),
+    case ordsets:from_list([B, A]) of
+        [A, _] -> ok;
+        _ -> erlang:error(first_was_not_leader)
     end.
 
 two_hellos() ->
