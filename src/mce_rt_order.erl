@@ -60,6 +60,7 @@ observes(proplists, F, A) when (F =:= get_keys andalso A =:= 1); (F =:= compact 
     hash;
 observes(io_lib, F, A) when F =:= format; F =:= fwrite; F =:= write; F =:= print;
                             F =:= build_text ->
+    _ = code:ensure_loaded(io_lib),
     case erlang:function_exported(io_lib, F, A) of
         true -> hash;
         false -> none
@@ -71,6 +72,7 @@ observes(_, _, _) ->
 %% hash: each of its functions that is not a higher-order one (translated,
 %% see above) observes them.
 container(M, F, A, Kind) ->
+    _ = code:ensure_loaded(M),
     case erlang:function_exported(M, F, A) andalso
          mce_translate:classify_call(M, F, A) =/= library_hof of
         true -> Kind;
