@@ -810,6 +810,31 @@ static int add_pair(sym_pair **pairs, uint32_t *np, size_t *cap, uint32_t from,
     return 0;
 }
 
+static int cmp_node_cls(const void *a, const void *b)
+{
+    const cand *x = a, *y = b;
+    if (x->node != y->node)
+        return x->node < y->node ? -1 : 1;
+    return x->cls < y->cls ? -1 : x->cls > y->cls;
+}
+
+/* Whether two of the m candidates (sorted here) are of one node and one
+** class.  If not, no two processes can be interchangeable, and the state
+** is its own representative: the renaming would only lay distinct roles
+** out by class, merging the rare states that differ in which role got
+** which number, at the cost of the whole canonicalisation (locker and
+** sup_worker: 2 to 2.5 times the CPU for the same states).  The test
+** reads only pid-free classes, so it is a function of the orbit: every
+** member of an orbit is treated alike. */
+static int classes_shared(cand *ord, uint32_t m)
+{
+    sym_sort(ord, m, sizeof *ord, cmp_node_cls);
+    for (uint32_t j = 1; j < m; j++)
+        if (ord[j].node == ord[j - 1].node && ord[j].cls == ord[j - 1].cls)
+            return 1;
+    return 0;
+}
+
 /* The renaming of one node's numbers: the candidates in `ord' (m of them,
 ** in their final order) take the smallest numbers no fixed key uses; the
 ** other numbers up to the largest involved that no fixed key uses (free,
@@ -921,30 +946,37 @@ int symmetry_canon(symmetry *sy, trans_ctx *cx, sys_state *st,
     pin_maps(&k, &err);
     if (err)
         goto done;
-    /* Step 1; the largest group of one signature is the stat. */
+    /* The classes first (a ghost's is unknown: that of a process with no
+    ** name nor dictionary, the plain spawns whose pids programs pass
+    ** around.  It trades places with the live ones of that class even when
+    ** one is left: a ghost that kept its number there would freeze an
+    ** arrangement an earlier renaming made, one no real run reaches
+    ** (door(4) took 5 % more states than without the reduction, then as
+    ** many)). */
     uint32_t nc = 0;
+    for (uint32_t i = 0; i < total; i++) {
+        if (!is_cand(&k, (int)i))
+            continue;
+        c[i].cls = i < n ? class_of(&k, &st->procs[i], &err) : sym_mix(sym_mix(c[i].node, 0), 0);
+        if (err)
+            goto done;
+        order[nc++] = c[i];
+    }
+    if (nc < 2 || !classes_shared(order, nc))
+        goto done;
+    /* Step 1; the largest group of one signature is the stat. */
     for (uint32_t i = 0; i < total; i++) {
         if (!is_cand(&k, (int)i))
             continue;
         c[i].sig1 = i < n ? sig1_of(&k, &st->procs[i], &err)
                           : sym_mix(0x67686f7374ull, c[i].node);
-        c[i].cls = i < n ? class_of(&k, &st->procs[i], &err) : 0;
         if (err)
             goto done;
     }
-    /* A ghost's class is unknown: that of a process with no name nor
-    ** dictionary, the plain spawns whose pids programs pass around.  It
-    ** trades places with the live ones of that class even when one is
-    ** left: a ghost that kept its number there would freeze an arrangement
-    ** an earlier renaming made, one no real run reaches (door(4) took 5 %
-    ** more states than without the reduction, then as many). */
-    for (uint32_t i = n; i < total; i++)
-        c[i].cls = sym_mix(sym_mix(c[i].node, 0), 0);
+    nc = 0;
     for (uint32_t i = 0; i < total; i++)
         if (is_cand(&k, (int)i))
             order[nc++] = c[i];
-    if (nc < 2)
-        goto done;
     sym_sort(order, nc, sizeof *order, cmp_sig1);
     uint32_t group = 1, largest = 1;
     for (uint32_t j = 1; j < nc; j++) {

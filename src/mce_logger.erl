@@ -130,7 +130,9 @@ record(Level, Args) ->
     end.
 
 record_text(Level, Args) ->
-    Text = try text(Args)
+    %% The text goes to the output, never into a state: the report
+    %% callback (translated code) may print pids without observing them.
+    Text = try mce_rt_order:quiet(fun() -> text(Args) end)
            catch _:_ -> lists:flatten(io_lib:format("~tp", [Args]))
            end,
     erlang:put('$mce_output', [lists:flatten(io_lib:format("[~p] ~ts", [Level, Text]))

@@ -22,7 +22,7 @@
 %% stands for returns (or raises what it raises) on the same arguments.
 -module(mce_rt_order).
 
--export([observes/3, call/3, compare/3, opaque/0, processes/0, make_fun/3]).
+-export([observes/3, call/3, compare/3, opaque/0, processes/0, make_fun/3, quiet/1]).
 
 %% What an operation observes: the relative order of pids (two are needed
 %% to observe it), their numbers as hashes or text (one is enough), or
@@ -123,6 +123,16 @@ make_fun(M, F, 2) -> fun(A, B) -> call(M, F, [A, B]) end;
 make_fun(M, F, 3) -> fun(A, B, C) -> call(M, F, [A, B, C]) end;
 make_fun(M, F, 4) -> fun(A, B, C, D) -> call(M, F, [A, B, C, D]) end.
 
+%% @doc Runs Fun, whose result only goes to the output (a log event's
+%% text, mce_logger), without reporting what it observes.
+-spec quiet(fun(() -> T)) -> T.
+quiet(Fun) ->
+    Old = erlang:put('$mce_order_quiet', true),
+    try Fun()
+    after
+        erlang:put('$mce_order_quiet', Old)
+    end.
+
 %%--------------------------------------------------------------------
 %% The operands
 %%--------------------------------------------------------------------
@@ -163,9 +173,10 @@ numbered(_T, Acc, _Need) ->
     Acc.
 
 %% Tells the search of the running step (none outside one: a term built
-%% by the checker itself).
+%% by the checker itself; nothing while quiet/1 runs).
 report() ->
-    case erlang:get('$mce_search') of
+    case erlang:get('$mce_order_quiet') =:= true orelse erlang:get('$mce_search') of
+        true -> ok;
         undefined -> ok;
         Search -> mce_nif:pid_order(Search)
     end.
