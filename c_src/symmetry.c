@@ -818,14 +818,10 @@ static int cmp_node_cls(const void *a, const void *b)
     return x->cls < y->cls ? -1 : x->cls > y->cls;
 }
 
-/* Whether two of the m candidates (sorted here) are of one node and one
-** class.  If not, no two processes can be interchangeable, and the state
-** is its own representative: the renaming would only lay distinct roles
-** out by class, merging the rare states that differ in which role got
-** which number, at the cost of the whole canonicalisation (locker and
-** sup_worker: 2 to 2.5 times the CPU for the same states).  The test
-** reads only pid-free classes, so it is a function of the orbit: every
-** member of an orbit is treated alike. */
+/* Whether two of the m candidates (sorted here by node and class, which
+** is their final order when no two share one) are of one node and one
+** class: only then can two processes be interchangeable and the
+** signatures, refinement and walk tell them apart. */
 static int classes_shared(cand *ord, uint32_t m)
 {
     sym_sort(ord, m, sizeof *ord, cmp_node_cls);
@@ -962,8 +958,14 @@ int symmetry_canon(symmetry *sy, trans_ctx *cx, sys_state *st,
             goto done;
         order[nc++] = c[i];
     }
-    if (nc < 2 || !classes_shared(order, nc))
+    if (nc < 2)
         goto done;
+    /* All of distinct classes: the final order (cmp_final: node, class,
+    ** then rank and pid) is the order of classes, whatever steps 1-3
+    ** would find, so they are skipped (locker and sup_worker: about 2.5
+    ** times the CPU of no symmetry before, for the same states). */
+    if (!classes_shared(order, nc))
+        goto lay_out;
     /* Step 1; the largest group of one signature is the stat. */
     for (uint32_t i = 0; i < total; i++) {
         if (!is_cand(&k, (int)i))
@@ -1007,6 +1009,7 @@ int symmetry_canon(symmetry *sy, trans_ctx *cx, sys_state *st,
         if (is_cand(&k, (int)i))
             order[nc++] = c[i];
     sym_sort(order, nc, sizeof *order, cmp_final);
+lay_out:
     /* Step 4, per node: the i-th in order takes the i-th smallest number
     ** that no fixed pid holds (`order' is grouped by node).  The numbers
     ** change set, so the renaming is extended to the free numbers, in

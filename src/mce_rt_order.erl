@@ -22,7 +22,8 @@
 %% stands for returns (or raises what it raises) on the same arguments.
 -module(mce_rt_order).
 
--export([observes/3, call/3, compare/3, opaque/0, processes/0, make_fun/3, quiet/1]).
+-export([observes/3, call/3, compare/3, opaque/0, processes/0, process_record/2, make_fun/3,
+         quiet/1]).
 
 %% What an operation observes: the relative order of pids (two are needed
 %% to observe it), their numbers as hashes or text (one is enough), or
@@ -42,7 +43,7 @@ observes(erlang, F, A) when (F =:= phash andalso A =:= 2); (F =:= phash2 andalso
                             (F =:= pid_to_list andalso A =:= 1);
                             (F =:= ref_to_list andalso A =:= 1) ->
     hash;
-observes(erlang, list_to_pid, 1) ->
+observes(erlang, F, 1) when F =:= list_to_pid; F =:= list_to_ref ->
     always;
 observes(lists, F, 1) when F =:= sort; F =:= usort; F =:= merge; F =:= umerge; F =:= max;
                            F =:= min ->
@@ -113,6 +114,14 @@ processes() ->
     Pids = mce_rt_procs:processes(),
     observe(order, [Pids]),
     Pids.
+
+%% @doc erlang:process_info/2: its lists of pids (links, monitors,
+%% monitored_by) are in pid order.
+-spec process_record(pid(), term()) -> term().
+process_record(Pid, Item) ->
+    Info = mce_rt_procs:process_info(Pid, Item),
+    observe(order, [Info]),
+    Info.
 
 %% @doc `fun M:F/A' (made at run time, or written in checked code) for an
 %% operation that observes/3 lists: a fun that calls call/3.

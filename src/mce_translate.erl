@@ -539,8 +539,9 @@ classify_erlang(send_nosuspend, A) when A =:= 2; A =:= 3 -> {redirect, mce_rt, s
 classify_erlang(statistics, 1) -> {redirect, mce_rt_time, statistics};
 classify_erlang(yield, 0) -> {redirect, mce_rt, erlang_yield};
 classify_erlang(system_info, 1) -> {redirect, mce_rt_procs, system_info};
-%% A list in pid order: the symmetry guard sees it (mce_rt_order).
+%% Lists in pid order: the symmetry guard sees them (mce_rt_order).
 classify_erlang(processes, 0) -> {redirect, mce_rt_order, processes};
+classify_erlang(process_info, 2) -> {redirect, mce_rt_order, process_record};
 %% The sandbox (mce_sandbox): funs made at run time are classified, and
 %% atoms made by checked code counted against the check's budget.
 classify_erlang(make_fun, 3) -> {redirect, mce_sandbox, make_fun};

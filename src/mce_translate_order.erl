@@ -199,8 +199,8 @@ expr({'receive', L, Cs}, Defs) ->
 expr({'receive', L, Cs, T, After}, Defs) ->
     {'receive', L, group(Cs, Defs, none), expr(T, Defs), body(After, Defs)};
 expr({'try', L, Es, OfCs, CatchCs, After}, Defs) ->
-    {'try', L, body(Es, Defs), group(OfCs, Defs, {try_clause, L}), group(CatchCs, Defs, none),
-     body(After, Defs)};
+    {'try', L, body(Es, Defs), group(OfCs, Defs, {try_clause, L}),
+     group(CatchCs, Defs, {catch_clause, L}), body(After, Defs)};
 expr({'catch', L, E}, Defs) ->
     {'catch', L, expr(E, Defs)};
 expr({block, L, Es}, Defs) ->
@@ -239,6 +239,11 @@ group(Cs, Defs, Fail) ->
 
 fail_clause(none) ->
     [];
+fail_clause({catch_clause, L}) ->
+    %% No catch clause took the exception: it goes on, as on the VM.
+    [C, R, S] = [fresh(L) || _ <- [class, reason, stack]],
+    [{clause, L, [{tuple, L, [C, R, S]}], [],
+      [opaque(L), {call, L, {remote, L, {atom, L, erlang}, {atom, L, raise}}, [C, R, S]}]}];
 fail_clause({if_clause, L}) ->
     [{clause, L, [], [[{atom, L, true}]], [opaque(L), error_call(L, {atom, L, if_clause})]}];
 fail_clause({Why, L}) ->
