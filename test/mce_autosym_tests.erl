@@ -44,7 +44,7 @@ leaders_test_() ->
                             verdict(check(Entry, #{reduction => false})))
        end}}
      || F <- [min_leader, sort_leader, text_leader, guard_leader, sort_fun_leader, apply_leader,
-              case_leader, fun_guard_leader, set_leader]].
+              case_leader, fun_guard_leader, set_leader, links_leader]].
 
 %% A receive whose guard compares pids cannot be checked on the values:
 %% the symmetric search is void as soon as the receive is reached.
@@ -101,7 +101,7 @@ real_vm_test() ->
          after 10000 -> error(timeout)
          end
      end || F <- [min_leader, sort_leader, text_leader, guard_leader, sort_fun_leader,
-                  apply_leader, case_leader, fun_guard_leader, set_leader]].
+                  apply_leader, case_leader, fun_guard_leader, set_leader, links_leader]].
 
 %% bin/mcerlang --symmetry auto|on|off.
 cli_test_() ->

@@ -4,6 +4,7 @@
 -module(tprog_autosym).
 -export([min_leader/0, sort_leader/0, text_leader/0, guard_leader/0, receive_guard/0,
          sort_fun_leader/0, apply_leader/0, case_leader/0, fun_guard_leader/0, set_leader/0,
+         links_leader/0, linked_hello/1,
          hello/1, clients/1, client/2, server/0, same_workers/1]).
 
 %% Two identical workers announce themselves; the coordinator elects the
@@ -98,6 +99,24 @@ set_leader() ->
         [A, _] -> ok;
         _ -> erlang:error(first_was_not_leader)
     end.
+
+%% The same by the order of process_info(self(), links) (pid order).
+links_leader() ->
+    Me = self(),
+    _ = [spawn_link(?MODULE, linked_hello, [Me]) || _ <- [1, 2]],
+    A = receive {hello, P} -> P end,
+    B = receive {hello, Q} -> Q end,
+    {links, Links} = process_info(self(), links),
+    A ! stop,
+    B ! stop,
+    case Links of
+        [A, B] -> ok;
+        _ -> erlang:error(first_was_not_leader)
+    end.
+
+linked_hello(To) ->
+    To ! {hello, self()},
+    receive stop -> ok end.
 
 two_hellos() ->
     Me = self(),
