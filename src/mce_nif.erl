@@ -31,7 +31,7 @@
                  | {expanded, pos_integer(), [{pos_integer(), agent(), term(), boolean()}],
                     boolean()}
                  | done | max_states | deadlock | stopped | yield
-                 | {reduction_void, mce_search:void_reason()}   % the reduced search proves nothing
+                 | {reduction_void, mce_search:void_reason() | pid_order}   % the reduced search proves nothing
                  | {error, {string(), integer()}, string()}.
 -export_type([search/0, request/0, buchi/0, agent/0, buchi_request/0]).
 

@@ -244,8 +244,6 @@ fail_clause({catch_clause, L}) ->
     [C, R, S] = [fresh(L) || _ <- [class, reason, stack]],
     [{clause, L, [{tuple, L, [C, R, S]}], [],
       [opaque(L), {call, L, {remote, L, {atom, L, erlang}, {atom, L, raise}}, [C, R, S]}]}];
-fail_clause({if_clause, L}) ->
-    [{clause, L, [], [[{atom, L, true}]], [opaque(L), error_call(L, {atom, L, if_clause})]}];
 fail_clause({Why, L}) ->
     V = {var, L, 'MceOrdNoMatch'},
     [{clause, L, [V], [], [opaque(L), error_call(L, {tuple, L, [{atom, L, Why}, V]})]}].
