@@ -119,8 +119,9 @@ report_first({clause, L, Ps, Gs, B}) ->
 clause({clause, L, Ps, Gs, B}, Defs) ->
     {clause, L, Ps, Gs, body(B, Defs)}.
 
-%% A body: each statement rewritten; a `case', `if' or `receive' whose
-%% guards may compare pids preceded by the report.
+%% A body: each statement rewritten; a `receive' whose guards may compare
+%% pids preceded by the report (the messages it will test are not there
+%% yet, so nothing can be tested on the values).
 body(Es, Defs) ->
     lists:append([statement(E, Defs) || E <- Es]).
 
@@ -147,12 +148,13 @@ group_of({'receive', _, Cs}) -> {ok, Cs};
 group_of({'receive', _, Cs, _, _}) -> {ok, Cs};
 group_of(_) -> none.
 
-%% An expression.  Clause groups met inside an expression (not as a
-%% statement) with a risky guard get the report in every clause body: the
-%% group is then one whose failure raises (a case_clause, if_clause or
-%% try_clause error), which the VM and the checker raise alike; a guard
-%% that fails on pids and lets a later clause run is reported by that
-%% clause's body.
+%% An expression.  A `case' or `if' whose guards may compare pids gets
+%% observing clauses (see observing/3), running the group again on the
+%% matched value.  Other groups (`try ... of', `catch', `maybe ... else',
+%% a receive that is no statement) get the report in every clause body and
+%% a last clause that reports their failure and raises what the VM raises:
+%% a guard that fails on pids and lets a later clause run is reported by
+%% that clause's body.
 expr({op, L, Op, A, B}, Defs) when Op =:= '<'; Op =:= '>'; Op =:= '=<'; Op =:= '>=' ->
     A1 = expr(A, Defs),
     B1 = expr(B, Defs),
