@@ -378,6 +378,8 @@ typedef struct search_stats {
                                       other than themselves */
     uint64_t symmetry_groups;      /* the most live processes of one node
                                       sharing one signature in a state */
+    int pid_order;                 /* the symmetric search is void
+                                      (search_pid_order) */
 } search_stats;
 void search_get_stats(const search *s, search_stats *st);
 

@@ -46,6 +46,19 @@ leaders_test_() ->
      || F <- [min_leader, sort_leader, text_leader, guard_leader, sort_fun_leader, apply_leader,
               case_leader, fun_guard_leader, set_leader, links_leader]].
 
+%% A violation in the very step that compares the pids (the symmetric
+%% search's first run fails there): the check runs again without symmetry
+%% all the same, and the counterexample is a run of the plain search.
+same_step_violation_test() ->
+    Entry = {tprog_autosym, first_leader, []},
+    Auto = check(Entry, #{}),
+    ?assertMatch({error, #{violation := {abnormal_exit, _, {first_was_leader, _}}}}, Auto),
+    ?assertEqual({off, pid_order}, maps:get(symmetry, stats(Auto))),
+    {error, Cex} = Auto,
+    ?assertMatch({ok, _}, mcerlang:replay(Cex)),
+    ?assertEqual(verdict(check(Entry, #{symmetry => false})), verdict(Auto)),
+    ?assertNot(maps:is_key(pid_order, stats(Auto))).
+
 %% A receive whose guard compares pids cannot be checked on the values:
 %% the symmetric search is void as soon as the receive is reached.
 receive_guard_test() ->

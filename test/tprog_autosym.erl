@@ -4,7 +4,7 @@
 -module(tprog_autosym).
 -export([min_leader/0, sort_leader/0, text_leader/0, guard_leader/0, receive_guard/0,
          sort_fun_leader/0, apply_leader/0, case_leader/0, fun_guard_leader/0, set_leader/0,
-         links_leader/0, linked_hello/1,
+         links_leader/0, linked_hello/1, first_leader/0,
          hello/1, clients/1, client/2, server/0, same_workers/1]).
 
 %% Two identical workers announce themselves; the coordinator elects the
@@ -17,6 +17,18 @@ min_leader() ->
     case min(A, B) of
         A -> ok;
         _ -> erlang:error(first_was_not_leader)
+    end.
+
+%% The opposite election: it fails when the first to announce is the
+%% leader.  The representative of a symmetric search puts the first in the
+%% mailbox on the smaller pid, so its first run fails in the very step that
+%% compares the pids; the violation is real, but it must come from the
+%% search without symmetry to be a run of these pids.
+first_leader() ->
+    {A, B} = two_hellos(),
+    case min(A, B) of
+        A -> erlang:error(first_was_leader);
+        _ -> ok
     end.
 
 %% The same election by lists:sort/1.
