@@ -59,12 +59,21 @@ status(Opts, ExpandOnly) ->
                                       {monitor, maps:get(monitor, Opts, []) =/= []},
                                       {invariant, maps:get(invariant, Opts, []) =/= []},
                                       {mailbox_bound, maps:get(mailbox_bound, Opts, infinity) =/= infinity},
+                                      %% An exit reason is judged by its pids,
+                                      %% which a representative renames.
+                                      {treat_as_normal, names_pids(maps:get(treat_as_normal, Opts, []))},
                                       {expand_only, ExpandOnly}]],
             case Why of
                 [] -> on;
                 [W | _] -> {off, W}
             end
     end.
+
+names_pids(T) when is_pid(T); is_reference(T) -> true;
+names_pids([H | T]) -> names_pids(H) orelse names_pids(T);
+names_pids(T) when is_tuple(T) -> names_pids(tuple_to_list(T));
+names_pids(T) when is_map(T) -> names_pids(maps:to_list(T));
+names_pids(_) -> false.
 
 %% @doc The counterexample `Cex' (trace, final state, ether, violation, as
 %% mce_search builds them from the stack) with the pids and refs of the

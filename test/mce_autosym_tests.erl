@@ -99,6 +99,10 @@ reasons_test() ->
                  check({tprog_ltl, spin_and_work, []},
                        #{ltl => "<> done", predicates => #{done => {prop, done}}})),
     ?assertMatch({ok, #{symmetry := off}}, check({client_server, start, [2, 1]}, #{symmetry => false})),
+    %% An exit reason that names a pid is judged by it: no renaming.
+    ?assertMatch({ok, #{symmetry := {off, treat_as_normal}}},
+                 check({client_server, start, [2, 1]},
+                       #{treat_as_normal => [normal, {gone, mce_pid:term(2)}]})),
     ?assertError({mcerlang, {bad_option_value, symmetry, sometimes, _}},
                  check({client_server, start, [2, 1]}, #{symmetry => sometimes})).
 
