@@ -41,6 +41,8 @@ search *search_new(const search_config *cfg)
     ** reduced expansion would hide states they read. */
     if (cfg->observe || cfg->expand_only)
         s->cfg.reduction = 0;
+    s->stack_proviso = s->cfg.reduction && !cfg->breadth_first &&
+                       cfg->table_mode == VISITED_EXACT;
     if (cfg->nnodes == 0) {
         s->cfg.nnodes = 1;
         s->cfg.node_names[0] = cfg->node;
@@ -202,6 +204,7 @@ void search_free(search *s)
     free(s->names);
     step_cache_free(s->cache);
     step_log_free(&s->log);
+    stack_set_free(&s->on_stack);
     free(s);
 }
 
@@ -228,6 +231,8 @@ static int push(search *s, part_id state, uint8_t *label, size_t label_len)
         s->stack = grown;
         s->cap = cap;
     }
+    if (s->stack_proviso && stack_set_add(&s->on_stack, state) != 0)
+        return -1;
     frame *f = &s->stack[s->depth];
     *f = (frame){ .state = state, .label = label, .label_len = label_len,
                   .expand = 1, .perm = s->sym_perm, .nperm = s->sym_nperm };
@@ -246,6 +251,8 @@ static int push(search *s, part_id state, uint8_t *label, size_t label_len)
 static void pop(search *s)
 {
     s->depth--;
+    if (s->stack_proviso)
+        stack_set_remove(&s->on_stack, s->stack[s->depth].state);
     free(s->stack[s->depth].label);
     free(s->stack[s->depth].root);
     free(s->stack[s->depth].perm);
@@ -707,6 +714,7 @@ static int commit_successor(search *s, sys_state *st, uint8_t *label,
         return fail(req, "out of memory");
     }
     s->st.transitions++;
+    s->last_successor = root;
     if (is_new)
         s->st.states++;
     if (s->cfg.expand_only)
@@ -981,17 +989,22 @@ static int apply_run(search *s, run_result *res, uint8_t *label, size_t label_le
     s->mover = (agent){ AGENT_PROC, s->run_pid, 0, 0 };
     if (!s->cfg.reduction)
         return successor(s, &st, label, label_len, res->stop, req);
-    /* Reduction, "commit, then decide": a safe step whose successor is
-    ** new (the cycle proviso, docs/ARCHITECTURE.md) is a persistent set
-    ** of the state being expanded on its own, so its frame explores
-    ** nothing more.  The successor is new iff committing it counted a
-    ** state, whatever the table. */
+    /* Reduction, "commit, then decide": a safe step that passes the cycle
+    ** proviso (docs/ARCHITECTURE.md) is a persistent set of the state
+    ** being expanded on its own, so its frame explores nothing more.
+    ** Depth-first with the exact table the proviso is Holzmann & Peled's:
+    ** the successor is not on the stack; otherwise it is new (committing
+    ** it counted a state, whatever the table). */
     guard_effects(s, res);
     enum por_verdict safe = step_is_safe(s, res, &st);
     size_t fi = s->depth - 1;
     uint64_t states = s->st.states;
+    s->last_successor = 0;
     int r = successor(s, &st, label, label_len, res->stop, req);
-    if (r >= 0 && safe != POR_UNSAFE && s->st.states > states && fi < s->depth &&
+    int proviso = s->st.states > states ||
+                  (s->stack_proviso && s->last_successor != 0 &&
+                   !stack_set_has(&s->on_stack, s->last_successor));
+    if (r >= 0 && safe != POR_UNSAFE && proviso && fi < s->depth &&
         !s->stack[fi].reduced) {
         s->stack[fi].reduced = 1;
         s->st.reduced_states++;

@@ -15,6 +15,7 @@
 
 #include "match_memo.h"
 #include "search.h"
+#include "stack_set.h"
 #include "step_cache.h"
 #include "symmetry.h"
 #include "sys_state.h"
@@ -110,6 +111,13 @@ struct search {
     ** first such step met (POR_VOID_*).  Both: the search is void. */
     int por_sent;
     int por_hazard;
+    /* The cycle proviso (docs/ARCHITECTURE.md, "Partial-order reduction"):
+    ** depth-first with the exact table, the states on the stack
+    ** (`stack_proviso`; else a cut needs a new state), and the state the
+    ** last committed successor was, new or not (0: none). */
+    int stack_proviso;
+    stack_set on_stack;
+    part_id last_successor;
     /* Symmetry reduction (NULL: off) and the renaming of the last
     ** successor canonicalised, which the frame or node pushed for it
     ** takes (else the next successor frees it). */

@@ -23,6 +23,7 @@
 #include "part_store.h"
 #include "por.h"
 #include "search.h"
+#include "stack_set.h"
 #include "sys_state.h"
 #include "step_cache.h"
 #include "symmetry.h"
@@ -2762,6 +2763,49 @@ static void test_symmetry(void)
     part_store_free(ps);
 }
 
+/* The stack set against a plain array over a long random push/pop run:
+** membership and multiplicity survive growth and backward-shift deletion. */
+static void test_stack_set(void)
+{
+    stack_set set = { 0 };
+    enum { MAXD = 3000 };
+    static part_id stack[MAXD];
+    size_t depth = 0;
+    uint32_t seed = 12345;
+    int agree = 1;
+    for (int step = 0; step < 200000; step++) {
+        seed = seed * 1103515245u + 12345u;
+        uint32_t r = seed >> 8;
+        if (depth < MAXD && (depth == 0 || r % 3 != 0)) {
+            /* Ids from a small range, so repeats and probe runs happen. */
+            part_id id = 1 + r % 5000;
+            if (stack_set_add(&set, id) != 0)
+                agree = 0;
+            stack[depth++] = id;
+        } else {
+            stack_set_remove(&set, stack[--depth]);
+        }
+        if (step % 97 == 0) {
+            for (part_id id = 1; id <= 5000; id += 7) {
+                int on = 0;
+                for (size_t k = 0; k < depth && !on; k++)
+                    on = stack[k] == id;
+                if (on != stack_set_has(&set, id))
+                    agree = 0;
+            }
+        }
+    }
+    CHECK(agree);
+    CHECK(!stack_set_has(&set, 0));
+    CHECK(stack_set_add(&set, 0) == 0 && !stack_set_has(&set, 0));
+    while (depth > 0)
+        stack_set_remove(&set, stack[--depth]);
+    CHECK(set.n == 0);
+    stack_set_remove(&set, 42);     /* not a member: nothing */
+    CHECK(set.n == 0);
+    stack_set_free(&set);
+}
+
 int main(void)
 {
     test_part_store();
@@ -2793,6 +2837,7 @@ int main(void)
     test_step_cache_search();
     test_por_step_safe();
     test_symmetry();
+    test_stack_set();
     printf("%lu passed, %lu failed\n", g_passed, g_failed);
     return g_failed != 0;
 }
