@@ -55,7 +55,8 @@ static int get_marks(ErlNifEnv *env, ERL_NIF_TERM list, run_result *res)
 **       disconnect_pairs => [A * 64 + B] (with crash_nodes),
 **       delivery_ether => 0 | 1, max_crashes => N, max_disconnects => N,
 **       max_kills => N, breadth_first => 0 | 1, observe => 0 | 1,
-**       expand_only => 0 | 1, table_mode => 0 | 1 | 2 (exact,
+**       expand_only => 0 | 1 | 2 (2: an expansion goes on past a
+**       successor that stops the search: sessions), table_mode => 0 | 1 | 2 (exact,
 **       hash_compact, bitstate: visited.h), bitstate_bits => N,
 **       step_cache => 0 | 1, step_cache_entries => N, step_cache_bytes => N,
 **       reduction => 0 | 1,
@@ -110,7 +111,7 @@ ERL_NIF_TERM nif_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
         map_u64(env, argv[0], ATOM(env, breadth_first), &bfs) < 0 || bfs > 1 ||
         map_u64(env, argv[0], ATOM(env, observe), &observe) < 0 || observe > 1 ||
         map_u64(env, argv[0], ATOM(env, judge_deaths), &judge_deaths) < 0 || judge_deaths > 1 ||
-        map_u64(env, argv[0], ATOM(env, expand_only), &expand_only) < 0 || expand_only > 1 ||
+        map_u64(env, argv[0], ATOM(env, expand_only), &expand_only) < 0 || expand_only > 2 ||
         map_u64(env, argv[0], ATOM(env, table_mode), &table_mode) < 0 ||
         table_mode > VISITED_BITSTATE ||
         (table_mode != VISITED_EXACT && (bfs || expand_only)) ||

@@ -763,7 +763,10 @@ static int commit_lossy(search *s, sys_state *st, uint8_t *label,
 }
 
 /* expand_only: lists a successor (taking the label).  A stop ends the
-** expansion at it.  0: go on; 1: *req is final. */
+** expansion at it (the LTL product reports it at once), except with
+** expand_only 2 (sessions): replay must find a later process's step from a
+** state where an earlier one's is a violation.  0: go on; 1: *req is
+** final. */
 static int record_successor(search *s, part_id state, uint8_t *label,
                             size_t label_len, int stop, request *req)
 {
@@ -778,7 +781,7 @@ static int record_successor(search *s, part_id state, uint8_t *label,
         s->capexp = cap;
     }
     s->exp[s->nexp++] = (expansion){ state, s->mover, label, label_len, stop };
-    if (!stop)
+    if (!stop || s->cfg.expand_only == 2)
         return 0;
     memset(req, 0, sizeof *req);
     s->exp_deadlock = 0;

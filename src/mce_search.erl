@@ -203,7 +203,8 @@ new_context(Opts, ExpandOnly, Reduction) ->
                                                      _ -> 0
                                                  end,
                            expand_only => case ExpandOnly of
-                                              true -> 1;
+                                              %% sessions: every successor
+                                              true -> expand_mode(Opts);
                                               false -> 0
                                           end,
                            step_cache => case maps:get(step_cache, Opts) of
@@ -231,6 +232,14 @@ new_context(Opts, ExpandOnly, Reduction) ->
          memory = maps:get(memory, Opts), progress = maps:get(progress, Opts),
          last_report = Now, monitors = Monitors, invariants = Invariants,
          initial_observer = Initial, reduction = Reduction}.
+
+%% An expand-only search ends an expansion at a successor that stops the
+%% search (the LTL product reports it at once); a session's lists every
+%% successor (`expand_past_stops', set by mce_session:open/2), so that a
+%% replay finds a later process's step from a state where an earlier one's
+%% is a violation.
+expand_mode(#{expand_past_stops := true}) -> 2;
+expand_mode(_Opts) -> 1.
 
 %% The monitors' states before the first step.
 -spec initial_observer(#ctx{}) -> [term()].

@@ -9,7 +9,7 @@
          exit_guard/0, link_guard/0, processes_guard/0, killed_server/0,
          exit_later/0, yield_race/0, yield_sender/2, poll_or_msg/0, poll_sender/1,
          alias_replies/1, alias_server/0, alias_caller/1, gen_replies/2,
-         alias_second_writer/0]).
+         alias_second_writer/0, boom_and_ok/0]).
 
 %% N workers that each go straight to a receive, then are told to stop.
 workers(N) ->
@@ -288,4 +288,11 @@ alias_second_writer() ->
                       {Alias, hi} -> exit(hi_first)
                   end
           end),
+    ok.
+
+%% Two processes started together, the first of which exits abnormally:
+%% a session lists the second's start beside the first's violation.
+boom_and_ok() ->
+    spawn(fun() -> exit(boom) end),
+    spawn(fun() -> ok end),
     ok.
