@@ -9,8 +9,9 @@
 **
 ** Invariant: a frame's cursor (next_proc, msg_idx, fault_idx, phase) names
 ** the next transition of its state in one fixed order (processes in pid
-** order, then ether channels, then faults; with timeouts_when_idle the
-** timeouts in a second phase), and every request leaves it past the
+** order, with the reduction a rotation of it that starts at the process
+** safe_first picks, then ether channels, then faults; with
+** timeouts_when_idle the timeouts in a second phase), and every request leaves it past the
 ** transition it asked about, so resuming after any answer continues where
 ** the search stopped and each transition is taken once.  The enumeration
 ** of a state's transitions stays here, beside that cursor, because it is
@@ -43,6 +44,10 @@ search *search_new(const search_config *cfg)
         s->cfg.reduction = 0;
     s->stack_proviso = s->cfg.reduction && !cfg->breadth_first &&
                        cfg->table_mode == VISITED_EXACT;
+    if (s->cfg.reduction && por_hint_init(&s->hint) != 0) {
+        free(s);
+        return NULL;
+    }
     if (cfg->nnodes == 0) {
         s->cfg.nnodes = 1;
         s->cfg.node_names[0] = cfg->node;
@@ -205,6 +210,7 @@ void search_free(search *s)
     step_cache_free(s->cache);
     step_log_free(&s->log);
     stack_set_free(&s->on_stack);
+    por_hint_free(&s->hint);
     free(s);
 }
 
@@ -385,6 +391,38 @@ static int fail(request *req, const char *why)
 static int c_transition(search *s, uint32_t ci, const fault *f, request *req);
 static int cached_run(search *s, request *req);
 
+/* Reduction: the index of the process the top state's frame tries first:
+** the first, in pid order, whose next request (a start, a one-way resume,
+** or a receive of the first message the match memo knows to match) was
+** safe the last time a step was applied under it (por_hint.h); else 0. */
+static uint32_t safe_first(const search *s)
+{
+    for (uint32_t i = 0; i < s->cur.nprocs; i++) {
+        const proc *p = &s->cur.procs[i];
+        step_key k = { .pid = p->pid, .flags = p->flags, .cont = p->cont, .dict = p->dict };
+        if (p->status == PROC_INIT) {
+            k.run = RUN_START;
+        } else if (p->status == PROC_CHOICE) {
+            if ((p->flags >> PF_CHOICE_SHIFT) != 1)
+                continue;
+            k.run = RUN_CHOICE;
+        } else {
+            uint32_t n = mailbox_length(s->ps, p->mailbox);
+            int m = 0;
+            for (uint32_t j = 0; j < n && m == 0; j++) {
+                k.msg = mailbox_at(s->ps, p->mailbox, j);
+                m = match_memo_get(&s->memo, p->cont, k.msg);
+            }
+            if (m != 1)
+                continue;   /* none matches, or the memo does not know */
+            k.run = RUN_RECEIVE;
+        }
+        if (por_hint_safe(&s->hint, &k))
+            return i;
+    }
+    return 0;
+}
+
 /* Finds the next transition of the top state, or a match question.
 ** Deliveries and faults are taken here, without a request. */
 static int next_request(search *s, request *req)
@@ -417,8 +455,12 @@ static int next_request(search *s, request *req)
         ** transition, so it is no deadlock (the checks below see
         ** enabled > 0). */
         int open = f->expand && !f->reduced;
+        if (open && s->cfg.reduction && !f->rotated) {
+            f->rotated = 1;
+            f->first = safe_first(s);
+        }
         while (open && f->next_proc < s->cur.nprocs) {
-            const proc *p = &s->cur.procs[f->next_proc];
+            const proc *p = &s->cur.procs[(f->next_proc + f->first) % s->cur.nprocs];
             if (p->status == PROC_INIT) {
                 req->kind = REQ_RUN;
                 req->run = RUN_START;
@@ -1000,6 +1042,8 @@ static int apply_run(search *s, run_result *res, uint8_t *label, size_t label_le
     ** it counted a state, whatever the table). */
     guard_effects(s, res);
     enum por_verdict safe = step_is_safe(s, res, &st);
+    step_key k = run_key(s);
+    por_hint_set(&s->hint, &k, safe != POR_UNSAFE);
     size_t fi = s->depth - 1;
     uint64_t states = s->st.states;
     s->last_successor = 0;

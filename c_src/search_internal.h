@@ -14,6 +14,7 @@
 #define MCE_SEARCH_INTERNAL_H
 
 #include "match_memo.h"
+#include "por_hint.h"
 #include "search.h"
 #include "stack_set.h"
 #include "step_cache.h"
@@ -31,6 +32,9 @@ typedef struct frame {
     uint32_t fault_idx;   /* next fault to inject */
     uint8_t phase;        /* when_idle: 0 other transitions, 1 timeouts */
     uint8_t saw_timeout;  /* phase 0 passed over a timeout */
+    uint8_t rotated;      /* reduction: `first` is chosen */
+    uint32_t first;       /* reduction: the round of the processes starts at
+                             this index (search.c: safe_first) */
     uint8_t reduced;      /* reduction: a safe step led to a new state, so
                              the rest of this state's transitions are not
                              explored (por.h) */
@@ -117,6 +121,7 @@ struct search {
     ** last committed successor was, new or not (0: none). */
     int stack_proviso;
     stack_set on_stack;
+    por_hint hint;        /* reduction: which requests were safe */
     part_id last_successor;
     /* Symmetry reduction (NULL: off) and the renaming of the last
     ** successor canonicalised, which the frame or node pushed for it
