@@ -4,7 +4,7 @@
 %% cycle of local steps would hide another process's step without the
 %% cycle proviso.
 -module(tprog_ltl_por).
--export([yielders/2, order/0, ignoring/0, spin_then_done/0]).
+-export([yielders/2, order/0, ignoring/0, spin_then_done/0, peeker/0]).
 
 %% N workers, each taking K local steps (polls) and then waiting forever;
 %% the entry marks `done' once it has spawned them all.  The workers' polls
@@ -52,4 +52,14 @@ spin() ->
 spin_then_done() ->
     spawn(fun spin/0),
     spawn(fun() -> polls(3), mcerlang:prop(done), wait() end),
+    wait().
+
+%% The entry reads another process's record (process_info/2): that read
+%% could tell whether a safe step was taken, so the reduced search is void
+%% and the check runs again without the reduction.
+-spec peeker() -> no_return().
+peeker() ->
+    W = spawn(fun() -> polls(2), wait() end),
+    _ = process_info(W, status),
+    mcerlang:prop(done),
     wait().
