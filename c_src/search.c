@@ -1145,6 +1145,7 @@ int search_expand(search *s, part_id state, request *req)
         free(s->exp[i].label);
     s->nexp = 0;
     s->exp_deadlock = 0;
+    s->exp_safe = POR_UNSAFE;
     if (reset_to(s, state) != 0)
         return fail(req, "not a state id, or out of memory");
     s->pending = 0;

@@ -97,7 +97,7 @@
              %% properties) left states beyond max_depth unexplored
              explore_cut = false :: boolean(),
              %% partial-order reduction of the program graph (see
-             %% reduce/4): on, and the program states reduced so far
+             %% reduce/3): on, and the program states reduced so far
              reduce = false :: boolean(),
              reduced = 0 :: non_neg_integer(),
              buchi :: mce_nif:buchi() | undefined}).
