@@ -258,15 +258,17 @@ lettered(W, #st{lettered = Table} = St) ->
             {{Succs, Enabled, Stutter}, St1} = cached(W, St),
             Indexed = lists:zip3(lists:seq(0, length(Succs) - 1), Succs, step_labels(W, Succs, St1))
                 ++ [{length(Succs), {W, none, []}, stutter} || Stutter],
-            {Steps, St2} = lists:mapfoldl(
+            %% Reduced first: the letters of the steps G' leaves out are
+            %% never read.
+            {Kept, St2} = reduce(W, Indexed, St1),
+            {Steps, St3} = lists:mapfoldl(
                              fun({J, {W2, Agent, Probes}, Label}, StA) ->
                                      {Letter, StB} = letter(W2, Probes, Label, StA),
                                      {Id, StC} = letter_id(Letter, StB),
                                      {{W2, Agent, J, Id}, StC}
-                             end, St1, Indexed),
-            {Kept, St3} = reduce(W, Steps, St2),
-            ets:insert(Table, {W, Kept, Enabled}),
-            {{Kept, Enabled}, St3}
+                             end, St2, Kept),
+            ets:insert(Table, {W, Steps, Enabled}),
+            {{Steps, Enabled}, St3}
     end.
 
 %%--------------------------------------------------------------------
@@ -310,14 +312,14 @@ reduce(_W, Steps, #st{reduce = false} = St) ->
     {Steps, St};
 reduce(W, Steps, St) ->
     [{W, _, _, _, Safe}] = ets:lookup(St#st.cache, W),
-    case pick(W, [Step || {_, _, J, _} = Step <- Steps, lists:member(J, Safe)], St) of
+    case pick(W, [Step || {J, _, _} = Step <- Steps, lists:member(J, Safe)], St) of
         {none, St1} -> {Steps, St1};
         {Step, St1} -> {[Step], St1#st{reduced = St1#st.reduced + 1}}
     end.
 
 pick(_W, [], St) ->
     {none, St};
-pick(W, [{W2, _, _, _} = Step | Rest], St) ->
+pick(W, [{_J, {W2, _, _}, _} = Step | Rest], St) ->
     case W2 =/= W andalso ets:lookup(St#st.parents, W2) of
         [{W2, {W, _}}] ->
             case invisible(W, W2, St) of
