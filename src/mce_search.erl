@@ -40,8 +40,9 @@
 -type reduction() :: on | {off, option | monitor | invariant | mailbox_bound | shortest | ltl
                               | max_depth | expand_only | void_reason()}
                    %% the LTL check (mce_ltl_search): a formula with next, weak
-                   %% fairness, predicates of steps (sent, probes, scheduled ...)
-                   | {off, next | weak_fairness | step_predicates}.
+                   %% fairness, predicates of steps (sent, probes, scheduled ...),
+                   %% of the view or of the processes' status
+                   | {off, next | weak_fairness | step_predicates | state_predicates}.
 %% Why a reduced search proved nothing and ran again without the
 %% reduction: a step read another process's record, or, once a step that
 %% sends was taken as safe, a step sent an exit signal to another process,
@@ -156,9 +157,13 @@ ltl_reduction(Formula, Opts) ->
         [] -> on
     end.
 
+%% Over the operators only (mce_ltl:quantified()): a predicate may be
+%% named `next'.
 has_next({next, _}) -> true;
-has_next(T) when is_tuple(T) -> lists:any(fun has_next/1, tuple_to_list(T));
-has_next(L) when is_list(L) -> lists:any(fun has_next/1, L);
+has_next({prop, _}) -> false;
+has_next({eq, _, _}) -> false;
+has_next({forall, _, F}) -> has_next(F);
+has_next(T) when is_tuple(T) -> lists:any(fun has_next/1, tl(tuple_to_list(T)));
 has_next(_) -> false.
 
 -spec reduction_of(#ctx{}) -> reduction().

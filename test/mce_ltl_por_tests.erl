@@ -171,6 +171,11 @@ off_reasons_test() ->
     ?assertEqual({off, weak_fairness}, Reason(#{ltl => "<> done"})),
     ?assertEqual({off, weak_fairness}, Reason(#{ltl => "<> done", fairness => weak})),
     ?assertEqual({off, next}, Reason(#{ltl => "[] (done -> X done)", fairness => none})),
+    ?assertEqual({off, next}, Reason(#{ltl => "forall P: <> done | X 'next'(P)", fairness => none,
+                                       predicates => Done#{next => fun(_) -> {prop, nothing} end}})),
+    %% a predicate named next is no next
+    ?assertEqual(on, Reason(#{ltl => "<> done | [] !'next'", fairness => none,
+                              predicates => Done#{next => {prop, nothing}}})),
     ?assertEqual({off, option}, Reason(#{ltl => "<> done", fairness => none, reduction => false})),
     ?assertEqual({off, max_depth}, Reason(#{ltl => "<> done", fairness => none, max_depth => 10})),
     ?assertEqual({off, step_predicates},
