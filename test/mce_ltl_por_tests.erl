@@ -98,7 +98,18 @@ cases() ->
      {"spin_then_done", {tprog_ltl_por, spin_then_done, []},
       #{ltl => "<> done", predicates => Done}, on},
      {"peeker", {tprog_ltl_por, peeker, []},
-      #{ltl => "[] !done", predicates => Done}, {off, reads_process_state}}].
+      #{ltl => "[] !done", predicates => Done}, {off, reads_process_state}}]
+    %% mce_por_tests' programs for rule 7 and its guard: a server's replies
+    %% marked safe, then an exit signal, a link or processes/0
+    ++ [{"por:" ++ atom_to_list(F), {tprog_por, F, Args},
+         #{ltl => "[] !p", predicates => #{p => {prop, never}}, property => abnormal_exit,
+           treat_as_normal => [normal, shutdown, killed]}, Why}
+        || {F, Args, Why} <- [{replies, [3], on},
+                              {exit_guard, [], {off, exit_signal}},
+                              {link_guard, [], {off, link}},
+                              {processes_guard, [], {off, processes}}]]
+    ++ [{"por:replies [] !p", {tprog_por, replies, [3]},
+         #{ltl => "[] !p", predicates => #{p => {prop, never}}}, on}].
 
 %% Same verdict with the reduction on and off; the stats say which; a
 %% lasso found with the reduction replays (with the reduction off, as
