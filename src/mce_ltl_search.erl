@@ -26,6 +26,17 @@
 %% Weak fairness (the `fairness' option): the agents are processes and
 %% ether channels; faults and stutter steps belong to nobody.  Product keys
 %% are `StateId bsl 32 bor AutomatonState'.
+%%
+%% Partial-order reduction (without fairness, for formulas without next
+%% over props): the product runs on a reduced program graph G'.  Invariant:
+%% a program state's successors in G' are decided once, when the product
+%% first needs them (lettered/2), and never change, so every automaton
+%% state and both nested searches see one G'; a state reduced to one safe
+%% step t has t invisible to every predicate and t's target discovered by
+%% its own expansion.  The expansions themselves stay full (the C search
+%% only marks safe steps), so safety properties and the run-time guards
+%% see every step of every state reached.  See docs/ARCHITECTURE.md,
+%% "Partial-order reduction of the LTL check".
 -module(mce_ltl_search).
 
 -export([run/2]).
