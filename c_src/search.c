@@ -37,14 +37,15 @@ search *search_new(const search_config *cfg)
     if (s == NULL)
         return NULL;
     s->cfg = *cfg;
-    /* Monitors and invariants judge every state, and an expand-only
-    ** search's caller (the LTL product, sessions) every successor: a
-    ** reduced expansion would hide states they read. */
-    if (cfg->observe || cfg->expand_only)
+    /* Monitors and invariants judge every state: a reduced expansion
+    ** would hide states they read.  An expand-only search is never cut:
+    ** with the reduction it only marks which successors come from a safe
+    ** step (expansion.safe), and its caller (the LTL product) chooses. */
+    if (cfg->observe)
         s->cfg.reduction = 0;
-    s->stack_proviso = s->cfg.reduction && !cfg->breadth_first &&
+    s->stack_proviso = s->cfg.reduction && !cfg->expand_only && !cfg->breadth_first &&
                        cfg->table_mode == VISITED_EXACT;
-    if (s->cfg.reduction && por_hint_init(&s->hint) != 0) {
+    if (s->cfg.reduction && !cfg->expand_only && por_hint_init(&s->hint) != 0) {
         free(s);
         return NULL;
     }
@@ -455,7 +456,7 @@ static int next_request(search *s, request *req)
         ** transition, so it is no deadlock (the checks below see
         ** enabled > 0). */
         int open = f->expand && !f->reduced;
-        if (open && s->cfg.reduction && !f->rotated) {
+        if (open && s->cfg.reduction && !s->cfg.expand_only && !f->rotated) {
             f->rotated = 1;
             f->first = safe_first(s);
         }
@@ -822,7 +823,9 @@ static int record_successor(search *s, part_id state, uint8_t *label,
         s->exp = grown;
         s->capexp = cap;
     }
-    s->exp[s->nexp++] = (expansion){ state, s->mover, label, label_len, stop };
+    s->exp[s->nexp++] = (expansion){ state, s->mover, label, label_len, stop,
+                                     stop ? POR_UNSAFE : s->exp_safe };
+    s->exp_safe = POR_UNSAFE;
     if (!stop || s->cfg.expand_only == 2)
         return 0;
     memset(req, 0, sizeof *req);
@@ -1001,6 +1004,29 @@ static void guard_effects(search *s, const run_result *res)
     }
 }
 
+/* The reduction in an expand-only search (the LTL product's program
+** graph, docs/ARCHITECTURE.md "Partial-order reduction of the LTL
+** check"): nothing is cut, the successor is only marked with the verdict
+** of por_step_safe, and the caller decides.  The run-time guards stay:
+** the reads of another process's record void the search (peek.c), and
+** since which marked step the caller takes is not known here, a sending
+** safe step counts as taken once it is marked (por_sent), so that a later
+** exit signal, link or list of the processes voids it too (conservative:
+** a void only costs a rerun without the reduction).  As successor. */
+static int expand_flagged(search *s, const run_result *res, sys_state *st,
+                          uint8_t *label, size_t label_len, request *req)
+{
+    guard_effects(s, res);
+    enum por_verdict safe = step_is_safe(s, res, st);
+    if (safe == POR_SAFE_SENDS) {
+        s->por_sent = 1;
+        if (s->por_hazard != 0 && s->por_void == 0)
+            s->por_void = s->por_hazard;
+    }
+    s->exp_safe = safe;
+    return successor(s, st, label, label_len, res->stop, req);
+}
+
 /* Applies the outcome res of the outstanding run to the state being
 ** expanded and hands the successor on (taking the label).  With `record`
 ** the step's outcome and reads go into the step cache first.  As
@@ -1032,6 +1058,8 @@ static int apply_run(search *s, run_result *res, uint8_t *label, size_t label_le
     }
     s->pending = 0;
     s->mover = (agent){ AGENT_PROC, s->run_pid, 0, 0 };
+    if (s->cfg.reduction && s->cfg.expand_only)
+        return expand_flagged(s, res, &st, label, label_len, req);
     if (!s->cfg.reduction)
         return successor(s, &st, label, label_len, res->stop, req);
     /* Reduction, "commit, then decide": a safe step that passes the cycle
@@ -1177,6 +1205,7 @@ int search_expand(search *s, part_id state, request *req)
         free(s->exp[i].label);
     s->nexp = 0;
     s->exp_deadlock = 0;
+    s->exp_safe = POR_UNSAFE;
     if (reset_to(s, state) != 0)
         return fail(req, "not a state id, or out of memory");
     s->pending = 0;

@@ -321,13 +321,16 @@ typedef struct agent {
 /* One successor of an expanded state: the state (a PART_STATE id, the
 ** same id for the same state), who moved, the label of the step, and
 ** whether the step was a violation the caller asked to stop at (then it
-** is the last of the list). */
+** is the last of the list).  With the reduction on, `safe` is
+** por_step_safe's verdict on the step (an enum por_verdict of por.h: 0
+** unsafe, never for deliveries, faults and stops); without, 0. */
 typedef struct expansion {
     part_id state;
     agent who;
     uint8_t *label;            /* ETF, owned by the search */
     size_t label_len;
     int stop;
+    int safe;
 } expansion;
 
 /* expand_only, between expansions (after REQ_EXPANDED): expands `state`

@@ -151,6 +151,9 @@ struct search {
     expansion *exp;
     size_t nexp, capexp;
     int exp_deadlock;
+    /* expand_only with the reduction: the verdict (por.h) on the run
+    ** whose successor is recorded next; reset once recorded. */
+    int exp_safe;
     agent mover;
     uint32_t work;        /* units done in C since the last request */
     size_t used_at_yield; /* the store's used bytes at the last yield */

@@ -1121,6 +1121,44 @@ static void test_search_idle(void)
     }
 }
 
+/* The LTL check's expand-only search with the reduction (issue 18 round
+** 3): nothing is cut, each successor carries por_step_safe's verdict.  Two
+** processes whose starts end in a wait without effects: both successors
+** listed, both safe (rules 1-5); without the reduction, neither marked. */
+static void test_expand_marks_safe(void)
+{
+    for (int reduction = 0; reduction <= 1; reduction++) {
+        search_config cfg = { .node = NODE, .nodelen = strlen(NODE),
+                              .creation = CREATION, .expand_only = 1,
+                              .reduction = reduction };
+        search *s = search_new(&cfg);
+        CHECK(s != NULL);
+        if (s == NULL)
+            return;
+        request q;
+        CHECK(start(s, 1, &q) == 0 && q.kind == REQ_RUN && q.pid == 1);
+        CHECK(search_fresh_pid(s, 0) == 2);
+        CHECK(search_fresh_pid(s, 0) == 3);
+        effs f = { .n = 0 };
+        eff_spawn(&f, 2, 0, 2);
+        eff_spawn(&f, 3, 0, 3);
+        /* the entry's start spawns (rule 3): listed, not safe */
+        CHECK(run_wait(s, 10, 0, &f, 60, 0, &q) == 0 && q.kind == REQ_EXPANDED);
+        const expansion *e;
+        int deadlock;
+        CHECK(search_expansion(s, &e, &deadlock) == 1 && e[0].safe == POR_UNSAFE);
+        part_id next = e[0].state;
+        CHECK(search_expand(s, next, &q) == 0 && q.kind == REQ_RUN && q.pid == 2);
+        CHECK(run_wait(s, 11, 0, NULL, 61, 0, &q) == 0 && q.kind == REQ_RUN && q.pid == 3);
+        CHECK(run_wait(s, 12, 0, NULL, 62, 0, &q) == 0 && q.kind == REQ_EXPANDED);
+        size_t n = search_expansion(s, &e, &deadlock);
+        CHECK(n == 2);
+        for (size_t i = 0; i < n && i < 2; i++)
+            CHECK(e[i].safe == (reduction ? POR_SAFE_LOCAL : POR_UNSAFE));
+        search_free(s);
+    }
+}
+
 static void sym_ctx(trans_ctx *cx, part_store *ps);
 
 /* Fault targets (issue 19): a blind kill spares the entry, an aimed one
@@ -2818,6 +2856,7 @@ int main(void)
     test_search_single();
     test_search_deadlock();
     test_search_idle();
+    test_expand_marks_safe();
     test_fault_targets();
     test_search_fresh_pids();
     test_search_match();
