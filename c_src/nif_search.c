@@ -55,7 +55,8 @@ static int get_marks(ErlNifEnv *env, ERL_NIF_TERM list, run_result *res)
 **       disconnect_pairs => [A * 64 + B] (with crash_nodes),
 **       delivery_ether => 0 | 1, max_crashes => N, max_disconnects => N,
 **       max_kills => N, breadth_first => 0 | 1, observe => 0 | 1,
-**       expand_only => 0 | 1, table_mode => 0 | 1 | 2 (exact,
+**       expand_only => 0 | 1 | 2 (2: an expansion goes on past a
+**       successor that stops the search: sessions), table_mode => 0 | 1 | 2 (exact,
 **       hash_compact, bitstate: visited.h), bitstate_bits => N,
 **       step_cache => 0 | 1, step_cache_entries => N, step_cache_bytes => N,
 **       reduction => 0 | 1,
@@ -110,7 +111,7 @@ ERL_NIF_TERM nif_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
         map_u64(env, argv[0], ATOM(env, breadth_first), &bfs) < 0 || bfs > 1 ||
         map_u64(env, argv[0], ATOM(env, observe), &observe) < 0 || observe > 1 ||
         map_u64(env, argv[0], ATOM(env, judge_deaths), &judge_deaths) < 0 || judge_deaths > 1 ||
-        map_u64(env, argv[0], ATOM(env, expand_only), &expand_only) < 0 || expand_only > 1 ||
+        map_u64(env, argv[0], ATOM(env, expand_only), &expand_only) < 0 || expand_only > 2 ||
         map_u64(env, argv[0], ATOM(env, table_mode), &table_mode) < 0 ||
         table_mode > VISITED_BITSTATE ||
         (table_mode != VISITED_EXACT && (bfs || expand_only)) ||
@@ -245,14 +246,21 @@ static ERL_NIF_TERM agent_term(ErlNifEnv *env, const agent *a)
 /* {expanded, StateId, [{SuccId, Agent, Label, Stop}], Deadlock}
 ** Agent: a pid key, {chan, FromKey, ToKey, NameId} or none (a fault).
 ** With `binaries` a Label is its ETF binary, for a reader that decodes
-** few of them (the LTL search looks for probes). */
+** few of them (the LTL search looks for probes).  With the reduction on
+** (only the LTL check's expand-only search has it) a fifth element lists
+** the successors that come from a safe step, [{Index, 1 | 2}] (1: rules
+** 1-5, 2: rule 7 of por.h), for the product to choose from. */
 static ERL_NIF_TERM expanded_term(ErlNifEnv *env, search *s, int binaries)
 {
     const expansion *e;
     int deadlock;
     size_t n = search_expansion(s, &e, &deadlock);
-    ERL_NIF_TERM list = enif_make_list(env, 0);
+    ERL_NIF_TERM list = enif_make_list(env, 0), safe = enif_make_list(env, 0);
     for (size_t i = n; i-- > 0;) {
+        if (e[i].safe)
+            safe = enif_make_list_cell(env, enif_make_tuple2(env, enif_make_uint64(env, i),
+                                                             enif_make_uint(env, (unsigned)e[i].safe)),
+                                       safe);
         ERL_NIF_TERM label = ATOM(env, none);
         if (e[i].label != NULL && binaries) {
             unsigned char *bytes = enif_make_new_binary(env, e[i].label_len, &label);
@@ -270,6 +278,12 @@ static ERL_NIF_TERM expanded_term(ErlNifEnv *env, search *s, int binaries)
                              label, bool_term(env, e[i].stop)),
             list);
     }
+    search_stats st;
+    search_get_stats(s, &st);
+    if (st.reduction)   /* the LTL product's expansions: which steps are safe */
+        return enif_make_tuple5(env, ATOM(env, expanded),
+                                enif_make_uint(env, search_expanding(s)), list,
+                                bool_term(env, deadlock), safe);
     return enif_make_tuple4(env, ATOM(env, expanded),
                             enif_make_uint(env, search_expanding(s)), list,
                             bool_term(env, deadlock));

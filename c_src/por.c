@@ -188,11 +188,18 @@ static int sends_safe(const part_store *ps, const por_step *t)
     int nto = 2;
     for (size_t e = 0; e < t->neffects; e++) {
         const effect *ef = &c->effects[e];
-        if (ef->kind != EFFECT_SEND || ef->term.id == 0 || ef->pid == p->pid ||
-            KEY_NODE(ef->pid) != KEY_NODE(p->pid))
+        if ((ef->kind != EFFECT_SEND && ef->kind != EFFECT_SEND_ALIAS) || ef->term.id == 0)
             return 0;
-        int iq = sys_state_find(st, ef->pid);
-        if (iq < 0 || !blocked(ps, c, &st->procs[iq]) || !exclusive(ps, c, ip, iq))
+        /* A send to an alias (a gen_server reply) reaches the process
+        ** whose alias it is while active: the same rule, with Q that
+        ** process (exclusive counts its aliases among what a writer must
+        ** hold). */
+        int iq = ef->kind == EFFECT_SEND ? sys_state_find(st, ef->pid)
+                                         : sys_state_find_alias(st, ef->ref);
+        if (iq < 0 || st->procs[iq].pid == p->pid ||
+            KEY_NODE(st->procs[iq].pid) != KEY_NODE(p->pid))
+            return 0;
+        if (!blocked(ps, c, &st->procs[iq]) || !exclusive(ps, c, ip, iq))
             return 0;
         to[nto++] = ef->term.id;
     }

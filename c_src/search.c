@@ -9,8 +9,9 @@
 **
 ** Invariant: a frame's cursor (next_proc, msg_idx, fault_idx, phase) names
 ** the next transition of its state in one fixed order (processes in pid
-** order, then ether channels, then faults; with timeouts_when_idle the
-** timeouts in a second phase), and every request leaves it past the
+** order, with the reduction a rotation of it that starts at the process
+** safe_first picks, then ether channels, then faults; with
+** timeouts_when_idle the timeouts in a second phase), and every request leaves it past the
 ** transition it asked about, so resuming after any answer continues where
 ** the search stopped and each transition is taken once.  The enumeration
 ** of a state's transitions stays here, beside that cursor, because it is
@@ -36,11 +37,18 @@ search *search_new(const search_config *cfg)
     if (s == NULL)
         return NULL;
     s->cfg = *cfg;
-    /* Monitors and invariants judge every state, and an expand-only
-    ** search's caller (the LTL product, sessions) every successor: a
-    ** reduced expansion would hide states they read. */
-    if (cfg->observe || cfg->expand_only)
+    /* Monitors and invariants judge every state: a reduced expansion
+    ** would hide states they read.  An expand-only search is never cut:
+    ** with the reduction it only marks which successors come from a safe
+    ** step (expansion.safe), and its caller (the LTL product) chooses. */
+    if (cfg->observe)
         s->cfg.reduction = 0;
+    s->stack_proviso = s->cfg.reduction && !cfg->expand_only && !cfg->breadth_first &&
+                       cfg->table_mode == VISITED_EXACT;
+    if (s->cfg.reduction && !cfg->expand_only && por_hint_init(&s->hint) != 0) {
+        free(s);
+        return NULL;
+    }
     if (cfg->nnodes == 0) {
         s->cfg.nnodes = 1;
         s->cfg.node_names[0] = cfg->node;
@@ -202,6 +210,8 @@ void search_free(search *s)
     free(s->names);
     step_cache_free(s->cache);
     step_log_free(&s->log);
+    stack_set_free(&s->on_stack);
+    por_hint_free(&s->hint);
     free(s);
 }
 
@@ -228,6 +238,8 @@ static int push(search *s, part_id state, uint8_t *label, size_t label_len)
         s->stack = grown;
         s->cap = cap;
     }
+    if (s->stack_proviso && stack_set_add(&s->on_stack, state) != 0)
+        return -1;
     frame *f = &s->stack[s->depth];
     *f = (frame){ .state = state, .label = label, .label_len = label_len,
                   .expand = 1, .perm = s->sym_perm, .nperm = s->sym_nperm };
@@ -246,6 +258,8 @@ static int push(search *s, part_id state, uint8_t *label, size_t label_len)
 static void pop(search *s)
 {
     s->depth--;
+    if (s->stack_proviso)
+        stack_set_remove(&s->on_stack, s->stack[s->depth].state);
     free(s->stack[s->depth].label);
     free(s->stack[s->depth].root);
     free(s->stack[s->depth].perm);
@@ -378,6 +392,38 @@ static int fail(request *req, const char *why)
 static int c_transition(search *s, uint32_t ci, const fault *f, request *req);
 static int cached_run(search *s, request *req);
 
+/* Reduction: the index of the process the top state's frame tries first:
+** the first, in pid order, whose next request (a start, a one-way resume,
+** or a receive of the first message the match memo knows to match) was
+** safe the last time a step was applied under it (por_hint.h); else 0. */
+static uint32_t safe_first(const search *s)
+{
+    for (uint32_t i = 0; i < s->cur.nprocs; i++) {
+        const proc *p = &s->cur.procs[i];
+        step_key k = { .pid = p->pid, .flags = p->flags, .cont = p->cont, .dict = p->dict };
+        if (p->status == PROC_INIT) {
+            k.run = RUN_START;
+        } else if (p->status == PROC_CHOICE) {
+            if ((p->flags >> PF_CHOICE_SHIFT) != 1)
+                continue;
+            k.run = RUN_CHOICE;
+        } else {
+            uint32_t n = mailbox_length(s->ps, p->mailbox);
+            int m = 0;
+            for (uint32_t j = 0; j < n && m == 0; j++) {
+                k.msg = mailbox_at(s->ps, p->mailbox, j);
+                m = match_memo_get(&s->memo, p->cont, k.msg);
+            }
+            if (m != 1)
+                continue;   /* none matches, or the memo does not know */
+            k.run = RUN_RECEIVE;
+        }
+        if (por_hint_safe(&s->hint, &k))
+            return i;
+    }
+    return 0;
+}
+
 /* Finds the next transition of the top state, or a match question.
 ** Deliveries and faults are taken here, without a request. */
 static int next_request(search *s, request *req)
@@ -410,8 +456,12 @@ static int next_request(search *s, request *req)
         ** transition, so it is no deadlock (the checks below see
         ** enabled > 0). */
         int open = f->expand && !f->reduced;
+        if (open && s->cfg.reduction && !s->cfg.expand_only && !f->rotated) {
+            f->rotated = 1;
+            f->first = safe_first(s);
+        }
         while (open && f->next_proc < s->cur.nprocs) {
-            const proc *p = &s->cur.procs[f->next_proc];
+            const proc *p = &s->cur.procs[(f->next_proc + f->first) % s->cur.nprocs];
             if (p->status == PROC_INIT) {
                 req->kind = REQ_RUN;
                 req->run = RUN_START;
@@ -707,6 +757,7 @@ static int commit_successor(search *s, sys_state *st, uint8_t *label,
         return fail(req, "out of memory");
     }
     s->st.transitions++;
+    s->last_successor = root;
     if (is_new)
         s->st.states++;
     if (s->cfg.expand_only)
@@ -755,7 +806,10 @@ static int commit_lossy(search *s, sys_state *st, uint8_t *label,
 }
 
 /* expand_only: lists a successor (taking the label).  A stop ends the
-** expansion at it.  0: go on; 1: *req is final. */
+** expansion at it (the LTL product reports it at once), except with
+** expand_only 2 (sessions): replay must find a later process's step from a
+** state where an earlier one's is a violation.  0: go on; 1: *req is
+** final. */
 static int record_successor(search *s, part_id state, uint8_t *label,
                             size_t label_len, int stop, request *req)
 {
@@ -769,8 +823,10 @@ static int record_successor(search *s, part_id state, uint8_t *label,
         s->exp = grown;
         s->capexp = cap;
     }
-    s->exp[s->nexp++] = (expansion){ state, s->mover, label, label_len, stop };
-    if (!stop)
+    s->exp[s->nexp++] = (expansion){ state, s->mover, label, label_len, stop,
+                                     stop ? POR_UNSAFE : s->exp_safe };
+    s->exp_safe = POR_UNSAFE;
+    if (!stop || s->cfg.expand_only == 2)
         return 0;
     memset(req, 0, sizeof *req);
     s->exp_deadlock = 0;
@@ -954,6 +1010,29 @@ static void guard_effects(search *s, const run_result *res)
     }
 }
 
+/* The reduction in an expand-only search (the LTL product's program
+** graph, docs/ARCHITECTURE.md "Partial-order reduction of the LTL
+** check"): nothing is cut, the successor is only marked with the verdict
+** of por_step_safe, and the caller decides.  The run-time guards stay:
+** the reads of another process's record void the search (peek.c), and
+** since which marked step the caller takes is not known here, a sending
+** safe step counts as taken once it is marked (por_sent), so that a later
+** exit signal, link or list of the processes voids it too (conservative:
+** a void only costs a rerun without the reduction).  As successor. */
+static int expand_flagged(search *s, const run_result *res, sys_state *st,
+                          uint8_t *label, size_t label_len, request *req)
+{
+    guard_effects(s, res);
+    enum por_verdict safe = step_is_safe(s, res, st);
+    if (safe == POR_SAFE_SENDS) {
+        s->por_sent = 1;
+        if (s->por_hazard != 0 && s->por_void == 0)
+            s->por_void = s->por_hazard;
+    }
+    s->exp_safe = safe;
+    return successor(s, st, label, label_len, res->stop, req);
+}
+
 /* Applies the outcome res of the outstanding run to the state being
 ** expanded and hands the successor on (taking the label).  With `record`
 ** the step's outcome and reads go into the step cache first.  As
@@ -985,19 +1064,28 @@ static int apply_run(search *s, run_result *res, uint8_t *label, size_t label_le
     }
     s->pending = 0;
     s->mover = (agent){ AGENT_PROC, s->run_pid, 0, 0 };
+    if (s->cfg.reduction && s->cfg.expand_only)
+        return expand_flagged(s, res, &st, label, label_len, req);
     if (!s->cfg.reduction)
         return successor(s, &st, label, label_len, res->stop, req);
-    /* Reduction, "commit, then decide": a safe step whose successor is
-    ** new (the cycle proviso, docs/ARCHITECTURE.md) is a persistent set
-    ** of the state being expanded on its own, so its frame explores
-    ** nothing more.  The successor is new iff committing it counted a
-    ** state, whatever the table. */
+    /* Reduction, "commit, then decide": a safe step that passes the cycle
+    ** proviso (docs/ARCHITECTURE.md) is a persistent set of the state
+    ** being expanded on its own, so its frame explores nothing more.
+    ** Depth-first with the exact table the proviso is Holzmann & Peled's:
+    ** the successor is not on the stack; otherwise it is new (committing
+    ** it counted a state, whatever the table). */
     guard_effects(s, res);
     enum por_verdict safe = step_is_safe(s, res, &st);
+    step_key k = run_key(s);
+    por_hint_set(&s->hint, &k, safe != POR_UNSAFE);
     size_t fi = s->depth - 1;
     uint64_t states = s->st.states;
+    s->last_successor = 0;
     int r = successor(s, &st, label, label_len, res->stop, req);
-    if (r >= 0 && safe != POR_UNSAFE && s->st.states > states && fi < s->depth &&
+    int proviso = s->st.states > states ||
+                  (s->stack_proviso && s->last_successor != 0 &&
+                   !stack_set_has(&s->on_stack, s->last_successor));
+    if (r >= 0 && safe != POR_UNSAFE && proviso && fi < s->depth &&
         !s->stack[fi].reduced) {
         s->stack[fi].reduced = 1;
         s->st.reduced_states++;
@@ -1123,6 +1211,7 @@ int search_expand(search *s, part_id state, request *req)
         free(s->exp[i].label);
     s->nexp = 0;
     s->exp_deadlock = 0;
+    s->exp_safe = POR_UNSAFE;
     if (reset_to(s, state) != 0)
         return fail(req, "not a state id, or out of memory");
     s->pending = 0;

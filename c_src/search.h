@@ -92,13 +92,16 @@ typedef struct search_config {
     uint64_t timers_never_from;
     int timeouts_when_idle;    /* 1: an `after` fires only when no other
                                   transition is enabled */
-    int expand_only;           /* 1: no search order of its own: each
+    int expand_only;           /* 1 (2): no search order of its own: each
                                   expansion lists the successors of one
                                   state (REQ_EXPANDED) and the caller picks
                                   the next with search_expand.  The LTL
                                   product search (buchi.c) drives it.
                                   Ignores max_states, max_depth,
-                                  check_deadlock, observe, breadth_first. */
+                                  check_deadlock, observe, breadth_first.
+                                  1 ends an expansion at a successor that
+                                  stops the search; 2 (sessions) lists
+                                  every successor. */
     size_t table_slots;        /* initial index size, 0: default */
     int table_mode;            /* visited set, an enum visited_mode:
                                   VISITED_EXACT (the part store),
@@ -324,13 +327,16 @@ typedef struct agent {
 /* One successor of an expanded state: the state (a PART_STATE id, the
 ** same id for the same state), who moved, the label of the step, and
 ** whether the step was a violation the caller asked to stop at (then it
-** is the last of the list). */
+** is the last of the list).  With the reduction on, `safe` is
+** por_step_safe's verdict on the step (an enum por_verdict of por.h: 0
+** unsafe, never for deliveries, faults and stops); without, 0. */
 typedef struct expansion {
     part_id state;
     agent who;
     uint8_t *label;            /* ETF, owned by the search */
     size_t label_len;
     int stop;
+    int safe;
 } expansion;
 
 /* expand_only, between expansions (after REQ_EXPANDED): expands `state`

@@ -14,7 +14,9 @@
 #define MCE_SEARCH_INTERNAL_H
 
 #include "match_memo.h"
+#include "por_hint.h"
 #include "search.h"
+#include "stack_set.h"
 #include "step_cache.h"
 #include "symmetry.h"
 #include "sys_state.h"
@@ -30,6 +32,9 @@ typedef struct frame {
     uint32_t fault_idx;   /* next fault to inject */
     uint8_t phase;        /* when_idle: 0 other transitions, 1 timeouts */
     uint8_t saw_timeout;  /* phase 0 passed over a timeout */
+    uint8_t rotated;      /* reduction: `first` is chosen */
+    uint32_t first;       /* reduction: the round of the processes starts at
+                             this index (search.c: safe_first) */
     uint8_t reduced;      /* reduction: a safe step led to a new state, so
                              the rest of this state's transitions are not
                              explored (por.h) */
@@ -110,6 +115,14 @@ struct search {
     ** first such step met (POR_VOID_*).  Both: the search is void. */
     int por_sent;
     int por_hazard;
+    /* The cycle proviso (docs/ARCHITECTURE.md, "Partial-order reduction"):
+    ** depth-first with the exact table, the states on the stack
+    ** (`stack_proviso`; else a cut needs a new state), and the state the
+    ** last committed successor was, new or not (0: none). */
+    int stack_proviso;
+    stack_set on_stack;
+    por_hint hint;        /* reduction: which requests were safe */
+    part_id last_successor;
     /* Symmetry reduction (NULL: off) and the renaming of the last
     ** successor canonicalised, which the frame or node pushed for it
     ** takes (else the next successor frees it). */
@@ -141,6 +154,9 @@ struct search {
     expansion *exp;
     size_t nexp, capexp;
     int exp_deadlock;
+    /* expand_only with the reduction: the verdict (por.h) on the run
+    ** whose successor is recorded next; reset once recorded. */
+    int exp_safe;
     agent mover;
     uint32_t work;        /* units done in C since the last request */
     size_t used_at_yield; /* the store's used bytes at the last yield */

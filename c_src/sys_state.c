@@ -241,6 +241,19 @@ int sys_state_find(const sys_state *s, uint32_t pid)
     return lo < s->nprocs && s->procs[lo].pid == pid ? (int)lo : -1;
 }
 
+int sys_state_find_alias(const sys_state *s, uint32_t ref)
+{
+    for (uint32_t i = 0; i < s->nprocs; i++) {
+        const proc *p = &s->procs[i];
+        if (KEY_NODE(p->pid) != KEY_NODE(ref))
+            continue;
+        for (uint32_t k = 0; k < p->aliases.n; k++)
+            if (p->aliases.m[k].ref == ref)
+                return (int)i;
+    }
+    return -1;
+}
+
 int sys_state_find_name(const sys_state *s, part_id name, uint32_t node)
 {
     for (uint32_t i = 0; name != 0 && i < s->nprocs; i++)

@@ -249,6 +249,8 @@ int sys_state_find(const sys_state *s, uint32_t pid);
 /* Index of the process registered as `name` (a PART_TERM id) on `node`,
 ** or -1. */
 int sys_state_find_name(const sys_state *s, part_id name, uint32_t node);
+/* Index of the process on ref's node with alias `ref` active, or -1. */
+int sys_state_find_alias(const sys_state *s, uint32_t ref);
 
 /* The ether.  Index of channel (from, to, name), or -1. */
 int sys_state_find_channel(const sys_state *s, uint32_t from, uint32_t to,

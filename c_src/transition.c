@@ -319,20 +319,6 @@ int signal_now(trans_ctx *cx, sys_state *st, signal_queue *sq,
     return queue_signal(sq, sig) != 0 || deliver_signals(cx, st, sq) != 0 ? -1 : 0;
 }
 
-/* Index of the process with alias `ref` active, or -1. */
-static int alias_owner(const sys_state *st, uint32_t ref)
-{
-    for (uint32_t i = 0; i < st->nprocs; i++) {
-        const proc *p = &st->procs[i];
-        if (KEY_NODE(p->pid) != KEY_NODE(ref))
-            continue;
-        for (uint32_t k = 0; k < p->aliases.n; k++)
-            if (p->aliases.m[k].ref == ref)
-                return (int)i;
-    }
-    return -1;
-}
-
 /* A message sent to alias ref arrives at st->procs[q], if the alias is
 ** still active there; a reply alias is then used up. */
 int deliver_via_alias(sys_state *st, int q, uint32_t ref, part_id msg)
@@ -591,7 +577,7 @@ static int apply_effects(trans_ctx *cx, sys_state *st, uint32_t me,
         case EFFECT_SEND_ALIAS: {
             if (term == 0)
                 return -1;
-            int owner = alias_owner(st, ef->ref);
+            int owner = sys_state_find_alias(st, ef->ref);
             if (owner < 0 || !ether_reachable(st, mynode, KEY_NODE(st->procs[owner].pid)))
                 break;          /* not an active alias: dropped, as in OTP */
             uint32_t to = st->procs[owner].pid;

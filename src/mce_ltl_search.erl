@@ -26,6 +26,17 @@
 %% Weak fairness (the `fairness' option): the agents are processes and
 %% ether channels; faults and stutter steps belong to nobody.  Product keys
 %% are `StateId bsl 32 bor AutomatonState'.
+%%
+%% Partial-order reduction (without fairness, for formulas without next
+%% over props): the product runs on a reduced program graph G'.  Invariant:
+%% a program state's successors in G' are decided once, when the product
+%% first needs them (lettered/2), and never change, so every automaton
+%% state and both nested searches see one G'; a state reduced to one safe
+%% step t has t invisible to every predicate and t's target discovered by
+%% its own expansion.  The expansions themselves stay full (the C search
+%% only marks safe steps), so safety properties and the run-time guards
+%% see every step of every state reached.  See docs/ARCHITECTURE.md,
+%% "Partial-order reduction of the LTL check".
 -module(mce_ltl_search).
 
 -export([run/2]).
@@ -50,10 +61,13 @@
              init = [] :: [non_neg_integer()],
              trans = #{} :: #{non_neg_integer() => [{mce_ltl:guard(), non_neg_integer()}]},
              accepting = #{} :: #{non_neg_integer() => true},
-             %% W -> {[{W', Agent, RawProbes}], Enabled, Stutter}
+             %% W -> {[{W', Agent, RawProbes}], Enabled, Stutter, Safe}
+             %% (Safe: the indices of the steps por.c calls safe, with the
+             %% reduction)
              cache :: ets:tid(),
              %% W -> {[{W', Agent, Index, LetterId}], Enabled}: W's steps
-             %% (the stutter step last) with the letters they read
+             %% (the stutter step last) with the letters they read; with
+             %% the reduction, only the safe step W is reduced to
              lettered :: ets:tid(),
              %% letter -> small integer, and back
              letter_ids = #{} :: #{[term()] => non_neg_integer()},
@@ -93,6 +107,10 @@
              %% the exploration of the whole graph (forall, safety
              %% properties) left states beyond max_depth unexplored
              explore_cut = false :: boolean(),
+             %% partial-order reduction of the program graph (see
+             %% reduce/3): on, and the program states reduced so far
+             reduce = false :: boolean(),
+             reduced = 0 :: non_neg_integer(),
              buchi :: mce_nif:buchi() | undefined}).
 
 %% A position of a lasso judged again (replay): the view of the state with
@@ -102,10 +120,27 @@
 
 -spec run(term(), term()) -> mcerlang:result().
 run(InitCall, Ctx) ->
+    case run1(InitCall, Ctx) of
+        {void, Why} ->
+            %% The reduced search proves nothing (a step read another
+            %% process's record, or, once a sending step was marked safe,
+            %% sent an exit signal, linked or listed the processes: the C
+            %% search's guards, c_src/por.h): again without the reduction.
+            Off = case mce_search:reduction_of(Ctx) of
+                      on -> {off, Why};
+                      {off, _} = Already -> Already
+                  end,
+            run(InitCall, mce_search:without_reduction(Ctx, Off));
+        Result ->
+            Result
+    end.
+
+run1(InitCall, Ctx) ->
     S = mce_search:search(Ctx),
     Opts = mce_search:options(Ctx),
     {Text, Formula} = maps:get(ltl, Opts),
     St0 = #st{ctx = Ctx, search = S, opts = Opts, text = Text,
+              reduce = mce_search:reduction_of(Ctx) =:= on,
               cache = ets:new(mce_ltl_cache, [set, private]),
               letters = ets:new(mce_ltl_letters, [set, private]),
               lettered = ets:new(mce_ltl_lettered, [set, private]),
@@ -127,7 +162,7 @@ run(InitCall, Ctx) ->
                    _ -> explore([Root], St2)
                end,
         {F, St3} = instantiate(Formula, St2a),
-        St4 = automaton(F, St3),
+        St4 = reduction(automaton(F, St3)),
         B = mce_nif:buchi_new(#{algorithm => case maps:get(fairness, Opts) of
                                                   weak -> scc;
                                                   none -> ndfs
@@ -145,7 +180,8 @@ run(InitCall, Ctx) ->
         throw:{mce_ltl_stop, Why, StS} -> {inconclusive, Why, stats(StS)};
         %% A limit met while a predicate or the translation ran.
         throw:{mce_guard_interrupted, Why} -> {inconclusive, Why, stats(St0)};
-        throw:{mce_ltl_result, Result} -> Result
+        throw:{mce_ltl_result, Result} -> Result;
+        throw:{mce_ltl_void, Why} -> {void, Why}
     after
         [ets:delete(T) || T <- tables(St0)]
     end.
@@ -233,15 +269,107 @@ lettered(W, #st{lettered = Table} = St) ->
             {{Succs, Enabled, Stutter}, St1} = cached(W, St),
             Indexed = lists:zip3(lists:seq(0, length(Succs) - 1), Succs, step_labels(W, Succs, St1))
                 ++ [{length(Succs), {W, none, []}, stutter} || Stutter],
-            {Steps, St2} = lists:mapfoldl(
+            %% Reduced first: the letters of the steps G' leaves out are
+            %% never read.
+            {Kept, St2} = reduce(W, Indexed, St1),
+            {Steps, St3} = lists:mapfoldl(
                              fun({J, {W2, Agent, Probes}, Label}, StA) ->
                                      {Letter, StB} = letter(W2, Probes, Label, StA),
                                      {Id, StC} = letter_id(Letter, StB),
                                      {{W2, Agent, J, Id}, StC}
-                             end, St1, Indexed),
+                             end, St2, Kept),
             ets:insert(Table, {W, Steps, Enabled}),
-            {{Steps, Enabled}, St2}
+            {{Steps, Enabled}, St3}
     end.
+
+%%--------------------------------------------------------------------
+%% Partial-order reduction of the program graph (docs/ARCHITECTURE.md,
+%% "Partial-order reduction of the LTL check")
+%%--------------------------------------------------------------------
+
+%% Whether the formula's predicates leave the reduction sound: only props
+%% (`{prop, Pattern}'), which a step changes only through its own
+%% process's continuation.  A predicate of steps (sent, received, spawned,
+%% exited, scheduled, a probe) is a pulse, true at one position and false
+%% at the next, so every step after it is visible; a fun of the view or a
+%% status (enabled, blocked) may change with a step of another process.
+reduction(#st{reduce = false} = St) ->
+    St;
+reduction(#st{step_preds = Steps, probe_preds = Probes, status_preds = Statuses,
+              state_preds = States} = St) ->
+    Off = if
+              Steps =/= []; Probes =/= [] -> step_predicates;
+              Statuses =/= [] -> state_predicates;
+              true ->
+                  case lists:all(fun({_, P}) -> is_tuple(P) andalso element(1, P) =:= prop end,
+                                 States) of
+                      true -> none;
+                      false -> state_predicates
+                  end
+          end,
+    case Off of
+        none -> St;
+        _ -> St#st{reduce = false, ctx = mce_search:set_reduction(St#st.ctx, {off, Off})}
+    end.
+
+%% W's steps in the reduced program graph G': one safe step (c_src/por.c)
+%% t to W2 when (visibility) t changes no predicate of the formula, and
+%% (the cycle proviso, on the program graph) W2 was first discovered by
+%% W's expansion, so discovery order increases along reduced edges and
+%% every cycle of G' has a fully expanded state; else all of them.  Decided
+%% once per program state (lettered/2 keeps it), so the nested searches
+%% and every automaton state see the same G' (Siegel, CAV 2019).
+reduce(_W, Steps, #st{reduce = false} = St) ->
+    {Steps, St};
+reduce(W, Steps, St) ->
+    [{W, _, _, _, Safe}] = ets:lookup(St#st.cache, W),
+    case pick(W, [Step || {J, _, _} = Step <- Steps, lists:member(J, Safe)], St) of
+        {none, St1} -> {Steps, St1};
+        {Step, St1} -> {[Step], St1#st{reduced = St1#st.reduced + 1}}
+    end.
+
+pick(_W, [], St) ->
+    {none, St};
+pick(W, [{_J, {W2, _, _}, _} = Step | Rest], St) ->
+    case W2 =/= W andalso ets:lookup(St#st.parents, W2) of
+        [{W2, {W, _}}] ->
+            case invisible(W, W2, St) of
+                {true, St1} -> {Step, St1};
+                {false, St1} -> pick(W, Rest, St1)
+            end;
+        _ ->
+            pick(W, Rest, St)
+    end.
+
+%% A safe step changes one process's continuation (and, rule 7, others'
+%% mailboxes), so the props of the states before and after differ in that
+%% continuation alone: the step is invisible, wherever it is taken, when
+%% every prop predicate matches the props of the old continuation exactly
+%% when it matches those of the new one.
+invisible(W, W2, St) ->
+    {Before, St1} = conts(W, St),
+    {After, St2} = conts(W2, St1),
+    case length(Before) =:= length(After) andalso
+         [{A, B} || {A, B} <- lists:zip(Before, After), A =/= B] of
+        [] -> {true, St2};
+        [{A, B}] ->
+            {PropsA, St3} = cont_props(A, St2),
+            {PropsB, St4} = cont_props(B, St3),
+            Same = PropsA =:= PropsB orelse
+                lists:all(fun({Name, {prop, Pattern}}) ->
+                                  has_prop(Name, Pattern, PropsA) =:= has_prop(Name, Pattern, PropsB)
+                          end, St4#st.state_preds),
+            {Same, St4};
+        _ -> {false, St2}
+    end.
+
+conts(W, #st{search = S} = St) ->
+    ok = mce_nif:focus(S, W),
+    {mce_nif:top_conts(S), St}.
+
+has_prop(Name, Pattern, Props) ->
+    mce_search:property_call({predicate, Name},
+                             fun() -> lists:any(fun(T) -> matches(Pattern, T) end, Props) end).
 
 %% The labels of W's steps, for the step predicates: the cache keeps none,
 %% so W is expanded again (deterministic: the same steps in the same
@@ -294,7 +422,7 @@ holds(Guard, Letter) ->
 %% limits.
 cached(W, St) ->
     case ets:lookup(St#st.cache, W) of
-        [{W, Succs, Enabled, Stutter}] -> {{Succs, Enabled, Stutter}, St};
+        [{W, Succs, Enabled, Stutter, _Safe}] -> {{Succs, Enabled, Stutter}, St};
         [] ->
             {expanded, W, Succs, Deadlock, St1} =
                 expand_loop(mce_nif:expand(St#st.search, W), St),
@@ -320,7 +448,14 @@ expand_loop({deaths, Deaths}, #st{search = S, opts = Opts} = St) ->
 expand_loop({expanded, W, Succs, Deadlock}, St) ->
     %% Each expansion counts toward the limits too: with the step cache a
     %% whole expansion may be done in C, without one run request.
+    put('$mce_ltl_safe', []),
     {expanded, W, Succs, Deadlock, tick(St)};
+expand_loop({expanded, W, Succs, Deadlock, Safe}, St) ->
+    %% With the reduction: which of the steps are safe (por.c).
+    put('$mce_ltl_safe', [J || {J, _Rule} <- Safe]),
+    {expanded, W, Succs, Deadlock, tick(St)};
+expand_loop({reduction_void, Why}, _St) ->
+    throw({mce_ltl_void, Why});
 expand_loop(Other, _St) ->
     mce_search:internal_error(Other),
     erlang:error({mcerlang_internal, expand, Other}).
@@ -345,7 +480,11 @@ record(W, Succs, Deadlock, #st{parents = Parents} = St) ->
                    {W2, agent(Agent, St), raw_probes(Label)}
                end || {J, {W2, Agent, Label, false}} <- Numbered],
     Enabled = lists:usort([A || {_, A, _} <- Entries, A =/= none]),
-    ets:insert(St#st.cache, {W, Entries, Enabled, Enabled =:= []}),
+    Safe = case erase('$mce_ltl_safe') of
+               undefined -> [];
+               Js -> Js
+           end,
+    ets:insert(St#st.cache, {W, Entries, Enabled, Enabled =:= [], Safe}),
     St.
 
 %% Agents as buchi.c's numbers, the same number for the same process or
@@ -903,11 +1042,13 @@ base(Violation, Trace, #st{search = S} = St) ->
     #{violation => Violation, trace => Trace, final_state => mce_search:final_state(S),
       ether => mce_search:ether(S), stats => stats(St)}.
 
-stats(#st{ctx = Ctx, buchi = B, cache = Cache}) ->
+stats(#st{ctx = Ctx, buchi = B, cache = Cache, reduced = Reduced}) ->
     Base = mce_search:stats(Ctx),
     Product = case B of
                   undefined -> #{};
                   _ -> maps:fold(fun(K, V, M) -> M#{list_to_atom("product_" ++ atom_to_list(K)) => V} end,
                                  #{}, mce_nif:buchi_stats(B))
               end,
-    maps:merge(Base#{expanded_states => ets:info(Cache, size)}, Product).
+    %% reduced_states: program states whose successors G' cuts to one
+    %% (the C search only marks safe steps here).
+    maps:merge(Base#{expanded_states => ets:info(Cache, size), reduced_states => Reduced}, Product).

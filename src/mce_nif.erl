@@ -30,6 +30,10 @@
                  | {deaths, [{pos_integer(), term()}]}
                  | {expanded, pos_integer(), [{pos_integer(), agent(), term(), boolean()}],
                     boolean()}
+                 %% the LTL check's expansions, with the reduction: the
+                 %% successors (by index) that come from a safe step
+                 | {expanded, pos_integer(), [{pos_integer(), agent(), term(), boolean()}],
+                    boolean(), [{non_neg_integer(), 1 | 2}]}
                  | done | max_states | deadlock | stopped | yield
                  | {reduction_void, mce_search:void_reason() | pid_order}   % the reduced search proves nothing
                  | {error, {string(), integer()}, string()}.

@@ -14,6 +14,10 @@
          internal_error/1, final_state/1, ether/1, property_call/2, props/1]).
 %% For stepping sessions (mce_session: replay, simulation, the debugger).
 -export([new_context/2, judge/3, initial_observer/1]).
+%% For the LTL check's reduction (mce_ltl_search): whether it is on, off
+%% for a reason found once the formula's predicates are known, and a new
+%% search without it when the reduced one proves nothing.
+-export([reduction_of/1, set_reduction/2, without_reduction/2]).
 %% For the MSC drawing (mce_msc), which marks the exits a check tolerates.
 -export([normal_reason/2]).
 
@@ -34,7 +38,11 @@
 %% Whether the check uses partial-order reduction, or why not (the
 %% `reduction' stat).
 -type reduction() :: on | {off, option | monitor | invariant | mailbox_bound | shortest | ltl
-                              | max_depth | expand_only | void_reason()}.
+                              | max_depth | expand_only | void_reason()}
+                   %% the LTL check (mce_ltl_search): a formula with next, weak
+                   %% fairness, predicates of steps (sent, probes, scheduled ...),
+                   %% of the view or of the processes' status
+                   | {off, next | weak_fairness | step_predicates | state_predicates}.
 %% Why a reduced search proved nothing and ran again without the
 %% reduction: a step read another process's record, or, once a step that
 %% sends was taken as safe, a step sent an exit signal to another process,
@@ -49,7 +57,11 @@
 -spec run(term(), map()) -> mcerlang:result().
 run(InitCall, Opts) ->
     Ltl = maps:get(ltl, Opts) =/= none,
-    Ctx = (new_context(Opts, Ltl))#ctx{init_call = InitCall},
+    Reduction = case maps:get(ltl, Opts) of
+                    {_, Formula} when map_get(reduction, Opts) -> ltl_reduction(Formula, Opts);
+                    _ -> reduction(Opts, Ltl)
+                end,
+    Ctx = (new_context(Opts, Ltl, Reduction))#ctx{init_call = InitCall},
     case Ltl of
         true -> mce_ltl_search:run(InitCall, Ctx);
         false -> safety(InitCall, Ctx)
@@ -121,10 +133,9 @@ new_context(Opts, ExpandOnly) ->
 
 %% Partial-order reduction (c_src/por.h) keeps deadlocks, abnormal exits,
 %% assertions and runaway steps, not every state: not with checks that
-%% judge every state or want the shortest path, nor (this round) for LTL,
-%% whose product search would need the visibility and fairness conditions
-%% of Peled's ample sets; not with max_depth, since a reduced path to a
-%% violation may be a step longer.  See docs/ARCHITECTURE.md.
+%% judge every state or want the shortest path; not with max_depth, since
+%% a reduced path to a violation may be a step longer.  The LTL check has
+%% its own conditions (ltl_reduction/2).  See docs/ARCHITECTURE.md.
 -spec reduction(map(), boolean()) -> reduction().
 reduction(#{reduction := false}, _ExpandOnly) ->
     {off, option};
@@ -141,6 +152,48 @@ reduction(Opts, ExpandOnly) ->
         [Why | _] -> {off, Why};
         [] -> on
     end.
+
+%% The LTL check reduces its program graph (mce_ltl_search, see
+%% docs/ARCHITECTURE.md "Partial-order reduction of the LTL check") only
+%% for formulas without next, whose truth no stuttering changes, and
+%% without weak fairness, which a reduced successor list could make unfair
+%% (a pruned process would look disabled).  Not with max_depth (a reduced
+%% path may be longer).  Predicates of steps are found later, once the
+%% formula's predicates are resolved (set_reduction/2).
+ltl_reduction(Formula, Opts) ->
+    Off = [Why || {Why, true} <- [{next, has_next(Formula)},
+                                  {weak_fairness, maps:get(fairness, Opts) =:= weak},
+                                  {max_depth, maps:get(max_depth, Opts) =/= 0}]],
+    case Off of
+        [Why | _] -> {off, Why};
+        [] -> on
+    end.
+
+%% Over the operators only (mce_ltl:quantified()): a predicate may be
+%% named `next'.
+has_next({next, _}) -> true;
+has_next({prop, _}) -> false;
+has_next({eq, _, _}) -> false;
+has_next({forall, _, F}) -> has_next(F);
+has_next(T) when is_tuple(T) -> lists:any(fun has_next/1, tl(tuple_to_list(T)));
+has_next(_) -> false.
+
+-spec reduction_of(#ctx{}) -> reduction().
+reduction_of(#ctx{reduction = R}) -> R.
+
+%% The stat only: the C search keeps marking safe steps, the caller no
+%% longer uses the marks.
+-spec set_reduction(#ctx{}, reduction()) -> #ctx{}.
+set_reduction(Ctx, R) -> Ctx#ctx{reduction = R}.
+
+%% A new expand-only search with the reduction off (`Why'), within the
+%% time limit of the first: the reduced one ended void.
+-spec without_reduction(#ctx{}, reduction()) -> #ctx{}.
+without_reduction(#ctx{opts = Opts, started = Started, deadline = Deadline} = Ctx, Why) ->
+    Again = new_context(Opts, true, Why),
+    ok = mce_guard:setup(#{deadline => Deadline, memory => maps:get(memory, Opts),
+                           reductions => maps:get(max_reductions, Opts)}),
+    Again#ctx{started = Started, deadline = Deadline, init_call = Ctx#ctx.init_call}.
 
 new_context(Opts, ExpandOnly, Reduction) ->
     CheckDeadlock = case lists:member(deadlock, maps:get(property, Opts)) of
@@ -215,7 +268,8 @@ new_context(Opts, ExpandOnly, Reduction) ->
                                                      _ -> 0
                                                  end,
                            expand_only => case ExpandOnly of
-                                              true -> 1;
+                                              %% sessions: every successor
+                                              true -> expand_mode(Opts);
                                               false -> 0
                                           end,
                            step_cache => case maps:get(step_cache, Opts) of
@@ -240,6 +294,14 @@ new_context(Opts, ExpandOnly, Reduction) ->
          memory = maps:get(memory, Opts), progress = maps:get(progress, Opts),
          last_report = Now, monitors = Monitors, invariants = Invariants,
          initial_observer = Initial, reduction = Reduction}.
+
+%% An expand-only search ends an expansion at a successor that stops the
+%% search (the LTL product reports it at once); a session's lists every
+%% successor (`expand_past_stops', set by mce_session:open/2), so that a
+%% replay finds a later process's step from a state where an earlier one's
+%% is a violation.
+expand_mode(#{expand_past_stops := true}) -> 2;
+expand_mode(_Opts) -> 1.
 
 %% The monitors' states before the first step.
 -spec initial_observer(#ctx{}) -> [term()].

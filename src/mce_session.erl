@@ -45,9 +45,9 @@ open(InitCall, Opts) ->
     %% A session keeps no visited set: the table options of a check (the
     %% NIF refuses a lossy table in expand-only mode) do not apply.
     Ctx = mce_search:new_context(Opts#{max_states => 0, max_depth => 0, table => exact,
-                                       table_size => 0}, true),
+                                       table_size => 0, expand_past_stops => true}, true),
     S = mce_search:search(Ctx),
-    erase('$mce_session_death'),
+    put('$mce_session_deaths', []),
     {expanded, Root, Succs, Deadlock} = answer(mce_nif:start(S, InitCall, 1), S, Opts),
     Sess = #session{ctx = Ctx, search = S, root = Root,
                     started = erlang:monotonic_time(millisecond)},
@@ -68,7 +68,7 @@ expand(#session{memo = Memo} = Sess, W) ->
             {Succs, Deadlock, Sess};
         _ ->
             Opts = options(Sess),
-            erase('$mce_session_death'),
+            put('$mce_session_deaths', []),
             {expanded, W, Raw, Deadlock} = answer(mce_nif:expand(Sess#session.search, W),
                                                   Sess#session.search, Opts),
             Succs = successors(Raw, Opts),
@@ -82,13 +82,22 @@ remember(W, Succs, Deadlock, #session{memo = Memo} = Sess) ->
             end,
     Sess#session{memo = Memo1#{W => {Succs, Deadlock}}}.
 
+%% The expansion lists every successor, those that stop the search too;
+%% the deaths judged violations (answer/3) are those of the stopping
+%% successors that are no violation by themselves, in the same order.
 successors(Raw, Opts) ->
+    successors(Raw, Opts, lists:reverse(get('$mce_session_deaths'))).
+
+successors([], _Opts, _Deaths) ->
+    [];
+successors([{W, Agent, Label, Stop} | Raw], Opts, Deaths) ->
+    {Violation, Deaths1} = case Stop of
+                               true -> stop_violation(Label, Opts, Deaths);
+                               false -> {none, Deaths}
+                           end,
     [#{state => W, step => mce_search:step(Label), label => Label, agent => Agent,
-       violation => case Stop of
-                        true -> stop_violation(Label, Opts);
-                        false -> none
-                    end}
-     || {W, Agent, Label, Stop} <- Raw].
+       violation => Violation}
+     | successors(Raw, Opts, Deaths1)].
 
 %% @doc The safety violation that a step is by itself: an abnormal exit
 %% when that is a property.
@@ -98,18 +107,19 @@ violation_of(#{pid := Pid, outcome := Outcome}, Opts) ->
 violation_of(_, _Opts) ->
     none.
 
-%% The step an expansion stops at is a violation by itself, or killed a
-%% process by an exit signal (answer/3 remembers which).
-stop_violation(Label, Opts) ->
-    case violation_of(Label, Opts) of
-        none -> get('$mce_session_death');
-        V -> V
+%% A step that stops the search is a violation by itself, or killed a
+%% process by an exit signal (answer/3 remembers which, in order).
+stop_violation(Label, Opts, Deaths) ->
+    case {violation_of(Label, Opts), Deaths} of
+        {none, [V | Rest]} -> {V, Rest};
+        {none, []} -> {undefined, []};
+        {V, _} -> {V, Deaths}
     end.
 
 %% Answers the match and run requests of one expansion.
 answer({deaths, Deaths}, S, Opts) ->
     Violation = mce_search:death_violation(Deaths, Opts),
-    Violation =/= none andalso put('$mce_session_death', Violation),
+    Violation =/= none andalso put('$mce_session_deaths', [Violation | get('$mce_session_deaths')]),
     answer(mce_nif:deaths_judged(S, Violation =/= none), S, Opts);
 answer({match, Cont, Msg}, S, Opts) ->
     answer(mce_nif:match(S, mce_exec:matches(Cont, Msg)), S, Opts);

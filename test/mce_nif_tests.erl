@@ -128,7 +128,7 @@ expand_and_buchi_calls_are_checked_test() ->
     ?assertError(badarg, mce_nif:expand(make_ref(), 1)),
     ?assertError(badarg, mce_nif:expand(Plain, -1)),
     S = mce_nif:new((config())#{expand_only => 1}),
-    ?assertError(badarg, mce_nif:new((config())#{expand_only => 2})),
+    ?assertError(badarg, mce_nif:new((config())#{expand_only => 3})),
     {run, 1, start, _, [], false} = mce_nif:start(S, {m, f, []}, 1),
     %% a run is outstanding: no expansion or focus now
     ?assertMatch({error, {_, _}, _}, mce_nif:expand(S, 1)),

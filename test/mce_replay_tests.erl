@@ -62,6 +62,19 @@ invariant_violation_replays_test() ->
 
 %% A trace that skips a step, or that ends too early, does not replay:
 %% the answer says where and what was enabled instead.
+%% A session lists every successor of a state, those after one that is a
+%% violation too, so that a replay can leave a state by a later process's
+%% step where an earlier process's step is an abnormal exit (a search that
+%% does not explore in pid order, or a counterexample mapped back from
+%% symmetry, takes such paths).
+session_lists_successors_past_a_violation_test() ->
+    Opts = mcerlang:options(#{property => [abnormal_exit], progress => false}),
+    S0 = mce_session:open(mcerlang:entry({tprog_por, boom_and_ok, []}), Opts),
+    {[#{violation := none, state := W1}], _, S1} = mce_session:expand(S0, mce_session:root(S0)),
+    {Succs, _, _} = mce_session:expand(S1, W1),
+    ?assertMatch([#{violation := {abnormal_exit, _, boom}, step := #{outcome := {exit, boom}}},
+                  #{violation := none, step := #{outcome := {exit, normal}}}], Succs).
+
 replay_reports_divergence_test() ->
     {error, #{trace := [_First | Rest]} = Cex} = check({dining, start, [2]}, #{}),
     {error, {diverged, 1, Expected, Enabled}} = mcerlang:replay(Cex#{trace => Rest}),

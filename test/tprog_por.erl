@@ -7,7 +7,9 @@
          replies/1, reply_server/0, caller/1,
          linked_server/0, linked_server_body/1, timeout_caller/0, second_writer/0,
          exit_guard/0, link_guard/0, processes_guard/0, killed_server/0,
-         exit_later/0, yield_race/0, yield_sender/2, poll_or_msg/0, poll_sender/1]).
+         exit_later/0, yield_race/0, yield_sender/2, poll_or_msg/0, poll_sender/1,
+         alias_replies/1, alias_server/0, alias_caller/1, gen_replies/2,
+         alias_second_writer/0, boom_and_ok/0]).
 
 %% N workers that each go straight to a receive, then are told to stop.
 workers(N) ->
@@ -249,3 +251,48 @@ poll_or_msg() ->
 
 poll_sender(P) ->
     P ! go.
+
+%% Rule 7 through aliases: N callers of a server that replies to the alias
+%% each caller made with its monitor, as gen:call does.
+alias_replies(N) ->
+    S = spawn(?MODULE, alias_server, []),
+    [spawn(?MODULE, alias_caller, [S]) || _ <- lists:seq(1, N)],
+    ok.
+
+alias_server() ->
+    receive {req, Alias} -> Alias ! {Alias, reply}, alias_server() end.
+
+alias_caller(S) ->
+    Alias = erlang:monitor(process, S, [{alias, demonitor}]),
+    S ! {req, Alias},
+    receive {Alias, reply} -> erlang:demonitor(Alias, [flush]) end.
+
+%% The same with OTP's gen_server:call, K calls per caller.
+gen_replies(N, K) ->
+    {ok, S} = gen_server:start(tprog_por_server, [], []),
+    [spawn(fun() -> [gen_server:call(S, ping) || _ <- lists:seq(1, K)] end)
+     || _ <- lists:seq(1, N)],
+    ok.
+
+%% 7c through an alias: the caller hands its alias to a process that writes
+%% through it too; the caller fails if that message comes first.
+alias_second_writer() ->
+    S = spawn(?MODULE, alias_server, []),
+    Y = spawn(fun() -> receive {hello, A} -> A ! {A, hi} end end),
+    spawn(fun() ->
+                  Alias = erlang:alias(),
+                  S ! {req, Alias},
+                  Y ! {hello, Alias},
+                  receive
+                      {Alias, reply} -> ok;
+                      {Alias, hi} -> exit(hi_first)
+                  end
+          end),
+    ok.
+
+%% Two processes started together, the first of which exits abnormally:
+%% a session lists the second's start beside the first's violation.
+boom_and_ok() ->
+    spawn(fun() -> exit(boom) end),
+    spawn(fun() -> ok end),
+    ok.

@@ -23,6 +23,7 @@
 #include "part_store.h"
 #include "por.h"
 #include "search.h"
+#include "stack_set.h"
 #include "sys_state.h"
 #include "step_cache.h"
 #include "symmetry.h"
@@ -1116,6 +1117,44 @@ static void test_search_idle(void)
         const sys_state *top = search_top_state(s);
         if (!both_idle && top != NULL && top->nprocs == 2)
             CHECK(top->procs[0].flags == 0 && top->procs[1].flags == PF_IDLE);
+        search_free(s);
+    }
+}
+
+/* The LTL check's expand-only search with the reduction (issue 18 round
+** 3): nothing is cut, each successor carries por_step_safe's verdict.  Two
+** processes whose starts end in a wait without effects: both successors
+** listed, both safe (rules 1-5); without the reduction, neither marked. */
+static void test_expand_marks_safe(void)
+{
+    for (int reduction = 0; reduction <= 1; reduction++) {
+        search_config cfg = { .node = NODE, .nodelen = strlen(NODE),
+                              .creation = CREATION, .expand_only = 1,
+                              .reduction = reduction };
+        search *s = search_new(&cfg);
+        CHECK(s != NULL);
+        if (s == NULL)
+            return;
+        request q;
+        CHECK(start(s, 1, &q) == 0 && q.kind == REQ_RUN && q.pid == 1);
+        CHECK(search_fresh_pid(s, 0) == 2);
+        CHECK(search_fresh_pid(s, 0) == 3);
+        effs f = { .n = 0 };
+        eff_spawn(&f, 2, 0, 2);
+        eff_spawn(&f, 3, 0, 3);
+        /* the entry's start spawns (rule 3): listed, not safe */
+        CHECK(run_wait(s, 10, 0, &f, 60, 0, &q) == 0 && q.kind == REQ_EXPANDED);
+        const expansion *e;
+        int deadlock;
+        CHECK(search_expansion(s, &e, &deadlock) == 1 && e[0].safe == POR_UNSAFE);
+        part_id next = e[0].state;
+        CHECK(search_expand(s, next, &q) == 0 && q.kind == REQ_RUN && q.pid == 2);
+        CHECK(run_wait(s, 11, 0, NULL, 61, 0, &q) == 0 && q.kind == REQ_RUN && q.pid == 3);
+        CHECK(run_wait(s, 12, 0, NULL, 62, 0, &q) == 0 && q.kind == REQ_EXPANDED);
+        size_t n = search_expansion(s, &e, &deadlock);
+        CHECK(n == 2);
+        for (size_t i = 0; i < n && i < 2; i++)
+            CHECK(e[i].safe == (reduction ? POR_SAFE_LOCAL : POR_UNSAFE));
         search_free(s);
     }
 }
@@ -2762,6 +2801,49 @@ static void test_symmetry(void)
     part_store_free(ps);
 }
 
+/* The stack set against a plain array over a long random push/pop run:
+** membership and multiplicity survive growth and backward-shift deletion. */
+static void test_stack_set(void)
+{
+    stack_set set = { 0 };
+    enum { MAXD = 3000 };
+    static part_id stack[MAXD];
+    size_t depth = 0;
+    uint32_t seed = 12345;
+    int agree = 1;
+    for (int step = 0; step < 200000; step++) {
+        seed = seed * 1103515245u + 12345u;
+        uint32_t r = seed >> 8;
+        if (depth < MAXD && (depth == 0 || r % 3 != 0)) {
+            /* Ids from a small range, so repeats and probe runs happen. */
+            part_id id = 1 + r % 5000;
+            if (stack_set_add(&set, id) != 0)
+                agree = 0;
+            stack[depth++] = id;
+        } else {
+            stack_set_remove(&set, stack[--depth]);
+        }
+        if (step % 97 == 0) {
+            for (part_id id = 1; id <= 5000; id += 7) {
+                int on = 0;
+                for (size_t k = 0; k < depth && !on; k++)
+                    on = stack[k] == id;
+                if (on != stack_set_has(&set, id))
+                    agree = 0;
+            }
+        }
+    }
+    CHECK(agree);
+    CHECK(!stack_set_has(&set, 0));
+    CHECK(stack_set_add(&set, 0) == 0 && !stack_set_has(&set, 0));
+    while (depth > 0)
+        stack_set_remove(&set, stack[--depth]);
+    CHECK(set.n == 0);
+    stack_set_remove(&set, 42);     /* not a member: nothing */
+    CHECK(set.n == 0);
+    stack_set_free(&set);
+}
+
 int main(void)
 {
     test_part_store();
@@ -2774,6 +2856,7 @@ int main(void)
     test_search_single();
     test_search_deadlock();
     test_search_idle();
+    test_expand_marks_safe();
     test_fault_targets();
     test_search_fresh_pids();
     test_search_match();
@@ -2793,6 +2876,7 @@ int main(void)
     test_step_cache_search();
     test_por_step_safe();
     test_symmetry();
+    test_stack_set();
     printf("%lu passed, %lu failed\n", g_passed, g_failed);
     return g_failed != 0;
 }

@@ -1,0 +1,34 @@
+/*
+** stack_set.h: which states are on the depth-first stack, for the cycle
+** proviso of the partial-order reduction (por.h, search.c): a state may be
+** cut to its safe step only if that step does not lead back onto the stack.
+**
+** Invariant: the set holds each part id as many times as it was added and
+** not yet removed; 0 is never a member.  Linear probing with backward-shift
+** deletion, so no tombstones build up over a long search; the table is at
+** most half full.
+*/
+#ifndef MCE_STACK_SET_H
+#define MCE_STACK_SET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "part_store.h"
+
+typedef struct stack_set {
+    part_id *ids;           /* 0: empty slot */
+    uint32_t *counts;
+    size_t cap;             /* a power of two, or 0 */
+    size_t n;               /* distinct ids held */
+} stack_set;
+
+/* Adds id (not 0).  0, or -1 out of memory (the set is unchanged). */
+int stack_set_add(stack_set *set, part_id id);
+/* Removes one occurrence of id; nothing if it is not a member. */
+void stack_set_remove(stack_set *set, part_id id);
+/* Whether id is a member. */
+int stack_set_has(const stack_set *set, part_id id);
+void stack_set_free(stack_set *set);
+
+#endif

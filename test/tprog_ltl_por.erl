@@ -1,0 +1,65 @@
+%% @doc Programs for the partial-order reduction of the LTL check
+%% (test/mce_ltl_por_tests.erl): local steps that the reduction may order
+%% one way, props that make some of them visible, and a spinner whose
+%% cycle of local steps would hide another process's step without the
+%% cycle proviso.
+-module(tprog_ltl_por).
+-export([yielders/2, order/0, ignoring/0, spin_then_done/0, peeker/0]).
+
+%% N workers, each taking K local steps (polls) and then waiting forever;
+%% the entry marks `done' once it has spawned them all.  The workers' polls
+%% commute with everything: the reduction orders them one way.
+-spec yielders(non_neg_integer(), non_neg_integer()) -> no_return().
+yielders(N, K) ->
+    [spawn(fun() -> polls(K), wait() end) || _ <- lists:seq(1, N)],
+    mcerlang:prop(done),
+    wait().
+
+polls(0) -> ok;
+polls(K) -> erlang:yield(), polls(K - 1).
+
+wait() ->
+    receive never -> ok end.
+
+%% Two processes, each standing once at a prop, then leaving it (a
+%% resume: a safe step, visible to a formula over the prop).  Once both
+%% stand at theirs, `[] ((a && b) -> [] !(a && !b))' fails only if b's
+%% process leaves first: a reduction that took a's resume as invisible
+%% would order a first and miss it.
+-spec order() -> no_return().
+order() ->
+    spawn(fun() -> mcerlang:prop(a), wait() end),
+    spawn(fun() -> mcerlang:prop(b), wait() end),
+    wait().
+
+%% A spinner whose polls return to the same state, and a process that
+%% stands at `bad' once it starts.  Reducing the spinner's state to its
+%% poll (a safe, invisible step back to itself) would never let the other
+%% process start: the cycle proviso forbids it.
+-spec ignoring() -> no_return().
+ignoring() ->
+    spawn(fun spin/0),
+    spawn(fun() -> mcerlang:prop(bad), wait() end),
+    wait().
+
+spin() ->
+    erlang:yield(),
+    spin().
+
+%% A spinner beside a worker that takes local steps and then stands at
+%% `done': without fairness the spinner may run forever.
+-spec spin_then_done() -> no_return().
+spin_then_done() ->
+    spawn(fun spin/0),
+    spawn(fun() -> polls(3), mcerlang:prop(done), wait() end),
+    wait().
+
+%% The entry reads another process's record (process_info/2): that read
+%% could tell whether a safe step was taken, so the reduced search is void
+%% and the check runs again without the reduction.
+-spec peeker() -> no_return().
+peeker() ->
+    W = spawn(fun() -> polls(2), wait() end),
+    _ = process_info(W, status),
+    mcerlang:prop(done),
+    wait().
