@@ -299,13 +299,13 @@ stop_running_check_test_() ->
      fun() ->
              Live = mce_nif:live_searches(),
              Self = self(),
-             Checker = spawn(fun() -> Self ! {self(), mcerlang:check({client_server, start, [6, 3]}, #{symmetry => false})} end),
+             Checker = spawn(fun() -> Self ! {self(), mcerlang:check({client_server, start, [6, 3]}, #{symmetry => false, reduction => false})} end),
              timer:sleep(500),
              ok = mcerlang:stop(Checker),
              Result = receive {Checker, R} -> R after 10000 -> timeout end,
              ?assertMatch({inconclusive, stopped, #{states := N}} when N > 0, Result),
              wait_until(fun() -> mce_nif:live_searches() =:= Live end),
-             Killed = spawn(fun() -> mcerlang:check({client_server, start, [6, 3]}, #{symmetry => false}) end),
+             Killed = spawn(fun() -> mcerlang:check({client_server, start, [6, 3]}, #{symmetry => false, reduction => false}) end),
              timer:sleep(500),
              ?assertEqual(Live + 1, mce_nif:live_searches()),
              exit(Killed, kill),
@@ -383,14 +383,15 @@ progress_lines_test_() ->
              Run = fun(Progress) ->
                            Expr = lists:flatten(io_lib:format(
                                     "mcerlang:check({client_server, start, [6, 3]}, "
-                                    "#{max_time => 3500, progress => ~p, symmetry => false}), halt().", [Progress])),
+                                    "#{max_time => 3500, progress => ~p, symmetry => false, "
+                                    "reduction => false}), halt().", [Progress])),
                            Port = open_port({spawn_executable, Erl},
                                             [{args, ["-noshell" | Paths] ++ ["-eval", Expr]},
                                              stderr_to_stdout, exit_status, binary]),
                            collect_port(Port, <<>>)
                    end,
-             %% client_server(6, 3) runs for minutes (without symmetry
-             %% reduction): max_time ends it.
+             %% client_server(6, 3) runs for minutes (without the
+             %% reductions): max_time ends it.
              With = Run(true),
              case re:run(With, "mcerlang: [0-9,]+ states, [0-9,]+ states/s, depth", [global]) of
                  {match, [_, _ | _]} -> ok;
