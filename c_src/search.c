@@ -23,6 +23,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 
 #include "canon.h"
 #include "ether.h"
@@ -43,8 +44,7 @@ search *search_new(const search_config *cfg)
     ** step (expansion.safe), and its caller (the LTL product) chooses. */
     if (cfg->observe)
         s->cfg.reduction = 0;
-    s->stack_proviso = s->cfg.reduction && !cfg->expand_only && !cfg->breadth_first &&
-                       cfg->table_mode == VISITED_EXACT;
+    s->stack_proviso = s->cfg.reduction && !cfg->expand_only && !cfg->breadth_first;
     if (s->cfg.reduction && !cfg->expand_only && por_hint_init(&s->hint) != 0) {
         free(s);
         return NULL;
@@ -228,6 +228,16 @@ static int all_idle(const sys_state *st)
     return 1;
 }
 
+/* The stack proviso's key of a state: its part id, or with a lossy table
+** (state 0) a hash of its root vector (never 0). */
+static uint64_t stack_key(part_id state, const uint8_t *root, uint32_t len)
+{
+    if (state != 0)
+        return state;
+    uint64_t h = XXH3_64bits(root, len);
+    return h != 0 ? h : 1;
+}
+
 static int push(search *s, part_id state, uint8_t *label, size_t label_len)
 {
     if (s->depth == s->cap) {
@@ -238,7 +248,7 @@ static int push(search *s, part_id state, uint8_t *label, size_t label_len)
         s->stack = grown;
         s->cap = cap;
     }
-    if (s->stack_proviso && stack_set_add(&s->on_stack, state) != 0)
+    if (s->stack_proviso && state != 0 && stack_set_add(&s->on_stack, state) != 0)
         return -1;
     frame *f = &s->stack[s->depth];
     *f = (frame){ .state = state, .label = label, .label_len = label_len,
@@ -258,8 +268,9 @@ static int push(search *s, part_id state, uint8_t *label, size_t label_len)
 static void pop(search *s)
 {
     s->depth--;
-    if (s->stack_proviso)
-        stack_set_remove(&s->on_stack, s->stack[s->depth].state);
+    const frame *f = &s->stack[s->depth];
+    if (s->stack_proviso && (f->state != 0 || f->root != NULL))
+        stack_set_remove(&s->on_stack, stack_key(f->state, f->root, f->root_len));
     free(s->stack[s->depth].label);
     free(s->stack[s->depth].root);
     free(s->stack[s->depth].perm);
@@ -271,8 +282,13 @@ static void pop(search *s)
 static int push_root(search *s, uint8_t *root, uint32_t len, uint8_t *label,
                      size_t label_len)
 {
-    if (push(s, 0, label, label_len) != 0)
+    if (s->stack_proviso && stack_set_add(&s->on_stack, stack_key(0, root, len)) != 0)
         return -1;
+    if (push(s, 0, label, label_len) != 0) {
+        if (s->stack_proviso)
+            stack_set_remove(&s->on_stack, stack_key(0, root, len));
+        return -1;
+    }
     frame *f = &s->stack[s->depth - 1];
     f->root = root;
     f->root_len = len;
@@ -789,6 +805,8 @@ static int commit_lossy(search *s, sys_state *st, uint8_t *label,
         free(label);
         return fail(req, "out of memory");
     }
+    if (s->stack_proviso)
+        s->last_successor = stack_key(0, root, len);
     s->st.transitions++;
     if (is_new)
         s->st.states++;
@@ -1071,9 +1089,9 @@ static int apply_run(search *s, run_result *res, uint8_t *label, size_t label_le
     /* Reduction, "commit, then decide": a safe step that passes the cycle
     ** proviso (docs/ARCHITECTURE.md) is a persistent set of the state
     ** being expanded on its own, so its frame explores nothing more.
-    ** Depth-first with the exact table the proviso is Holzmann & Peled's:
-    ** the successor is not on the stack; otherwise it is new (committing
-    ** it counted a state, whatever the table). */
+    ** Depth-first the proviso is Holzmann & Peled's: the successor is not
+    ** on the stack; breadth-first it is new (committing it counted a
+    ** state). */
     guard_effects(s, res);
     enum por_verdict safe = step_is_safe(s, res, &st);
     step_key k = run_key(s);

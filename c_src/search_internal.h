@@ -116,13 +116,13 @@ struct search {
     int por_sent;
     int por_hazard;
     /* The cycle proviso (docs/ARCHITECTURE.md, "Partial-order reduction"):
-    ** depth-first with the exact table, the states on the stack
-    ** (`stack_proviso`; else a cut needs a new state), and the state the
-    ** last committed successor was, new or not (0: none). */
+    ** depth-first, the states on the stack (`stack_proviso`, keyed by
+    ** stack_key; breadth-first a cut needs a new state), and the key of
+    ** the state the last committed successor was, new or not (0: none). */
     int stack_proviso;
     stack_set on_stack;
     por_hint hint;        /* reduction: which requests were safe */
-    part_id last_successor;
+    uint64_t last_successor;
     /* Symmetry reduction (NULL: off) and the renaming of the last
     ** successor canonicalised, which the frame or node pushed for it
     ** takes (else the next successor frees it). */

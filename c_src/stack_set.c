@@ -5,14 +5,14 @@
 
 #include <stdlib.h>
 
-static size_t slot_of(const stack_set *set, part_id id)
+static size_t slot_of(const stack_set *set, uint64_t id)
 {
     /* Fibonacci hashing: part ids are dense, so spread them. */
-    return (size_t)((uint32_t)(id * 2654435769u)) & (set->cap - 1);
+    return (size_t)((id * 0x9E3779B97F4A7C15ull) >> 32) & (set->cap - 1);
 }
 
 /* The slot holding id, or the empty slot where it would go. */
-static size_t find(const stack_set *set, part_id id)
+static size_t find(const stack_set *set, uint64_t id)
 {
     size_t i = slot_of(set, id);
     while (set->ids[i] != 0 && set->ids[i] != id)
@@ -23,7 +23,7 @@ static size_t find(const stack_set *set, part_id id)
 static int grow(stack_set *set)
 {
     size_t cap = set->cap ? set->cap * 2 : 256;
-    part_id *ids = calloc(cap, sizeof *ids);
+    uint64_t *ids = calloc(cap, sizeof *ids);
     uint32_t *counts = calloc(cap, sizeof *counts);
     if (ids == NULL || counts == NULL) {
         free(ids);
@@ -44,7 +44,7 @@ static int grow(stack_set *set)
     return 0;
 }
 
-int stack_set_add(stack_set *set, part_id id)
+int stack_set_add(stack_set *set, uint64_t id)
 {
     if (id == 0)
         return 0;
@@ -60,7 +60,7 @@ int stack_set_add(stack_set *set, part_id id)
     return 0;
 }
 
-void stack_set_remove(stack_set *set, part_id id)
+void stack_set_remove(stack_set *set, uint64_t id)
 {
     if (id == 0 || set->cap == 0)
         return;
@@ -86,7 +86,7 @@ void stack_set_remove(stack_set *set, part_id id)
     set->n--;
 }
 
-int stack_set_has(const stack_set *set, part_id id)
+int stack_set_has(const stack_set *set, uint64_t id)
 {
     return id != 0 && set->cap != 0 && set->ids[find(set, id)] == id;
 }

@@ -3,8 +3,12 @@
 ** proviso of the partial-order reduction (por.h, search.c): a state may be
 ** cut to its safe step only if that step does not lead back onto the stack.
 **
-** Invariant: the set holds each part id as many times as it was added and
-** not yet removed; 0 is never a member.  Linear probing with backward-shift
+** A key is a state's part id (the exact table) or a hash of its root vector
+** (the lossy tables, whose states are not interned; a collision only makes
+** a state look on the stack, which cuts less).
+**
+** Invariant: the set holds each key as many times as it was added and not
+** yet removed; 0 is never a member.  Linear probing with backward-shift
 ** deletion, so no tombstones build up over a long search; the table is at
 ** most half full.
 */
@@ -14,21 +18,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "part_store.h"
-
 typedef struct stack_set {
-    part_id *ids;           /* 0: empty slot */
+    uint64_t *ids;          /* 0: empty slot */
     uint32_t *counts;
     size_t cap;             /* a power of two, or 0 */
     size_t n;               /* distinct ids held */
 } stack_set;
 
 /* Adds id (not 0).  0, or -1 out of memory (the set is unchanged). */
-int stack_set_add(stack_set *set, part_id id);
+int stack_set_add(stack_set *set, uint64_t id);
 /* Removes one occurrence of id; nothing if it is not a member. */
-void stack_set_remove(stack_set *set, part_id id);
+void stack_set_remove(stack_set *set, uint64_t id);
 /* Whether id is a member. */
-int stack_set_has(const stack_set *set, part_id id);
+int stack_set_has(const stack_set *set, uint64_t id);
 void stack_set_free(stack_set *set);
 
 #endif
