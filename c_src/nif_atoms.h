@@ -38,7 +38,7 @@
     X(step_cache_misses) \
     X(reduced_states) X(reduction) X(reduction_void) X(exit_signal) X(processes) X(pid_order) \
     X(reads_process_state) \
-    X(states_lost_estimate) X(stopped) X(symmetric_states) X(symmetry) \
+    X(states_lost_estimate) X(stopped) X(symmetric_states) X(symmetry) X(symmetry_stopped) \
     X(symmetry_groups) X(table) X(table_bytes) X(table_mode) \
     X(table_size) X(timeout) X(timeouts_when_idle) X(timer) X(timers_never_from) X(transitions) \
     X(trap_exit) X(true) X(truncated) X(unalias) X(undefined) X(unique) \

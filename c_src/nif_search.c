@@ -680,7 +680,9 @@ ERL_NIF_TERM nif_stats(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
         !enif_make_map_put(env, map, ATOM(env, symmetry_groups),
                            enif_make_uint64(env, st.symmetry_groups), &map) ||
         !enif_make_map_put(env, map, ATOM(env, pid_order),
-                           enif_make_uint64(env, (uint64_t)st.pid_order), &map))
+                           enif_make_uint64(env, (uint64_t)st.pid_order), &map) ||
+        !enif_make_map_put(env, map, ATOM(env, symmetry_stopped),
+                           enif_make_uint64(env, st.symmetry_stopped), &map))
         return ERROR(env, "stats map");
     return map;
 }

@@ -386,6 +386,9 @@ typedef struct search_stats {
                                       sharing one signature in a state */
     int pid_order;                 /* the symmetric search is void
                                       (search_pid_order) */
+    uint64_t symmetry_stopped;     /* symmetry => auto gave up canonicalising
+                                      at this many states (search.c:
+                                      sym_sample); 0: it did not */
 } search_stats;
 void search_get_stats(const search *s, search_stats *st);
 
