@@ -41,7 +41,7 @@ test-asan:
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 MCERLANG_NIF=asan \
 	erl -noshell -pa _build/test/lib/mcerlang/ebin -pa _build/test/lib/mcerlang/examples \
 	    -pa _build/test/lib/mcerlang/test \
-	    -eval 'case eunit:test([mcerlang_tests, mce_ether_tests, mce_translate_tests, mce_nif_tests, mce_random_tests, mce_dist_tests, mce_otp_tests, mce_property_tests, mce_buchi_tests, mce_otp_diff_tests, mce_table_tests, mce_ltl_check_tests, mce_replay_tests, mce_debug_tests, mce_exitdeaths_tests, mce_translate_bind_tests, mce_ets_diff_tests, mce_procs_tests, mce_sandbox_tests, mce_inputs_tests, mce_fuzz_tests, mce_budget_tests, mce_gl_tests, mce_step_cache_tests, mce_reduction_tests, mce_symmetry_tests, mce_por_tests, mce_idle_tests, mce_faults_tests, mce_timeouts_tests, mce_netkernel_tests, mce_pg_tests, mce_stubs_tests, mce_ltl_por_tests], []) of ok -> halt(0); _ -> halt(1) end'
+	    -eval 'case eunit:test([mcerlang_tests, mce_ether_tests, mce_translate_tests, mce_nif_tests, mce_random_tests, mce_dist_tests, mce_otp_tests, mce_property_tests, mce_buchi_tests, mce_otp_diff_tests, mce_table_tests, mce_ltl_check_tests, mce_replay_tests, mce_debug_tests, mce_exitdeaths_tests, mce_translate_bind_tests, mce_ets_diff_tests, mce_procs_tests, mce_sandbox_tests, mce_inputs_tests, mce_fuzz_tests, mce_budget_tests, mce_gl_tests, mce_step_cache_tests, mce_reduction_tests, mce_symmetry_tests, mce_por_tests, mce_idle_tests, mce_faults_tests, mce_timeouts_tests, mce_netkernel_tests, mce_pg_tests, mce_stubs_tests, mce_ltl_por_tests, mce_autosym_tests], []) of ok -> halt(0); _ -> halt(1) end'
 
 # +sbwt none (and the dirty schedulers' equivalents): idle schedulers sleep
 # at once instead of spinning, which would count as CPU seconds of the rows.
