@@ -27,7 +27,8 @@ void search_get_stats(const search *s, search_stats *st)
     st->depth = s->depth;
     st->parts = part_store_count(s->ps);
     st->memo_entries = s->memo.n;
-    size_t fixed = s->cap * sizeof *s->stack + match_memo_bytes(&s->memo);
+    size_t fixed = s->cap * sizeof *s->stack + match_memo_bytes(&s->memo) +
+                   stack_set_bytes(&s->on_stack) + por_hint_bytes(&s->hint);
     st->bytes = part_store_bytes(s->ps) + fixed;
     st->used_bytes = part_store_used_bytes(s->ps) + fixed;
     st->table_mode = s->cfg.table_mode;

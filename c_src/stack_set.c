@@ -91,6 +91,11 @@ int stack_set_has(const stack_set *set, uint64_t id)
     return id != 0 && set->cap != 0 && set->ids[find(set, id)] == id;
 }
 
+size_t stack_set_bytes(const stack_set *set)
+{
+    return set->cap * (sizeof *set->ids + sizeof *set->counts);
+}
+
 void stack_set_free(stack_set *set)
 {
     free(set->ids);

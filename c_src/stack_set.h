@@ -32,5 +32,7 @@ void stack_set_remove(stack_set *set, uint64_t id);
 /* Whether id is a member. */
 int stack_set_has(const stack_set *set, uint64_t id);
 void stack_set_free(stack_set *set);
+/* The memory the set holds. */
+size_t stack_set_bytes(const stack_set *set);
 
 #endif
