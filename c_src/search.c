@@ -11,8 +11,8 @@
 ** the next transition of its state in one fixed order (processes in pid
 ** order, with the reduction a rotation of it that starts at the process
 ** safe_first picks, then ether channels, then faults; with
-** timeouts_when_idle the timeouts in a second phase), and every request leaves it past the
-** transition it asked about, so resuming after any answer continues where
+** timeouts_when_idle the timeouts in a second phase), and every request
+** leaves it past the transition it asked about, so resuming after any answer continues where
 ** the search stopped and each transition is taken once.  The enumeration
 ** of a state's transitions stays here, beside that cursor, because it is
 ** resumable across the match questions it asks Erlang.  With the
@@ -733,7 +733,7 @@ static int canonical(search *s, sys_state *st, int stop)
     free(s->sym_perm);
     s->sym_perm = NULL;
     s->sym_nperm = 0;
-    if (s->sym == NULL || s->sym_stopped || stop)
+    if (s->sym == NULL || s->st.symmetry_stopped != 0 || stop)
         return 0;
     return symmetry_canon(s->sym, &s->tx, st, &s->sym_perm, &s->sym_nperm);
 }
@@ -752,11 +752,9 @@ static int canonical(search *s, sys_state *st, int stop)
 #define SYM_SAMPLE_STATES 5000
 static void sym_judge(search *s, int is_new)
 {
-    if (is_new && s->sym != NULL && !s->sym_stopped && s->cfg.symmetry == 1 &&
-        s->st.states == SYM_SAMPLE_STATES && symmetry_renamed(s->sym) * 4 < s->st.states) {
-        s->sym_stopped = 1;
+    if (is_new && s->sym != NULL && s->cfg.symmetry == 1 &&
+        s->st.states == SYM_SAMPLE_STATES && symmetry_renamed(s->sym) * 4 < s->st.states)
         s->st.symmetry_stopped = s->st.states;
-    }
 }
 
 /* The end of a committed successor, whatever the table: the search stops
@@ -1051,6 +1049,15 @@ static void guard_effects(search *s, const run_result *res)
     }
 }
 
+/* A sending safe step (rule 7) was taken, or marked for the LTL product:
+** from now on the first hazard met voids the search (search_por_hazard). */
+static void took_sending_step(search *s)
+{
+    s->por_sent = 1;
+    if (s->por_hazard != 0 && s->por_void == 0)
+        s->por_void = s->por_hazard;
+}
+
 /* The reduction in an expand-only search (the LTL product's program
 ** graph, docs/ARCHITECTURE.md "Partial-order reduction of the LTL
 ** check"): nothing is cut, the successor is only marked with the verdict
@@ -1065,11 +1072,8 @@ static int expand_flagged(search *s, const run_result *res, sys_state *st,
 {
     guard_effects(s, res);
     enum por_verdict safe = step_is_safe(s, res, st);
-    if (safe == POR_SAFE_SENDS) {
-        s->por_sent = 1;
-        if (s->por_hazard != 0 && s->por_void == 0)
-            s->por_void = s->por_hazard;
-    }
+    if (safe == POR_SAFE_SENDS)
+        took_sending_step(s);
     s->exp_safe = safe;
     return successor(s, st, label, label_len, res->stop, req);
 }
@@ -1130,11 +1134,8 @@ static int apply_run(search *s, run_result *res, uint8_t *label, size_t label_le
         !s->stack[fi].reduced) {
         s->stack[fi].reduced = 1;
         s->st.reduced_states++;
-        if (safe == POR_SAFE_SENDS) {
-            s->por_sent = 1;
-            if (s->por_hazard != 0 && s->por_void == 0)
-                s->por_void = s->por_hazard;
-        }
+        if (safe == POR_SAFE_SENDS)
+            took_sending_step(s);
     }
     return r;
 }

@@ -388,7 +388,7 @@ typedef struct search_stats {
                                       (search_pid_order) */
     uint64_t symmetry_stopped;     /* symmetry => auto gave up canonicalising
                                       at this many states (search.c:
-                                      sym_sample); 0: it did not */
+                                      sym_judge); 0: it did not */
 } search_stats;
 void search_get_stats(const search *s, search_stats *st);
 

@@ -49,7 +49,6 @@ void search_get_stats(const search *s, search_stats *st)
         st->symmetry = 1;
         st->symmetric_states = symmetry_renamed(s->sym);
         st->symmetry_groups = symmetry_max_group(s->sym);
-        st->symmetry_stopped = s->st.symmetry_stopped;
         st->pid_order = s->sym_void;
         st->bytes += sb;
         st->used_bytes += sb;

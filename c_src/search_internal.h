@@ -132,9 +132,6 @@ struct search {
     /* A step observed the order of pids (search_pid_order): the symmetric
     ** search proves nothing (REQ_REDUCTION_VOID, SYM_VOID_PID_ORDER). */
     int sym_void;
-    /* symmetry => auto gave up canonicalising: too few successors were
-    ** renamed (search.c: sym_judge). */
-    int sym_stopped;
     search_stats st;
     int finished;
     /* A successor waiting for the safety monitors' verdict (REQ_OBSERVE):
