@@ -152,9 +152,9 @@ run1(InitCall, Ctx) ->
     try
         %% Labels stay binaries: only those with probes are decoded.
         ok = mce_nif:label_binaries(S),
-        {expanded, Root, Succs, Deadlock, St1} = expand_loop(mce_nif:start(S, InitCall, 1), St0),
+        {expanded, Root, Succs, Deadlock, Safe, St1} = expand_loop(mce_nif:start(S, InitCall, 1), St0),
         ets:insert(St1#st.parents, {Root, root}),
-        St2 = record(Root, Succs, Deadlock, St1#st{root = Root}),
+        St2 = record(Root, Succs, Deadlock, Safe, St1#st{root = Root}),
         %% Safety properties asked for hold in every reachable state, not
         %% only in those the product visits (the automaton prunes).
         St2a = case maps:get(property, Opts) of
@@ -424,9 +424,9 @@ cached(W, St) ->
     case ets:lookup(St#st.cache, W) of
         [{W, Succs, Enabled, Stutter, _Safe}] -> {{Succs, Enabled, Stutter}, St};
         [] ->
-            {expanded, W, Succs, Deadlock, St1} =
+            {expanded, W, Succs, Deadlock, Safe, St1} =
                 expand_loop(mce_nif:expand(St#st.search, W), St),
-            St2 = record(W, Succs, Deadlock, St1),
+            St2 = record(W, Succs, Deadlock, Safe, St1),
             cached(W, St2)
     end.
 
@@ -448,19 +448,19 @@ expand_loop({deaths, Deaths}, #st{search = S, opts = Opts} = St) ->
 expand_loop({expanded, W, Succs, Deadlock}, St) ->
     %% Each expansion counts toward the limits too: with the step cache a
     %% whole expansion may be done in C, without one run request.
-    put('$mce_ltl_safe', []),
-    {expanded, W, Succs, Deadlock, tick(St)};
+    {expanded, W, Succs, Deadlock, [], tick(St)};
 expand_loop({expanded, W, Succs, Deadlock, Safe}, St) ->
     %% With the reduction: which of the steps are safe (por.c).
-    put('$mce_ltl_safe', [J || {J, _Rule} <- Safe]),
-    {expanded, W, Succs, Deadlock, tick(St)};
+    {expanded, W, Succs, Deadlock, [J || {J, _Rule} <- Safe], tick(St)};
 expand_loop({reduction_void, Why}, _St) ->
     throw({mce_ltl_void, Why});
 expand_loop(Other, _St) ->
     mce_search:internal_error(Other),
     erlang:error({mcerlang_internal, expand, Other}).
 
-record(W, Succs, Deadlock, #st{parents = Parents} = St) ->
+%% W's expansion into the cache: its successors, enabled agents, whether
+%% it stutters, and the indices of its safe steps (with the reduction).
+record(W, Succs, Deadlock, Safe, #st{parents = Parents} = St) ->
     Numbered = lists:zip(lists:seq(0, length(Succs) - 1), Succs),
     case [{J, Label} || {J, {_, _, Label, true}} <- Numbered] of
         [{J, _Label} | _] ->
@@ -480,10 +480,6 @@ record(W, Succs, Deadlock, #st{parents = Parents} = St) ->
                    {W2, agent(Agent, St), raw_probes(Label)}
                end || {J, {W2, Agent, Label, false}} <- Numbered],
     Enabled = lists:usort([A || {_, A, _} <- Entries, A =/= none]),
-    Safe = case erase('$mce_ltl_safe') of
-               undefined -> [];
-               Js -> Js
-           end,
     ets:insert(St#st.cache, {W, Entries, Enabled, Enabled =:= [], Safe}),
     St.
 
@@ -945,7 +941,7 @@ labels(Steps, St) ->
     Labels.
 
 reexpand(W, St) ->
-    {expanded, W, Succs, _, _} = expand_loop(mce_nif:expand(St#st.search, W), St),
+    {expanded, W, Succs, _, _, _} = expand_loop(mce_nif:expand(St#st.search, W), St),
     Succs.
 
 lasso_counterexample(Stem, Cycle, St) ->

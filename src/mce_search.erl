@@ -84,23 +84,20 @@ safety(InitCall, Ctx) ->
         {reduction_void, pid_order} ->
             %% Symmetry's guard (mce_rt_order): again without symmetry,
             %% with the reduction as it was.
-            #ctx{opts = Opts, started = Started, deadline = Deadline} = Ctx,
-            again(InitCall, Ctx, new_context(mce_symmetry:void(Opts, pid_order), false,
-                                             Ctx#ctx.reduction), Started, Deadline);
+            Opts = mce_symmetry:void(Ctx#ctx.opts, pid_order),
+            safety(InitCall, again(Ctx, new_context(Opts, false, Ctx#ctx.reduction)));
         {reduction_void, Why} ->
-            #ctx{opts = Opts, started = Started, deadline = Deadline} = Ctx,
-            again(InitCall, Ctx, new_context(Opts, false, {off, Why}), Started, Deadline);
+            safety(InitCall, again(Ctx, new_context(Ctx#ctx.opts, false, {off, Why})));
         Result ->
             Result
     end.
 
-%% The check once more, from the start, within the same limits.
-again(InitCall, Ctx, Again, Started, Deadline) ->
-    Opts = Again#ctx.opts,
+%% The context `Again' of the check run once more, from the start, after
+%% the search of `Ctx' proved nothing: within the first run's time limit.
+again(#ctx{started = Started, deadline = Deadline, init_call = InitCall}, #ctx{opts = Opts} = Again) ->
     ok = mce_guard:setup(#{deadline => Deadline, memory => maps:get(memory, Opts),
                            reductions => maps:get(max_reductions, Opts)}),
-    safety(InitCall, Again#ctx{started = Started, deadline = Deadline,
-                               init_call = Ctx#ctx.init_call}).
+    Again#ctx{started = Started, deadline = Deadline, init_call = InitCall}.
 
 %% The initial state (the entry's process about to start, before any
 %% step) is judged like every other: an invariant may be false there
@@ -189,11 +186,8 @@ set_reduction(Ctx, R) -> Ctx#ctx{reduction = R}.
 %% A new expand-only search with the reduction off (`Why'), within the
 %% time limit of the first: the reduced one ended void.
 -spec without_reduction(#ctx{}, reduction()) -> #ctx{}.
-without_reduction(#ctx{opts = Opts, started = Started, deadline = Deadline} = Ctx, Why) ->
-    Again = new_context(Opts, true, Why),
-    ok = mce_guard:setup(#{deadline => Deadline, memory => maps:get(memory, Opts),
-                           reductions => maps:get(max_reductions, Opts)}),
-    Again#ctx{started = Started, deadline = Deadline, init_call = Ctx#ctx.init_call}.
+without_reduction(#ctx{opts = Opts} = Ctx, Why) ->
+    again(Ctx, new_context(Opts, true, Why)).
 
 new_context(Opts, ExpandOnly, Reduction) ->
     CheckDeadlock = case lists:member(deadlock, maps:get(property, Opts)) of
