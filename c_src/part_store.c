@@ -1,61 +1,232 @@
 /*
-** part_store.c: owns the interned parts, their arena and the hash index.
+** part_store.c: owns the interned parts, their arenas and the hash index.
 **
-** Parts live in a chunked bump arena (they are never freed one by one: a
-** search only adds states).  The index is open addressing with linear
-** probing over part ids; it doubles at 70% load.  Lookups compare the
-** 64-bit hash first, then kind, length and bytes, so the table is exact.
+** Invariants:
+**  - Part `id` lives in segment k = floor(log2(id + SEG0)) - SEG_BITS, at
+**    offset id + SEG0 - 2^(k + SEG_BITS).  Segments are allocated once, when
+**    the first id in them is claimed, and never move or shrink, so a reader
+**    needs no lock to follow an id (a realloc'd array would be freed under
+**    it).  Each segment's parts are followed by one ready byte per part.
+**  - Ids below `next_id` are claimed.  A claimed part's ready byte is set
+**    (release) after its fields and bytes are written and before its id is
+**    put in the index, so every id found in an index or handed out names a
+**    whole part.  An id is claimed only after its bytes are copied and its
+**    segment exists: a failed intern claims nothing, and ids stay dense.
+**  - The index is split into NSHARDS shards by the top bits of the hash.  A
+**    part's id is in the index of its shard, and only there; the shard's
+**    mutex (on a shared store) covers its index, its counts and its arena.
+**    So "absent, then added" is atomic per content, which is what makes
+**    exactly one interner see is_new.
+**  - Each shard's index is open addressing with linear probing over ids
+**    (0 = empty) on the low bits of the hash, doubling at 70% load.  While
+**    it grows, the old index is kept whole and still probed; its slots move
+**    to the new one MOVES at each intern into the shard, so no call
+**    rehashes millions of ids.  Lookups compare the 64-bit hash first, then
+**    kind, length and bytes, so the table is exact.
+**
+** Parts live in chunked bump arenas (a search only adds parts, never frees
+** one): one arena for an unshared store, one per shard for a shared one (it
+** is then written under the shard's lock only).  Unshared stores take no
+** lock and do no read-modify-write atomics: their counters are relaxed
+** load-then-store, which compiles to plain moves.
 */
 #include "part_store.h"
 
+#include <pthread.h>
+#include <stdalign.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <xxhash.h>
 
 #define ARENA_CHUNK (1u << 20)
+/* A shared store's shard arenas start smaller: 64 of them at 1 MB each
+** would hold 64 MB before the first state. */
+#define SHARD_CHUNK_MIN (ARENA_CHUNK / 16)
+
+#define SHARD_BITS 6
+#define NSHARDS (1u << SHARD_BITS)
+
+#define SEG_BITS 10
+#define SEG0 ((uint64_t)1 << SEG_BITS)
+/* Segments 0..22 hold ids up to 2^33 - 2^10 - 1, past UINT32_MAX. */
+#define NSEGS 23
+
+/* Old-index slots moved per intern into a growing shard.  At growth the new
+** index is 35% full and must reach 70% before it grows again: that takes
+** at least 0.7 * old_nslots new parts, and the old index is gone after
+** old_nslots / MOVES interns. */
+#define MOVES 16
+
+#define MAX_ID (UINT32_MAX - 2u)
 
 typedef struct arena_chunk {
     struct arena_chunk *next;
     size_t used, cap;
-    uint8_t mem[];
+    alignas(8) uint8_t mem[];
 } arena_chunk;
 
+typedef struct arena {
+    arena_chunk *head;
+    size_t next_cap;        /* the next chunk's size (ordinary parts) */
+} arena;
+
+typedef struct shard {
+    alignas(64) pthread_mutex_t lock;   /* shared stores only */
+    part_id *index;         /* ids, 0 = empty; nslots a power of two */
+    size_t nslots;
+    size_t nids;            /* ids in this shard */
+    part_id *old_index;     /* while growing: the previous index, whole */
+    size_t old_nslots;
+    size_t moved;           /* old slots below this are in `index` too */
+    arena arena;            /* shared stores only */
+} shard;
+
 struct part_store {
-    part *parts;            /* parts[id], index 0 unused */
-    size_t nparts, capparts;
-    part_id *index;         /* hash slots holding ids, 0 = empty */
-    size_t nslots;          /* power of two */
-    /* While the index grows: the previous one, which still finds the ids
-    ** below `old_end` not yet moved (those below `moved` are in both).  A
-    ** few ids move at each intern, so no call rehashes the whole store. */
-    part_id *old_index;
-    size_t old_nslots, moved, old_end;
-    arena_chunk *arena;
-    size_t arena_bytes;
-    size_t arena_used;
+    _Atomic(part *) seg[NSEGS];
+    int concurrent;         /* set once, before a second thread */
+    arena arena;            /* unshared stores */
+    alignas(64) _Atomic size_t next_id;     /* the next id to claim */
+    _Atomic size_t arena_used, arena_bytes; /* all arenas */
+    _Atomic size_t seg_bytes;               /* segments allocated */
+    _Atomic size_t index_slots;             /* all shards, old and new */
+    shard shards[NSHARDS];
 };
 
-static void *arena_alloc(part_store *ps, size_t n)
+/* ---- statistics ---------------------------------------------------- */
+
+/* Adds n (wrapping, so a "negative" n subtracts) to a statistic. */
+static void stat_add(part_store *ps, _Atomic size_t *c, size_t n)
+{
+    if (ps->concurrent)
+        atomic_fetch_add_explicit(c, n, memory_order_relaxed);
+    else
+        atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n,
+                              memory_order_relaxed);
+}
+
+static size_t stat_get(const _Atomic size_t *c)
+{
+    return atomic_load_explicit(c, memory_order_relaxed);
+}
+
+/* ---- segments: where part `id` lives ------------------------------- */
+
+static unsigned seg_of(uint64_t id, size_t *off)
+{
+    uint64_t x = id + SEG0;
+#if defined(__GNUC__) || defined(__clang__)
+    unsigned top = 63u - (unsigned)__builtin_clzll(x);
+#else
+    unsigned top = 0;
+    while ((x >> top) > 1)
+        top++;
+#endif
+    *off = (size_t)(x - ((uint64_t)1 << top));
+    return top - SEG_BITS;
+}
+
+static size_t seg_size(unsigned k)
+{
+    return (size_t)1 << (k + SEG_BITS);
+}
+
+static _Atomic uint8_t *ready_bytes(part *seg, unsigned k)
+{
+    return (_Atomic uint8_t *)(void *)(seg + seg_size(k));
+}
+
+/* The slot of an id known to be claimed (its segment exists). */
+static part *slot_of(const part_store *ps, part_id id)
+{
+    size_t off;
+    unsigned k = seg_of(id, &off);
+    part *seg = atomic_load_explicit((_Atomic(part *) *)&ps->seg[k], memory_order_acquire);
+    return &seg[off];
+}
+
+/* Makes sure the segment holding `id` exists.  Whoever needs a segment
+** first allocates it; a thread that loses the race frees its copy. */
+static int ensure_segment(part_store *ps, size_t id)
+{
+    size_t off;
+    unsigned k = seg_of(id, &off);
+    if (atomic_load_explicit(&ps->seg[k], memory_order_acquire) != NULL)
+        return 0;
+    size_t n = seg_size(k);
+    size_t bytes = n * (sizeof(part) + 1);
+    part *fresh = calloc(1, bytes);
+    if (fresh == NULL)
+        return -1;
+    part *expected = NULL;
+    if (atomic_compare_exchange_strong_explicit(&ps->seg[k], &expected, fresh,
+                                                memory_order_acq_rel,
+                                                memory_order_acquire))
+        stat_add(ps, &ps->seg_bytes, bytes);
+    else
+        free(fresh);
+    return 0;
+}
+
+/* Claims the next id, its segment made first.  0 when the ids are spent or
+** the segment cannot be allocated; nothing is claimed then. */
+static part_id claim_id(part_store *ps)
+{
+    size_t n = atomic_load_explicit(&ps->next_id, memory_order_relaxed);
+    for (;;) {
+        if (n > MAX_ID || ensure_segment(ps, n) != 0)
+            return 0;
+        if (!ps->concurrent) {
+            atomic_store_explicit(&ps->next_id, n + 1, memory_order_relaxed);
+            return (part_id)n;
+        }
+        /* Relaxed: the part is published by its ready byte, not by the
+        ** counter. */
+        if (atomic_compare_exchange_weak_explicit(&ps->next_id, &n, n + 1,
+                                                  memory_order_relaxed,
+                                                  memory_order_relaxed))
+            return (part_id)n;
+    }
+}
+
+/* ---- arenas -------------------------------------------------------- */
+
+static void *arena_alloc(part_store *ps, arena *a, size_t n)
 {
     n = (n + 7u) & ~(size_t)7u;
-    arena_chunk *c = ps->arena;
+    arena_chunk *c = a->head;
     if (c == NULL || c->cap - c->used < n) {
-        size_t cap = n > ARENA_CHUNK ? n : ARENA_CHUNK;
+        size_t cap = n > a->next_cap ? n : a->next_cap;
         arena_chunk *fresh = malloc(sizeof *fresh + cap);
         if (fresh == NULL)
             return NULL;
         fresh->next = c;
         fresh->used = 0;
         fresh->cap = cap;
-        ps->arena = fresh;
-        ps->arena_bytes += sizeof *fresh + cap;
+        a->head = fresh;
+        if (a->next_cap < ARENA_CHUNK)
+            a->next_cap *= 2;
+        stat_add(ps, &ps->arena_bytes, sizeof *fresh + cap);
         c = fresh;
     }
     void *p = c->mem + c->used;
     c->used += n;
-    ps->arena_used += n;
+    stat_add(ps, &ps->arena_used, n);
     return p;
 }
+
+static void arena_free(arena *a)
+{
+    arena_chunk *c = a->head;
+    while (c != NULL) {
+        arena_chunk *next = c->next;
+        free(c);
+        c = next;
+    }
+    a->head = NULL;
+}
+
+/* ---- making and freeing ------------------------------------------- */
 
 part_store *part_store_new(void)
 {
@@ -64,43 +235,80 @@ part_store *part_store_new(void)
 
 part_store *part_store_new_sized(size_t slots)
 {
-    size_t nslots = 16;
-    while (nslots < slots && nslots < ((size_t)1 << 40))
+    size_t per_shard = slots / NSHARDS, nslots = 16;
+    while (nslots < per_shard && nslots < ((size_t)1 << 34))
         nslots *= 2;
-    part_store *ps = calloc(1, sizeof *ps);
+    part_store *ps = aligned_alloc(alignof(part_store), sizeof *ps);
     if (ps == NULL)
         return NULL;
-    ps->capparts = 1024;
-    ps->parts = calloc(ps->capparts, sizeof *ps->parts);
-    ps->nslots = nslots;
-    ps->index = calloc(ps->nslots, sizeof *ps->index);
-    if (ps->parts == NULL || ps->index == NULL) {
+    memset(ps, 0, sizeof *ps);
+    for (unsigned k = 0; k < NSEGS; k++)
+        atomic_init(&ps->seg[k], NULL);
+    atomic_init(&ps->next_id, 1);
+    atomic_init(&ps->arena_used, 0);
+    atomic_init(&ps->arena_bytes, 0);
+    atomic_init(&ps->seg_bytes, 0);
+    atomic_init(&ps->index_slots, 0);
+    ps->arena.next_cap = ARENA_CHUNK;
+    int failed = ensure_segment(ps, 0) != 0;
+    for (unsigned s = 0; s < NSHARDS; s++) {
+        shard *sh = &ps->shards[s];
+        sh->index = calloc(nslots, sizeof *sh->index);
+        sh->nslots = nslots;
+        failed |= sh->index == NULL;
+        stat_add(ps, &ps->index_slots, nslots);
+    }
+    if (failed) {
         part_store_free(ps);
         return NULL;
     }
-    ps->nparts = 1;
     return ps;
+}
+
+int part_store_set_concurrent(part_store *ps)
+{
+    if (ps->concurrent)
+        return 0;
+    for (unsigned s = 0; s < NSHARDS; s++) {
+        if (pthread_mutex_init(&ps->shards[s].lock, NULL) != 0) {
+            while (s-- > 0)
+                pthread_mutex_destroy(&ps->shards[s].lock);
+            return -1;
+        }
+        ps->shards[s].arena.next_cap = SHARD_CHUNK_MIN;
+    }
+    ps->concurrent = 1;
+    return 0;
 }
 
 void part_store_free(part_store *ps)
 {
     if (ps == NULL)
         return;
-    arena_chunk *c = ps->arena;
-    while (c != NULL) {
-        arena_chunk *next = c->next;
-        free(c);
-        c = next;
+    arena_free(&ps->arena);
+    for (unsigned s = 0; s < NSHARDS; s++) {
+        shard *sh = &ps->shards[s];
+        arena_free(&sh->arena);
+        free(sh->index);
+        free(sh->old_index);
+        if (ps->concurrent)
+            pthread_mutex_destroy(&sh->lock);
     }
-    free(ps->parts);
-    free(ps->index);
-    free(ps->old_index);
+    for (unsigned k = 0; k < NSEGS; k++)
+        free(atomic_load_explicit(&ps->seg[k], memory_order_relaxed));
     free(ps);
 }
+
+/* ---- the index ----------------------------------------------------- */
 
 static uint64_t part_hash(uint8_t kind, const void *data, uint32_t len)
 {
     return XXH3_64bits_withSeed(data, len, kind);
+}
+
+static shard *shard_of(part_store *ps, uint64_t h)
+{
+    return &ps->shards[h >> (64 - SHARD_BITS)];
 }
 
 static void index_put(part_id *index, size_t nslots, uint64_t hash, part_id id)
@@ -111,36 +319,39 @@ static void index_put(part_id *index, size_t nslots, uint64_t hash, part_id id)
     index[i] = id;
 }
 
-/* Moves up to n ids into the grown index; frees the old one when done. */
-static void move_ids(part_store *ps, size_t n)
+/* Moves up to n old slots into the grown index; frees the old one when
+** done. */
+static void move_slots(part_store *ps, shard *sh, size_t n)
 {
-    if (ps->old_index == NULL)
+    if (sh->old_index == NULL)
         return;
-    for (; n > 0 && ps->moved < ps->old_end; n--, ps->moved++)
-        index_put(ps->index, ps->nslots, ps->parts[ps->moved].hash, (part_id)ps->moved);
-    if (ps->moved == ps->old_end) {
-        free(ps->old_index);
-        ps->old_index = NULL;
-        ps->old_nslots = 0;
+    for (; n > 0 && sh->moved < sh->old_nslots; n--, sh->moved++) {
+        part_id id = sh->old_index[sh->moved];
+        if (id != 0)
+            index_put(sh->index, sh->nslots, slot_of(ps, id)->hash, id);
+    }
+    if (sh->moved == sh->old_nslots) {
+        free(sh->old_index);
+        sh->old_index = NULL;
+        stat_add(ps, &ps->index_slots, -sh->old_nslots);
+        sh->old_nslots = 0;
     }
 }
 
-/* Doubles the index.  The ids move a few per intern (move_ids): the new
-** index has room for as many again before it must grow, and 8 moves per
-** intern finish long before. */
-static int grow_index(part_store *ps)
+/* Doubles a shard's index; its slots move a few per intern (move_slots). */
+static int grow_index(part_store *ps, shard *sh)
 {
-    move_ids(ps, SIZE_MAX);         /* a previous growth, if unfinished */
-    size_t nslots = ps->nslots * 2;
+    move_slots(ps, sh, SIZE_MAX);   /* a previous growth, if unfinished */
+    size_t nslots = sh->nslots * 2;
     part_id *index = calloc(nslots, sizeof *index);
     if (index == NULL)
         return -1;
-    ps->old_index = ps->index;
-    ps->old_nslots = ps->nslots;
-    ps->moved = 1;
-    ps->old_end = ps->nparts;
-    ps->index = index;
-    ps->nslots = nslots;
+    sh->old_index = sh->index;
+    sh->old_nslots = sh->nslots;
+    sh->moved = 0;
+    sh->index = index;
+    sh->nslots = nslots;
+    stat_add(ps, &ps->index_slots, nslots);
     return 0;
 }
 
@@ -155,7 +366,7 @@ static part_id probe(const part_store *ps, const part_id *index, size_t nslots, 
         part_id id = index[i];
         if (id == 0)
             break;
-        const part *p = &ps->parts[id];
+        const part *p = slot_of(ps, id);
         if (p->hash == h && p->kind == kind && p->len == len &&
             (len == 0 || memcmp(p->data, data, len) == 0))
             return id;
@@ -171,36 +382,29 @@ static int cmp_u32(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-part_id part_store_intern(part_store *ps, uint8_t kind, const void *data,
-                          uint32_t len, const uint32_t *pids, uint32_t npids,
-                          int *is_new)
+/* ---- interning ----------------------------------------------------- */
+
+/* part_store_intern within the part's shard (its lock held if shared). */
+static part_id intern_in(part_store *ps, shard *sh, uint64_t h, uint8_t kind,
+                         const void *data, uint32_t len, const uint32_t *pids,
+                         uint32_t npids, int *is_new)
 {
-    uint64_t h = part_hash(kind, data, len);
-    /* Grow before probing so the table never fills: a failed grow is an
-    ** allocation failure like any other. */
-    if (ps->nparts * 10 > ps->nslots * 7 && grow_index(ps) != 0)
-        return 0;
-    move_ids(ps, 8);
-    size_t i = 0, unused;
     *is_new = 0;
-    part_id found = ps->old_index != NULL
-                        ? probe(ps, ps->old_index, ps->old_nslots, h, kind, data, len, &unused)
+    /* Grow before probing so the index never fills: a failed grow is an
+    ** allocation failure like any other. */
+    if (sh->nids * 10 > sh->nslots * 7 && grow_index(ps, sh) != 0)
+        return 0;
+    move_slots(ps, sh, MOVES);
+    size_t i = 0, unused;
+    part_id found = sh->old_index != NULL
+                        ? probe(ps, sh->old_index, sh->old_nslots, h, kind, data, len, &unused)
                         : 0;
     if (found == 0)
-        found = probe(ps, ps->index, ps->nslots, h, kind, data, len, &i);
+        found = probe(ps, sh->index, sh->nslots, h, kind, data, len, &i);
     if (found != 0)
         return found;
-    if (ps->nparts >= UINT32_MAX - 1)
-        return 0;
-    if (ps->nparts == ps->capparts) {
-        size_t cap = ps->capparts * 2;
-        part *grown = realloc(ps->parts, cap * sizeof *grown);
-        if (grown == NULL)
-            return 0;
-        ps->parts = grown;
-        ps->capparts = cap;
-    }
-    uint8_t *copy = arena_alloc(ps, len ? len : 1);
+    arena *a = ps->concurrent ? &sh->arena : &ps->arena;
+    uint8_t *copy = arena_alloc(ps, a, len ? len : 1);
     if (copy == NULL)
         return 0;
     if (len)
@@ -208,7 +412,7 @@ part_id part_store_intern(part_store *ps, uint8_t kind, const void *data,
     uint32_t *pidcopy = NULL;
     uint32_t nuniq = 0;
     if (npids > 0) {
-        pidcopy = arena_alloc(ps, (size_t)npids * sizeof *pidcopy);
+        pidcopy = arena_alloc(ps, a, (size_t)npids * sizeof *pidcopy);
         if (pidcopy == NULL)
             return 0;
         memcpy(pidcopy, pids, (size_t)npids * sizeof *pidcopy);
@@ -217,48 +421,80 @@ part_id part_store_intern(part_store *ps, uint8_t kind, const void *data,
             if (nuniq == 0 || pidcopy[nuniq - 1] != pidcopy[k])
                 pidcopy[nuniq++] = pidcopy[k];
     }
-    part_id id = (part_id)ps->nparts++;
-    ps->parts[id] = (part){ .hash = h, .data = copy, .len = len,
-                            .kind = kind, .npids = nuniq, .pids = pidcopy };
-    ps->index[i] = id;
+    part_id id = claim_id(ps);
+    if (id == 0)
+        return 0;
+    size_t off;
+    unsigned k = seg_of(id, &off);
+    part *seg = atomic_load_explicit(&ps->seg[k], memory_order_acquire);
+    seg[off] = (part){ .hash = h, .data = copy, .len = len,
+                       .kind = kind, .npids = nuniq, .pids = pidcopy };
+    atomic_store_explicit(&ready_bytes(seg, k)[off], 1, memory_order_release);
+    sh->index[i] = id;
+    sh->nids++;
     *is_new = 1;
+    return id;
+}
+
+part_id part_store_intern(part_store *ps, uint8_t kind, const void *data,
+                          uint32_t len, const uint32_t *pids, uint32_t npids,
+                          int *is_new)
+{
+    uint64_t h = part_hash(kind, data, len);
+    shard *sh = shard_of(ps, h);
+    if (!ps->concurrent)
+        return intern_in(ps, sh, h, kind, data, len, pids, npids, is_new);
+    /* pthread_mutex_lock of a default mutex fails only on misuse. */
+    pthread_mutex_lock(&sh->lock);
+    part_id id = intern_in(ps, sh, h, kind, data, len, pids, npids, is_new);
+    pthread_mutex_unlock(&sh->lock);
     return id;
 }
 
 part_id part_store_intern_hinted(part_store *ps, part_id hint, uint8_t kind,
                                  const void *data, uint32_t len, int *is_new)
 {
-    if (hint != 0 && hint < ps->nparts) {
-        const part *p = &ps->parts[hint];
-        if (p->kind == kind && p->len == len &&
-            (len == 0 || memcmp(p->data, data, len) == 0)) {
-            *is_new = 0;
-            return hint;
-        }
+    const part *p = part_store_get(ps, hint);
+    if (p != NULL && p->kind == kind && p->len == len &&
+        (len == 0 || memcmp(p->data, data, len) == 0)) {
+        *is_new = 0;
+        return hint;
     }
     return part_store_intern(ps, kind, data, len, NULL, 0, is_new);
 }
 
 const part *part_store_get(const part_store *ps, part_id id)
 {
-    if (id == 0 || id >= ps->nparts)
+    if (id == 0)
         return NULL;
-    return &ps->parts[id];
+    size_t off;
+    unsigned k = seg_of(id, &off);
+    part *seg = atomic_load_explicit((_Atomic(part *) *)&ps->seg[k], memory_order_acquire);
+    if (!ps->concurrent)
+        return id < stat_get(&ps->next_id) ? &seg[off] : NULL;
+    /* An unclaimed id's segment may not exist; a claimed one's part may
+    ** still be being written. */
+    if (seg == NULL ||
+        !atomic_load_explicit(&ready_bytes(seg, k)[off], memory_order_acquire))
+        return NULL;
+    return &seg[off];
 }
+
+/* ---- statistics ---------------------------------------------------- */
 
 size_t part_store_count(const part_store *ps)
 {
-    return ps->nparts - 1;
+    return stat_get(&ps->next_id) - 1;
 }
 
 size_t part_store_used_bytes(const part_store *ps)
 {
-    return ps->arena_used + ps->nparts * sizeof *ps->parts +
-           (ps->nslots + ps->old_nslots) * sizeof *ps->index;
+    return sizeof *ps + stat_get(&ps->arena_used) + stat_get(&ps->next_id) * (sizeof(part) + 1) +
+           stat_get(&ps->index_slots) * sizeof(part_id);
 }
 
 size_t part_store_bytes(const part_store *ps)
 {
-    return ps->arena_bytes + ps->capparts * sizeof *ps->parts +
-           (ps->nslots + ps->old_nslots) * sizeof *ps->index;
+    return sizeof *ps + stat_get(&ps->arena_bytes) + stat_get(&ps->seg_bytes) +
+           stat_get(&ps->index_slots) * sizeof(part_id);
 }

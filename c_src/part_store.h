@@ -10,7 +10,29 @@
 ** interned: the store then holds only the sub-parts).
 **
 ** Ids are dense, start at 1 (0 means "none"), and are assigned in interning
-** order, which is deterministic for a deterministic search.
+** order, which is deterministic for a deterministic search.  A part never
+** moves once stored: a `const part *` stays valid until part_store_free.
+**
+** Concurrency contract.  A store is unshared when made: one thread at a
+** time may call anything, and no call takes a lock.  part_store_set_concurrent
+** shares it, once, before a second thread touches it (starting that thread
+** is what orders the two); it never goes back.  On a shared store:
+**  - part_store_intern, part_store_intern_hinted, part_store_get and the
+**    statistics may run at once from any number of threads;
+**  - interning the same (kind, bytes) at once yields one id, and exactly one
+**    caller sees *is_new == 1 (the visited-set claim of a state);
+**  - a part is written whole before its id is published (release); a thread
+**    that gets an id, from part_store_intern or from inside another part it
+**    read, reads the part's fields and bytes without further ado;
+**  - part_store_get never blocks, and returns NULL for an id not (yet)
+**    published;
+**  - ids stay dense: an id is claimed only once the part's bytes are copied,
+**    so a failed intern leaves no hole, but ids are handed out in the order
+**    threads claim them, which is not deterministic;
+**  - the statistics are relaxed counters: exact once the other threads are
+**    joined, a moment stale while they run;
+**  - part_store_new*, part_store_set_concurrent and part_store_free are not
+**    concurrent with anything.
 */
 #ifndef MCE_PART_STORE_H
 #define MCE_PART_STORE_H
@@ -46,6 +68,10 @@ part_store *part_store_new(void);
 ** everything the search reports, do not depend on this. */
 part_store *part_store_new_sized(size_t slots);
 void part_store_free(part_store *ps);
+/* Shares the store among threads (the contract above).  0, or -1 when the
+** locks cannot be made (the store then stays unshared and usable).  Calling
+** it again on a shared store does nothing. */
+int part_store_set_concurrent(part_store *ps);
 
 /* Interns (kind, data, len).  Returns the id, 0 on allocation failure.
 ** *is_new tells whether the part was absent before.  For PART_TERM the
@@ -62,9 +88,11 @@ part_id part_store_intern(part_store *ps, uint8_t kind, const void *data,
 part_id part_store_intern_hinted(part_store *ps, part_id hint, uint8_t kind,
                                  const void *data, uint32_t len, int *is_new);
 
-/* NULL for an id that was never returned. */
+/* NULL for an id that was never returned (on a shared store: not yet
+** published).  Lock-free. */
 const part *part_store_get(const part_store *ps, part_id id);
 
+/* Any thread, no lock (relaxed counters; they feed the memory cap). */
 size_t part_store_count(const part_store *ps);
 size_t part_store_bytes(const part_store *ps);   /* all memory held */
 size_t part_store_used_bytes(const part_store *ps);  /* bytes actually in use */

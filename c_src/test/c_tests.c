@@ -1,7 +1,8 @@
 /*
 ** c_tests.c: unit tests of the C state store and search, without the BEAM.
 **
-** Covers part_store (hash-consing, index growth, pid lists), etf_scan
+** Covers part_store (hash-consing, index growth, pid lists, segments, and
+** a race of threads interning into one shared store), etf_scan
 ** (hand-built external term format: pids collected by node and creation,
 ** fun creators zeroed in place, malformed and truncated input refused),
 ** sys_state (ordering, links, encode/decode, mailboxes), visited (the
@@ -13,6 +14,7 @@
 ** Built by `make -C c_src test` with ASan and UBSan (leak checking on).
 ** Prints one summary line "N passed, M failed"; exits non-zero on failure.
 */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -284,6 +286,281 @@ static void test_part_store(void)
     free(ids);
     part_store_free(ps);
     part_store_free(NULL);
+}
+
+/* Ids across segment boundaries, hints, stable pointers, a tiny index, and
+** a store shared after it already holds parts (then used by one thread:
+** ids go on as before). */
+static void test_part_store_segments(void)
+{
+    part_store *ps = part_store_new_sized(1);
+    CHECK(ps != NULL);
+    if (ps == NULL)
+        return;
+    int is_new = -1;
+    enum { N = 5000 };      /* segments 0..2 hold ids up to 7167 */
+    const part *first = NULL;
+    int dense = 1;
+    for (uint32_t i = 0; i < N; i++) {
+        uint32_t w[2] = { i, i * 7u };
+        part_id id = part_store_intern(ps, PART_PROC, w, sizeof w, NULL, 0, &is_new);
+        if (id != i + 1 || !is_new)
+            dense = 0;
+        if (i == 0)
+            first = part_store_get(ps, id);
+    }
+    CHECK(dense);
+    CHECK(part_store_count(ps) == N);
+    /* A part read before the store grew is where it was. */
+    CHECK(first != NULL && first == part_store_get(ps, 1));
+    /* The boundaries of segments 0 and 1 (ids 1023/1024, 3071/3072). */
+    const part_id edges[] = { 1023, 1024, 1025, 3071, 3072, 3073, N };
+    int edges_ok = 1;
+    for (size_t e = 0; e < sizeof edges / sizeof edges[0]; e++) {
+        const part *p = part_store_get(ps, edges[e]);
+        uint32_t w[2] = { edges[e] - 1, (edges[e] - 1) * 7u };
+        if (p == NULL || p->len != sizeof w || memcmp(p->data, w, sizeof w) != 0)
+            edges_ok = 0;
+    }
+    CHECK(edges_ok);
+    CHECK(part_store_get(ps, N + 1) == NULL);
+    CHECK(part_store_get(ps, 1u << 20) == NULL);   /* its segment does not exist */
+
+    /* Hints: right (no new part), stale, zero, out of range. */
+    uint32_t w[2] = { 41, 41 * 7u };
+    CHECK(part_store_intern_hinted(ps, 42, PART_PROC, w, sizeof w, &is_new) == 42 &&
+          is_new == 0);
+    CHECK(part_store_intern_hinted(ps, 7, PART_PROC, w, sizeof w, &is_new) == 42 &&
+          is_new == 0);
+    CHECK(part_store_intern_hinted(ps, 42, PART_WORLD, w, sizeof w, &is_new) == N + 1 &&
+          is_new == 1);
+    CHECK(part_store_intern_hinted(ps, 0, PART_WORLD, w, sizeof w, &is_new) == N + 1 &&
+          is_new == 0);
+    CHECK(part_store_intern_hinted(ps, UINT32_MAX, PART_PROC, w, sizeof w, &is_new) == 42 &&
+          is_new == 0);
+    CHECK(part_store_count(ps) == N + 1);
+    CHECK(part_store_used_bytes(ps) <= part_store_bytes(ps));
+
+    /* Shared now: one thread still sees the same store and dense ids. */
+    CHECK(part_store_set_concurrent(ps) == 0);
+    CHECK(part_store_set_concurrent(ps) == 0);
+    CHECK(part_store_intern(ps, PART_PROC, w, sizeof w, NULL, 0, &is_new) == 42 &&
+          is_new == 0);
+    CHECK(part_store_get(ps, 1) == first);
+    uint32_t pids[] = { 9, 2, 9 };
+    part_id t = part_store_intern(ps, PART_TERM, "shared", 6, pids, 3, &is_new);
+    CHECK(t == N + 2 && is_new == 1);
+    const part *p = part_store_get(ps, t);
+    CHECK(p != NULL && p->npids == 2 && p->pids[0] == 2 && p->pids[1] == 9);
+    CHECK(part_store_intern_hinted(ps, t, PART_TERM, "shared", 6, &is_new) == t &&
+          is_new == 0);
+    CHECK(part_store_get(ps, N + 3) == NULL);
+    CHECK(part_store_count(ps) == N + 2);
+    CHECK(part_store_used_bytes(ps) <= part_store_bytes(ps));
+    part_store_free(ps);
+
+    /* A store shared from the start, freed with nothing in it. */
+    ps = part_store_new();
+    CHECK(ps != NULL && part_store_set_concurrent(ps) == 0);
+    part_store_free(ps);
+}
+
+/* The store shared by threads interning overlapping random sets of parts
+** at once, from a tiny index and one segment, so the shards' indexes and
+** the segments grow during the race; a reader follows ids meanwhile. */
+enum { RACE_THREADS = 6, RACE_CONTENTS = 40000, RACE_EACH = 30000 };
+
+typedef struct race_arg {
+    part_store *ps;
+    unsigned seed;
+    part_id *id;            /* per content: the id this thread got, or 0 */
+    uint8_t *fresh;         /* per content: is_new as this thread saw it */
+    int ok;                 /* every call answered sanely */
+} race_arg;
+
+/* Content c: 1 to 12 words, word 0 is c; the kind and pids follow c. */
+static uint32_t race_content(uint32_t c, uint32_t *w, uint8_t *kind)
+{
+    uint32_t n = 1 + c % 12;
+    for (uint32_t k = 0; k < n; k++)
+        w[k] = k == 0 ? c : c * 2654435761u + k;
+    *kind = (uint8_t)(PART_TERM + c % 5);
+    return 4 * n;
+}
+
+/* A part as it must read, whatever thread wrote it. */
+static int race_part_ok(const part *p)
+{
+    uint32_t w[12], c;
+    uint8_t kind;
+    if (p->len < 4)
+        return 0;
+    memcpy(&c, p->data, 4);
+    uint32_t len = race_content(c, w, &kind);
+    return c < RACE_CONTENTS && p->len == len && p->kind == kind &&
+           memcmp(p->data, w, len) == 0 && p->npids == (kind == PART_TERM ? 2u : 0u);
+}
+
+static uint32_t race_rand(unsigned *s)
+{
+    *s = *s * 1103515245u + 12345u;
+    return *s >> 8;
+}
+
+static void *race_intern(void *v)
+{
+    race_arg *a = v;
+    a->ok = 1;
+    for (uint32_t j = 0; j < RACE_EACH; j++) {
+        uint32_t c = race_rand(&a->seed) % RACE_CONTENTS;
+        uint32_t w[12];
+        uint8_t kind;
+        uint32_t len = race_content(c, w, &kind);
+        uint32_t pids[3] = { c % 7 + 1, 100, c % 7 + 1 };
+        int is_new = -1;
+        /* Terms carry pids, so they are never interned hinted (as in
+        ** the search); other parts with their id, or a wrong one. */
+        part_id id = kind == PART_TERM || (j & 3) == 0
+                         ? part_store_intern(a->ps, kind, w, len, pids,
+                                             kind == PART_TERM ? 3 : 0, &is_new)
+                     : (j & 3) == 1 && a->id[c] != 0
+                         ? part_store_intern_hinted(a->ps, a->id[c], kind, w, len, &is_new)
+                         : part_store_intern_hinted(a->ps, (part_id)(c + 1), kind, w, len,
+                                                    &is_new);
+        if (id == 0 || (a->id[c] != 0 && (id != a->id[c] || is_new)))
+            a->ok = 0;
+        if (a->id[c] == 0) {
+            a->id[c] = id;
+            a->fresh[c] = (uint8_t)is_new;
+        }
+        const part *p = part_store_get(a->ps, id);
+        if (p == NULL || !race_part_ok(p))
+            a->ok = 0;
+    }
+    return NULL;
+}
+
+typedef struct race_reader {
+    part_store *ps;
+    volatile int *stop;     /* written once the interners are joined */
+    int ok;
+    unsigned long seen;
+} race_reader;
+
+static void *race_read(void *v)
+{
+    race_reader *r = v;
+    unsigned seed = 99;
+    size_t last = 0;
+    r->ok = 1;
+    while (!__atomic_load_n(r->stop, __ATOMIC_ACQUIRE)) {
+        size_t n = part_store_count(r->ps);
+        if (n < last || part_store_used_bytes(r->ps) == 0 || part_store_bytes(r->ps) == 0)
+            r->ok = 0;
+        last = n;
+        /* Ids around and past the count: claimed but unwritten ones and
+        ** ones in segments not yet made read as NULL, never half a part. */
+        for (int k = 0; k < 64; k++) {
+            part_id id = (part_id)(race_rand(&seed) % (n + 2048) + 1);
+            const part *p = part_store_get(r->ps, id);
+            if (p != NULL) {
+                r->seen++;
+                if (!race_part_ok(p))
+                    r->ok = 0;
+            }
+        }
+    }
+    return NULL;
+}
+
+static void test_part_store_threads(void)
+{
+    part_store *ps = part_store_new_sized(1);
+    CHECK(ps != NULL);
+    if (ps == NULL)
+        return;
+    CHECK(part_store_set_concurrent(ps) == 0);
+    race_arg args[RACE_THREADS];
+    pthread_t th[RACE_THREADS], reader;
+    volatile int stop = 0;
+    race_reader rd = { .ps = ps, .stop = &stop };
+    int started = pthread_create(&reader, NULL, race_read, &rd) == 0;
+    CHECK(started);
+    int all = 1;
+    for (int t = 0; t < RACE_THREADS; t++) {
+        args[t] = (race_arg){ .ps = ps, .seed = 17u + 1000u * (unsigned)t,
+                              .id = calloc(RACE_CONTENTS, sizeof(part_id)),
+                              .fresh = calloc(RACE_CONTENTS, 1) };
+        if (args[t].id == NULL || args[t].fresh == NULL) {
+            fprintf(stderr, "out of memory in the test itself\n");
+            exit(2);
+        }
+    }
+    for (int t = 0; t < RACE_THREADS; t++)
+        if (pthread_create(&th[t], NULL, race_intern, &args[t]) != 0)
+            all = 0, args[t].ok = 0, th[t] = 0;
+    CHECK(all);
+    for (int t = 0; t < RACE_THREADS; t++)
+        if (all || th[t] != 0)
+            pthread_join(th[t], NULL);
+    __atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
+    if (started)
+        pthread_join(reader, NULL);
+    CHECK(rd.ok);
+    CHECK(rd.seen > 0);
+
+    /* Every content one id, exactly one is_new per content, ids dense. */
+    int calls_ok = 1, one_id = 1, one_new = 1, data_ok = 1;
+    size_t distinct = 0;
+    uint8_t *id_used = calloc(RACE_CONTENTS + 1, 1);
+    if (id_used == NULL)
+        exit(2);
+    for (int t = 0; t < RACE_THREADS; t++)
+        calls_ok &= args[t].ok;
+    for (uint32_t c = 0; c < RACE_CONTENTS; c++) {
+        part_id id = 0;
+        int news = 0, seen = 0;
+        for (int t = 0; t < RACE_THREADS; t++) {
+            if (args[t].id[c] == 0)
+                continue;
+            seen = 1;
+            if (id != 0 && args[t].id[c] != id)
+                one_id = 0;
+            id = args[t].id[c];
+            news += args[t].fresh[c];
+        }
+        if (!seen)
+            continue;
+        distinct++;
+        if (news != 1)
+            one_new = 0;
+        if (id > RACE_CONTENTS || id_used[id]++)
+            one_id = 0;
+        const part *p = part_store_get(ps, id);
+        uint32_t got = 0;
+        if (p != NULL && p->len >= 4)
+            memcpy(&got, p->data, 4);
+        if (p == NULL || !race_part_ok(p) || got != c)
+            data_ok = 0;
+    }
+    CHECK(calls_ok);
+    CHECK(one_id);
+    CHECK(one_new);
+    CHECK(data_ok);
+    CHECK(distinct > RACE_CONTENTS / 2);
+    CHECK(part_store_count(ps) == distinct);
+    int dense = 1;
+    for (size_t id = 1; id <= distinct; id++)
+        dense &= id_used[id] == 1;
+    CHECK(dense);
+    CHECK(part_store_get(ps, (part_id)distinct + 1) == NULL);
+    CHECK(part_store_used_bytes(ps) <= part_store_bytes(ps));
+    free(id_used);
+    for (int t = 0; t < RACE_THREADS; t++) {
+        free(args[t].id);
+        free(args[t].fresh);
+    }
+    part_store_free(ps);
 }
 
 /* ------------------------------------------------------------------ */
@@ -2844,9 +3121,17 @@ static void test_stack_set(void)
     stack_set_free(&set);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     test_part_store();
+    test_part_store_segments();
+    test_part_store_threads();
+    /* `c_tests part_store`: the store's tests only (the ThreadSanitizer
+    ** build, where the rest would only be slow). */
+    if (argc > 1 && strcmp(argv[1], "part_store") == 0) {
+        printf("%lu passed, %lu failed\n", g_passed, g_failed);
+        return g_failed != 0;
+    }
     test_etf_simple();
     test_etf_pids();
     test_etf_fun();
