@@ -258,6 +258,7 @@ main() ->
                      end
                      || M <- reduction_models()],
     print_small_ratios(Rows ++ ReductionRows),
+    ok = mce_bench_workers:main(),
     Translation = translation_bench(),
     RealCode = [real_code_bench(M) || M <- [lists, gen_server]],
     Total = (erlang:monotonic_time(millisecond) - T0) / 1000,

@@ -44,7 +44,8 @@
     X(trap_exit) X(true) X(truncated) X(unalias) X(undefined) X(unique) \
     X(unknown_state) X(unlink) X(unregister) X(up) X(violation) X(wait) \
     X(waiting) X(weak) X(yield) X(zero) X(poll) \
-    X(idle) X(target) X(kill_targeted) X(crash_nodes) X(disconnect_pairs)
+    X(idle) X(target) X(kill_targeted) X(crash_nodes) X(disconnect_pairs) \
+    X(abandoned) X(workers) X(shared_memory) X(pool_states)
 
 typedef struct nif_atoms {
 #define NIF_ATOM_FIELD(name) ERL_NIF_TERM am_##name;

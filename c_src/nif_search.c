@@ -80,7 +80,7 @@ ERL_NIF_TERM nif_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     int nodes_targeted = 0;
     ERL_NIF_TERM pairs;
     int timers_bounded = 0;
-    uint64_t cache_entries = 0, cache_bytes = 0, reduction = 0, symmetry = 0;
+    uint64_t cache_entries = 0, cache_bytes = 0, reduction = 0, symmetry = 0, workers = 1;
     unsigned nnodes = 0;
     if (enif_get_map_value(env, argv[0], ATOM(env, nodes), &nodes)) {
         if (!enif_get_list_length(env, nodes, &nnodes) || nnodes == 0 ||
@@ -127,7 +127,9 @@ ERL_NIF_TERM nif_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
         map_u64(env, argv[0], ATOM(env, step_cache_bytes), &cache_bytes) < 0 ||
         cache_bytes > ((uint64_t)1 << 40) ||
         map_u64(env, argv[0], ATOM(env, reduction), &reduction) < 0 || reduction > 1 ||
-        map_u64(env, argv[0], ATOM(env, symmetry), &symmetry) < 0 || symmetry > 2)
+        map_u64(env, argv[0], ATOM(env, symmetry), &symmetry) < 0 || symmetry > 2 ||
+        map_u64(env, argv[0], ATOM(env, workers), &workers) < 0 || workers == 0 ||
+        workers > 1024 || (workers > 1 && (!bfs || expand_only)))
         return enif_make_badarg(env);
     search_config cfg = { .creation = (uint32_t)creation,
                           .max_states = max_states, .max_depth = max_depth,
@@ -155,6 +157,7 @@ ERL_NIF_TERM nif_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
                           .step_cache_bytes = (size_t)cache_bytes,
                           .reduction = (int)reduction,
                           .symmetry = (int)symmetry,
+                          .workers = (uint32_t)workers,
                           .nnodes = nnodes };
     /* crash_nodes => Mask comes with disconnect_pairs => [A * 64 + B]
     ** (A < B node indexes): the nodes and pairs faults may hit. */
@@ -292,6 +295,9 @@ static ERL_NIF_TERM expanded_term(ErlNifEnv *env, search *s, int binaries)
 static ERL_NIF_TERM request_term(ErlNifEnv *env, const search_res *r, const request *q)
 {
     search *s = r->s;
+    /* Every answer passes here: a search that ends other than exhausted
+    ** ends its fellow workers' too. */
+    search_settled(s, q);
     const part_store *ps = search_store(s);
     ERL_NIF_TERM cont, msg;
     switch (q->kind) {
@@ -348,6 +354,8 @@ static ERL_NIF_TERM request_term(ErlNifEnv *env, const search_res *r, const requ
         return enif_make_tuple2(env, ATOM(env, deaths), list);
     }
     case REQ_YIELD: return ATOM(env, yield);
+    case REQ_IDLE: return ATOM(env, idle);
+    case REQ_ABANDONED: return ATOM(env, abandoned);
     case REQ_REDUCTION_VOID: {
         ERL_NIF_TERM why = q->why == SYM_VOID_PID_ORDER ? ATOM(env, pid_order)
                          : q->why == POR_VOID_EXIT ? ATOM(env, exit_signal)
@@ -391,6 +399,66 @@ ERL_NIF_TERM nif_start(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     charge(env, t0);
     enif_release_binary(&bin);
     return t;
+}
+
+/* join(Search) -> Resource: a new worker of a breadth-first search made
+** with workers => N (N > 1), sharing its states and queue.  The first
+** request comes from work/2. */
+ERL_NIF_TERM nif_join(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
+{
+    (void)argc;
+    search_res *first;
+    if (!get_res(env, argv[0], &first))
+        return enif_make_badarg(env);
+    nif_priv *p = enif_priv_data(env);
+    search_res *r = enif_alloc_resource(p->search_type, sizeof *r);
+    if (r == NULL)
+        return ERROR(env, "out of memory");
+    r->priv = p;
+    r->label_binaries = 0;
+    r->lock = enif_mutex_create("mce_search");
+    enif_mutex_lock(first->lock);
+    r->s = r->lock ? search_join(first->s) : NULL;
+    enif_mutex_unlock(first->lock);
+    if (r->s != NULL)
+        atomic_fetch_add(&p->live, 1);
+    ERL_NIF_TERM t = enif_make_resource(env, r);
+    enif_release_resource(r);
+    if (r->s == NULL)
+        return enif_make_badarg(env);     /* not a search made for workers */
+    return t;
+}
+
+/* work(Search, EntryPid) -> Request: a joined worker's first request. */
+ERL_NIF_TERM nif_work(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
+{
+    (void)argc;
+    search_res *r;
+    unsigned pid;
+    if (!get_res(env, argv[0], &r) || !enif_get_uint(env, argv[1], &pid))
+        return enif_make_badarg(env);
+    ErlNifTime t0 = enif_monotonic_time(ERL_NIF_USEC);
+    enif_mutex_lock(r->lock);
+    request q;
+    search_start_worker(r->s, pid, &q);
+    ERL_NIF_TERM t = request_term(env, r, &q);
+    enif_mutex_unlock(r->lock);
+    charge(env, t0);
+    return t;
+}
+
+/* stop_workers(Search) -> ok: every worker sharing the search's states
+** ends at its next request (abandoned). */
+ERL_NIF_TERM nif_stop_workers(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
+{
+    (void)argc;
+    search_res *r;
+    if (!get_res(env, argv[0], &r))
+        return enif_make_badarg(env);
+    enif_mutex_lock(r->lock);
+    search_stop_workers(r->s);
+    enif_mutex_unlock(r->lock);
+    return ATOM(env, ok);
 }
 
 /* expand(Search, StateId) -> Request: lists the successors of a state an
@@ -682,7 +750,13 @@ ERL_NIF_TERM nif_stats(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
         !enif_make_map_put(env, map, ATOM(env, pid_order),
                            enif_make_uint64(env, (uint64_t)st.pid_order), &map) ||
         !enif_make_map_put(env, map, ATOM(env, symmetry_stopped),
-                           enif_make_uint64(env, st.symmetry_stopped), &map))
+                           enif_make_uint64(env, st.symmetry_stopped), &map) ||
+        !enif_make_map_put(env, map, ATOM(env, shared_memory),
+                           enif_make_uint64(env, st.shared_bytes), &map))
+        return ERROR(env, "stats map");
+    if (st.pool_states != 0 &&
+        !enif_make_map_put(env, map, ATOM(env, pool_states),
+                           enif_make_uint64(env, st.pool_states), &map))
         return ERROR(env, "stats map");
     return map;
 }

@@ -32,7 +32,11 @@
 #include "search_internal.h"
 #include "transition.h"
 
-search *search_new(const search_config *cfg)
+/* A new search; `first`: a breadth-first search made for workers whose
+** pool (store, nodes, queue) this one shares, and whose interned node
+** names and atoms it takes (the VM's encodings, which only the first was
+** given). */
+static search *search_create(const search_config *cfg, search *first)
 {
     search *s = calloc(1, sizeof *s);
     if (s == NULL)
@@ -72,9 +76,23 @@ search *search_new(const search_config *cfg)
         free(s);
         return NULL;
     }
+    if (cfg->workers > 1 && (!cfg->breadth_first || cfg->expand_only)) {
+        free(s);
+        return NULL;
+    }
     s->names = malloc(total);
-    s->ps = cfg->table_slots ? part_store_new_sized(cfg->table_slots)
-                             : part_store_new();
+    if (first != NULL) {
+        s->pool = first->pool;
+        search_pool_retain(s->pool);
+        s->ps = search_pool_store(s->pool);
+    } else {
+        part_store *ps = cfg->table_slots ? part_store_new_sized(cfg->table_slots)
+                                          : part_store_new();
+        if (ps != NULL && cfg->breadth_first)
+            s->pool = search_pool_new(ps, cfg->workers > 1);   /* takes ps */
+        s->ps = ps == NULL || !cfg->breadth_first ? ps
+                : s->pool != NULL ? search_pool_store(s->pool) : NULL;
+    }
     s->used_at_yield = s->ps != NULL ? part_store_used_bytes(s->ps) : 0;
     s->tx.ps = s->ps;
     s->tx.names.ps = s->ps;
@@ -137,9 +155,10 @@ search *search_new(const search_config *cfg)
             len = 4 + n;
         }
         s->cfg.node_atom_etf[i] = NULL;     /* not kept: the caller's memory */
-        s->tx.names.node_atoms[i] = part_store_intern(s->ps, PART_TERM, etf,
-                                                      (uint32_t)len, NULL, 0,
-                                                      &fresh);
+        s->tx.names.node_atoms[i] =
+            first != NULL ? first->tx.names.node_atoms[i]
+                          : part_store_intern(s->ps, PART_TERM, etf, (uint32_t)len,
+                                              NULL, 0, &fresh);
         if (s->tx.names.node_atoms[i] == 0) {
             search_free(s);
             return NULL;
@@ -165,8 +184,9 @@ search *search_new(const search_config *cfg)
             etf = buf;
             len = 4 + n;
         }
-        s->tx.atoms[a] = part_store_intern(s->ps, PART_TERM, etf, (uint32_t)len,
-                                           NULL, 0, &fresh);
+        s->tx.atoms[a] = first != NULL ? first->tx.atoms[a]
+                                       : part_store_intern(s->ps, PART_TERM, etf,
+                                                           (uint32_t)len, NULL, 0, &fresh);
         if (s->tx.atoms[a] == 0)
             s->tx.empty_mailbox = 0;
     }
@@ -174,7 +194,42 @@ search *search_new(const search_config *cfg)
         search_free(s);
         return NULL;
     }
+    for (int a = 0; a < N_ATOMS; a++)       /* the caller's memory, not kept */
+        s->cfg.atom_etf[a] = NULL;
     return s;
+}
+
+search *search_new(const search_config *cfg)
+{
+    return search_create(cfg, NULL);
+}
+
+search *search_join(search *first)
+{
+    if (first->pool == NULL || first->cfg.workers < 2)
+        return NULL;
+    search *s = search_create(&first->cfg, first);
+    if (s != NULL)
+        s->tx.entry_pid = first->tx.entry_pid;
+    return s;
+}
+
+void search_stop_workers(search *s)
+{
+    if (s->pool != NULL)
+        search_pool_stop(s->pool);
+}
+
+void search_settled(search *s, const request *req)
+{
+    switch (req->kind) {
+    case REQ_MATCH: case REQ_RUN: case REQ_OBSERVE: case REQ_EXPANDED:
+    case REQ_DEATHS: case REQ_YIELD: case REQ_IDLE: case REQ_DONE:
+    case REQ_ABANDONED:
+        return;
+    default:
+        search_stop_workers(s);
+    }
 }
 
 void search_free(search *s)
@@ -189,7 +244,11 @@ void search_free(search *s)
     free(s->stack);
     sys_state_clear(&s->cur);
     sys_state_clear(&s->spare);
-    part_store_free(s->ps);
+    free(s->kept);
+    if (s->pool != NULL)
+        search_pool_release(s->pool);      /* with the store, if the last */
+    else
+        part_store_free(s->ps);
     visited_free(s->vis);
     match_memo_free(&s->memo);
     free(s->tx.allocated);
@@ -197,13 +256,8 @@ void search_free(search *s)
     sys_state_clear(&s->obs_st);
     free(s->obs_label);
     free(s->tx.deaths);
-    for (size_t i = 0; i < s->nbfs; i++) {
-        free(s->bfs[i].label);
-        free(s->bfs[i].perm);
-    }
     symmetry_free(s->sym);
     free(s->sym_perm);
-    free(s->bfs);
     for (size_t i = 0; i < s->nexp; i++)
         free(s->exp[i].label);
     free(s->exp);
@@ -298,69 +352,116 @@ static int push_root(search *s, uint8_t *root, uint32_t len, uint8_t *label,
 }
 
 /* Breadth-first: records a new state as a child of the node being
-** expanded (the label's ownership passes on success). */
-static int bfs_add(search *s, part_id state, uint8_t *label, size_t label_len)
+** expanded (the label's ownership passes on success); *index: its node.
+** With workers, a node found while expanding one is kept to be expanded
+** by this worker, newest first (its parts are still in this core's cache),
+** unless another worker is hungry; a node the search stops at is never
+** expanded. */
+static int bfs_add(search *s, part_id state, uint8_t *label, size_t label_len,
+                   int stop, uint32_t *index)
 {
-    if (s->nbfs == s->capbfs) {
-        size_t cap = s->capbfs ? 2 * s->capbfs : 1024;
-        bfs_node *grown = realloc(s->bfs, cap * sizeof *grown);
+    uint32_t depth;
+    int keep = s->cfg.workers > 1 && s->pool_busy &&
+               (stop || !search_pool_hungry(s->pool));
+    if (keep && s->nkept == s->capkept) {
+        size_t cap = s->capkept ? 2 * s->capkept : 256;
+        struct kept_node *grown = realloc(s->kept, cap * sizeof *grown);
         if (grown == NULL)
             return -1;
-        s->bfs = grown;
-        s->capbfs = cap;
+        s->kept = grown;
+        s->capkept = cap;
     }
-    uint32_t parent = s->nbfs == 0 ? 0 : (uint32_t)s->expanding;
-    uint32_t depth = s->nbfs == 0 ? 0 : s->bfs[parent].depth + 1;
-    s->bfs[s->nbfs++] = (bfs_node){ state, parent, depth, label, label_len,
-                                    s->sym_perm, s->sym_nperm };
+    if (search_pool_add(s->pool, state, s->expanding, label, label_len, s->sym_perm,
+                        s->sym_nperm, !keep, index, &depth) != 0)
+        return -1;
     s->sym_perm = NULL;
     s->sym_nperm = 0;
+    if (keep && !stop)
+        s->kept[s->nkept++] = (struct kept_node){ *index, depth, state };
     if (depth > s->st.max_depth_seen)
         s->st.max_depth_seen = depth;
     return 0;
 }
 
-/* Breadth-first: the single frame becomes node i (fresh iteration). */
-static void bfs_expand(search *s, size_t i)
+/* Workers: the older half of the kept nodes go to the queue for a hungry
+** worker (when that fails for want of memory, this one keeps them). */
+static void bfs_share(search *s)
 {
-    s->expanding = i;
-    s->stack[0] = (frame){ .state = s->bfs[i].state, .expand = 1 };
-    if (s->cfg.max_depth != 0 && s->bfs[i].depth >= s->cfg.max_depth) {
+    size_t half = s->nkept / 2;
+    uint32_t *nodes = malloc(half * sizeof *nodes);
+    if (nodes == NULL)
+        return;
+    for (size_t k = 0; k < half; k++)
+        nodes[k] = s->kept[k].node;
+    if (search_pool_queue(s->pool, nodes, half) == 0) {
+        memmove(s->kept, s->kept + half, (s->nkept - half) * sizeof *s->kept);
+        s->nkept -= half;
+    }
+    free(nodes);
+}
+
+/* Breadth-first: the single frame becomes the next node to expand, kept
+** or queued (a fresh iteration over its transitions).  POOL_WORK: it is
+** on the stack; otherwise there is nothing to expand now (POOL_WAIT), ever
+** (POOL_DONE), or any more (POOL_STOPPED). */
+static enum pool_take bfs_next(search *s)
+{
+    uint32_t node, depth;
+    part_id state;
+    s->depth = 0;
+    enum pool_take r = POOL_WORK;
+    if (s->nkept > 0) {
+        if (s->nkept > 1 && search_pool_hungry(s->pool))
+            bfs_share(s);
+        const struct kept_node *k = &s->kept[--s->nkept];
+        node = k->node;
+        depth = k->depth;
+        state = k->state;
+    } else {
+        r = search_pool_take(s->pool, &s->pool_busy, &s->pool_hungry, &node, &state, &depth);
+    }
+    if (r != POOL_WORK)
+        return r;
+    s->expanding = node;
+    s->stack[0] = (frame){ .state = state, .expand = 1 };
+    if (s->cfg.max_depth != 0 && depth >= s->cfg.max_depth) {
         s->stack[0].expand = 0;
         s->st.truncated = 1;
     }
     s->depth = 1;
+    return r;
 }
 
 /* Breadth-first: makes the stack the path from the root to node i, so the
-** trace and final state of a counterexample read as in depth-first order.
-** The labels move from the nodes to the frames. */
-static int bfs_path_to_stack(search *s, size_t i)
+** trace and final state of a counterexample read as in depth-first order. */
+static int bfs_path_to_stack(search *s, uint32_t i)
 {
-    size_t len = 0;
-    for (size_t k = i;; k = s->bfs[k].parent) {
-        len++;
-        if (k == 0)
-            break;
-    }
+    pool_step *path;
+    size_t len;
+    if (search_pool_path(s->pool, i, &path, &len) != 0)
+        return -1;
     if (len > s->cap) {
         frame *grown = realloc(s->stack, len * sizeof *grown);
-        if (grown == NULL)
+        if (grown == NULL) {
+            for (size_t k = 0; k < len; k++) {
+                free(path[k].label);
+                free(path[k].perm);
+            }
+            free(path);
             return -1;
+        }
         s->stack = grown;
         s->cap = len;
     }
-    size_t d = len;
-    for (size_t k = i;; k = s->bfs[k].parent) {
-        bfs_node *n = &s->bfs[k];
-        s->stack[--d] = (frame){ .state = n->state, .label = n->label,
-                                 .label_len = n->label_len, .perm = n->perm,
-                                 .nperm = n->nperm };
-        n->label = NULL;
-        n->perm = NULL;
-        if (k == 0)
-            break;
+    for (size_t k = 0; k < s->depth; k++) {     /* the frame being expanded */
+        free(s->stack[k].label);
+        free(s->stack[k].perm);
     }
+    for (size_t k = 0; k < len; k++)
+        s->stack[k] = (frame){ .state = path[k].state, .label = path[k].label,
+                               .label_len = path[k].label_len, .perm = path[k].perm,
+                               .nperm = path[k].nperm };
+    free(path);
     s->depth = len;
     return 0;
 }
@@ -372,9 +473,10 @@ static int discover(search *s, part_id state, uint8_t *label, size_t label_len, 
 {
     if (!s->cfg.breadth_first)
         return push(s, state, label, label_len);
-    if (bfs_add(s, state, label, label_len) != 0)
+    uint32_t node;
+    if (bfs_add(s, state, label, label_len, stop, &node) != 0)
         return -1;
-    return stop ? bfs_path_to_stack(s, s->nbfs - 1) : 0;
+    return stop ? bfs_path_to_stack(s, node) : 0;
 }
 
 int search_decode_top(search *s)
@@ -440,6 +542,28 @@ static uint32_t safe_first(const search *s)
     return 0;
 }
 
+/* Breadth-first, between two expansions: 1, the next node is on the
+** stack; 0, *req says why there is none (REQ_IDLE: ask again later;
+** REQ_ABANDONED: another worker ended the search); 2, the search is
+** exhausted. */
+static int bfs_continue(search *s, request *req)
+{
+    switch (bfs_next(s)) {
+    case POOL_WORK:
+        return 1;
+    case POOL_WAIT:
+        s->pending = req->kind = REQ_IDLE;
+        return 0;
+    case POOL_STOPPED:
+        s->finished = 1;
+        s->pending = req->kind = REQ_ABANDONED;
+        return 0;
+    case POOL_DONE:
+        break;
+    }
+    return 2;
+}
+
 /* Finds the next transition of the top state, or a match question.
 ** Deliveries and faults are taken here, without a request. */
 static int next_request(search *s, request *req)
@@ -457,7 +581,18 @@ static int next_request(search *s, request *req)
         req->why = s->sym_void ? SYM_VOID_PID_ORDER : s->por_void;
         return 0;
     }
+    if (s->cfg.breadth_first && s->depth == 0) {
+        /* a joined worker's first request, or after REQ_IDLE */
+        int r = bfs_continue(s, req);
+        if (r == 0)
+            return 0;
+    }
     while (s->depth > 0) {
+        if (s->pool != NULL && search_pool_stopped(s->pool)) {
+            s->finished = 1;
+            s->pending = req->kind = REQ_ABANDONED;
+            return 0;
+        }
         if (!s->cfg.expand_only &&
             (s->work++ >= SEARCH_WORK_BUDGET ||
              part_store_used_bytes(s->ps) - s->used_at_yield >= SEARCH_BYTES_BUDGET)) {
@@ -631,11 +766,11 @@ static int next_request(search *s, request *req)
             return 0;
         }
         if (s->cfg.breadth_first) {
-            if (s->expanding + 1 < s->nbfs) {
-                bfs_expand(s, s->expanding + 1);
+            int r = bfs_continue(s, req);
+            if (r == 1)
                 continue;
-            }
-            s->depth = 0;
+            if (r == 0)
+                return 0;
             break;
         }
         pop(s);
@@ -676,9 +811,9 @@ int search_start(search *s, term_in *init, uint32_t pid, request *req)
             return fail(req, "out of memory");
     }
     if (s->cfg.breadth_first) {
-        if (bfs_add(s, s->stack[0].state, NULL, 0) != 0)
+        uint32_t root;
+        if (bfs_add(s, s->stack[0].state, NULL, 0, 0, &root) != 0 || bfs_next(s) != POOL_WORK)
             return fail(req, "out of memory");
-        bfs_expand(s, 0);
     }
     s->st.states = 1;
     /* The initial state counts: max_states = 1 stores nothing more. */
@@ -692,9 +827,21 @@ int search_start(search *s, term_in *init, uint32_t pid, request *req)
     return next_request(s, req);
 }
 
+int search_start_worker(search *s, uint32_t pid, request *req)
+{
+    if (s->depth != 0 || s->finished || s->st.states != 0 || s->pool == NULL ||
+        s->cfg.workers < 2)
+        return fail(req, "not a worker's search, or already started");
+    s->tx.entry_pid = pid;
+    if ((s->stack = malloc(256 * sizeof *s->stack)) == NULL)
+        return fail(req, "out of memory");
+    s->cap = 256;
+    return next_request(s, req);
+}
+
 int search_resume(search *s, request *req)
 {
-    if (s->pending != REQ_YIELD || s->finished)
+    if ((s->pending != REQ_YIELD && s->pending != REQ_IDLE) || s->finished)
         return fail(req, "the search has not yielded");
     s->pending = 0;
     return next_request(s, req);
@@ -767,7 +914,8 @@ static int after_commit(search *s, int stop, request *req)
         s->pending = req->kind = REQ_STOPPED;
         return 1;
     }
-    if (s->cfg.max_states != 0 && s->st.states >= s->cfg.max_states) {
+    uint64_t states = s->cfg.workers > 1 ? search_pool_count(s->pool) : s->st.states;
+    if (s->cfg.max_states != 0 && states >= s->cfg.max_states) {
         s->finished = 1;
         s->pending = req->kind = REQ_LIMIT_STATES;
         return 1;

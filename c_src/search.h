@@ -83,6 +83,10 @@ typedef struct search_config {
     int breadth_first;         /* 1: breadth-first order, so the first
                                   violation found is one nearest the
                                   initial state */
+    uint32_t workers;          /* breadth-first: how many searches
+                                  (search_join) will share this one's
+                                  states and queue (search_pool.h); 0 and 1:
+                                  it runs alone */
     int timers_bounded;        /* timeouts => {infinite_above, Ms}: a timer
                                   (send_after, start_timer) of at least Ms =
                                   timers_never_from (and more than 0) ms
@@ -244,6 +248,12 @@ enum request_kind {
                            linked or listed the processes (request.why):
                            the reduced search proves nothing; check again
                            without it */
+    REQ_IDLE,           /* workers: nothing to expand now, but others
+                           are expanding; ask again (search_resume)
+                           after a pause */
+    REQ_ABANDONED,      /* workers: another worker ended the search (a
+                           violation, a limit) or it was stopped
+                           (search_stop_workers) */
     REQ_ERROR           /* out of memory or a malformed answer */
 };
 
@@ -278,6 +288,24 @@ void search_free(search *s);
 
 /* Starts from one INIT process running `init` (ownership of nothing). */
 int search_start(search *s, term_in *init, uint32_t pid, request *req);
+
+/* Parallel breadth-first search (cfg.workers > 1).  A new search of the
+** same configuration that shares `first`'s store, visited set and queue
+** (search_pool.h); NULL when out of memory or when `first` is not a
+** breadth-first search made for workers.  Each search is driven by one
+** thread at a time; different searches of one pool run at once. */
+search *search_join(search *first);
+/* A joined search's first request: it takes states from the queue that
+** `first`'s search_start filled (REQ_IDLE until there are some).  pid:
+** the entry process's pid, as given to search_start. */
+int search_start_worker(search *s, uint32_t pid, request *req);
+/* Ends the search of every worker sharing s's pool: their next request is
+** REQ_ABANDONED.  Also done by a worker whose search ends with anything
+** but REQ_DONE (search_settled). */
+void search_stop_workers(search *s);
+/* To be called with every request a search call returns: a final one
+** other than REQ_DONE stops the other workers. */
+void search_settled(search *s, const request *req);
 /* Work done in C (a delivery, a fault, a backtrack) between two requests
 ** before the search yields (REQ_YIELD): a few hundred microseconds, so a
 ** NIF call stays near the 1 ms a normal scheduler allows and the caller's
@@ -389,6 +417,12 @@ typedef struct search_stats {
     uint64_t symmetry_stopped;     /* symmetry => auto gave up canonicalising
                                       at this many states (search.c:
                                       sym_judge); 0: it did not */
+    uint64_t pool_states;          /* workers: the states all of them
+                                      found so far (states: this one's) */
+    uint64_t shared_bytes;         /* of bytes: what the workers of one pool
+                                      share (the store and the nodes), 0
+                                      when alone; each worker's bytes count
+                                      it, so a sum counts it once */
 } search_stats;
 void search_get_stats(const search *s, search_stats *st);
 

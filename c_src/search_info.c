@@ -29,8 +29,12 @@ void search_get_stats(const search *s, search_stats *st)
     st->memo_entries = s->memo.n;
     size_t fixed = s->cap * sizeof *s->stack + match_memo_bytes(&s->memo) +
                    stack_set_bytes(&s->on_stack) + por_hint_bytes(&s->hint);
-    st->bytes = part_store_bytes(s->ps) + fixed;
-    st->used_bytes = part_store_used_bytes(s->ps) + fixed;
+    /* Breadth-first: the nodes (parents and labels of every state). */
+    size_t nodes = s->pool != NULL ? search_pool_bytes(s->pool) : 0;
+    st->bytes = part_store_bytes(s->ps) + nodes + fixed;
+    st->used_bytes = part_store_used_bytes(s->ps) + nodes + fixed;
+    st->shared_bytes = s->cfg.workers > 1 ? part_store_bytes(s->ps) + nodes : 0;
+    st->pool_states = s->cfg.workers > 1 ? search_pool_count(s->pool) : 0;
     st->table_mode = s->cfg.table_mode;
     st->reduction = s->cfg.reduction;
     if (s->cache != NULL) {

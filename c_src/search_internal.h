@@ -15,6 +15,7 @@
 
 #include "match_memo.h"
 #include "por_hint.h"
+#include "search_pool.h"
 #include "search.h"
 #include "stack_set.h"
 #include "step_cache.h"
@@ -53,21 +54,6 @@ typedef struct frame {
     sym_pair *perm;
     uint32_t nperm;
 } frame;
-
-/* Breadth-first order (shortest counterexamples): every discovered state
-** is a node that remembers its parent and the label of the transition in.
-** The stack then holds one frame, the node being expanded; when the search
-** stops on a violation the path to it is rebuilt as the stack, so the
-** trace and the final state read the same way in both orders. */
-typedef struct bfs_node {
-    part_id state;
-    uint32_t parent;      /* node index; the root is its own parent */
-    uint32_t depth;
-    uint8_t *label;
-    size_t label_len;
-    sym_pair *perm;       /* as frame.perm */
-    uint32_t nperm;
-} bfs_node;
 
 struct search {
     search_config cfg;
@@ -145,10 +131,22 @@ struct search {
     /* Whether the successor parked with deaths by exit signal in the step
     ** into it (tx.deaths) waits for their verdict (REQ_DEATHS). */
     int deaths_pending;
-    /* breadth-first order only */
-    bfs_node *bfs;
-    size_t nbfs, capbfs;
-    size_t expanding;             /* node of the single stack frame */
+    /* Breadth-first order (shortest counterexamples) only: the pool of
+    ** discovered states (search_pool.h), which it may share with other
+    ** workers (cfg.workers > 1; then ps is the pool's store).  Every
+    ** discovered state is a node that remembers its parent and the label
+    ** of the step into it; the stack holds one frame, the node being
+    ** expanded (`expanding`, taken while pool_busy), or none between two.
+    ** When the search stops on a violation the path to it is rebuilt as
+    ** the stack, so the trace and the final state read the same way in
+    ** both orders. */
+    search_pool *pool;
+    int pool_busy, pool_hungry;
+    uint32_t expanding;
+    /* workers: the nodes this worker discovered and keeps to expand
+    ** itself, newest last (search_pool.h) */
+    struct kept_node { uint32_t node, depth; part_id state; } *kept;
+    size_t nkept, capkept;
     /* expand_only: the successors of the state being expanded, and who
     ** moves in the transition being built */
     expansion *exp;

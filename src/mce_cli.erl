@@ -94,6 +94,8 @@ usage() ->
       "  --symmetry auto|on|off       symmetry reduction under pid permutation (default auto:\n"
       "                               on until the program observes pid order; on: you\n"
       "                               assert it never does)\n"
+      "  --workers N|auto             N workers search at once (breadth-first, one shared\n"
+      "                               state store; auto: one per scheduler; default 1)\n"
       "  --nodes N1@H,N2@H            simulated nodes (the entry runs on the first)\n"
       "  --faults KIND=N[,KIND=N]     crash_node, disconnect, kill: how many may happen\n"
       "                               KIND=N:T1:T2 aims them (kill: name=A, module=M;\n"
@@ -227,6 +229,8 @@ option({"env", V}, Cli) -> set(env, term(V, "--env"), Cli);
 option({"stub", V}, #cli{options = O} = Cli) ->
     {MFA, Fun} = stub(V),
     set(stubs, (maps:get(stubs, O, #{}))#{MFA => Fun}, Cli);
+option({"workers", "auto"}, Cli) -> set(workers, auto, Cli);
+option({"workers", V}, Cli) -> set(workers, integer(V, "--workers"), Cli);
 option({"symmetry", "on"}, Cli) -> set(symmetry, true, Cli);
 option({"symmetry", "off"}, Cli) -> set(symmetry, false, Cli);
 option({"symmetry", "auto"}, Cli) -> set(symmetry, auto, Cli);

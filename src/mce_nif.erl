@@ -5,7 +5,7 @@
 %% docs/ARCHITECTURE.md for the request/answer protocol.
 -module(mce_nif).
 
--export([new/1, start/3, match/2, resume/1, ran/5, observed/3, deaths_judged/2, fresh_pid/2, fresh_ref/2, node_status/3, ether/1,
+-export([new/1, start/3, join/1, work/2, stop_workers/1, match/2, resume/1, ran/5, observed/3, deaths_judged/2, fresh_pid/2, fresh_ref/2, node_status/3, ether/1,
          alias_active/3, timer/2, unique/1, live_searches/0, process/2, ets_table/2, app_env/1,
          ets_named/3, ets_tables/2,
          stats/1, trace/1, renamings/1,
@@ -35,6 +35,8 @@
                  | {expanded, pos_integer(), [{pos_integer(), agent(), term(), boolean()}],
                     boolean(), [{non_neg_integer(), 1 | 2}]}
                  | done | max_states | deadlock | stopped | yield
+                 %% workers: nothing to expand yet; another worker ended the search
+                 | idle | abandoned
                  | {reduction_void, mce_search:void_reason() | pid_order}   % the reduced search proves nothing
                  | {error, {string(), integer()}, string()}.
 -export_type([search/0, request/0, buchi/0, agent/0, buchi_request/0]).
@@ -57,7 +59,23 @@ new(_Config) -> erlang:nif_error(not_loaded).
 -spec start(search(), term(), pos_integer()) -> request().
 start(_Search, _InitCall, _Pid) -> erlang:nif_error(not_loaded).
 
-%% After `yield' (the C search did its share of work in one call).
+%% A new worker of a breadth-first search made with `workers => N'
+%% (N > 1): its own stack, step cache and match memo, the first's states
+%% and queue (c_src/search_pool.h).
+-spec join(search()) -> search().
+join(_Search) -> erlang:nif_error(not_loaded).
+
+%% A joined worker's first request (`idle' until the first worker has
+%% queued states); the pid is the entry process's, as given to start/3.
+-spec work(search(), pos_integer()) -> request().
+work(_Search, _Pid) -> erlang:nif_error(not_loaded).
+
+%% Every worker of the search ends at its next request (`abandoned').
+-spec stop_workers(search()) -> ok.
+stop_workers(_Search) -> erlang:nif_error(not_loaded).
+
+%% After `yield' (the C search did its share of work in one call), or
+%% `idle' (a worker waited for the others to queue states).
 -spec resume(search()) -> request().
 resume(_Search) -> erlang:nif_error(not_loaded).
 

@@ -20,6 +20,9 @@
 -export([reduction_of/1, set_reduction/2, without_reduction/2]).
 %% For the MSC drawing (mce_msc), which marks the exits a check tolerates.
 -export([normal_reason/2]).
+%% For the parallel search (mce_workers): the loop of one worker, and what
+%% a worker's context shares with the first's.
+-export([loop/2, worker_loop/2, workers/1, progress_off/1]).
 
 -record(ctx, {search :: mce_nif:search(),
               opts :: map(),
@@ -48,7 +51,8 @@
 %% sends was taken as safe, a step sent an exit signal to another process,
 %% linked to one, or listed the processes (c_src/por.h, rule 7).
 -type void_reason() :: reads_process_state | exit_signal | link | processes.
--export_type([reduction/0, void_reason/0]).
+-type ctx() :: #ctx{}.
+-export_type([reduction/0, void_reason/0, ctx/0]).
 
 %% Requests answered between two looks at the clock, the mailbox (for
 %% mcerlang:stop/1) and the memory in use: a few milliseconds of work.
@@ -106,15 +110,53 @@ again(#ctx{started = Started, deadline = Deadline, init_call = InitCall}, #ctx{o
 %% them as the observer `none').
 judge_initial(First, Ctx) ->
     case observes(Ctx) of
-        false -> loop(First, Ctx);
+        false -> drive(First, Ctx);
         true ->
             internal_error(First),
             case judge(view(Ctx, none), Ctx#ctx.initial_observer, Ctx) of
-                {ok, New} -> loop(First, Ctx#ctx{initial_observer = New});
+                {ok, New} -> drive(First, Ctx#ctx{initial_observer = New});
                 skip -> {ok, stats(Ctx)};
                 {violation, V} -> counterexample(V, Ctx)
             end
     end.
+
+%% One worker, or several (mce_workers) sharing the search's states.
+drive(First, Ctx) ->
+    case workers(Ctx) of
+        1 -> loop(First, Ctx);
+        _ -> mce_workers:run(First, Ctx)
+    end.
+
+%% How many workers search at once: `workers' where a parallel search can
+%% do the check, else 1 (the reason is in the stats: workers_off/1).
+-spec workers(#ctx{}) -> pos_integer().
+workers(#ctx{opts = Opts}) ->
+    case workers_off(Opts, false) of
+        none -> maps:get(workers, Opts);
+        _ -> 1
+    end.
+
+%% Why a check with `workers => N' (N > 1) runs one worker: the parallel
+%% search is breadth-first over the exact table, for safety checks; the
+%% shortest counterexample needs the sequential breadth-first order.
+workers_off(#{workers := 1}, _ExpandOnly) -> one;
+workers_off(_Opts, true) -> expand_only;
+workers_off(#{ltl := Ltl}, _) when Ltl =/= none -> ltl;
+workers_off(#{table := Table}, _) when Table =/= exact -> table;
+workers_off(#{shortest := true}, _) -> shortest;
+workers_off(_, _) -> none.
+
+%% The loop of a worker that joined the first's search (mce_workers): this
+%% process answers the requests of S, with the first's limits.
+-spec worker_loop(mce_nif:search(), #ctx{}) -> term().
+worker_loop(S, #ctx{opts = Opts, deadline = Deadline} = Ctx) ->
+    setup_process(Opts),
+    ok = mce_guard:setup(#{deadline => Deadline, memory => maps:get(memory, Opts),
+                           reductions => maps:get(max_reductions, Opts)}),
+    loop(mce_nif:work(S, 1), Ctx#ctx{search = S, steps = 0}).
+
+-spec progress_off(#ctx{}) -> #ctx{}.
+progress_off(Ctx) -> Ctx#ctx{progress = false}.
 
 observes(#ctx{monitors = Monitors, invariants = Invariants, opts = Opts}) ->
     Monitors =/= [] orelse Invariants =/= [] orelse maps:get(mailbox_bound, Opts) =/= infinity.
@@ -199,31 +241,20 @@ new_context(Opts, ExpandOnly, Reduction) ->
                       false -> 0
                   end,
     Nodes = maps:get(nodes, Opts),
-    mce_pid:set_nodes(Nodes),
-    put('$mce_granularity', maps:get(granularity, Opts)),
-    %% timeouts => {infinite_above, Ms}: the executor reports an `after' of
-    %% at least Ms as `after infinity' (mce_exec:timeout_kind/3), the C
-    %% search never fires a timer that long (ether_timer_can_fire).
-    InfiniteAbove = case maps:get(timeouts, Opts) of
-                        {infinite_above, Above} -> Above;
-                        _ -> infinity
-                    end,
-    put('$mce_infinite_above', InfiniteAbove),
-    %% The marks steps carry (mce_marks): which waits are idle, which
-    %% processes a kill may hit.
-    put('$mce_idle', maps:get(idle, Opts)),
-    put('$mce_kill_targets', case maps:get(faults, Opts) of
-                                 #{kill := {_, Targets}} -> Targets;
-                                 #{} -> none
-                             end),
-    put('$mce_app_env', maps:get(env, Opts)),
+    setup_process(Opts),
     Faults = maps:get(faults, Opts),
     Monitors = maps:get(monitor, Opts),
     Invariants = maps:get(invariant, Opts),
     Observe = (Monitors =/= [] orelse Invariants =/= [] orelse
                maps:get(mailbox_bound, Opts) =/= infinity) andalso not ExpandOnly,
+    Workers = case workers_off(Opts, ExpandOnly) of
+                  none -> maps:get(workers, Opts);
+                  _ -> 1
+              end,
     Search = new_search(Opts, #{nodes => Nodes,
                            creation => mce_pid:creation(),
+                           workers => Workers,
+
                            delivery_ether => case maps:get(delivery, Opts) of
                                                  ether -> 1;
                                                  instant -> 0
@@ -253,7 +284,7 @@ new_context(Opts, ExpandOnly, Reduction) ->
                                           true -> 1;
                                           false -> 0
                                       end,
-                           breadth_first => case maps:get(shortest, Opts) of
+                           breadth_first => case maps:get(shortest, Opts) orelse Workers > 1 of
                                                 true -> 1;
                                                 false -> 0
                                             end,
@@ -289,6 +320,28 @@ new_context(Opts, ExpandOnly, Reduction) ->
          last_report = Now, monitors = Monitors, invariants = Invariants,
          initial_observer = Initial, reduction = Reduction}.
 
+%% What translated code running in this process reads of the check's
+%% options (the process dictionary, as for every step's own record).
+setup_process(Opts) ->
+    mce_pid:set_nodes(maps:get(nodes, Opts)),
+    put('$mce_granularity', maps:get(granularity, Opts)),
+    %% timeouts => {infinite_above, Ms}: the executor reports an `after' of
+    %% at least Ms as `after infinity' (mce_exec:timeout_kind/3), the C
+    %% search never fires a timer that long (ether_timer_can_fire).
+    InfiniteAbove = case maps:get(timeouts, Opts) of
+                        {infinite_above, Above} -> Above;
+                        _ -> infinity
+                    end,
+    put('$mce_infinite_above', InfiniteAbove),
+    %% The marks steps carry (mce_marks): which waits are idle, which
+    %% processes a kill may hit.
+    put('$mce_idle', maps:get(idle, Opts)),
+    put('$mce_kill_targets', case maps:get(faults, Opts) of
+                                 #{kill := {_, Targets}} -> Targets;
+                                 #{} -> none
+                             end),
+    put('$mce_app_env', maps:get(env, Opts)).
+
 %% An expand-only search ends an expansion at a successor that stops the
 %% search (the LTL product reports it at once); a session's lists every
 %% successor (`expand_past_stops', set by mce_session:open/2), so that a
@@ -307,6 +360,8 @@ search(#ctx{search = S}) -> S.
 -spec options(#ctx{}) -> map().
 options(#ctx{opts = Opts}) -> Opts.
 
+%% Answers the search's requests until it ends.
+-spec loop(mce_nif:request(), #ctx{}) -> term().
 loop({match, Cont, Msg}, #ctx{search = S} = Ctx) ->
     loop(mce_nif:match(S, mce_exec:matches(Cont, Msg)), Ctx);
 loop({run, Pid, How, Cont, Dict, TrapExit}, #ctx{search = S, opts = Opts} = Ctx) ->
@@ -356,6 +411,17 @@ loop(yield, #ctx{search = S} = Ctx) ->
         {continue, Ctx1} -> loop(mce_nif:resume(S), Ctx1);
         {stop, Why} -> {inconclusive, Why, stats(Ctx)}
     end;
+loop(idle, #ctx{search = S} = Ctx) ->
+    %% A worker with nothing to expand while others are expanding: a pause
+    %% (a millisecond: they add states in far less) rather than a spin
+    %% that takes their core.
+    receive after 1 -> ok end,
+    case tick(Ctx#ctx{steps = ?TICK}) of
+        {continue, Ctx1} -> loop(mce_nif:resume(S), Ctx1);
+        {stop, Why} -> {inconclusive, Why, stats(Ctx)}
+    end;
+loop(abandoned, Ctx) ->
+    {abandoned, stats(Ctx)};
 loop(done, Ctx) ->
     Stats = stats(Ctx),
     case maps:get(truncated, Stats) of
@@ -565,8 +631,10 @@ tick(#ctx{deadline = Deadline, memory = Cap} = Ctx, Extra) ->
     end.
 
 report(#ctx{progress = true, last_report = Last} = Ctx, Now) when Now - Last >= 1000 ->
-    #{states := States, max_depth := Depth, parts := Parts, memory_used := Mem,
-      time_ms := Ms} = stats(Ctx),
+    #{states := Own, max_depth := Depth, parts := Parts, memory_used := Mem,
+      time_ms := Ms} = St = stats(Ctx),
+    %% With workers, all of them found the states of the pool.
+    States = maps:get(pool_states, St, Own),
     io:format(standard_error, "mcerlang: ~s states, ~s states/s, depth ~b, ~s parts, ~s~n",
               [grouped(States), grouped(States * 1000 div max(Ms, 1)), Depth, grouped(Parts),
                megabytes(Mem)]),
@@ -690,13 +758,22 @@ stats(#ctx{search = S, started = T0, reduction = Reduction, opts = Opts}) ->
     St = maps:remove(pid_order, mce_nif:stats(S)),
     Ms = max(erlang:monotonic_time(millisecond) - T0, 0),
     States = maps:get(states, St),
-    St#{time_ms => Ms,
+    Workers = maps:get(workers, Opts, 1),
+    WorkersOff = case Workers > 1 of
+                     true -> #{workers_off => workers_off(Opts, false)};
+                     false -> #{}
+                 end,
+    maps:merge(WorkersOff, St#{time_ms => Ms,
+        workers => case workers_off(Opts, false) of
+                       none -> Workers;
+                       _ -> 1
+                   end,
         reduction => Reduction,
         symmetry => mce_symmetry:status(Opts, false),
         states_per_second => States * 1000 div max(Ms, 1),
         %% The state store's bytes: the step cache is bounded and apart.
         bytes_per_state => (maps:get(memory_used, St) - maps:get(step_cache_bytes, St, 0))
-                               div max(States, 1)}.
+                               div max(States, 1)}).
 
 %% The options accept tables up to 2^40 slots or bits; whether one fits is
 %% the machine's to say: a failed allocation names the option.

@@ -52,6 +52,7 @@
                      step_cache => boolean(),
                      reduction => boolean(),
                      symmetry => boolean() | auto,
+                     workers => pos_integer() | auto,
                      stubs => #{mfa() => function()}}.
 %% The read-only view of a state that monitors and invariants judge (see
 %% docs/USER_GUIDE.md): every process with its pid, node, registered name,
@@ -143,6 +144,9 @@
                     %% Symmetry reduction where the program never observes
                     %% pid order (mce_symmetry:status/2, mce_rt_order).
                     symmetry => auto,
+                    %% Workers searching at once (mce_workers): a
+                    %% breadth-first search sharing one store.
+                    workers => 1,
                     stubs => #{}}).
 
 %% @equiv check(Entry, #{})
@@ -723,6 +727,10 @@ option(symmetry, B) when is_boolean(B) -> B;
 option(symmetry, auto) -> auto;
 option(symmetry, V) ->
     erlang:error({mcerlang, {bad_option_value, symmetry, V, "expected auto, true or false"}});
+option(workers, auto) -> erlang:system_info(schedulers_online);
+option(workers, N) when is_integer(N), N >= 1, N =< 1024 -> N;
+option(workers, V) ->
+    erlang:error({mcerlang, {bad_option_value, workers, V, "expected auto or an integer from 1 to 1024"}});
 option(shortest, B) when is_boolean(B) -> B;
 option(monitor, {M, _} = Mon) when is_atom(M) -> option(monitor, [Mon]);
 option(monitor, Mons) when is_list(Mons) ->

@@ -15,6 +15,7 @@
 ** Prints one summary line "N passed, M failed"; exits non-zero on failure.
 */
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,7 @@
 #include "etf_scan.h"
 #include "part_store.h"
 #include "por.h"
+#include "search_pool.h"
 #include "search.h"
 #include "stack_set.h"
 #include "sys_state.h"
@@ -3121,13 +3123,152 @@ static void test_stack_set(void)
     stack_set_free(&set);
 }
 
+/* search_pool.c: the breadth-first queue, its termination rule, stop and
+** paths, one worker and several. */
+static uint8_t *label_copy(const char *text)
+{
+    uint8_t *l = malloc(strlen(text) + 1);
+    if (l != NULL)
+        memcpy(l, text, strlen(text) + 1);
+    return l;
+}
+
+static void test_search_pool_single(void)
+{
+    search_pool *p = search_pool_new(part_store_new(), 0);
+    CHECK(p != NULL);
+    if (p == NULL)
+        return;
+    int busy = 0, other = 0, hb = 0, ho = 0;
+    uint32_t node, depth, idx, d;
+    part_id state;
+    CHECK(search_pool_take(p, &busy, &hb, &node, &state, &depth) == POOL_DONE);
+    CHECK(search_pool_add(p, 10, 0, NULL, 0, NULL, 0, 1, &idx, &d) == 0 && idx == 0 && d == 0);
+    CHECK(search_pool_take(p, &busy, &hb, &node, &state, &depth) == POOL_WORK);
+    CHECK(node == 0 && state == 10 && depth == 0 && busy == 1);
+    /* while the root is expanded, another worker waits, hungry */
+    CHECK(!search_pool_hungry(p));
+    CHECK(search_pool_take(p, &other, &ho, &node, &state, &depth) == POOL_WAIT && other == 0);
+    CHECK(search_pool_hungry(p) && ho == 1);
+    /* a node kept by its finder is not queued until handed over */
+    uint32_t kept;
+    CHECK(search_pool_add(p, 20, 0, NULL, 0, NULL, 0, 0, &kept, &d) == 0 && kept == 1);
+    CHECK(search_pool_take(p, &other, &ho, &node, &state, &depth) == POOL_WAIT);
+    CHECK(search_pool_queue(p, &kept, 1) == 0);
+    CHECK(search_pool_take(p, &other, &ho, &node, &state, &depth) == POOL_WORK && node == 1 &&
+          state == 20);
+    CHECK(!search_pool_hungry(p) && ho == 0);
+    search_pool_node(p, 1, &state, &depth);
+    CHECK(state == 20 && depth == 1);
+    CHECK(search_pool_add(p, 11, 0, label_copy("a"), 2, NULL, 0, 1, &idx, &d) == 0 && idx == 2 && d == 1);
+    sym_pair *perm = malloc(sizeof *perm);
+    CHECK(perm != NULL);
+    if (perm != NULL)
+        *perm = (sym_pair){ .from = 3, .to = 2 };
+    CHECK(search_pool_add(p, 12, 2, label_copy("b"), 2, perm, 1, 1, &idx, &d) == 0 && idx == 3 && d == 2);
+    CHECK(search_pool_add(p, 13, 7, NULL, 0, NULL, 0, 1, &idx, &d) == -1);   /* no node 7 */
+    CHECK(search_pool_count(p) == 4);
+    CHECK(search_pool_take(p, &other, &ho, &node, &state, &depth) == POOL_WORK && node == 2);
+    CHECK(search_pool_take(p, &busy, &hb, &node, &state, &depth) == POOL_WORK && node == 3 && depth == 2);
+    CHECK(search_pool_take(p, &other, &ho, &node, &state, &depth) == POOL_WAIT);
+    pool_step *path;
+    size_t len;
+    CHECK(search_pool_path(p, 3, &path, &len) == 0 && len == 3);
+    if (len == 3) {
+        CHECK(path[0].state == 10 && path[0].label == NULL);
+        CHECK(path[1].state == 11 && path[1].label_len == 2 && strcmp((char *)path[1].label, "a") == 0);
+        CHECK(path[2].state == 12 && path[2].nperm == 1 && path[2].perm[0].from == 3);
+        for (size_t k = 0; k < len; k++) {
+            free(path[k].label);
+            free(path[k].perm);
+        }
+        free(path);
+    }
+    CHECK(search_pool_path(p, 4, &path, &len) == -1);
+    CHECK(search_pool_take(p, &busy, &hb, &node, &state, &depth) == POOL_DONE && busy == 0);
+    CHECK(search_pool_bytes(p) > 0);
+    search_pool_stop(p);
+    CHECK(search_pool_stopped(p));
+    CHECK(search_pool_take(p, &other, &ho, &node, &state, &depth) == POOL_STOPPED);
+    search_pool_retain(p);
+    search_pool_release(p);
+    search_pool_release(p);
+}
+
+/* A binary tree of states, expanded by several threads at once: every node
+** is taken once, and every thread sees POOL_DONE only when all are. */
+#define POOL_TREE_DEPTH 12
+typedef struct pool_worker {
+    search_pool *p;
+    uint32_t taken, waits;
+    int failed;
+} pool_worker;
+
+static void *pool_worker_run(void *arg)
+{
+    pool_worker *w = arg;
+    int busy = 0, hungry = 0;
+    for (;;) {
+        uint32_t node, depth, idx, d;
+        part_id state;
+        enum pool_take r = search_pool_take(w->p, &busy, &hungry, &node, &state, &depth);
+        if (r == POOL_WAIT) {
+            w->waits++;
+            sched_yield();
+            continue;
+        }
+        if (r != POOL_WORK)
+            return NULL;
+        w->taken++;
+        for (int c = 0; c < 2 && depth < POOL_TREE_DEPTH; c++)
+            if (search_pool_add(w->p, state + 1, node, NULL, 0, NULL, 0, 1, &idx, &d) != 0 ||
+                d != depth + 1)
+                w->failed = 1;
+    }
+}
+
+static void test_search_pool_threads(void)
+{
+    search_pool *p = search_pool_new(part_store_new(), 1);
+    CHECK(p != NULL);
+    if (p == NULL)
+        return;
+    uint32_t idx, d;
+    CHECK(search_pool_add(p, 1, 0, NULL, 0, NULL, 0, 1, &idx, &d) == 0);
+    pool_worker w[4];
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++) {
+        w[i] = (pool_worker){ .p = p };
+        CHECK(pthread_create(&th[i], NULL, pool_worker_run, &w[i]) == 0);
+    }
+    uint32_t taken = 0;
+    int failed = 0;
+    for (int i = 0; i < 4; i++) {
+        pthread_join(th[i], NULL);
+        taken += w[i].taken;
+        failed += w[i].failed;
+    }
+    uint32_t expected = (1u << (POOL_TREE_DEPTH + 1)) - 1;
+    CHECK(failed == 0);
+    CHECK(taken == expected);
+    CHECK(search_pool_count(p) == expected);
+    int busy = 0, hb = 0;
+    uint32_t node, depth;
+    part_id state;
+    CHECK(search_pool_take(p, &busy, &hb, &node, &state, &depth) == POOL_DONE);
+    search_pool_release(p);
+}
+
 int main(int argc, char **argv)
 {
     test_part_store();
     test_part_store_segments();
     test_part_store_threads();
-    /* `c_tests part_store`: the store's tests only (the ThreadSanitizer
-    ** build, where the rest would only be slow). */
+    test_search_pool_single();
+    test_search_pool_threads();
+    /* `c_tests part_store`: the tests of what threads share, the store and
+    ** the breadth-first pool, only (the ThreadSanitizer build, where the
+    ** rest would only be slow). */
     if (argc > 1 && strcmp(argv[1], "part_store") == 0) {
         printf("%lu passed, %lu failed\n", g_passed, g_failed);
         return g_failed != 0;

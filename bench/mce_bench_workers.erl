@@ -1,0 +1,78 @@
+%% @doc The parallel search's bench (issue 20, `make bench-workers', also
+%% the last table of `make bench'): the curve of 1, 2 and 4 workers on the
+%% counter server and client-server models.
+%%
+%% The machines are shared and noisy, so the runs are interleaved: each
+%% round checks every model with 1, then 2, then 4 workers, and a row gives
+%% the median of the rounds for each.  Per row: the states and transitions
+%% (with the reductions off they must be equal for every worker count), the
+%% wall time of the check, the CPU seconds of the VM during it
+%% (`erlang:statistics(runtime)': every thread), states per wall second,
+%% the speed-up over one worker (states/s over the one-worker row's) and
+%% the efficiency (speed-up over workers).  One worker is the sequential
+%% depth-first search, the default; more are the parallel breadth-first
+%% search, which with the reductions on cuts with the breadth-first proviso
+%% and so may store more states than the depth-first one: states/s is the
+%% measure of speed, the wall time to the verdict is shown beside it.
+-module(mce_bench_workers).
+
+-export([main/0, main/1]).
+
+-define(ROUNDS, 3).
+-define(MAX_TIME, 120000).
+
+-spec main() -> ok.
+main() ->
+    main(?ROUNDS).
+
+-spec main(pos_integer()) -> ok.
+main(Rounds) ->
+    Off = #{reduction => false, symmetry => false},
+    Models = [{"client_server(5,2) off", {client_server, start, [5, 2]}, Off},
+              {"counter_server(4,2) off", {counter_server, start, [4, 2]}, Off#{timeouts => when_idle}},
+              {"client_server(8,2) red", {client_server, start, [8, 2]}, #{}},
+              {"counter_server(6,2) red", {counter_server, start, [6, 2]}, #{timeouts => when_idle}}],
+    Workers = [1, 2, 4],
+    io:format("~nworkers (issue 20): ~b schedulers online, ~b rounds interleaved, medians~n",
+              [erlang:system_info(schedulers_online), Rounds]),
+    [mce_translate:ensure(M) || {_, {M, _, _}, _} <- Models],
+    Runs = [{Label, W, run(Entry, Opts#{workers => W})}
+            || _ <- lists:seq(1, Rounds), {Label, Entry, Opts} <- Models, W <- Workers],
+    io:format("~-26s ~7s ~9s ~10s ~9s ~8s ~10s ~8s ~6s~n",
+              ["model", "workers", "states", "trans", "wall ms", "cpu s", "states/s", "speedup", "eff"]),
+    lists:foreach(
+      fun({Label, _, _}) ->
+              Base = median_row([R || {L, 1, R} <- Runs, L =:= Label]),
+              [print(Label, W, median_row([R || {L, W1, R} <- Runs, L =:= Label, W1 =:= W]), Base)
+               || W <- Workers]
+      end, Models),
+    ok.
+
+run(Entry, Opts) ->
+    erlang:garbage_collect(),
+    {Cpu0, _} = erlang:statistics(runtime),
+    T0 = erlang:monotonic_time(microsecond),
+    Result = mcerlang:check(Entry, Opts#{max_time => ?MAX_TIME, progress => false}),
+    Wall = erlang:monotonic_time(microsecond) - T0,
+    {Cpu1, _} = erlang:statistics(runtime),
+    Stats = case Result of
+                {ok, St} -> St;
+                {error, #{stats := St}} -> St;
+                {inconclusive, _, St} -> St
+            end,
+    #{verdict => element(1, Result), states => maps:get(states, Stats),
+      transitions => maps:get(transitions, Stats), wall_us => Wall,
+      cpu_s => (Cpu1 - Cpu0) / 1000, workers => maps:get(workers, Stats, 1)}.
+
+%% The run of median wall time.
+median_row(Rows) ->
+    Sorted = lists:sort(fun(A, B) -> maps:get(wall_us, A) =< maps:get(wall_us, B) end, Rows),
+    lists:nth((length(Sorted) + 1) div 2, Sorted).
+
+print(Label, W, #{states := S, transitions := T, wall_us := Us, cpu_s := Cpu, verdict := V}, Base) ->
+    Rate = S * 1000000 / max(Us, 1),
+    BaseRate = maps:get(states, Base) * 1000000 / max(maps:get(wall_us, Base), 1),
+    Speedup = Rate / BaseRate,
+    io:format("~-26s ~7b ~9b ~10b ~9b ~8.2f ~10b ~8.2f ~6.2f~s~n",
+              [Label, W, S, T, Us div 1000, Cpu, round(Rate), Speedup, Speedup / W,
+               case V of ok -> ""; _ -> io_lib:format("  (~p)", [V]) end]).

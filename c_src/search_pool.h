@@ -1,0 +1,110 @@
+/*
+** search_pool.h: the breadth-first search's shared work: every discovered
+** state's node (its parent, depth, the label of the step into it and the
+** renaming symmetry applied to it), the queue of states still to expand,
+** and the part store, which with the exact table is the visited set.
+**
+** One pool serves one search order, breadth-first, for one worker (the
+** `breadth_first` search of search.h) or for several at once (`workers`,
+** issue 20: each worker a search of its own, its stack, step cache and
+** match memo private, on its own scheduler thread).  A worker claims a
+** state by interning its root vector and finding it new (part_store.h:
+** exactly one interner of a part sees is_new); it then adds the node here,
+** and whoever takes it next expands it.
+**
+** The queue holds the nodes waiting to be expanded, oldest first.  With
+** one worker every node goes through it, so the order is exactly
+** breadth-first and the first violation found is one nearest the initial
+** state.  With several, a worker keeps the states it discovers on a stack
+** of its own (search.c: bfs_keep) and expands the newest first, whose
+** parts are still in its cache, as a depth-first search would; it puts
+** them in the queue instead while another worker is hungry (found the
+** queue empty), and hands over the older half of its stack when one is.
+** A counterexample is still a path of the program (its nodes' parents).
+**
+** Termination (the classic shared-queue rule): the search is over when the
+** queue is empty and no worker is expanding a node, since only an
+** expanding worker adds nodes.  A worker whose search ends any other way (a
+** violation, a limit, an error) stops the pool, and the others end at
+** their next request.
+**
+** Concurrency: every function may be called from any thread; the node
+** array and the queue are under one mutex, held for a few instructions at
+** a time.  search_pool_stop and search_pool_stopped are lock-free.  The
+** pool is reference counted: each worker's search holds one reference;
+** the last release frees it with its store.
+*/
+#ifndef MCE_SEARCH_POOL_H
+#define MCE_SEARCH_POOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "part_store.h"
+#include "symmetry.h"
+
+typedef struct search_pool search_pool;
+
+/* A new pool owning `ps` (its store: freed with the pool, also when this
+** fails).  `concurrent`: several workers will share it, so the store is
+** made safe for them (part_store_set_concurrent).  NULL when out of memory. */
+search_pool *search_pool_new(part_store *ps, int concurrent);
+void search_pool_retain(search_pool *p);
+void search_pool_release(search_pool *p);
+
+part_store *search_pool_store(const search_pool *p);
+
+/* Adds a node for `state`, a child of node `parent` (the first node added
+** is the root and its own parent), taking the label and the renaming on
+** success, and queues it if `queue`; else the caller keeps it to expand
+** itself (or to queue later: search_pool_queue).  0 and the node's index
+** and depth, or -1 when out of memory (nothing taken). */
+int search_pool_add(search_pool *p, part_id state, uint32_t parent, uint8_t *label,
+                    size_t label_len, sym_pair *perm, uint32_t nperm, int queue,
+                    uint32_t *index, uint32_t *depth);
+/* Queues nodes a worker kept (their indices, oldest first).  0, or -1
+** when out of memory (nothing queued). */
+int search_pool_queue(search_pool *p, const uint32_t *nodes, size_t n);
+/* Whether a worker found the queue empty and waits for work (cheap: one
+** atomic read). */
+int search_pool_hungry(const search_pool *p);
+/* A node's state and depth (it must exist). */
+void search_pool_node(search_pool *p, uint32_t i, part_id *state, uint32_t *depth);
+
+enum pool_take {
+    POOL_WORK = 0,  /* *node, *state, *depth: expand it */
+    POOL_WAIT,      /* nothing queued, but other workers are expanding */
+    POOL_DONE,      /* nothing queued and nobody expanding: exhausted */
+    POOL_STOPPED    /* a worker stopped the pool */
+};
+/* The next node to expand, from the queue.  *busy is the caller's flag:
+** set while it expands a node it took or holds nodes it kept (it must
+** start at 0); taking again means it has neither.  *hungry is its other
+** flag: set while its last take found nothing (POOL_WAIT). */
+enum pool_take search_pool_take(search_pool *p, int *busy, int *hungry, uint32_t *node,
+                                part_id *state, uint32_t *depth);
+
+/* Stops the search: every worker's next take answers POOL_STOPPED. */
+void search_pool_stop(search_pool *p);
+int search_pool_stopped(const search_pool *p);
+
+/* The nodes added so far (the states the search has discovered). */
+uint64_t search_pool_count(const search_pool *p);
+/* Memory held for the nodes and their labels and renamings, in bytes (not
+** the store's). */
+size_t search_pool_bytes(const search_pool *p);
+
+/* The path from the root to node i, root first: out[k] is a malloc'd copy
+** of the k-th node's state, label and renaming (the root has neither).
+** 0 and *len, or -1 when out of memory or i is no node (nothing left
+** allocated). */
+typedef struct pool_step {
+    part_id state;
+    uint8_t *label;
+    size_t label_len;
+    sym_pair *perm;
+    uint32_t nperm;
+} pool_step;
+int search_pool_path(search_pool *p, uint32_t i, pool_step **out, size_t *len);
+
+#endif

@@ -1,0 +1,208 @@
+%% @doc The parallel search (`workers => N', mce_workers and
+%% c_src/search_pool.c): the same verdicts and, with the reductions off,
+%% the same state and transition counts as the sequential search, on every
+%% program of the reduction tests and on the bench models; counterexamples
+%% that replay; the limits, mcerlang:stop/1 and errors of a worker; the
+%% fallbacks and the stats.
+-module(mce_workers_tests).
+-include_lib("eunit/include/eunit.hrl").
+
+-define(QUIET, #{progress => false}).
+-define(FULL, #{progress => false, reduction => false, symmetry => false}).
+
+%%--------------------------------------------------------------------
+%% The same state space
+%%--------------------------------------------------------------------
+
+%% The bench models with the reductions off: every state is found once, by
+%% one worker, whatever the interleaving of the workers.
+same_counts_test_() ->
+    Locker = #{timeouts => when_idle, property => abnormal_exit},
+    Models = [{{client_server, start, [3, 2]}, #{}},
+              {{client_server, start, [4, 1]}, #{}},
+              {{locker, start, [[{a, exclusive}, {a, exclusive}, {a, shared}], 1]}, Locker},
+              {{spawn_chain, start, [6]}, #{}},
+              {{go_workers, start, [4]}, #{}}],
+    [{timeout, 120,
+      fun() ->
+              {ok, One} = mcerlang:check(E, maps:merge(?FULL, O)),
+              [begin
+                   {ok, St} = mcerlang:check(E, maps:merge(?FULL, O#{workers => W})),
+                   ?assertEqual({E, W, maps:with([states, transitions], One)},
+                                {E, W, maps:with([states, transitions], St)}),
+                   ?assertEqual(W, maps:get(workers, St)),
+                   Shares = maps:get(worker_stats, St),
+                   ?assertEqual(W, length(Shares)),
+                   ?assertEqual(maps:get(states, St),
+                                lists:sum([maps:get(states, Sh) || Sh <- Shares]))
+               end || W <- [2, 4]]
+      end} || {E, O} <- Models]
+    ++ [{timeout, 120,
+         fun() ->
+                 E = {counter_server, start, [3, 2]},
+                 O = ?FULL#{timeouts => when_idle},
+                 {ok, One} = mcerlang:check(E, O),
+                 {ok, Two} = mcerlang:check(E, O#{workers => 2}),
+                 ?assertEqual(maps:with([states, transitions], One),
+                              maps:with([states, transitions], Two))
+         end}].
+
+%% Every program of the reduction tests (differential programs, OTP
+%% scenarios, bug hunts, examples), observed as mce_reduction_tests does:
+%% the deadlock verdict, and every abnormal exit reason reachable (each
+%% reason found is added to `treat_as_normal' and the check runs again
+%% until it holds), with 1 and 2 workers.  They must agree, and so must the
+%% state and transition counts of the checks that exhaust the state space;
+%% the parallel search's counterexamples replay.
+same_verdicts_test_() ->
+    {timeout, 1200,
+     fun() ->
+             Compared = [compare(P) || P <- mce_reduction_tests:programs()],
+             N = length([x || compared <- Compared]),
+             ?assert(N >= length(Compared) * 9 div 10)
+     end}.
+
+compare({Label, Entry, Opts, _Sym}) ->
+    Base = maps:merge(Opts, ?FULL#{max_states => 20000, max_time => 20000}),
+    try {observe(Entry, Base), observe(Entry, Base#{workers => 2})} of
+        {{One, _}, {Two, Cexs}} ->
+            ?assertEqual({Label, One}, {Label, Two}),
+            [?assertMatch({Label, {ok, _}}, {Label, mcerlang:replay(Cex)}) || Cex <- lists:sublist(Cexs, 2)],
+            compared
+    catch throw:inconclusive -> skipped
+    end.
+
+observe(Entry, Run) ->
+    case maps:is_key(ltl, Run) orelse maps:is_key(monitor, Run) orelse maps:is_key(invariant, Run) of
+        true ->
+            outcome(mcerlang:check(Entry, Run), []);
+        false ->
+            {Deadlock, C1} = outcome(mcerlang:check(Entry, Run#{property => [deadlock]}), []),
+            {Exits, C2} = exits(Entry, Run#{property => [abnormal_exit]},
+                                maps:get(treat_as_normal, Run, [normal, shutdown]), [], []),
+            {#{deadlock => Deadlock, exits => Exits}, C1 ++ C2}
+    end.
+
+outcome({ok, St}, Cexs) -> {{ok, maps:with([states, transitions], St)}, Cexs};
+outcome({error, #{violation := V} = Cex}, Cexs) -> {{violation, kind(V)}, [Cex | Cexs]};
+outcome({inconclusive, _, _}, _) -> throw(inconclusive).
+
+%% The reasons, and the counts of the last check, which holds.
+exits(Entry, Run, Normal, Reasons, Cexs) when length(Reasons) < 16 ->
+    case mcerlang:check(Entry, Run#{treat_as_normal => Normal ++ Reasons}) of
+        {ok, St} -> {{lists:sort(Reasons), maps:with([states, transitions], St)}, Cexs};
+        {error, #{violation := {abnormal_exit, _, Reason}} = Cex} ->
+            exits(Entry, Run, Normal, [Reason | Reasons], [Cex | Cexs]);
+        {error, #{violation := V}} -> erlang:error({unexpected_violation, V});
+        {inconclusive, _, _} -> throw(inconclusive)
+    end;
+exits(_Entry, _Run, _Normal, _Reasons, _Cexs) ->
+    throw(inconclusive).
+
+%% Which violation of a kind a search meets first depends on its order.
+kind({monitor, Module, _}) -> {monitor, Module};
+kind(V) when is_tuple(V) -> element(1, V);
+kind(V) -> V.
+
+%% The parallel search is breadth-first: its counterexample is a path of
+%% the program, and no shorter than the sequential breadth-first one.
+counterexample_replays_and_is_short_test_() ->
+    {timeout, 120,
+     fun() ->
+             E = {locker, start_buggy, [[{a, exclusive}, {a, shared}], 1]},
+             {error, Cex} = mcerlang:check(E, ?QUIET#{workers => 2}),
+             {error, Shortest} = mcerlang:check(E, ?QUIET#{shortest => true}),
+             ?assertMatch({ok, _}, mcerlang:replay(Cex)),
+             ?assert(length(maps:get(trace, Cex)) >= length(maps:get(trace, Shortest))),
+             ?assertEqual(2, maps:get(workers, maps:get(stats, Cex)))
+     end}.
+
+%% With the reductions on (the default), the parallel search cuts with
+%% the breadth-first proviso: the verdicts are the sequential search's.
+reductions_keep_verdicts_test_() ->
+    {timeout, 120,
+     fun() ->
+             ?assertMatch({ok, _}, mcerlang:check({client_server, start, [4, 2]}, ?QUIET#{workers => 2})),
+             ?assertMatch({ok, _}, mcerlang:check({go_workers, start, [8]}, ?QUIET#{workers => 2})),
+             ?assertMatch({error, #{violation := {abnormal_exit, _, {mutex_violation, _, _, _}}}},
+                          mcerlang:check({locker, start_buggy, [[{a, exclusive}, {a, shared}], 1]},
+                                         ?QUIET#{workers => 2, property => abnormal_exit}))
+     end}.
+
+%% Monitors and invariants are judged by every worker.
+invariant_violation_found_test() ->
+    Inv = fun(#{processes := Ps}) -> length(Ps) < 4 end,
+    ?assertMatch({error, #{violation := {invariant, _}}},
+                 mcerlang:check({spawn_chain, start, [6]}, ?QUIET#{workers => 2, invariant => Inv})).
+
+%%--------------------------------------------------------------------
+%% Limits, stops and errors
+%%--------------------------------------------------------------------
+
+max_states_test() ->
+    {inconclusive, max_states, St} =
+        mcerlang:check({client_server, start, [5, 2]}, ?FULL#{workers => 2, max_states => 500}),
+    %% the others stop at their next request: a few states past the limit
+    ?assert(maps:get(states, St) >= 500),
+    ?assert(maps:get(states, St) < 600).
+
+max_time_test() ->
+    {Us, R} = timer:tc(fun() -> mcerlang:check({client_server, start, [6, 2]},
+                                               ?FULL#{workers => 2, max_time => 300}) end),
+    ?assertMatch({inconclusive, max_time, _}, R),
+    ?assert(Us < 5000000).
+
+stop_ends_every_worker_test() ->
+    Live = mce_nif:live_searches(),
+    Self = self(),
+    Caller = spawn(fun() ->
+                           Self ! {result, mcerlang:check({client_server, start, [6, 2]},
+                                                          ?FULL#{workers => 2})}
+                   end),
+    timer:sleep(500),
+    ok = mcerlang:stop(Caller),
+    receive {result, R} -> ?assertMatch({inconclusive, stopped, #{workers := 2}}, R)
+    after 10000 -> error(not_stopped)
+    end,
+    erlang:garbage_collect(),
+    timer:sleep(200),
+    ?assertEqual(Live, mce_nif:live_searches()).
+
+%% A step that runs away in any worker is stopped by that worker's
+%% watchdog and named, as in the sequential search.
+runaway_step_in_a_worker_test() ->
+    ?assertMatch({'EXIT', {{mcerlang, {runaway_step, _, {tprog, spin_loop, 1, _, _}, _}}, _}},
+                 catch mcerlang:check({tprog, spin, []}, ?QUIET#{workers => 2,
+                                                                 max_reductions => 2000000})).
+
+no_search_left_behind_test() ->
+    Live = mce_nif:live_searches(),
+    {ok, _} = mcerlang:check({client_server, start, [3, 2]}, ?QUIET#{workers => 3}),
+    {error, _} = mcerlang:check({locker, start_buggy, [[{a, exclusive}, {a, shared}], 1]},
+                                ?QUIET#{workers => 3}),
+    erlang:garbage_collect(),
+    timer:sleep(200),
+    ?assertEqual(Live, mce_nif:live_searches()).
+
+%%--------------------------------------------------------------------
+%% Options and fallbacks
+%%--------------------------------------------------------------------
+
+bad_workers_option_test_() ->
+    [?_assertError({mcerlang, {bad_option_value, workers, V, _}},
+                   mcerlang:check({client_server, start, [2, 1]}, #{workers => V}))
+     || V <- [0, -1, 1025, two, 1.5]].
+
+auto_is_the_schedulers_test() ->
+    {ok, St} = mcerlang:check({client_server, start, [2, 1]}, ?QUIET#{workers => auto}),
+    ?assertEqual(erlang:system_info(schedulers_online), maps:get(workers, St)).
+
+%% Checks the parallel search does not do run with one worker, and say why.
+fallbacks_test_() ->
+    E = {client_server, start, [2, 1]},
+    [?_assertMatch({ok, #{workers := 1, workers_off := shortest}},
+                   mcerlang:check(E, ?QUIET#{workers => 2, shortest => true})),
+     ?_assertMatch({ok, #{workers := 1, workers_off := table}},
+                   mcerlang:check(E, ?QUIET#{workers => 2, table => hash_compact})),
+     ?_assertMatch({ok, #{workers := 1, workers_off := ltl}},
+                   mcerlang:check(E, ?QUIET#{workers => 2, ltl => "[] true"}))].
