@@ -60,6 +60,12 @@
 
 #define MAX_ID (UINT32_MAX - 2u)
 
+#if defined(__GNUC__) || defined(__clang__)
+#define PREFETCH(p) __builtin_prefetch(p)
+#else
+#define PREFETCH(p) ((void)(p))
+#endif
+
 typedef struct arena_chunk {
     struct arena_chunk *next;
     size_t used, cap;
@@ -320,15 +326,33 @@ static void index_put(part_id *index, size_t nslots, uint64_t hash, part_id id)
 }
 
 /* Moves up to n old slots into the grown index; frees the old one when
-** done. */
+** done.  A moved id's hash is in its part, a cache miss away, so each batch
+** of slots asks for all its parts before it reads the first (the old
+** one-array store moved ids in id order, reading the parts in a row). */
 static void move_slots(part_store *ps, shard *sh, size_t n)
 {
     if (sh->old_index == NULL)
         return;
-    for (; n > 0 && sh->moved < sh->old_nslots; n--, sh->moved++) {
-        part_id id = sh->old_index[sh->moved];
-        if (id != 0)
-            index_put(sh->index, sh->nslots, slot_of(ps, id)->hash, id);
+    while (n > 0 && sh->moved < sh->old_nslots) {
+        size_t batch = sh->old_nslots - sh->moved;
+        batch = batch < n ? batch : n;
+        batch = batch < MOVES ? batch : MOVES;
+        const part *p[MOVES];
+        part_id ids[MOVES];
+        size_t k = 0;
+        for (size_t j = 0; j < batch; j++) {
+            part_id id = sh->old_index[sh->moved + j];
+            if (id != 0) {
+                ids[k] = id;
+                p[k] = slot_of(ps, id);
+                PREFETCH(&p[k]->hash);
+                k++;
+            }
+        }
+        for (size_t j = 0; j < k; j++)
+            index_put(sh->index, sh->nslots, p[j]->hash, ids[j]);
+        sh->moved += batch;
+        n -= batch;
     }
     if (sh->moved == sh->old_nslots) {
         free(sh->old_index);

@@ -7,7 +7,14 @@
 ** bytes come from their number, so every run, before and after a change
 ** to part_store.c, interns the same sequence.  Built and run by
 ** `make -C c_src store-bench` (-O2, no sanitizers).
+**
+** `part_store_bench threads` instead races 1, 2 and 4 threads on one shared
+** store: 4 M interns of 1 M parts in all (each thread takes the 1 M parts
+** 4 / threads times, each time in its own order, so most interns find what
+** some thread added), and prints the wall time; the unshared store with one
+** thread is the baseline.
 */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,8 +105,92 @@ static int run(double t[4])
     return 0;
 }
 
-int main(void)
+typedef struct racer {
+    part_store *ps;
+    uint32_t seed;
+    int passes;
+    int ok;
+} racer;
+
+#define RACED (DISTINCT / 2)
+
+static void *race(void *v)
 {
+    racer *r = v;
+    uint32_t w[17];
+    uint8_t kind;
+    int fresh;
+    r->ok = 1;
+    /* i -> (i * odd + seed) mod 2^k is a permutation of 0 .. 2^k - 1. */
+    uint32_t mask = 1;
+    while (mask < RACED)
+        mask = mask * 2 + 1;
+    for (int pass = 0; pass < r->passes; pass++) {
+        uint32_t seed = r->seed + 104729u * (uint32_t)pass;
+        for (uint32_t j = 0; j <= mask; j++) {
+            uint32_t i = (j * 2654435761u + seed) & mask;
+            if (i >= RACED)
+                continue;
+            uint32_t len = make_part(i, w, &kind);
+            if (part_store_intern(r->ps, kind, w, len, NULL, 0, &fresh) == 0)
+                r->ok = 0;
+        }
+    }
+    return NULL;
+}
+
+static double wall(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static int threads(void)
+{
+    const int counts[] = { 1, 1, 2, 4 };
+    for (int c = 0; c < 4; c++) {
+        int n = counts[c], shared = c > 0;
+        double best = 1e9;
+        for (int rep = 0; rep < 3; rep++) {
+            part_store *ps = part_store_new();
+            if (ps == NULL || (shared && part_store_set_concurrent(ps) != 0))
+                return 1;
+            racer r[4];
+            pthread_t th[4];
+            double t0 = wall();
+            for (int t = 0; t < n; t++) {
+                r[t] = (racer){ .ps = ps, .seed = 7919u * (uint32_t)t, .passes = 4 / n };
+                if (pthread_create(&th[t], NULL, race, &r[t]) != 0)
+                    return 1;
+            }
+            for (int t = 0; t < n; t++)
+                pthread_join(th[t], NULL);
+            double dt = wall() - t0;
+            for (int t = 0; t < n; t++)
+                if (!r[t].ok)
+                    return 1;
+            if (part_store_count(ps) != RACED)
+                return 1;
+            part_store_free(ps);
+            best = dt < best ? dt : best;
+        }
+        printf("%s store, %d thread%s: %u interns in %.3f s wall, %.2f M interns/s\n",
+               shared ? "shared  " : "unshared", n, n > 1 ? "s" : " ", 4 * RACED, best,
+               4 * RACED / best / 1e6);
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], "threads") == 0) {
+        if (threads() != 0) {
+            fprintf(stderr, "part_store_bench: wrong result or out of memory\n");
+            return 1;
+        }
+        return 0;
+    }
     double best[4] = { 1e9, 1e9, 1e9, 1e9 };
     for (int r = 0; r < 3; r++) {
         double t[4];
