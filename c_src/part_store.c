@@ -77,15 +77,33 @@ typedef struct arena {
     size_t next_cap;        /* the next chunk's size (ordinary parts) */
 } arena;
 
+/* The index's slots are atomics so that a shared store can be looked up
+** without the lock (part_store_intern); relaxed loads and stores of them
+** are plain moves, so an unshared store pays nothing. */
+typedef _Atomic part_id slot_t;
+
+/* Index generations a shared store retired but must keep: a lock-free
+** lookup may still probe one.  Each is half the next, so together they
+** are smaller than the index in use; 40 growths pass any real size. */
+#define MAX_RETIRED 40
+
 typedef struct shard {
     alignas(64) pthread_mutex_t lock;   /* shared stores only */
-    part_id *index;         /* ids, 0 = empty; nslots a power of two */
+    slot_t *index;          /* ids, 0 = empty; nslots a power of two */
     size_t nslots;
     size_t nids;            /* ids in this shard */
-    part_id *old_index;     /* while growing: the previous index, whole */
+    slot_t *old_index;      /* while growing: the previous index, whole */
     size_t old_nslots;
     size_t moved;           /* old slots below this are in `index` too */
     arena arena;            /* shared stores only */
+    /* Shared stores: the index as lock-free lookups see it.  The mask is
+    ** published after the array, and read before it: a reader gets the
+    ** array of its mask's generation or a larger one, so it never probes
+    ** past an array's end; a mismatch only makes it miss. */
+    _Atomic(slot_t *) pub_index;
+    _Atomic size_t pub_mask;
+    slot_t *retired[MAX_RETIRED];
+    unsigned nretired;
 } shard;
 
 struct part_store {
@@ -261,6 +279,8 @@ part_store *part_store_new_sized(size_t slots)
         shard *sh = &ps->shards[s];
         sh->index = calloc(nslots, sizeof *sh->index);
         sh->nslots = nslots;
+        atomic_init(&sh->pub_index, sh->index);
+        atomic_init(&sh->pub_mask, nslots - 1);
         failed |= sh->index == NULL;
         stat_add(ps, &ps->index_slots, nslots);
     }
@@ -297,6 +317,8 @@ void part_store_free(part_store *ps)
         arena_free(&sh->arena);
         free(sh->index);
         free(sh->old_index);
+        for (unsigned r = 0; r < sh->nretired; r++)
+            free(sh->retired[r]);
         if (ps->concurrent)
             pthread_mutex_destroy(&sh->lock);
     }
@@ -317,12 +339,24 @@ static shard *shard_of(part_store *ps, uint64_t h)
     return &ps->shards[h >> (64 - SHARD_BITS)];
 }
 
-static void index_put(part_id *index, size_t nslots, uint64_t hash, part_id id)
+static part_id slot_get(const slot_t *index, size_t i)
+{
+    return atomic_load_explicit((slot_t *)&index[i], memory_order_relaxed);
+}
+
+/* Release: a lock-free lookup that reads the id (acquire) sees the part
+** whole, its ready byte set before. */
+static void slot_set(slot_t *index, size_t i, part_id id)
+{
+    atomic_store_explicit(&index[i], id, memory_order_release);
+}
+
+static void index_put(slot_t *index, size_t nslots, uint64_t hash, part_id id)
 {
     size_t i = hash & (nslots - 1);
-    while (index[i] != 0)
+    while (slot_get(index, i) != 0)
         i = (i + 1) & (nslots - 1);
-    index[i] = id;
+    slot_set(index, i, id);
 }
 
 /* Moves up to n old slots into the grown index; frees the old one when
@@ -341,7 +375,7 @@ static void move_slots(part_store *ps, shard *sh, size_t n)
         part_id ids[MOVES];
         size_t k = 0;
         for (size_t j = 0; j < batch; j++) {
-            part_id id = sh->old_index[sh->moved + j];
+            part_id id = slot_get(sh->old_index, sh->moved + j);
             if (id != 0) {
                 ids[k] = id;
                 p[k] = slot_of(ps, id);
@@ -355,9 +389,14 @@ static void move_slots(part_store *ps, shard *sh, size_t n)
         n -= batch;
     }
     if (sh->moved == sh->old_nslots) {
-        free(sh->old_index);
+        /* A shared store keeps it: a lock-free lookup may be probing it. */
+        if (ps->concurrent && sh->nretired < MAX_RETIRED) {
+            sh->retired[sh->nretired++] = sh->old_index;
+        } else {
+            free(sh->old_index);
+            stat_add(ps, &ps->index_slots, -sh->old_nslots);
+        }
         sh->old_index = NULL;
-        stat_add(ps, &ps->index_slots, -sh->old_nslots);
         sh->old_nslots = 0;
     }
 }
@@ -367,7 +406,7 @@ static int grow_index(part_store *ps, shard *sh)
 {
     move_slots(ps, sh, SIZE_MAX);   /* a previous growth, if unfinished */
     size_t nslots = sh->nslots * 2;
-    part_id *index = calloc(nslots, sizeof *index);
+    slot_t *index = calloc(nslots, sizeof *index);
     if (index == NULL)
         return -1;
     sh->old_index = sh->index;
@@ -375,19 +414,23 @@ static int grow_index(part_store *ps, shard *sh)
     sh->moved = 0;
     sh->index = index;
     sh->nslots = nslots;
+    /* Until its slots have moved the new index misses old parts; a
+    ** lock-free lookup that misses takes the lock, which probes both. */
+    atomic_store_explicit(&sh->pub_index, index, memory_order_release);
+    atomic_store_explicit(&sh->pub_mask, nslots - 1, memory_order_release);
     stat_add(ps, &ps->index_slots, nslots);
     return 0;
 }
 
 /* The id of (h, kind, data, len) in an index, or 0; *slot: where the probe
 ** ended (the empty slot for an insert). */
-static part_id probe(const part_store *ps, const part_id *index, size_t nslots, uint64_t h,
+static part_id probe(const part_store *ps, const slot_t *index, size_t nslots, uint64_t h,
                      uint8_t kind, const void *data, uint32_t len, size_t *slot)
 {
     size_t mask = nslots - 1;
     size_t i = h & mask;
     for (;;) {
-        part_id id = index[i];
+        part_id id = slot_get(index, i);
         if (id == 0)
             break;
         const part *p = slot_of(ps, id);
@@ -404,6 +447,27 @@ static int cmp_u32(const void *a, const void *b)
 {
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
     return (x > y) - (x < y);
+}
+
+/* A shared store's lookup without the lock: the id of the part in the
+** index as last published, or 0 when it is absent or missed (the index
+** grew and its slots are still moving, an insert is under way): the
+** caller then takes the lock.  Every id read was published (acquire on
+** the slot, release when it was set), so its part is whole. */
+static part_id lookup_lock_free(const part_store *ps, shard *sh, uint64_t h, uint8_t kind,
+                                const void *data, uint32_t len)
+{
+    size_t mask = atomic_load_explicit(&sh->pub_mask, memory_order_acquire);
+    const slot_t *index = atomic_load_explicit(&sh->pub_index, memory_order_acquire);
+    for (size_t i = h & mask;; i = (i + 1) & mask) {
+        part_id id = atomic_load_explicit((slot_t *)&index[i], memory_order_acquire);
+        if (id == 0)
+            return 0;
+        const part *p = slot_of(ps, id);
+        if (p->hash == h && p->kind == kind && p->len == len &&
+            (len == 0 || memcmp(p->data, data, len) == 0))
+            return id;
+    }
 }
 
 /* ---- interning ----------------------------------------------------- */
@@ -454,7 +518,7 @@ static part_id intern_in(part_store *ps, shard *sh, uint64_t h, uint8_t kind,
     seg[off] = (part){ .hash = h, .data = copy, .len = len,
                        .kind = kind, .npids = nuniq, .pids = pidcopy };
     atomic_store_explicit(&ready_bytes(seg, k)[off], 1, memory_order_release);
-    sh->index[i] = id;
+    slot_set(sh->index, i, id);
     sh->nids++;
     *is_new = 1;
     return id;
@@ -468,6 +532,13 @@ part_id part_store_intern(part_store *ps, uint8_t kind, const void *data,
     shard *sh = shard_of(ps, h);
     if (!ps->concurrent)
         return intern_in(ps, sh, h, kind, data, len, pids, npids, is_new);
+    /* Most interns find the part (hash-consing: a successor shares most of
+    ** its parts with its parent), so first without the lock. */
+    part_id found = lookup_lock_free(ps, sh, h, kind, data, len);
+    if (found != 0) {
+        *is_new = 0;
+        return found;
+    }
     /* pthread_mutex_lock of a default mutex fails only on misuse. */
     pthread_mutex_lock(&sh->lock);
     part_id id = intern_in(ps, sh, h, kind, data, len, pids, npids, is_new);

@@ -13,6 +13,7 @@
 #include "search_pool.h"
 
 #include <pthread.h>
+#include <stdalign.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,21 +31,27 @@ typedef struct pool_node {
 struct search_pool {
     pthread_mutex_t lock;
     atomic_int refs;
-    atomic_int stopped;
     part_store *ps;
     pool_node *nodes;
     size_t nnodes, cap;
     uint32_t *queue;
     size_t head, tail, capqueue;
     uint32_t busy;
-    atomic_int hungry;
     atomic_size_t bytes;        /* nodes' array, labels and renamings */
     atomic_uint_fast64_t count; /* nnodes, readable without the lock */
+    /* Read by every worker at every step: on cache lines of their own, so
+    ** that adding nodes (the lock, the counters above) does not evict them
+    ** from the other cores' caches. */
+    alignas(64) atomic_int stopped;
+    alignas(64) atomic_int hungry;
+    char pad[64 - sizeof(atomic_int)];
 };
 
 search_pool *search_pool_new(part_store *ps, int concurrent)
 {
-    search_pool *p = calloc(1, sizeof *p);
+    search_pool *p = aligned_alloc(alignof(search_pool), sizeof *p);
+    if (p != NULL)
+        memset(p, 0, sizeof *p);
     if (p == NULL || (concurrent && part_store_set_concurrent(ps) != 0) ||
         pthread_mutex_init(&p->lock, NULL) != 0) {
         free(p);
