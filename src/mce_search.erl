@@ -22,7 +22,7 @@
 -export([normal_reason/2]).
 %% For the parallel search (mce_workers): the loop of one worker, and what
 %% a worker's context shares with the first's.
--export([loop/2, worker_loop/2, workers/1, progress_off/1]).
+-export([loop/2, worker_loop/2, workers/1, progress_off/1, with_others/2]).
 
 -record(ctx, {search :: mce_nif:search(),
               opts :: map(),
@@ -36,7 +36,10 @@
               invariants = [] :: [fun((mcerlang:view()) -> term())],
               initial_observer = [] :: [term()],
               reduction = {off, option} :: reduction(),
-              init_call :: term()}).
+              init_call :: term(),
+              %% workers (mce_workers): the other workers' searches, whose
+              %% shares the first worker's progress lines show
+              others = [] :: [mce_nif:search()]}).
 
 %% Whether the check uses partial-order reduction, or why not (the
 %% `reduction' stat).
@@ -157,6 +160,11 @@ worker_loop(S, #ctx{opts = Opts, deadline = Deadline} = Ctx) ->
 
 -spec progress_off(#ctx{}) -> #ctx{}.
 progress_off(Ctx) -> Ctx#ctx{progress = false}.
+
+%% The first worker's context, knowing the others' searches (its progress
+%% lines show their shares).
+-spec with_others(#ctx{}, [mce_nif:search()]) -> #ctx{}.
+with_others(Ctx, Others) -> Ctx#ctx{others = Others}.
 
 observes(#ctx{monitors = Monitors, invariants = Invariants, opts = Opts}) ->
     Monitors =/= [] orelse Invariants =/= [] orelse maps:get(mailbox_bound, Opts) =/= infinity.
@@ -633,14 +641,28 @@ tick(#ctx{deadline = Deadline, memory = Cap} = Ctx, Extra) ->
 report(#ctx{progress = true, last_report = Last} = Ctx, Now) when Now - Last >= 1000 ->
     #{states := Own, max_depth := Depth, parts := Parts, memory_used := Mem,
       time_ms := Ms} = St = stats(Ctx),
-    %% With workers, all of them found the states of the pool.
+    %% With workers, all of them found the states of the pool; the line
+    %% ends with each one's share.
     States = maps:get(pool_states, St, Own),
-    io:format(standard_error, "mcerlang: ~s states, ~s states/s, depth ~b, ~s parts, ~s~n",
+    Shares = case Ctx#ctx.others of
+                 [] -> "";
+                 Others -> [" (workers: ", lists:join(" + ", [grouped(N) || N <- [Own | shares(Others)]]),
+                            ")"]
+             end,
+    io:format(standard_error, "mcerlang: ~s states, ~s states/s, depth ~b, ~s parts, ~s~s~n",
               [grouped(States), grouped(States * 1000 div max(Ms, 1)), Depth, grouped(Parts),
-               megabytes(Mem)]),
+               megabytes(Mem), Shares]),
     Ctx#ctx{last_report = Now};
 report(Ctx, _Now) ->
     Ctx.
+
+%% The states each other worker found so far (a worker's search answers
+%% between two of its requests).
+shares(Others) ->
+    [case mce_nif:stats(S) of
+         #{states := N} -> N;
+         _ -> 0
+     end || S <- Others].
 
 grouped(N) ->
     S = integer_to_list(N),

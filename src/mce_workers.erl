@@ -26,9 +26,9 @@
 run(First, Ctx) ->
     S = mce_search:search(Ctx),
     Opts = mce_search:options(Ctx),
-    Helpers = [spawn_worker(mce_nif:join(S), mce_search:progress_off(Ctx), Opts)
-               || _ <- lists:seq(2, mce_search:workers(Ctx))],
-    Mine = try mce_search:loop(First, Ctx)
+    Joined = [mce_nif:join(S) || _ <- lists:seq(2, mce_search:workers(Ctx))],
+    Helpers = [spawn_worker(W, mce_search:progress_off(Ctx), Opts) || W <- Joined],
+    Mine = try mce_search:loop(First, mce_search:with_others(Ctx, Joined))
            catch Class:Reason:Stack ->
                    ok = mce_nif:stop_workers(S),
                    _ = collect(Helpers, []),
