@@ -206,3 +206,18 @@ fallbacks_test_() ->
                    mcerlang:check(E, ?QUIET#{workers => 2, table => hash_compact})),
      ?_assertMatch({ok, #{workers := 1, workers_off := ltl}},
                    mcerlang:check(E, ?QUIET#{workers => 2, ltl => "[] true"}))].
+
+%% bin/mcerlang's --workers N|auto: the same count as one worker.
+cli_test_() ->
+    {timeout, 120,
+     fun() ->
+             Args = ["--symmetry", "off", "--reduction", "off", "test/tprog_por.erl", "tprog_por:workers(6)"],
+             {0, One} = mce_cli_tests:run_cli(["check" | Args]),
+             {0, Two} = mce_cli_tests:run_cli(["check", "--workers", "2" | Args]),
+             {0, Auto} = mce_cli_tests:run_cli(["check", "--workers", "auto" | Args]),
+             [?assertNotEqual(nomatch, string:find(Out, "holds: 730 states")) || Out <- [One, Two, Auto]],
+             {2, Bad} = mce_cli_tests:run_cli(["check", "--workers", "many" | Args]),
+             ?assertNotEqual(nomatch, string:find(Bad, "--workers many: expected an integer")),
+             {2, Zero} = mce_cli_tests:run_cli(["check", "--workers", "0" | Args]),
+             ?assertNotEqual(nomatch, string:find(Zero, "workers"))
+     end}.
