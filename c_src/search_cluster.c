@@ -1,0 +1,240 @@
+/*
+** search_cluster.c: one participant's share of a distributed search: the
+** outbox of successors owned elsewhere, the import of states from the
+** other participants, and where each segment of a path starts (the
+** protocol is in search_cluster.h).
+**
+** Invariant: links[0..nlinks) are the pool nodes that start a remote
+** segment, in increasing node order (nodes are added in order and there
+** is one worker), each with its parent's participant and node index, so
+** a segment's origin is a binary search away.
+*/
+#include "search_cluster.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "search_internal.h"
+#include "state_wire.h"
+
+struct remote_link {
+    uint32_t node, from, from_index;
+};
+
+struct search_cluster {
+    cluster_out *out;
+    size_t nout, capout;
+    struct remote_link *links;
+    size_t nlinks, caplinks;
+    sys_state tmp;             /* an imported state, buffers reused */
+    cluster_stats st;
+};
+
+static struct search_cluster *cl_of(search *s)
+{
+    if (s->cl == NULL && s->cfg.cluster_n > 1)
+        s->cl = calloc(1, sizeof *s->cl);
+    return s->cl;
+}
+
+size_t search_cluster_outbox(search *s, const cluster_out **out)
+{
+    *out = s->cl != NULL ? s->cl->out : NULL;
+    return s->cl != NULL ? s->cl->nout : 0;
+}
+
+void search_cluster_taken(search *s)
+{
+    struct search_cluster *c = s->cl;
+    if (c == NULL)
+        return;
+    for (size_t k = 0; k < c->nout; k++) {
+        free(c->out[k].wire);
+        free(c->out[k].label);
+    }
+    c->nout = 0;
+    c->st.outbox_bytes = 0;
+}
+
+int search_cluster_owns(search *s, const sys_state *st)
+{
+    if (s->cfg.cluster_n <= 1)
+        return 1;
+    size_t len;
+    uint8_t *wire = state_wire_export(s->ps, st, &len);
+    if (wire == NULL)
+        return -1;
+    uint32_t owner = state_wire_owner(wire, len, s->cfg.cluster_n);
+    free(wire);
+    return owner == s->cfg.cluster_me;
+}
+
+int search_cluster_route(search *s, const sys_state *st, uint8_t *label, size_t label_len)
+{
+    struct search_cluster *c = cl_of(s);
+    if (c == NULL)
+        return s->cfg.cluster_n > 1 ? -1 : 0;
+    size_t len;
+    uint8_t *wire = state_wire_export(s->ps, st, &len);
+    if (wire == NULL)
+        return -1;
+    uint32_t owner = state_wire_owner(wire, len, s->cfg.cluster_n);
+    if (owner == s->cfg.cluster_me) {
+        free(wire);
+        return 0;
+    }
+    if (c->nout == c->capout) {
+        size_t cap = c->capout ? 2 * c->capout : 64;
+        cluster_out *grown = realloc(c->out, cap * sizeof *grown);
+        if (grown == NULL) {
+            free(wire);
+            return -1;
+        }
+        c->out = grown;
+        c->capout = cap;
+    }
+    part_id state;
+    uint32_t depth;
+    search_pool_node(s->pool, s->expanding, &state, &depth);
+    c->out[c->nout++] = (cluster_out){ .owner = owner, .parent = s->expanding,
+                                       .depth = depth + 1, .wire = wire, .wire_len = len,
+                                       .label = label, .label_len = label_len };
+    c->st.sent++;
+    c->st.sent_bytes += len + label_len;
+    c->st.outbox_bytes += len + label_len;
+    if (depth + 1 > s->st.max_depth_seen)
+        s->st.max_depth_seen = depth + 1;
+    return 1;
+}
+
+int search_cluster_import(search *s, const uint8_t *wire, size_t len, uint32_t from,
+                          uint32_t from_index, uint32_t depth, const uint8_t *label,
+                          size_t label_len, const char **why)
+{
+    struct search_cluster *c = cl_of(s);
+    if (c == NULL || s->pool == NULL) {
+        *why = s->cfg.cluster_n > 1 ? "out of memory" : "not a distributed search";
+        return -1;
+    }
+    if (from >= s->cfg.cluster_n || from == s->cfg.cluster_me) {
+        *why = "no such participant";
+        return -1;
+    }
+    if (state_wire_owner(wire, len, s->cfg.cluster_n) != s->cfg.cluster_me) {
+        *why = "a state this participant does not own";
+        return -1;
+    }
+    c->st.received++;
+    if (s->finished)
+        return 0;
+    if (state_wire_import(&s->tx, wire, len, &c->tmp, why) != 0)
+        return -1;
+    int is_new;
+    part_id root = sys_state_encode(s->ps, &c->tmp, &is_new);
+    if (root == 0) {
+        *why = "out of memory";
+        return -1;
+    }
+    if (!is_new)
+        return 0;
+    if (c->nlinks == c->caplinks) {
+        size_t cap = c->caplinks ? 2 * c->caplinks : 256;
+        struct remote_link *grown = realloc(c->links, cap * sizeof *grown);
+        if (grown == NULL) {
+            *why = "out of memory";
+            return -1;
+        }
+        c->links = grown;
+        c->caplinks = cap;
+    }
+    uint8_t *copy = malloc(label_len ? label_len : 1);
+    uint32_t index;
+    if (copy == NULL) {
+        *why = "out of memory";
+        return -1;
+    }
+    memcpy(copy, label, label_len);
+    if (search_pool_add_remote(s->pool, root, depth, copy, label_len, &index) != 0) {
+        free(copy);
+        *why = "out of memory";
+        return -1;
+    }
+    c->links[c->nlinks++] = (struct remote_link){ index, from, from_index };
+    c->st.received_new++;
+    s->st.states++;
+    if (depth > s->st.max_depth_seen)
+        s->st.max_depth_seen = depth;
+    return 1;
+}
+
+int search_cluster_origin(search *s, uint32_t i, uint32_t *from, uint32_t *from_index)
+{
+    uint32_t start;
+    if (s->pool == NULL || search_pool_segment(s->pool, i, &start) != 0)
+        return -1;
+    struct search_cluster *c = s->cl;
+    size_t lo = 0, hi = c != NULL ? c->nlinks : 0;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (c->links[mid].node < start)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (c == NULL || lo == c->nlinks || c->links[lo].node != start)
+        return 0;       /* the root's segment */
+    *from = c->links[lo].from;
+    *from_index = c->links[lo].from_index;
+    return 1;
+}
+
+int search_cluster_labels(search *s, uint32_t i, pool_step **path, size_t *len)
+{
+    return s->pool != NULL ? search_pool_path(s->pool, i, path, len) : -1;
+}
+
+void search_cluster_free_labels(pool_step *path, size_t len)
+{
+    for (size_t k = 0; k < len; k++) {
+        free(path[k].label);
+        free(path[k].perm);
+    }
+    free(path);
+}
+
+uint32_t search_cluster_stack_node(const search *s, const uint8_t **label, size_t *len)
+{
+    *label = s->depth > 0 ? s->stack[0].label : NULL;
+    *len = s->depth > 0 ? s->stack[0].label_len : 0;
+    return s->path_node;
+}
+
+void search_cluster_stats(const search *s, cluster_stats *st)
+{
+    if (s->cl != NULL)
+        *st = s->cl->st;
+    else
+        memset(st, 0, sizeof *st);
+}
+
+size_t search_cluster_bytes(const search *s)
+{
+    const struct search_cluster *c = s->cl;
+    if (c == NULL)
+        return 0;
+    return sizeof *c + c->capout * sizeof *c->out + c->caplinks * sizeof *c->links +
+           c->st.outbox_bytes;
+}
+
+void search_cluster_free(search *s)
+{
+    struct search_cluster *c = s->cl;
+    if (c == NULL)
+        return;
+    search_cluster_taken(s);
+    free(c->out);
+    free(c->links);
+    sys_state_clear(&c->tmp);
+    free(c);
+    s->cl = NULL;
+}
