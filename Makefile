@@ -6,7 +6,7 @@ REBAR ?= rebar3
 export MCERLANG_STRICT ?= 1
 ASAN_LIB := $(shell gcc -print-file-name=libasan.so 2>/dev/null)
 
-.PHONY: all compile test test-c test-erl test-asan test-rebar3 bench bench-counts bench-workers demo dialyzer clean
+.PHONY: all compile test test-c test-erl test-asan test-rebar3 bench bench-counts bench-workers bench-cluster demo dialyzer clean
 
 all: compile
 
@@ -55,6 +55,14 @@ bench-workers:
 	$(REBAR) as test compile
 	erl -noshell +sbwt none +sbwtdcpu none +sbwtdio none -pa _build/test/lib/mcerlang/ebin -pa _build/test/lib/mcerlang/examples \
 	    -pa _build/test/lib/mcerlang/bench -eval 'mce_bench_workers:main(), halt().'
+
+# The distributed search on this machine: one node, then one and two peers
+# (issue 20 item 2; docs/SCALING.md).
+bench-cluster:
+	$(REBAR) as test compile
+	erl -noshell -sname mce_bench_cluster_$$$$ +sbwt none +sbwtdcpu none +sbwtdio none \
+	    -pa _build/test/lib/mcerlang/ebin -pa _build/test/lib/mcerlang/examples \
+	    -pa _build/test/lib/mcerlang/bench -eval 'mce_bench_cluster:main(), halt().'
 
 # Verdicts and state/transition counts of the bench models but the largest:
 # diff before and after a change that must leave the state space unchanged.

@@ -77,7 +77,8 @@ run(First, Ctx) ->
     Coord = spawn_link(fun() -> coordinator(Setup) end),
     receive
         {mce_cluster_go, Coord, Peers} ->
-            Share = share(0, Peers, Coord),
+            %% The coordinator is linked to this process: no monitor.
+            Share = #share{me = 0, peers = Peers, coordinator = Coord, coordinator_ref = none},
             Ctx1 = mce_search:set_share(mce_search:progress_off(Ctx), Share),
             case finish(S, Share, mce_search:loop(First, Ctx1)) of
                 {raise, Class, Reason} -> erlang:raise(Class, Reason, []);
@@ -102,16 +103,12 @@ translated_modules() ->
     [{M, M:module_info(md5)} || {M, _} <- code:all_loaded(),
                                lists:prefix("mce$", atom_to_list(M))].
 
-share(Me, Peers, Coord) ->
-    Ref = case Me of
-              0 -> none;
-              _ -> erlang:monitor(process, Coord)
-          end,
-    #share{me = Me, peers = Peers, coordinator = Coord, coordinator_ref = Ref}.
 
 %% A participant's search ended: its result goes to the coordinator
 %% (a violation with the whole path), then it answers the others' path
 %% questions until the coordinator has the final result.
+finish(_S, _Share, {inconclusive, {cluster, coordinator_down}, _}) ->
+    coordinator_down;
 finish(S, Share, Result0) ->
     Result = case Result0 of
                  {error, Cex} -> whole_path(S, Share, Cex);
@@ -280,12 +277,15 @@ participant(#{coordinator := Coord, index := I, init_call := InitCall, opts := O
     mce_pid:creation() =:= Creation orelse
         erlang:error({mcerlang, {cluster_node_differs, node(), creation,
                                  "this node's simulated pids would not be the caller's"}}),
+    CRef = erlang:monitor(process, Coord),
     Coord ! {mce_cluster_ready, I, self()},
     receive
         {mce_cluster_go, Coord, Peers} ->
-            Share = share(I, Peers, Coord),
+            Share = #share{me = I, peers = Peers, coordinator = Coord, coordinator_ref = CRef},
             {S, Result} = mce_search:participant(InitCall, Opts, Share),
-            finish(S, Share, Result)
+            finish(S, Share, Result);
+        {'DOWN', CRef, process, Coord, _} ->
+            coordinator_down
     end.
 
 %% The translations the caller loaded, here: the entry's closure
