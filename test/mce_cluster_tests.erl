@@ -13,7 +13,7 @@
 
 cluster_test_() ->
     {setup, fun start_peers/0, fun stop_peers/1,
-     fun(Peers) ->
+     fun({_, Peers}) ->
              Nodes = [N || {_, N} <- Peers],
              [{timeout, 300, fun() -> same_counts(Nodes) end},
               {timeout, 300, fun() -> violation_replays(Nodes) end},
@@ -24,28 +24,66 @@ cluster_test_() ->
 %% A peer killed during a check: its own pair of peers, since one dies.
 node_down_test_() ->
     {setup, fun start_peers/0, fun stop_peers/1,
-     fun(Peers) -> {timeout, 300, fun() -> node_down(Peers) end} end}.
+     fun({_, Peers}) -> {timeout, 300, fun() -> node_down(Peers) end} end}.
 
 start_peers() ->
     _ = os:cmd("epmd -daemon"),
-    case node() of
-        nonode@nohost -> {ok, _} = net_kernel:start([list_to_atom("mce_cluster_test_" ++ os:getpid()),
-                                                     shortnames]);
-        _ -> ok
-    end,
+    Started = case node() of
+                  nonode@nohost ->
+                      {ok, _} = net_kernel:start([list_to_atom("mce_cluster_test_" ++ os:getpid()),
+                                                  shortnames]),
+                      true;
+                  _ ->
+                      false
+              end,
     %% The test build's code: mcerlang's ebin (the NIF is beside it, in
     %% priv), the examples' and the tests' (the models).
     Paths = lists:usort([filename:dirname(code:which(M))
-                         || M <- [mcerlang, client_server, locker, ?MODULE]]),
-    [begin
-         {ok, Pid, Node} = peer:start(#{name => peer:random_name(?MODULE),
-                                             args => lists:append([["-pa", P] || P <- Paths])}),
-         {Pid, Node}
-     end || _ <- [1, 2]].
+                         || M <- [mcerlang, client_server, locker, dining, ?MODULE]]),
+    {Started, [begin
+                   {ok, Pid, Node} = peer:start(#{name => peer:random_name(?MODULE),
+                                                  args => lists:append([["-pa", P] || P <- Paths])}),
+                   {Pid, Node}
+               end || _ <- [1, 2]]}.
 
-stop_peers(Peers) ->
+%% The node goes back to what it was: later tests may expect a node that
+%% is not distributed.
+stop_peers({Started, Peers}) ->
     [catch peer:stop(Pid) || {Pid, _} <- Peers],
+    Started andalso net_kernel:stop(),
     ok.
+
+%% The NIF's import answers bytes that are no state with an error, and
+%% a malformed batch with badarg: never a crash.
+bad_batches_test() ->
+    S = mce_nif:new(#{node => nonode@nohost, creation => mce_pid:creation(), breadth_first => 1,
+                      cluster_n => 2, cluster_me => 0, reduction => 0, symmetry => 0}),
+    ?assert(is_reference(S)),
+    rand:seed(exsss, {1, 2, 3}),
+    Results = [mce_nif:cluster_import(S, 1, [{0, 1, Bin, <<131, 106>>}])
+               || Bin <- [<<>>, <<"M">>, <<"M", 1>>, <<"M", 1, 0, 1>>]
+                      ++ [<<"M", 1, (rand:bytes(rand:uniform(64)))/binary>> || _ <- lists:seq(1, 300)]],
+    ?assertEqual([], [R || R <- Results, not is_error(R), R =/= {ok, 0}]),
+    ?assert(length([R || R <- Results, is_error(R)]) > 250),
+    ?assertError(badarg, mce_nif:cluster_import(S, 1, [{0, 1, not_a_binary, <<>>}])),
+    ?assertError(badarg, mce_nif:cluster_import(S, 1, [{0, 1, <<>>}])),
+    ?assertError(badarg, mce_nif:cluster_import(S, 1, improper)),
+    %% From itself or from no participant: refused.
+    ?assertMatch({error, _, _}, mce_nif:cluster_import(S, 0, [{0, 1, <<"M", 1>>, <<>>}])),
+    ?assertMatch({error, _, _}, mce_nif:cluster_import(S, 5, [{0, 1, <<"M", 1>>, <<>>}])),
+    ?assertMatch([], mce_nif:cluster_outbox(S)),
+    ?assertMatch(#{sent := 0}, mce_nif:cluster_stats(S)),
+    %% A search made for no cluster has none of it.
+    Plain = mce_nif:new(#{node => nonode@nohost, creation => mce_pid:creation()}),
+    ?assertMatch({error, _, _}, mce_nif:cluster_import(Plain, 1, [{0, 1, <<"M", 1>>, <<>>}])),
+    %% The NIF refuses a participant that is not breadth-first or reduced.
+    ?assertError(badarg, mce_nif:new(#{node => nonode@nohost, creation => 1, cluster_n => 2,
+                                       cluster_me => 0})),
+    ?assertError(badarg, mce_nif:new(#{node => nonode@nohost, creation => 1, cluster_n => 2,
+                                       cluster_me => 2, breadth_first => 1})).
+
+is_error({error, _, _}) -> true;
+is_error(_) -> false.
 
 models() ->
     [{{client_server, start, [3, 2]}, #{}},
@@ -80,17 +118,13 @@ violation_replays(Nodes) ->
     ?assertEqual(element(1, maps:get(violation, Seq)), element(1, maps:get(violation, Cex))),
     {ok, Again} = mcerlang:replay(Cex),
     ?assertEqual(maps:get(violation, Cex), maps:get(violation, Again)),
-    %% A deadlock, too (a program whose every path ends in one).
-    D = {client_server, start, [3, 2]},
-    case mcerlang:check(D, ?FULL#{property => deadlock, idle => none}) of
-        {error, DSeq} ->
-            {error, DCex} = mcerlang:check(D, ?FULL#{property => deadlock, idle => none,
-                                                     cluster => Nodes}),
-            ?assertEqual(maps:get(violation, DSeq), maps:get(violation, DCex)),
-            ?assertMatch({ok, _}, mcerlang:replay(DCex));
-        {ok, _} ->
-            ok
-    end.
+    %% A deadlock, too: the dining philosophers.
+    D = {dining, start, [3]},
+    {error, DSeq} = mcerlang:check(D, ?FULL),
+    {error, DCex} = mcerlang:check(D, ?FULL#{cluster => Nodes}),
+    ?assertEqual(deadlock, maps:get(violation, DSeq)),
+    ?assertEqual(deadlock, maps:get(violation, DCex)),
+    ?assertMatch({ok, _}, mcerlang:replay(DCex)).
 
 stats_per_node(Nodes) ->
     {ok, St} = mcerlang:check({client_server, start, [3, 2]}, ?FULL#{cluster => Nodes}),
