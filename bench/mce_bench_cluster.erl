@@ -30,10 +30,10 @@ main(Rounds) ->
               {"counter_server(4,2)", {counter_server, start, [4, 2]}, Off#{timeouts => when_idle}},
               {"locker(aEaEaS,1)", {locker, start, [[{a, exclusive}, {a, exclusive}, {a, shared}], 1]},
                Off#{timeouts => when_idle, property => abnormal_exit}}],
-    Paths = lists:usort([filename:dirname(code:which(M)) || M <- [mcerlang, client_server, ?MODULE]]),
+    Paths = lists:usort([filename:absname(filename:dirname(code:which(M))) || M <- [mcerlang, client_server, ?MODULE]]),
     Peers = [begin
                  {ok, Pid, Node} = peer:start(#{name => peer:random_name(?MODULE),
-                                                args => ["+sbwt", "none" | lists:append([["-pa", P] || P <- Paths])]}),
+                                                args => ["+sbwt", "none", "-hidden" | lists:append([["-pa", P] || P <- Paths])]}),
                  {Pid, Node}
              end || _ <- [1, 2]],
     Nodes = [N || {_, N} <- Peers],
