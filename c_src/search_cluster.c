@@ -27,6 +27,7 @@ struct search_cluster {
     struct remote_link *links;
     size_t nlinks, caplinks;
     sys_state tmp;             /* an imported state, buffers reused */
+    wire_buf wb;               /* every successor's bytes, buffers reused */
     cluster_stats st;
 };
 
@@ -74,25 +75,26 @@ int search_cluster_route(search *s, const sys_state *st, uint8_t *label, size_t 
     struct search_cluster *c = cl_of(s);
     if (c == NULL)
         return s->cfg.cluster_n > 1 ? -1 : 0;
-    size_t len;
-    uint8_t *wire = state_wire_export(s->ps, st, &len);
-    if (wire == NULL)
+    /* Every successor is exported to find its owner, most of them to stay
+    ** here: into the reused buffer, copied only when it leaves. */
+    if (state_wire_export_into(s->ps, st, &c->wb) != 0)
         return -1;
-    uint32_t owner = state_wire_owner(wire, len, s->cfg.cluster_n);
-    if (owner == s->cfg.cluster_me) {
-        free(wire);
+    size_t len = c->wb.n;
+    uint32_t owner = state_wire_owner(c->wb.b, len, s->cfg.cluster_n);
+    if (owner == s->cfg.cluster_me)
         return 0;
-    }
     if (c->nout == c->capout) {
         size_t cap = c->capout ? 2 * c->capout : 64;
         cluster_out *grown = realloc(c->out, cap * sizeof *grown);
-        if (grown == NULL) {
-            free(wire);
+        if (grown == NULL)
             return -1;
-        }
         c->out = grown;
         c->capout = cap;
     }
+    uint8_t *wire = malloc(len);
+    if (wire == NULL)
+        return -1;
+    memcpy(wire, c->wb.b, len);
     part_id state;
     uint32_t depth;
     search_pool_node(s->pool, s->expanding, &state, &depth);
@@ -223,7 +225,7 @@ size_t search_cluster_bytes(const search *s)
     if (c == NULL)
         return 0;
     return sizeof *c + c->capout * sizeof *c->out + c->caplinks * sizeof *c->links +
-           c->st.outbox_bytes;
+           c->st.outbox_bytes + c->wb.cap + 2 * c->wb.slots * sizeof *c->wb.ids;
 }
 
 void search_cluster_free(search *s)
@@ -235,6 +237,7 @@ void search_cluster_free(search *s)
     free(c->out);
     free(c->links);
     sys_state_clear(&c->tmp);
+    state_wire_buf_free(&c->wb);
     free(c);
     s->cl = NULL;
 }

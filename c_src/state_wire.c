@@ -34,34 +34,31 @@
 ** Writing.
 */
 
+/* An export in progress: the store and the buffers (wire_buf). */
 typedef struct exporter {
     const part_store *ps;
-    uint8_t *b;
-    size_t n, cap;
-    int err;
-    /* Terms written so far: part id -> rank, open addressing (id 0 free). */
-    uint32_t *ids, *ranks;
-    size_t slots, nterms;
+    wire_buf *w;
 } exporter;
 
 static void put_bytes(exporter *x, const void *p, size_t n)
 {
-    if (x->err)
+    wire_buf *w = x->w;
+    if (w->err)
         return;
-    if (x->cap - x->n < n) {
-        size_t cap = x->cap ? x->cap : 256;
-        while (cap - x->n < n)
+    if (w->cap - w->n < n) {
+        size_t cap = w->cap ? w->cap : 1024;
+        while (cap - w->n < n)
             cap *= 2;
-        uint8_t *grown = realloc(x->b, cap);
+        uint8_t *grown = realloc(w->b, cap);
         if (grown == NULL) {
-            x->err = 1;
+            w->err = 1;
             return;
         }
-        x->b = grown;
-        x->cap = cap;
+        w->b = grown;
+        w->cap = cap;
     }
-    memcpy(x->b + x->n, p, n);
-    x->n += n;
+    memcpy(w->b + w->n, p, n);
+    w->n += n;
 }
 
 static void put_var(exporter *x, uint64_t v)
@@ -85,44 +82,45 @@ static size_t slot_of(uint32_t id, size_t slots)
 ** next rank). */
 static int64_t term_rank(exporter *x, uint32_t id)
 {
-    if (2 * (x->nterms + 1) > x->slots) {
-        size_t slots = x->slots ? 2 * x->slots : 64;
+    wire_buf *w = x->w;
+    if (2 * (w->nterms + 1) > w->slots) {
+        size_t slots = w->slots ? 2 * w->slots : 64;
         uint32_t *ids = calloc(slots, sizeof *ids), *ranks = malloc(slots * sizeof *ranks);
         if (ids == NULL || ranks == NULL) {
             free(ids);
             free(ranks);
-            x->err = 1;
+            w->err = 1;
             return -1;
         }
-        for (size_t k = 0; k < x->slots; k++) {
-            if (x->ids[k] == 0)
+        for (size_t k = 0; k < w->slots; k++) {
+            if (w->ids[k] == 0)
                 continue;
-            size_t at = slot_of(x->ids[k], slots);
+            size_t at = slot_of(w->ids[k], slots);
             while (ids[at] != 0)
                 at = (at + 1) & (slots - 1);
-            ids[at] = x->ids[k];
-            ranks[at] = x->ranks[k];
+            ids[at] = w->ids[k];
+            ranks[at] = w->ranks[k];
         }
-        free(x->ids);
-        free(x->ranks);
-        x->ids = ids;
-        x->ranks = ranks;
-        x->slots = slots;
+        free(w->ids);
+        free(w->ranks);
+        w->ids = ids;
+        w->ranks = ranks;
+        w->slots = slots;
     }
-    size_t at = slot_of(id, x->slots);
-    while (x->ids[at] != 0) {
-        if (x->ids[at] == id)
-            return x->ranks[at];
-        at = (at + 1) & (x->slots - 1);
+    size_t at = slot_of(id, w->slots);
+    while (w->ids[at] != 0) {
+        if (w->ids[at] == id)
+            return w->ranks[at];
+        at = (at + 1) & (w->slots - 1);
     }
-    x->ids[at] = id;
-    x->ranks[at] = (uint32_t)x->nterms++;
+    w->ids[at] = id;
+    w->ranks[at] = (uint32_t)w->nterms++;
     return -1;
 }
 
 static void put_term(exporter *x, part_id id)
 {
-    if (x->err)
+    if (x->w->err)
         return;
     if (id == 0) {
         put_var(x, 0);
@@ -130,11 +128,11 @@ static void put_term(exporter *x, part_id id)
     }
     const part *t = part_store_get(x->ps, id);
     if (t == NULL || t->kind != PART_TERM || t->len == 0) {
-        x->err = 1;
+        x->w->err = 1;
         return;
     }
     int64_t rank = term_rank(x, id);
-    if (x->err)
+    if (x->w->err)
         return;
     if (rank >= 0) {
         put_var(x, 2 * (uint64_t)rank + 1);
@@ -155,7 +153,7 @@ static void put_mailbox(exporter *x, part_id id)
 {
     const part *v = vector(x->ps, id);
     if (v == NULL) {
-        x->err = 1;
+        x->w->err = 1;
         return;
     }
     put_var(x, v->len / 4);
@@ -175,7 +173,7 @@ static void put_signal(exporter *x, part_id id, int inner)
         return;
     }
     if (signal_get(x->ps, id, s) != 0 || s[0] == 0 || s[0] >= SIG_ENVELOPE) {
-        x->err = 1;
+        x->w->err = 1;
         return;
     }
     put_var(x, s[0]);
@@ -255,7 +253,7 @@ static void put_world(exporter *x, const sys_state *s)
     uint32_t small[32];
     uint32_t *order = s->nchans <= 32 ? small : malloc(s->nchans * sizeof *order);
     if (order == NULL) {
-        x->err = 1;
+        x->w->err = 1;
         return;
     }
     for (uint32_t k = 0; k < s->nchans; k++) {
@@ -266,11 +264,11 @@ static void put_world(exporter *x, const sys_state *s)
         }
         order[j] = k;
     }
-    for (uint32_t k = 0; k < s->nchans && !x->err; k++) {
+    for (uint32_t k = 0; k < s->nchans && !x->w->err; k++) {
         const channel *c = &s->chans[order[k]];
         const part *q = vector(x->ps, c->queue);
         if (q == NULL) {
-            x->err = 1;
+            x->w->err = 1;
             break;
         }
         put_var(x, c->from);
@@ -318,11 +316,25 @@ static void put_proc(exporter *x, const proc *p)
     }
 }
 
-uint8_t *state_wire_export(const part_store *ps, const sys_state *st, size_t *len)
+void state_wire_buf_free(wire_buf *w)
 {
+    free(w->b);
+    free(w->ids);
+    free(w->ranks);
+    memset(w, 0, sizeof *w);
+}
+
+int state_wire_export_into(const part_store *ps, const sys_state *st, wire_buf *w)
+{
+    /* Empty, keeping the buffers: the rank table is cleared only where
+    ** the last export wrote (it held nterms ids). */
+    if (w->nterms > 0)
+        memset(w->ids, 0, w->slots * sizeof *w->ids);
+    w->n = w->nterms = 0;
+    w->err = 0;
     if (st->npend != 0)
-        return NULL;
-    exporter x = { .ps = ps };
+        return -1;
+    exporter x = { .ps = ps, .w = w };
     const uint8_t head[2] = { WIRE_MAGIC, WIRE_VERSION };
     put_bytes(&x, head, 2);
     int world = !world_empty(st);
@@ -330,16 +342,23 @@ uint8_t *state_wire_export(const part_store *ps, const sys_state *st, size_t *le
     if (world)
         put_world(&x, st);
     put_var(&x, st->nprocs);
-    for (uint32_t i = 0; i < st->nprocs && !x.err; i++)
+    for (uint32_t i = 0; i < st->nprocs && !w->err; i++)
         put_proc(&x, &st->procs[i]);
-    free(x.ids);
-    free(x.ranks);
-    if (x.err) {
-        free(x.b);
-        return NULL;
+    return w->err ? -1 : 0;
+}
+
+uint8_t *state_wire_export(const part_store *ps, const sys_state *st, size_t *len)
+{
+    wire_buf w;
+    memset(&w, 0, sizeof w);
+    uint8_t *b = NULL;
+    if (state_wire_export_into(ps, st, &w) == 0) {
+        b = w.b;            /* the caller's now */
+        *len = w.n;
+        w.b = NULL;
     }
-    *len = x.n;
-    return x.b;
+    state_wire_buf_free(&w);
+    return b;
 }
 
 uint8_t *state_wire_export_id(const part_store *ps, part_id root, size_t *len)

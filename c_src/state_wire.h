@@ -40,6 +40,20 @@
 #include "sys_state.h"
 #include "transition.h"
 
+/* An exporter's buffers, kept between exports so that exporting every
+** successor of a search allocates nothing once they have grown (zeroed:
+** empty; state_wire_buf_free releases them). */
+typedef struct wire_buf {
+    uint8_t *b;
+    size_t n, cap;
+    uint32_t *ids, *ranks;     /* part id -> rank, open addressing (0 free) */
+    size_t slots, nterms;
+    int err;
+} wire_buf;
+void state_wire_buf_free(wire_buf *w);
+/* Exports st into w (w->b[0..w->n)); 0, or -1 as state_wire_export. */
+int state_wire_export_into(const part_store *ps, const sys_state *st, wire_buf *w);
+
 /* The bytes of state `st` (no appends pending), read from store ps:
 ** malloc'd, *len bytes; NULL when out of memory or st names a part that
 ** is not what its field holds. */
