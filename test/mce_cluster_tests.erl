@@ -18,7 +18,8 @@ cluster_test_() ->
              [{timeout, 300, fun() -> same_counts(Nodes) end},
               {timeout, 300, fun() -> violation_replays(Nodes) end},
               {timeout, 300, fun() -> stats_per_node(Nodes) end},
-              {timeout, 120, fun() -> bad_values(Nodes) end}]
+              {timeout, 120, fun() -> bad_values(Nodes) end},
+              {timeout, 300, fun() -> limits(Nodes) end}]
      end}.
 
 %% A peer killed during a check: its own pair of peers, since one dies.
@@ -159,6 +160,19 @@ bad_values(Nodes) ->
                  mcerlang:check(E, ?FULL#{cluster => Nodes, shortest => true})),
     ?assertError({mcerlang, {incompatible_options, cluster, table}},
                  mcerlang:check(E, ?FULL#{cluster => Nodes, table => hash_compact})).
+
+%% The limits hold on every node and end the check everywhere.
+limits(Nodes) ->
+    Big = {client_server, start, [6, 3]},
+    ?assertMatch({inconclusive, max_time, _},
+                 mcerlang:check(Big, ?FULL#{cluster => Nodes, max_time => 500})),
+    {inconclusive, {memory, Cap}, St} = mcerlang:check(Big, ?FULL#{cluster => Nodes,
+                                                                   memory => 24 bsl 20}),
+    ?assertEqual(24 bsl 20, Cap),
+    ?assertEqual(3, length(maps:get(node_stats, St))),
+    %% Nothing is left running on the peers.
+    timer:sleep(200),
+    [?assertEqual(0, rpc:call(N, mce_nif, live_searches, [])) || N <- Nodes].
 
 %% A node that dies during the check: the result is inconclusive, naming
 %% it, never a verdict.
