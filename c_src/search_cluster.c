@@ -4,10 +4,12 @@
 ** other participants, and where each segment of a path starts (the
 ** protocol is in search_cluster.h).
 **
-** Invariant: links[0..nlinks) are the pool nodes that start a remote
+** Invariants: links[0..nlinks) are the pool nodes that start a remote
 ** segment, in increasing node order (nodes are added in order and there
 ** is one worker), each with its parent's participant and node index, so
-** a segment's origin is a binary search away.
+** a segment's origin is a binary search away.  sent_terms[k] holds the
+** terms this participant sent to participant k, in the order k reads them
+** into its read_terms[this one] (state_wire.h's transport form).
 */
 #include "search_cluster.h"
 
@@ -28,14 +30,30 @@ struct search_cluster {
     size_t nlinks, caplinks;
     sys_state tmp;             /* an imported state, buffers reused */
     wire_buf wb;               /* every successor's bytes, buffers reused */
+    /* The connections' dictionaries (state_wire.h, transport form): what
+    ** this participant sent to each, what it read from each; n each. */
+    wire_buf *sent_terms;
+    wire_dict *read_terms;
+    wire_buf tb;               /* a successor in transport form */
     cluster_stats st;
 };
 
 static struct search_cluster *cl_of(search *s)
 {
-    if (s->cl == NULL && s->cfg.cluster_n > 1)
-        s->cl = calloc(1, sizeof *s->cl);
-    return s->cl;
+    if (s->cl != NULL || s->cfg.cluster_n <= 1)
+        return s->cl;
+    struct search_cluster *c = calloc(1, sizeof *c);
+    if (c == NULL)
+        return NULL;
+    c->sent_terms = calloc(s->cfg.cluster_n, sizeof *c->sent_terms);
+    c->read_terms = calloc(s->cfg.cluster_n, sizeof *c->read_terms);
+    if (c->sent_terms == NULL || c->read_terms == NULL) {
+        free(c->sent_terms);
+        free(c->read_terms);
+        free(c);
+        return NULL;
+    }
+    return s->cl = c;
 }
 
 size_t search_cluster_outbox(search *s, const cluster_out **out)
@@ -91,10 +109,15 @@ int search_cluster_route(search *s, const sys_state *st, uint8_t *label, size_t 
         c->out = grown;
         c->capout = cap;
     }
+    /* What crosses is the transport form: terms the owner was sent before
+    ** go as their rank in this connection's dictionary. */
+    if (state_wire_encode_for(s->ps, st, &c->sent_terms[owner], &c->tb) != 0)
+        return -1;
+    len = c->tb.n;
     uint8_t *wire = malloc(len);
     if (wire == NULL)
         return -1;
-    memcpy(wire, c->wb.b, len);
+    memcpy(wire, c->tb.b, len);
     part_id state;
     uint32_t depth;
     search_pool_node(s->pool, s->expanding, &state, &depth);
@@ -122,14 +145,10 @@ int search_cluster_import(search *s, const uint8_t *wire, size_t len, uint32_t f
         *why = "no such participant";
         return -1;
     }
-    if (state_wire_owner(wire, len, s->cfg.cluster_n) != s->cfg.cluster_me) {
-        *why = "a state this participant does not own";
-        return -1;
-    }
     c->st.received++;
     if (s->finished)
         return 0;
-    if (state_wire_import(&s->tx, wire, len, &c->tmp, why) != 0)
+    if (state_wire_decode_for(&s->tx, wire, len, &c->read_terms[from], &c->tmp, why) != 0)
         return -1;
     int is_new;
     part_id root = sys_state_encode(s->ps, &c->tmp, &is_new);
@@ -224,8 +243,13 @@ size_t search_cluster_bytes(const search *s)
     const struct search_cluster *c = s->cl;
     if (c == NULL)
         return 0;
+    size_t dicts = 0;
+    for (uint32_t k = 0; k < s->cfg.cluster_n; k++)
+        dicts += 2 * c->sent_terms[k].slots * sizeof *c->sent_terms[k].ids +
+                 c->read_terms[k].cap * sizeof *c->read_terms[k].ids;
     return sizeof *c + c->capout * sizeof *c->out + c->caplinks * sizeof *c->links +
-           c->st.outbox_bytes + c->wb.cap + 2 * c->wb.slots * sizeof *c->wb.ids;
+           c->st.outbox_bytes + c->wb.cap + 2 * c->wb.slots * sizeof *c->wb.ids +
+           c->tb.cap + dicts;
 }
 
 void search_cluster_free(search *s)
@@ -238,6 +262,13 @@ void search_cluster_free(search *s)
     free(c->links);
     sys_state_clear(&c->tmp);
     state_wire_buf_free(&c->wb);
+    state_wire_buf_free(&c->tb);
+    for (uint32_t k = 0; k < s->cfg.cluster_n; k++) {
+        state_wire_buf_free(&c->sent_terms[k]);
+        state_wire_dict_free(&c->read_terms[k]);
+    }
+    free(c->sent_terms);
+    free(c->read_terms);
     free(c);
     s->cl = NULL;
 }

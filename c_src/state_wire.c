@@ -34,16 +34,20 @@
 ** Writing.
 */
 
-/* An export in progress: the store and the buffers (wire_buf). */
+/* An export in progress: the store, the bytes being written (`out`) and
+** the terms written so far with their ranks (`terms`: the same buffer for
+** a canonical export, whose ranks are the state's own; a connection's
+** dictionary for the transport form). */
 typedef struct exporter {
     const part_store *ps;
-    wire_buf *w;
+    wire_buf *out, *terms;
+    int err;
 } exporter;
 
 static void put_bytes(exporter *x, const void *p, size_t n)
 {
-    wire_buf *w = x->w;
-    if (w->err)
+    wire_buf *w = x->out;
+    if (x->err)
         return;
     if (w->cap - w->n < n) {
         size_t cap = w->cap ? w->cap : 1024;
@@ -51,7 +55,7 @@ static void put_bytes(exporter *x, const void *p, size_t n)
             cap *= 2;
         uint8_t *grown = realloc(w->b, cap);
         if (grown == NULL) {
-            w->err = 1;
+            x->err = 1;
             return;
         }
         w->b = grown;
@@ -82,14 +86,14 @@ static size_t slot_of(uint32_t id, size_t slots)
 ** next rank). */
 static int64_t term_rank(exporter *x, uint32_t id)
 {
-    wire_buf *w = x->w;
+    wire_buf *w = x->terms;
     if (2 * (w->nterms + 1) > w->slots) {
         size_t slots = w->slots ? 2 * w->slots : 64;
         uint32_t *ids = calloc(slots, sizeof *ids), *ranks = malloc(slots * sizeof *ranks);
         if (ids == NULL || ranks == NULL) {
             free(ids);
             free(ranks);
-            w->err = 1;
+            x->err = 1;
             return -1;
         }
         for (size_t k = 0; k < w->slots; k++) {
@@ -120,7 +124,7 @@ static int64_t term_rank(exporter *x, uint32_t id)
 
 static void put_term(exporter *x, part_id id)
 {
-    if (x->w->err)
+    if (x->err)
         return;
     if (id == 0) {
         put_var(x, 0);
@@ -128,11 +132,11 @@ static void put_term(exporter *x, part_id id)
     }
     const part *t = part_store_get(x->ps, id);
     if (t == NULL || t->kind != PART_TERM || t->len == 0) {
-        x->w->err = 1;
+        x->err = 1;
         return;
     }
     int64_t rank = term_rank(x, id);
-    if (x->w->err)
+    if (x->err)
         return;
     if (rank >= 0) {
         put_var(x, 2 * (uint64_t)rank + 1);
@@ -153,7 +157,7 @@ static void put_mailbox(exporter *x, part_id id)
 {
     const part *v = vector(x->ps, id);
     if (v == NULL) {
-        x->w->err = 1;
+        x->err = 1;
         return;
     }
     put_var(x, v->len / 4);
@@ -173,7 +177,7 @@ static void put_signal(exporter *x, part_id id, int inner)
         return;
     }
     if (signal_get(x->ps, id, s) != 0 || s[0] == 0 || s[0] >= SIG_ENVELOPE) {
-        x->w->err = 1;
+        x->err = 1;
         return;
     }
     put_var(x, s[0]);
@@ -253,7 +257,7 @@ static void put_world(exporter *x, const sys_state *s)
     uint32_t small[32];
     uint32_t *order = s->nchans <= 32 ? small : malloc(s->nchans * sizeof *order);
     if (order == NULL) {
-        x->w->err = 1;
+        x->err = 1;
         return;
     }
     for (uint32_t k = 0; k < s->nchans; k++) {
@@ -264,11 +268,11 @@ static void put_world(exporter *x, const sys_state *s)
         }
         order[j] = k;
     }
-    for (uint32_t k = 0; k < s->nchans && !x->w->err; k++) {
+    for (uint32_t k = 0; k < s->nchans && !x->err; k++) {
         const channel *c = &s->chans[order[k]];
         const part *q = vector(x->ps, c->queue);
         if (q == NULL) {
-            x->w->err = 1;
+            x->err = 1;
             break;
         }
         put_var(x, c->from);
@@ -324,27 +328,40 @@ void state_wire_buf_free(wire_buf *w)
     memset(w, 0, sizeof *w);
 }
 
-int state_wire_export_into(const part_store *ps, const sys_state *st, wire_buf *w)
+/* Writes st to x->out (emptied first). */
+static int export_state(exporter *x, const sys_state *st)
 {
-    /* Empty, keeping the buffers: the rank table is cleared only where
-    ** the last export wrote (it held nterms ids). */
-    if (w->nterms > 0)
-        memset(w->ids, 0, w->slots * sizeof *w->ids);
-    w->n = w->nterms = 0;
-    w->err = 0;
+    x->out->n = 0;
     if (st->npend != 0)
         return -1;
-    exporter x = { .ps = ps, .w = w };
     const uint8_t head[2] = { WIRE_MAGIC, WIRE_VERSION };
-    put_bytes(&x, head, 2);
+    put_bytes(x, head, 2);
     int world = !world_empty(st);
-    put_var(&x, (uint64_t)world);
+    put_var(x, (uint64_t)world);
     if (world)
-        put_world(&x, st);
-    put_var(&x, st->nprocs);
-    for (uint32_t i = 0; i < st->nprocs && !w->err; i++)
-        put_proc(&x, &st->procs[i]);
-    return w->err ? -1 : 0;
+        put_world(x, st);
+    put_var(x, st->nprocs);
+    for (uint32_t i = 0; i < st->nprocs && !x->err; i++)
+        put_proc(x, &st->procs[i]);
+    return x->err ? -1 : 0;
+}
+
+int state_wire_export_into(const part_store *ps, const sys_state *st, wire_buf *w)
+{
+    /* Empty, keeping the buffers: the rank table is cleared only when the
+    ** last export wrote to it. */
+    if (w->nterms > 0)
+        memset(w->ids, 0, w->slots * sizeof *w->ids);
+    w->nterms = 0;
+    exporter x = { .ps = ps, .out = w, .terms = w };
+    return export_state(&x, st);
+}
+
+int state_wire_encode_for(const part_store *ps, const sys_state *st, wire_buf *dict,
+                          wire_buf *out)
+{
+    exporter x = { .ps = ps, .out = out, .terms = dict };
+    return export_state(&x, st);
 }
 
 uint8_t *state_wire_export(const part_store *ps, const sys_state *st, size_t *len)
@@ -384,8 +401,7 @@ typedef struct importer {
     trans_ctx *cx;
     const uint8_t *p, *end;
     const char *why;           /* set on the first failure */
-    part_id *terms;            /* by rank */
-    size_t nterms, capterms;
+    wire_dict *terms;          /* by rank: the state's own, or a connection's */
     uint8_t *scratch;          /* a term's bytes: the scanner edits them */
     size_t capscratch;
     part_id *vec;              /* a vector being read */
@@ -452,12 +468,13 @@ static part_id get_term(importer *im)
     uint64_t v = get_var(im);
     if (im->why != NULL || v == 0)
         return 0;
+    wire_dict *d = im->terms;
     if (v & 1) {
-        if ((v - 1) / 2 >= im->nterms) {
+        if ((v - 1) / 2 >= d->n) {
             bad(im, "a back-reference to no term");
             return 0;
         }
-        return im->terms[(v - 1) / 2];
+        return d->ids[(v - 1) / 2];
     }
     uint64_t len = v / 2 - 1;
     if (len == 0 || len > (uint64_t)(im->end - im->p) || len > UINT32_MAX) {
@@ -473,15 +490,15 @@ static part_id get_term(importer *im)
         im->scratch = grown;
         im->capscratch = len;
     }
-    if (im->nterms == im->capterms) {
-        size_t cap = im->capterms ? 2 * im->capterms : 64;
-        part_id *grown = realloc(im->terms, cap * sizeof *grown);
+    if (d->n == d->cap) {
+        size_t cap = d->cap ? 2 * d->cap : 64;
+        part_id *grown = realloc(d->ids, cap * sizeof *grown);
         if (grown == NULL) {
             bad(im, "out of memory");
             return 0;
         }
-        im->terms = grown;
-        im->capterms = cap;
+        d->ids = grown;
+        d->cap = cap;
     }
     memcpy(im->scratch, im->p, len);
     im->p += len;
@@ -491,7 +508,7 @@ static part_id get_term(importer *im)
         bad(im, "a term that does not scan");
         return 0;
     }
-    im->terms[im->nterms++] = id;
+    d->ids[d->n++] = id;
     return id;
 }
 
@@ -722,6 +739,21 @@ static int get_world(importer *im, sys_state *s)
 int state_wire_import(trans_ctx *cx, const uint8_t *buf, size_t len, sys_state *out,
                       const char **why)
 {
+    wire_dict own = { NULL, 0, 0 };
+    int r = state_wire_decode_for(cx, buf, len, &own, out, why);
+    free(own.ids);
+    return r;
+}
+
+void state_wire_dict_free(wire_dict *d)
+{
+    free(d->ids);
+    memset(d, 0, sizeof *d);
+}
+
+int state_wire_decode_for(trans_ctx *cx, const uint8_t *buf, size_t len, wire_dict *dict,
+                          sys_state *out, const char **why)
+{
     /* Empty, keeping the buffers (as sys_state_decode_into does). */
     while (out->npend > 0)
         drop_pending(out, out->npend - 1);
@@ -729,7 +761,7 @@ int state_wire_import(trans_ctx *cx, const uint8_t *buf, size_t len, sys_state *
     out->crashes = out->disconnects = out->kills = out->uniq = 0;
     out->app_env = out->observer = out->world_enc = 0;
     out->ndisc = out->nnodemons = out->nchans = out->ntables = 0;
-    importer im = { .cx = cx, .p = buf, .end = buf + len };
+    importer im = { .cx = cx, .p = buf, .end = buf + len, .terms = dict };
     if (len < 2 || buf[0] != WIRE_MAGIC || buf[1] != WIRE_VERSION) {
         bad(&im, "not a state of this version");
         goto done;
@@ -763,7 +795,6 @@ int state_wire_import(trans_ctx *cx, const uint8_t *buf, size_t len, sys_state *
     if (im.p != im.end)
         bad(&im, "bytes after the state");
 done:
-    free(im.terms);
     free(im.scratch);
     free(im.vec);
     if (im.why != NULL) {

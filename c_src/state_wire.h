@@ -23,8 +23,9 @@
 **    (tid owner heir T heir_data T name T data)...]
 **   nprocs, (pid status T cont nmsg T msg... flags T dict T name gl
 **            nlinks link... 3 x (n (ref pid T item)...))...
-** T is a term slot: 0 none, 2k+1 the k-th distinct term of the state,
-** 2(len)+2 a new term of len bytes that follow.  SIG is the kind and its
+** T is a term slot: 0 none, 2k+1 the k-th distinct term of the state (of
+** the connection, in the transport form below), 2(len)+2 a new term of len
+** bytes that follow.  SIG is the kind and its
 ** three words, the term words (sys_state.h's signal_kind) as T slots; an
 ** envelope is SIG_ENVELOPE, from, to, T name, then its inner SIG.
 **
@@ -48,7 +49,6 @@ typedef struct wire_buf {
     size_t n, cap;
     uint32_t *ids, *ranks;     /* part id -> rank, open addressing (0 free) */
     size_t slots, nterms;
-    int err;
 } wire_buf;
 void state_wire_buf_free(wire_buf *w);
 /* Exports st into w (w->b[0..w->n)); 0, or -1 as state_wire_export. */
@@ -69,6 +69,29 @@ uint8_t *state_wire_export_id(const part_store *ps, part_id root, size_t *len);
 ** cleared.  Parts interned before a failure stay in the store, unused. */
 int state_wire_import(trans_ctx *cx, const uint8_t *buf, size_t len, sys_state *out,
                       const char **why);
+
+/* The transport form (search_cluster.c): the same format, but the ranks
+** of term slots are those of a dictionary that lives as long as the
+** connection from one participant to another, so a term (a continuation,
+** a message) crosses once per connection rather than once per state.  The
+** sender's dictionary is a wire_buf's rank table, never cleared; the
+** receiver's the ids of the terms it read, in order.  Batches are
+** imported in the order they were encoded (Erlang distribution keeps a
+** pair's messages in order), which keeps the two in step.  These bytes
+** are not canonical: the owner is the hash of the canonical ones. */
+typedef struct wire_dict {
+    part_id *ids;
+    size_t n, cap;
+} wire_dict;
+void state_wire_dict_free(wire_dict *d);
+/* st in transport form into out (emptied first), ranks from and into
+** `dict`; 0, or -1 as state_wire_export (dict may then hold terms the
+** receiver will never see: the connection is unusable). */
+int state_wire_encode_for(const part_store *ps, const sys_state *st, wire_buf *dict,
+                          wire_buf *out);
+/* state_wire_import of the transport form, ranks from and into `dict`. */
+int state_wire_decode_for(trans_ctx *cx, const uint8_t *buf, size_t len, wire_dict *dict,
+                          sys_state *out, const char **why);
 
 /* Which of n participants owns the state of these bytes. */
 uint32_t state_wire_owner(const uint8_t *buf, size_t len, uint32_t n);

@@ -3458,6 +3458,42 @@ static void test_state_wire(void)
     free(mut);
     why = NULL;
     CHECK(state_wire_import(&cc, (const uint8_t *)"M", 1, &out, &why) == -1 && why != NULL);
+
+    /* The transport form: a connection's dictionary sends each term once.
+    ** The same state twice: the second time every term is a rank, and the
+    ** receiver, reading them in order, gets the state both times. */
+    wire_buf dict, t1, t2;
+    memset(&dict, 0, sizeof dict);
+    memset(&t1, 0, sizeof t1);
+    memset(&t2, 0, sizeof t2);
+    CHECK(state_wire_encode_for(pa, &sa, &dict, &t1) == 0);
+    CHECK(state_wire_encode_for(pa, &sa, &dict, &t2) == 0);
+    CHECK(t1.n == la && memcmp(t1.b, wa, la) == 0);   /* a fresh dictionary: canonical */
+    CHECK(t2.n < la / 3);      /* 170 of 645 bytes: the structure alone */
+    wire_dict rd = { NULL, 0, 0 };
+    size_t lx;
+    for (int k = 0; k < 2; k++) {
+        wire_buf *t = k == 0 ? &t1 : &t2;
+        why = NULL;
+        CHECK(state_wire_decode_for(&cc, t->b, t->n, &rd, &out, &why) == 0);
+        part_id r = sys_state_encode(pc, &out, &fresh);
+        uint8_t *wx = r ? state_wire_export_id(pc, r, &lx) : NULL;
+        CHECK(wx != NULL && lx == la && memcmp(wx, wa, la) == 0);
+        free(wx);
+    }
+    /* Out of order (a fresh receiver): the ranks name no term. */
+    wire_dict fresh_rd = { NULL, 0, 0 };
+    why = NULL;
+    CHECK(state_wire_decode_for(&cc, t2.b, t2.n, &fresh_rd, &out, &why) == -1 && why != NULL);
+    for (size_t k = 0; k < t2.n; k++) {     /* truncated: an error */
+        why = NULL;
+        CHECK(state_wire_decode_for(&cc, t2.b, k, &rd, &out, &why) == -1);
+    }
+    state_wire_dict_free(&rd);
+    state_wire_dict_free(&fresh_rd);
+    state_wire_buf_free(&dict);
+    state_wire_buf_free(&t1);
+    state_wire_buf_free(&t2);
     sys_state_clear(&out);
     free(wa);
     free(wb);
