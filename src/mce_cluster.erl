@@ -80,8 +80,16 @@ run(First, Ctx) ->
             %% The coordinator is linked to this process: no monitor.
             Share = #share{me = 0, peers = Peers, coordinator = Coord, coordinator_ref = none},
             Ctx1 = mce_search:set_share(mce_search:progress_off(Ctx), Share),
-            case finish(S, Share, mce_search:loop(First, Ctx1)) of
-                {raise, Class, Reason} -> erlang:raise(Class, Reason, []);
+            Result = try mce_search:loop(First, Ctx1)
+                     catch Class:Reason:Stack ->
+                             %% The others end with the coordinator (they
+                             %% monitor it); the exception goes on.
+                             unlink(Coord),
+                             exit(Coord, kill),
+                             erlang:raise(Class, Reason, Stack)
+                     end,
+            case finish(S, Share, Result) of
+                {raise, C, R} -> erlang:raise(C, R, []);
                 Final -> Final
             end;
         {mce_cluster_failed, Coord, {raise, Class, Reason}} ->
