@@ -87,7 +87,6 @@ static search *search_create(const search_config *cfg, search *first)
         free(s);
         return NULL;
     }
-
     s->names = malloc(total);
     if (first != NULL) {
         s->pool = first->pool;
