@@ -712,8 +712,10 @@ static int get_world(importer *im, sys_state *s)
     }
     if (im->why != NULL)
         return -1;
-    /* The store's order: by the name's id in this store. */
-    qsort(s->chans, s->nchans, sizeof *s->chans, cmp_store_chan);
+    /* The store's order: by the name's id in this store (no channels: no
+    ** array to sort, and qsort must not be given NULL). */
+    if (s->nchans > 1)
+        qsort(s->chans, s->nchans, sizeof *s->chans, cmp_store_chan);
     for (uint32_t k = 1; k < s->nchans; k++)
         if (cmp_store_chan(&s->chans[k - 1], &s->chans[k]) == 0)
             return bad(im, "a channel twice");

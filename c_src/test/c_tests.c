@@ -3412,6 +3412,16 @@ static void test_state_wire(void)
     CHECK(wa != NULL && wb != NULL && la == lb && memcmp(wa, wb, la) == 0);
     CHECK(state_wire_owner(wa, la, 2) == state_wire_owner(wb, lb, 2));
     CHECK(wire_round_trip(pa, ra, &cc) && wire_round_trip(pb, rb, &cc));
+    /* A world without channels or tables (the unique-integer counter
+    ** only): the importer sorts no channel array (UBSan: qsort of NULL). */
+    sys_state plain;
+    memset(&plain, 0, sizeof plain);
+    proc lone = mkproc(1, PROC_INIT, sym_term(&ca, "lone", 1, 0, 0), sym_mailbox(pa, NULL, 0));
+    CHECK(sys_state_insert(&plain, &lone) >= 0);
+    plain.uniq = 3;
+    part_id rp = sys_state_encode(pa, &plain, &fresh);
+    CHECK(rp != 0 && wire_round_trip(pa, rp, &cc));
+    sys_state_clear(&plain);
     /* The same state from the live struct. */
     size_t ls;
     uint8_t *ws = state_wire_export(pa, &sa, &ls);
