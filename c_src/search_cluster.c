@@ -174,7 +174,8 @@ int search_cluster_import(search *s, const uint8_t *wire, size_t len, uint32_t f
         *why = "out of memory";
         return -1;
     }
-    memcpy(copy, label, label_len);
+    if (label_len > 0)          /* an empty binary's data may be NULL */
+        memcpy(copy, label, label_len);
     if (search_pool_add_remote(s->pool, root, depth, copy, label_len, &index) != 0) {
         free(copy);
         *why = "out of memory";
