@@ -434,7 +434,9 @@ replay(Cex, Options) ->
 -spec replayable(counterexample(), map()) -> {entry(), map()}.
 replayable(#{entry := Entry, options := Stored}, Extra) when is_map(Stored) ->
     no_file_funs(entry, Entry),
-    Given = maps:merge(Stored, Extra),
+    %% A counterexample of a distributed check is a run of the program:
+    %% this node replays it alone, whether the other nodes are up or not.
+    Given = maps:remove(cluster, maps:merge(Stored, Extra)),
     maps:foreach(fun no_file_funs/2, Given),
     {Entry, Given};
 replayable(_Cex, _Extra) ->

@@ -121,6 +121,8 @@ violation_replays(Nodes) ->
     {error, Cex} = mcerlang:check(E, Opts#{cluster => Nodes}),
     ?assertEqual(element(1, maps:get(violation, Seq)), element(1, maps:get(violation, Cex))),
     {ok, Again} = mcerlang:replay(Cex),
+    %% Replayed on this node alone, with or without the other nodes.
+    ?assertEqual(false, maps:is_key(cluster, element(2, mcerlang:replayable(Cex, #{})))),
     ?assertEqual(maps:get(violation, Cex), maps:get(violation, Again)),
     %% A deadlock, too: the dining philosophers.
     D = {dining, start, [3]},
