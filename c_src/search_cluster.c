@@ -9,13 +9,15 @@
 ** is one worker), each with its parent's participant and node index, so
 ** a segment's origin is a binary search away.  sent_terms[k] holds the
 ** terms this participant sent to participant k, in the order k reads them
-** into its read_terms[this one] (state_wire.h's transport form).
+** into its read_terms[this one] (state_wire.h's transport form), and
+** sent_labels[k] / read_labels likewise the steps' labels (label_dict.h).
 */
 #include "search_cluster.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "label_dict.h"
 #include "search_internal.h"
 #include "state_wire.h"
 
@@ -34,6 +36,8 @@ struct search_cluster {
     ** this participant sent to each, what it read from each; n each. */
     wire_buf *sent_terms;
     wire_dict *read_terms;
+    label_sent *sent_labels;   /* and the labels of the steps (label_dict.h) */
+    label_read *read_labels;
     wire_buf tb;               /* a successor in transport form */
     cluster_stats st;
 };
@@ -47,9 +51,14 @@ static struct search_cluster *cl_of(search *s)
         return NULL;
     c->sent_terms = calloc(s->cfg.cluster_n, sizeof *c->sent_terms);
     c->read_terms = calloc(s->cfg.cluster_n, sizeof *c->read_terms);
-    if (c->sent_terms == NULL || c->read_terms == NULL) {
+    c->sent_labels = calloc(s->cfg.cluster_n, sizeof *c->sent_labels);
+    c->read_labels = calloc(s->cfg.cluster_n, sizeof *c->read_labels);
+    if (c->sent_terms == NULL || c->read_terms == NULL || c->sent_labels == NULL ||
+        c->read_labels == NULL) {
         free(c->sent_terms);
         free(c->read_terms);
+        free(c->sent_labels);
+        free(c->read_labels);
         free(c);
         return NULL;
     }
@@ -118,15 +127,24 @@ int search_cluster_route(search *s, const sys_state *st, uint8_t *label, size_t 
     if (wire == NULL)
         return -1;
     memcpy(wire, c->tb.b, len);
+    /* The label too crosses through the connection's dictionary; the
+    ** search's copy is freed once the encoded one is in the outbox. */
+    size_t sent_len;
+    uint8_t *sent_label = label_dict_send(&c->sent_labels[owner], label, label_len, &sent_len);
+    if (sent_label == NULL) {
+        free(wire);
+        return -1;
+    }
     part_id state;
     uint32_t depth;
     search_pool_node(s->pool, s->expanding, &state, &depth);
+    free(label);
     c->out[c->nout++] = (cluster_out){ .owner = owner, .parent = s->expanding,
                                        .depth = depth + 1, .wire = wire, .wire_len = len,
-                                       .label = label, .label_len = label_len };
+                                       .label = sent_label, .label_len = sent_len };
     c->st.sent++;
-    c->st.sent_bytes += len + label_len;
-    c->st.outbox_bytes += len + label_len;
+    c->st.sent_bytes += len + sent_len;
+    c->st.outbox_bytes += len + sent_len;
     if (depth + 1 > s->st.max_depth_seen)
         s->st.max_depth_seen = depth + 1;
     return 1;
@@ -148,8 +166,15 @@ int search_cluster_import(search *s, const uint8_t *wire, size_t len, uint32_t f
     c->st.received++;
     if (s->finished)
         return 0;
-    if (state_wire_decode_for(&s->tx, wire, len, &c->read_terms[from], &c->tmp, why) != 0)
+    /* Both dictionaries read every state, new here or not: they follow
+    ** the sender's. */
+    const uint8_t *lb;
+    size_t lbn;
+    if (label_dict_read(&c->read_labels[from], label, label_len, &lb, &lbn, why) != 0 ||
+        state_wire_decode_for(&s->tx, wire, len, &c->read_terms[from], &c->tmp, why) != 0)
         return -1;
+    label = lb;
+    label_len = lbn;
     int is_new;
     part_id root = sys_state_encode(s->ps, &c->tmp, &is_new);
     if (root == 0) {
@@ -247,7 +272,8 @@ size_t search_cluster_bytes(const search *s)
     size_t dicts = 0;
     for (uint32_t k = 0; k < s->cfg.cluster_n; k++)
         dicts += 2 * c->sent_terms[k].slots * sizeof *c->sent_terms[k].ids +
-                 c->read_terms[k].cap * sizeof *c->read_terms[k].ids;
+                 c->read_terms[k].cap * sizeof *c->read_terms[k].ids +
+                 label_sent_bytes(&c->sent_labels[k]) + label_read_bytes(&c->read_labels[k]);
     return sizeof *c + c->capout * sizeof *c->out + c->caplinks * sizeof *c->links +
            c->st.outbox_bytes + c->wb.cap + 2 * c->wb.slots * sizeof *c->wb.ids +
            c->tb.cap + dicts;
@@ -267,9 +293,13 @@ void search_cluster_free(search *s)
     for (uint32_t k = 0; k < s->cfg.cluster_n; k++) {
         state_wire_buf_free(&c->sent_terms[k]);
         state_wire_dict_free(&c->read_terms[k]);
+        label_sent_free(&c->sent_labels[k]);
+        label_read_free(&c->read_labels[k]);
     }
     free(c->sent_terms);
     free(c->read_terms);
+    free(c->sent_labels);
+    free(c->read_labels);
     free(c);
     s->cl = NULL;
 }

@@ -40,7 +40,8 @@ typedef struct cluster_out {
     uint8_t *wire;             /* state_wire bytes, in the transport form of
                                   the connection to the owner */
     size_t wire_len;
-    uint8_t *label;            /* ETF of the step into it */
+    uint8_t *label;            /* ETF of the step into it, encoded for the
+                                  connection to the owner (label_dict.h) */
     size_t label_len;
 } cluster_out;
 
@@ -50,9 +51,9 @@ size_t search_cluster_outbox(search *s, const cluster_out **out);
 void search_cluster_taken(search *s);
 
 /* Imports a state that participant `from` found as a child of its pool
-** node `from_index` at depth `depth`, by the step `label` (copied), in the
-** transport form of the connection from `from` (its states must come in
-** the order they were routed).  1: new, queued; 0: seen before (or the
+** node `from_index` at depth `depth`, by the step `label` (copied), both in
+** the transport form of the connection from `from` (its states must come
+** in the order they were routed).  1: new, queued; 0: seen before (or the
 ** search is over); -1 and *why: bytes that are no state of this check, or
 ** out of memory. */
 int search_cluster_import(search *s, const uint8_t *wire, size_t len, uint32_t from,

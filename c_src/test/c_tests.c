@@ -25,6 +25,7 @@
 #include "etf_scan.h"
 #include "part_store.h"
 #include "por.h"
+#include "label_dict.h"
 #include "search_cluster.h"
 #include "search_pool.h"
 #include "search.h"
@@ -3644,8 +3645,64 @@ static void cluster_paths(void)
         search_free(ss[i]);
 }
 
+/* A connection's labels: whole once, an index after, read back in order;
+** an index or a tag of no label is an error. */
+static void test_label_dict(void)
+{
+    label_sent snd;
+    label_read rcv;
+    memset(&snd, 0, sizeof snd);
+    memset(&rcv, 0, sizeof rcv);
+    const uint8_t a[] = { 131, 100, 0, 1, 'a' }, b[] = { 131, 97, 7 };
+    const uint8_t *labels[] = { a, b, a, a, b, (const uint8_t *)"" };
+    size_t lens[] = { sizeof a, sizeof b, sizeof a, sizeof a, sizeof b, 0 };
+    size_t sizes[] = { sizeof a + 1, sizeof b + 1, 5, 5, 5, 1 };
+    const char *why;
+    for (int k = 0; k < 6; k++) {
+        size_t n;
+        uint8_t *enc = label_dict_send(&snd, labels[k], lens[k], &n);
+        CHECK(enc != NULL && n == sizes[k]);
+        const uint8_t *got;
+        size_t gn;
+        why = NULL;
+        CHECK(enc != NULL && label_dict_read(&rcv, enc, n, &got, &gn, &why) == 0 &&
+              gn == lens[k] && (gn == 0 || memcmp(got, labels[k], gn) == 0));
+        free(enc);
+    }
+    CHECK(snd.n == 3 && rcv.n == 3);
+    const uint8_t far[] = { 1, 3, 0, 0, 0 }, tag[] = { 2, 0 };
+    const uint8_t *got;
+    size_t gn;
+    why = NULL;
+    CHECK(label_dict_read(&rcv, far, sizeof far, &got, &gn, &why) == -1 && why != NULL);
+    why = NULL;
+    CHECK(label_dict_read(&rcv, tag, sizeof tag, &got, &gn, &why) == -1 && why != NULL);
+    why = NULL;
+    CHECK(label_dict_read(&rcv, tag, 0, &got, &gn, &why) == -1 && why != NULL);
+    /* Many labels: the sender's table grows, every index stays right. */
+    for (uint32_t k = 0; k < 2000; k++) {
+        uint8_t l[4] = { (uint8_t)k, (uint8_t)(k >> 8), 7, 9 };
+        size_t n;
+        uint8_t *enc = label_dict_send(&snd, l, sizeof l, &n);
+        CHECK(enc != NULL && label_dict_read(&rcv, enc, n, &got, &gn, &why) == 0 &&
+              gn == 4 && memcmp(got, l, 4) == 0);
+        free(enc);
+    }
+    for (uint32_t k = 0; k < 2000; k += 97) {
+        uint8_t l[4] = { (uint8_t)k, (uint8_t)(k >> 8), 7, 9 };
+        size_t n;
+        uint8_t *enc = label_dict_send(&snd, l, sizeof l, &n);
+        CHECK(enc != NULL && n == 5 && label_dict_read(&rcv, enc, n, &got, &gn, &why) == 0 &&
+              gn == 4 && memcmp(got, l, 4) == 0);
+        free(enc);
+    }
+    label_sent_free(&snd);
+    label_read_free(&rcv);
+}
+
 static void test_search_cluster(void)
 {
+    test_label_dict();
     cluster_model(1);
     cluster_model(2);
     cluster_model(3);
