@@ -6,7 +6,7 @@ REBAR ?= rebar3
 export MCERLANG_STRICT ?= 1
 ASAN_LIB := $(shell gcc -print-file-name=libasan.so 2>/dev/null)
 
-.PHONY: all compile test test-c test-erl test-asan test-rebar3 bench bench-counts bench-workers demo dialyzer clean
+.PHONY: all compile test test-c test-erl test-asan test-rebar3 bench bench-counts bench-workers bench-cluster demo dialyzer clean
 
 all: compile
 
@@ -41,7 +41,7 @@ test-asan:
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 MCERLANG_NIF=asan \
 	erl -noshell -pa _build/test/lib/mcerlang/ebin -pa _build/test/lib/mcerlang/examples \
 	    -pa _build/test/lib/mcerlang/test \
-	    -eval 'case eunit:test([mcerlang_tests, mce_ether_tests, mce_translate_tests, mce_nif_tests, mce_random_tests, mce_dist_tests, mce_otp_tests, mce_property_tests, mce_buchi_tests, mce_otp_diff_tests, mce_table_tests, mce_ltl_check_tests, mce_replay_tests, mce_debug_tests, mce_exitdeaths_tests, mce_translate_bind_tests, mce_ets_diff_tests, mce_procs_tests, mce_sandbox_tests, mce_inputs_tests, mce_fuzz_tests, mce_budget_tests, mce_gl_tests, mce_step_cache_tests, mce_reduction_tests, mce_symmetry_tests, mce_por_tests, mce_idle_tests, mce_faults_tests, mce_timeouts_tests, mce_netkernel_tests, mce_pg_tests, mce_stubs_tests, mce_ltl_por_tests, mce_autosym_tests], []) of ok -> halt(0); _ -> halt(1) end'
+	    -eval 'case eunit:test([mcerlang_tests, mce_ether_tests, mce_translate_tests, mce_nif_tests, mce_random_tests, mce_dist_tests, mce_otp_tests, mce_property_tests, mce_buchi_tests, mce_otp_diff_tests, mce_table_tests, mce_ltl_check_tests, mce_replay_tests, mce_debug_tests, mce_exitdeaths_tests, mce_translate_bind_tests, mce_ets_diff_tests, mce_procs_tests, mce_sandbox_tests, mce_inputs_tests, mce_fuzz_tests, mce_budget_tests, mce_gl_tests, mce_step_cache_tests, mce_reduction_tests, mce_symmetry_tests, mce_por_tests, mce_idle_tests, mce_faults_tests, mce_timeouts_tests, mce_netkernel_tests, mce_pg_tests, mce_stubs_tests, mce_ltl_por_tests, mce_autosym_tests, mce_cluster_tests], []) of ok -> halt(0); _ -> halt(1) end'
 
 # +sbwt none (and the dirty schedulers' equivalents): idle schedulers sleep
 # at once instead of spinning, which would count as CPU seconds of the rows.
@@ -55,6 +55,14 @@ bench-workers:
 	$(REBAR) as test compile
 	erl -noshell +sbwt none +sbwtdcpu none +sbwtdio none -pa _build/test/lib/mcerlang/ebin -pa _build/test/lib/mcerlang/examples \
 	    -pa _build/test/lib/mcerlang/bench -eval 'mce_bench_workers:main(), halt().'
+
+# The distributed search on this machine: one node, then one and two peers
+# (issue 20 item 2; docs/SCALING.md).
+bench-cluster:
+	$(REBAR) as test compile
+	erl -noshell -sname mce_bench_cluster_$$$$ +sbwt none +sbwtdcpu none +sbwtdio none \
+	    -pa _build/test/lib/mcerlang/ebin -pa _build/test/lib/mcerlang/examples \
+	    -pa _build/test/lib/mcerlang/bench -eval 'mce_bench_cluster:main(), halt().'
 
 # Verdicts and state/transition counts of the bench models but the largest:
 # diff before and after a change that must leave the state space unchanged.

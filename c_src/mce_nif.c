@@ -22,6 +22,7 @@
 #include "nif_peek.h"
 #include "nif_search.h"
 #include "nif_state.h"
+#include "nif_wire.h"
 
 static int load(ErlNifEnv *env, void **priv, ERL_NIF_TERM info)
 {
@@ -74,6 +75,11 @@ static ErlNifFunc nif_funcs[] = {
     {"join", 1, nif_join, 0},
     {"work", 2, nif_work, 0},
     {"stop_workers", 1, nif_stop_workers, 0},
+    {"cluster_outbox", 1, nif_cluster_outbox, 0},
+    {"cluster_import", 3, nif_cluster_import, 0},
+    {"cluster_path", 2, nif_cluster_path, 0},
+    {"cluster_stack", 1, nif_cluster_stack, 0},
+    {"cluster_stats", 1, nif_cluster_stats, 0},
     {"match", 2, nif_match, 0},
     {"resume", 1, nif_resume, 0},
     {"ran", 5, nif_ran, 0},

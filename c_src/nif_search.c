@@ -60,7 +60,9 @@ static int get_marks(ErlNifEnv *env, ERL_NIF_TERM list, run_result *res)
 **       hash_compact, bitstate: visited.h), bitstate_bits => N,
 **       step_cache => 0 | 1, step_cache_entries => N, step_cache_bytes => N,
 **       reduction => 0 | 1,
-**       symmetry => 0 | 1 | 2 (2: without the pid order guard)})
+**       symmetry => 0 | 1 | 2 (2: without the pid order guard),
+**       cluster_n => N, cluster_me => I (a distributed search's participant
+**       I of N: breadth_first, one worker, no reduction, no symmetry)})
 **   -> Resource
 ** A lossy table_mode with breadth_first or expand_only is a badarg. */
 ERL_NIF_TERM nif_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
@@ -81,6 +83,7 @@ ERL_NIF_TERM nif_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     ERL_NIF_TERM pairs;
     int timers_bounded = 0;
     uint64_t cache_entries = 0, cache_bytes = 0, reduction = 0, symmetry = 0, workers = 1;
+    uint64_t cluster_n = 0, cluster_me = 0;
     unsigned nnodes = 0;
     if (enif_get_map_value(env, argv[0], ATOM(env, nodes), &nodes)) {
         if (!enif_get_list_length(env, nodes, &nnodes) || nnodes == 0 ||
@@ -129,7 +132,11 @@ ERL_NIF_TERM nif_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
         map_u64(env, argv[0], ATOM(env, reduction), &reduction) < 0 || reduction > 1 ||
         map_u64(env, argv[0], ATOM(env, symmetry), &symmetry) < 0 || symmetry > 2 ||
         map_u64(env, argv[0], ATOM(env, workers), &workers) < 0 || workers == 0 ||
-        workers > 1024 || (workers > 1 && (!bfs || expand_only)))
+        workers > 1024 || (workers > 1 && (!bfs || expand_only)) ||
+        map_u64(env, argv[0], ATOM(env, cluster_n), &cluster_n) < 0 || cluster_n > 1024 ||
+        map_u64(env, argv[0], ATOM(env, cluster_me), &cluster_me) < 0 ||
+        (cluster_n > 1 && (cluster_me >= cluster_n || !bfs || expand_only || workers > 1 ||
+                           reduction || symmetry)))
         return enif_make_badarg(env);
     search_config cfg = { .creation = (uint32_t)creation,
                           .max_states = max_states, .max_depth = max_depth,
@@ -158,6 +165,8 @@ ERL_NIF_TERM nif_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
                           .reduction = (int)reduction,
                           .symmetry = (int)symmetry,
                           .workers = (uint32_t)workers,
+                          .cluster_n = (uint32_t)cluster_n,
+                          .cluster_me = (uint32_t)cluster_me,
                           .nnodes = nnodes };
     /* crash_nodes => Mask comes with disconnect_pairs => [A * 64 + B]
     ** (A < B node indexes): the nodes and pairs faults may hit. */

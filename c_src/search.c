@@ -29,6 +29,7 @@
 #include "ether.h"
 #include "match_memo.h"
 #include "por.h"
+#include "search_cluster.h"
 #include "search_internal.h"
 #include "transition.h"
 
@@ -38,6 +39,12 @@
 ** given). */
 static search *search_create(const search_config *cfg, search *first)
 {
+    /* A distributed search's share: breadth-first, one worker, neither
+    ** reduction (search_cluster.h). */
+    if (cfg->cluster_n > 1 &&
+        (!cfg->breadth_first || cfg->expand_only || cfg->workers > 1 ||
+         cfg->cluster_me >= cfg->cluster_n || cfg->symmetry || cfg->reduction))
+        return NULL;
     search *s = calloc(1, sizeof *s);
     if (s == NULL)
         return NULL;
@@ -245,6 +252,7 @@ void search_free(search *s)
     sys_state_clear(&s->cur);
     sys_state_clear(&s->spare);
     free(s->kept);
+    search_cluster_free(s);
     if (s->pool != NULL)
         search_pool_release(s->pool);      /* with the store, if the last */
     else
@@ -440,6 +448,7 @@ static int bfs_path_to_stack(search *s, uint32_t i)
     size_t len;
     if (search_pool_path(s->pool, i, &path, &len) != 0)
         return -1;
+    s->path_node = i;
     if (len > s->cap) {
         frame *grown = realloc(s->stack, len * sizeof *grown);
         if (grown == NULL) {
@@ -559,6 +568,12 @@ static int bfs_continue(search *s, request *req)
         s->pending = req->kind = REQ_ABANDONED;
         return 0;
     case POOL_DONE:
+        if (s->cfg.cluster_n > 1) {
+            /* Other participants may still send states: only the
+            ** drivers' count of batches tells the end. */
+            s->pending = req->kind = REQ_IDLE;
+            return 0;
+        }
         break;
     }
     return 2;
@@ -813,12 +828,26 @@ int search_start(search *s, term_in *init, uint32_t pid, request *req)
         if (root == 0 || push(s, root, NULL, 0) != 0)
             return fail(req, "out of memory");
     }
-    if (s->cfg.breadth_first) {
+    int mine = 1;
+    if (s->cfg.breadth_first && s->cfg.cluster_n > 1) {
+        /* Every participant makes the initial state; its owner alone
+        ** stores it as discovered. */
+        sys_state init;
+        if (sys_state_decode(s->ps, s->stack[0].state, &init) != 0)
+            return fail(req, "out of memory");
+        mine = search_cluster_owns(s, &init);
+        sys_state_clear(&init);
+        if (mine < 0)
+            return fail(req, "out of memory");
+        if (!mine)
+            s->depth = 0;
+    }
+    if (s->cfg.breadth_first && mine) {
         uint32_t root;
         if (bfs_add(s, s->stack[0].state, NULL, 0, 0, &root) != 0 || bfs_next(s) != POOL_WORK)
             return fail(req, "out of memory");
     }
-    s->st.states = 1;
+    s->st.states = mine ? 1 : 0;
     /* The initial state counts: max_states = 1 stores nothing more. */
     if (!s->cfg.expand_only && s->cfg.max_states != 0 &&
         s->st.states >= s->cfg.max_states) {
@@ -935,6 +964,19 @@ static int commit_successor(search *s, sys_state *st, uint8_t *label,
 {
     if (s->vis != NULL)
         return commit_lossy(s, st, label, label_len, stop, req);
+    if (s->cfg.cluster_n > 1 && !stop && !s->cfg.expand_only) {
+        /* Another participant's state goes to its owner, unstored. */
+        int r = search_cluster_route(s, st, label, label_len);
+        if (r != 0) {
+            sys_state_move(&s->spare, st);
+            if (r < 0) {
+                free(label);
+                return fail(req, "out of memory");
+            }
+            s->st.transitions++;
+            return after_commit(s, 0, req);
+        }
+    }
     int is_new;
     part_id root = canonical(s, st, stop) == 0 ? sys_state_encode(s->ps, st, &is_new) : 0;
     sys_state_move(&s->spare, st);

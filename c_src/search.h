@@ -87,6 +87,10 @@ typedef struct search_config {
                                   (search_join) will share this one's
                                   states and queue (search_pool.h); 0 and 1:
                                   it runs alone */
+    uint32_t cluster_n;        /* breadth-first, one worker: a distributed
+                                  search's participants (search_cluster.h);
+                                  0 and 1: none */
+    uint32_t cluster_me;       /* this search's index among them */
     int timers_bounded;        /* timeouts => {infinite_above, Ms}: a timer
                                   (send_after, start_timer) of at least Ms =
                                   timers_never_from (and more than 0) ms

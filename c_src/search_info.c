@@ -11,6 +11,7 @@
 #include "search.h"
 
 #include "match_memo.h"
+#include "search_cluster.h"
 #include "search_internal.h"
 #include "step_cache.h"
 #include "visited.h"
@@ -28,7 +29,8 @@ void search_get_stats(const search *s, search_stats *st)
     st->parts = part_store_count(s->ps);
     st->memo_entries = s->memo.n;
     size_t fixed = s->cap * sizeof *s->stack + match_memo_bytes(&s->memo) +
-                   stack_set_bytes(&s->on_stack) + por_hint_bytes(&s->hint);
+                   stack_set_bytes(&s->on_stack) + por_hint_bytes(&s->hint) +
+                   search_cluster_bytes(s);
     /* Breadth-first: the nodes (parents and labels of every state). */
     size_t nodes = s->pool != NULL ? search_pool_bytes(s->pool) : 0;
     st->bytes = part_store_bytes(s->ps) + nodes + fixed;

@@ -1,9 +1,9 @@
 /*
 ** search_internal.h: the search's own record, shared by search.c (the
 ** search order and the request protocol), peek.c (the running step's
-** read-only questions about the state being expanded) and search_info.c
-** (what the NIF reads of the search between requests).  Nothing else
-** includes it: the NIF sees only search.h.
+** read-only questions about the state being expanded), search_info.c
+** (what the NIF reads of the search between requests) and search_cluster.c
+** (a distributed search's share).  Nothing else includes it: the NIF sees only search.h.
 **
 ** Invariant: `cur` is the decoded state of the stack's top frame whenever
 ** cur_id (exact table) or cur_serial (lossy tables) names that frame;
@@ -156,6 +156,11 @@ struct search {
     ** whose successor is recorded next; reset once recorded. */
     int exp_safe;
     agent mover;
+    /* Distributed search (cfg.cluster_n > 1, search_cluster.c): the
+    ** outbox, the imports' remote parents; made at the first use.  And
+    ** the pool node bfs_path_to_stack last put on the stack. */
+    struct search_cluster *cl;
+    uint32_t path_node;
     uint32_t work;        /* units done in C since the last request */
     size_t used_at_yield; /* the store's used bytes at the last yield */
 };

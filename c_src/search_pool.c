@@ -7,7 +7,10 @@
 ** first; `busy` is the number of workers between a POOL_WORK take and
 ** their next take (expanding, or holding nodes they kept).  A node's
 ** fields never change once added (a path copies them), so the lock only
-** guards the arrays' growth and the counters.  `hungry` (atomic) counts
+** guards the arrays' growth and the counters.  A node is its own parent
+** when it starts a segment: the root, and in a distributed search a state
+** whose parent is another participant's (search_pool_add_remote); a path
+** runs from the start of its segment.  `hungry` (atomic) counts
 ** the workers whose last take was POOL_WAIT.
 */
 #include "search_pool.h"
@@ -117,12 +120,14 @@ static int queue_reserve(search_pool *p, size_t n)
     return 0;
 }
 
-int search_pool_add(search_pool *p, part_id state, uint32_t parent, uint8_t *label,
+/* search_pool_add, and with `remote` a node that is its own parent at
+** depth *depth (search_pool_add_remote). */
+static int pool_add(search_pool *p, part_id state, uint32_t parent, uint8_t *label,
                     size_t label_len, sym_pair *perm, uint32_t nperm, int queue,
-                    uint32_t *index, uint32_t *depth)
+                    int remote, uint32_t *index, uint32_t *depth)
 {
     pthread_mutex_lock(&p->lock);
-    if (p->nnodes >= UINT32_MAX - 1 || (p->nnodes > 0 && parent >= p->nnodes) ||
+    if (p->nnodes >= UINT32_MAX - 1 || (!remote && p->nnodes > 0 && parent >= p->nnodes) ||
         (queue && queue_reserve(p, 1) != 0)) {
         pthread_mutex_unlock(&p->lock);
         return -1;
@@ -139,8 +144,8 @@ int search_pool_add(search_pool *p, part_id state, uint32_t parent, uint8_t *lab
         p->cap = cap;
     }
     uint32_t i = (uint32_t)p->nnodes;
-    uint32_t d = i == 0 ? 0 : p->nodes[parent].depth + 1;
-    p->nodes[i] = (pool_node){ .state = state, .parent = i == 0 ? 0 : parent,
+    uint32_t d = remote ? *depth : i == 0 ? 0 : p->nodes[parent].depth + 1;
+    p->nodes[i] = (pool_node){ .state = state, .parent = i == 0 || remote ? i : parent,
                                .depth = d, .nperm = nperm, .label = label,
                                .label_len = label_len, .perm = perm };
     p->nnodes++;
@@ -152,6 +157,37 @@ int search_pool_add(search_pool *p, part_id state, uint32_t parent, uint8_t *lab
     *index = i;
     *depth = d;
     return 0;
+}
+
+int search_pool_add(search_pool *p, part_id state, uint32_t parent, uint8_t *label,
+                    size_t label_len, sym_pair *perm, uint32_t nperm, int queue,
+                    uint32_t *index, uint32_t *depth)
+{
+    return pool_add(p, state, parent, label, label_len, perm, nperm, queue, 0, index, depth);
+}
+
+int search_pool_add_remote(search_pool *p, part_id state, uint32_t depth, uint8_t *label,
+                           size_t label_len, uint32_t *index)
+{
+    return pool_add(p, state, 0, label, label_len, NULL, 0, 1, 1, index, &depth);
+}
+
+/* The first node of node i's segment (under the lock). */
+static uint32_t segment_start(const search_pool *p, uint32_t i)
+{
+    while (p->nodes[i].parent != i)
+        i = p->nodes[i].parent;
+    return i;
+}
+
+int search_pool_segment(search_pool *p, uint32_t i, uint32_t *start)
+{
+    pthread_mutex_lock(&p->lock);
+    int r = i < p->nnodes ? 0 : -1;
+    if (r == 0)
+        *start = segment_start(p, i);
+    pthread_mutex_unlock(&p->lock);
+    return r;
 }
 
 int search_pool_queue(search_pool *p, const uint32_t *nodes, size_t n)
@@ -245,7 +281,7 @@ int search_pool_path(search_pool *p, uint32_t i, pool_step **out, size_t *len)
         pthread_mutex_unlock(&p->lock);
         return -1;
     }
-    size_t n = (size_t)p->nodes[i].depth + 1;
+    size_t n = (size_t)(p->nodes[i].depth - p->nodes[segment_start(p, i)].depth) + 1;
     pool_step *path = calloc(n, sizeof *path);
     int failed = path == NULL;
     size_t d = n;

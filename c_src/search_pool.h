@@ -62,6 +62,15 @@ part_store *search_pool_store(const search_pool *p);
 int search_pool_add(search_pool *p, part_id state, uint32_t parent, uint8_t *label,
                     size_t label_len, sym_pair *perm, uint32_t nperm, int queue,
                     uint32_t *index, uint32_t *depth);
+/* Distributed search (search_cluster.c): adds and queues a node whose
+** parent is on another participant, at depth `depth` of the whole path; it
+** starts a segment (it is its own parent), and the caller remembers where
+** its parent is.  0 and *index, or -1 when out of memory. */
+int search_pool_add_remote(search_pool *p, part_id state, uint32_t depth, uint8_t *label,
+                           size_t label_len, uint32_t *index);
+/* The node starting node i's segment (the root, or a remote node's): 0
+** and *start, or -1 when i is no node. */
+int search_pool_segment(search_pool *p, uint32_t i, uint32_t *start);
 /* Queues nodes a worker kept (their indices, oldest first).  0, or -1
 ** when out of memory (nothing queued). */
 int search_pool_queue(search_pool *p, const uint32_t *nodes, size_t n);
@@ -94,10 +103,12 @@ uint64_t search_pool_count(const search_pool *p);
 ** the store's). */
 size_t search_pool_bytes(const search_pool *p);
 
-/* The path from the root to node i, root first: out[k] is a malloc'd copy
+/* The path from the start of node i's segment (the root, unless the
+** search is distributed) to node i, first first: out[k] is a malloc'd copy
 ** of the k-th node's state, label and renaming (the root has neither).
 ** 0 and *len, or -1 when out of memory or i is no node (nothing left
-** allocated). */
+** allocated).  The first step has a label only when it starts a remote
+** segment. */
 typedef struct pool_step {
     part_id state;
     uint8_t *label;

@@ -5,7 +5,8 @@
 %% docs/ARCHITECTURE.md for the request/answer protocol.
 -module(mce_nif).
 
--export([new/1, start/3, join/1, work/2, stop_workers/1, match/2, resume/1, ran/5, observed/3, deaths_judged/2, fresh_pid/2, fresh_ref/2, node_status/3, ether/1,
+-export([new/1, start/3, join/1, work/2, stop_workers/1,
+         cluster_outbox/1, cluster_import/3, cluster_path/2, cluster_stack/1, cluster_stats/1, match/2, resume/1, ran/5, observed/3, deaths_judged/2, fresh_pid/2, fresh_ref/2, node_status/3, ether/1,
          alias_active/3, timer/2, unique/1, live_searches/0, process/2, ets_table/2, app_env/1,
          ets_named/3, ets_tables/2,
          stats/1, trace/1, renamings/1,
@@ -39,7 +40,10 @@
                  | idle | abandoned
                  | {reduction_void, mce_search:void_reason() | pid_order}   % the reduced search proves nothing
                  | {error, {string(), integer()}, string()}.
--export_type([search/0, request/0, buchi/0, agent/0, buchi_request/0]).
+%% A successor bound for another participant of a distributed search:
+%% {Owner, ParentNode, Depth, Wire, Label} (cluster_outbox/1).
+-type outgoing() :: {non_neg_integer(), non_neg_integer(), pos_integer(), binary(), binary()}.
+-export_type([search/0, request/0, buchi/0, agent/0, buchi_request/0, outgoing/0]).
 
 load() ->
     Dir = case code:priv_dir(mcerlang) of
@@ -73,6 +77,35 @@ work(_Search, _Pid) -> erlang:nif_error(not_loaded).
 %% Every worker of the search ends at its next request (`abandoned').
 -spec stop_workers(search()) -> ok.
 stop_workers(_Search) -> erlang:nif_error(not_loaded).
+
+%% A distributed search's participant (c_src/search_cluster.h, made with
+%% cluster_n and cluster_me in new/1): the successors owned by others
+%% since the last call, {Owner, ParentNode, Depth, Wire, Label}, which are
+%% then the caller's to send.
+-spec cluster_outbox(search()) -> [outgoing()] | {error, term(), string()}.
+cluster_outbox(_Search) -> erlang:nif_error(not_loaded).
+
+%% Imports participant From's states [{FromNode, Depth, Wire, Label}]:
+%% {ok, HowManyWereNew}.
+-spec cluster_import(search(), non_neg_integer(),
+                     [{non_neg_integer(), pos_integer(), binary(), binary()}]) ->
+          {ok, non_neg_integer()} | {error, term(), string()}.
+cluster_import(_Search, _From, _States) -> erlang:nif_error(not_loaded).
+
+%% The labels (ETF) of node Index's segment of its path, and where the
+%% segment starts: none (the root) or {Participant, Node}.
+-spec cluster_path(search(), non_neg_integer()) ->
+          {[binary()], none | {non_neg_integer(), non_neg_integer()}} | {error, term(), string()}.
+cluster_path(_Search, _Index) -> erlang:nif_error(not_loaded).
+
+%% After a violation: the label into the first state on the stack (none at
+%% the root) and where its segment starts.
+-spec cluster_stack(search()) ->
+          {binary() | none, none | {non_neg_integer(), non_neg_integer()}} | {error, term(), string()}.
+cluster_stack(_Search) -> erlang:nif_error(not_loaded).
+
+-spec cluster_stats(search()) -> map() | {error, term(), string()}.
+cluster_stats(_Search) -> erlang:nif_error(not_loaded).
 
 %% After `yield' (the C search did its share of work in one call), or
 %% `idle' (a worker waited for the others to queue states).

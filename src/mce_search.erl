@@ -23,6 +23,10 @@
 %% For the parallel search (mce_workers): the loop of one worker, and what
 %% a worker's context shares with the first's.
 -export([loop/2, worker_loop/2, workers/1, progress_off/1, with_others/2]).
+%% For the distributed search (mce_cluster): a participant's search on
+%% another node, the share of the work a context carries, and the
+%% options a participant runs with.
+-export([participant/3, share/1, set_share/2, cluster_options/1, init_call/1]).
 
 -record(ctx, {search :: mce_nif:search(),
               opts :: map(),
@@ -39,12 +43,17 @@
               init_call :: term(),
               %% workers (mce_workers): the other workers' searches, whose
               %% shares the first worker's progress lines show
-              others = [] :: [mce_nif:search()]}).
+              others = [] :: [mce_nif:search()],
+              %% A distributed search: which participant of how many
+              %% this search is, and the participant's state
+              %% (mce_cluster:share()) once the exchange has started.
+              cluster = none :: none | {pos_integer(), non_neg_integer()},
+              share = none :: term()}).
 
 %% Whether the check uses partial-order reduction, or why not (the
 %% `reduction' stat).
 -type reduction() :: on | {off, option | monitor | invariant | mailbox_bound | shortest | ltl
-                              | max_depth | expand_only | void_reason()}
+                              | max_depth | expand_only | cluster | void_reason()}
                    %% the LTL check (mce_ltl_search): a formula with next, weak
                    %% fairness, predicates of steps (sent, probes, scheduled ...),
                    %% of the view or of the processes' status
@@ -62,7 +71,8 @@
 -define(TICK, 256).
 
 -spec run(term(), map()) -> mcerlang:result().
-run(InitCall, Opts) ->
+run(InitCall, Opts0) ->
+    Opts = cluster_options(Opts0),
     Ltl = maps:get(ltl, Opts) =/= none,
     Reduction = case maps:get(ltl, Opts) of
                     {_, Formula} when map_get(reduction, Opts) -> ltl_reduction(Formula, Opts);
@@ -123,12 +133,51 @@ judge_initial(First, Ctx) ->
             end
     end.
 
-%% One worker, or several (mce_workers) sharing the search's states.
+%% One worker, or several (mce_workers) sharing the search's states, or
+%% this node's share of a distributed search (mce_cluster).
+drive(First, #ctx{cluster = {_, 0}} = Ctx) ->
+    mce_cluster:run(First, Ctx);
 drive(First, Ctx) ->
     case workers(Ctx) of
         1 -> loop(First, Ctx);
         _ -> mce_workers:run(First, Ctx)
     end.
+
+%% The options of a check with `cluster': symmetry off (its renamings
+%% are not the same on every node's share), and the reduction too
+%% (reduction/2); unchanged otherwise.
+-spec cluster_options(map()) -> map().
+cluster_options(#{cluster := [_ | _], symmetry := Sym} = Opts) when Sym =/= false ->
+    Opts#{symmetry => {off, cluster}};
+cluster_options(Opts) ->
+    Opts.
+
+%% Which participant of how many a search is: the calling node is the
+%% first of a check with `cluster'; a participant on another node is told
+%% ('$mce_cluster').  Never for sessions (replay, simulate: expand-only).
+cluster_conf(_Opts, true) -> none;
+cluster_conf(#{'$mce_cluster' := {N, I}}, false) -> {N, I};
+cluster_conf(#{cluster := [_ | _] = Nodes}, false) -> {length(Nodes) + 1, 0};
+cluster_conf(_Opts, false) -> none.
+
+%% A participant's search on another node (mce_cluster): the check of
+%% Opts (with '$mce_cluster' => {N, I}) from its initial state, the
+%% exchange with the others in `Share'.
+-spec participant(term(), map(), term()) -> {mce_nif:search(), term()}.
+participant(InitCall, Opts0, Share) ->
+    Opts = cluster_options(Opts0),
+    Ctx = (new_context(Opts, false, reduction(Opts, false)))#ctx{init_call = InitCall,
+                                                                share = Share},
+    {Ctx#ctx.search, loop(mce_nif:start(Ctx#ctx.search, InitCall, 1), Ctx)}.
+
+-spec init_call(#ctx{}) -> term().
+init_call(#ctx{init_call = InitCall}) -> InitCall.
+
+-spec share(#ctx{}) -> term().
+share(#ctx{share = Share}) -> Share.
+
+-spec set_share(#ctx{}, term()) -> #ctx{}.
+set_share(Ctx, Share) -> Ctx#ctx{share = Share}.
 
 %% How many workers search at once: `workers' where a parallel search can
 %% do the check, else 1 (the reason is in the stats: workers_off/1).
@@ -186,6 +235,8 @@ new_context(Opts, ExpandOnly) ->
 -spec reduction(map(), boolean()) -> reduction().
 reduction(#{reduction := false}, _ExpandOnly) ->
     {off, option};
+reduction(#{cluster := [_ | _]}, false) ->
+    {off, cluster};
 reduction(Opts, ExpandOnly) ->
     %% The first that rules it out, in this order.
     Off = [Why || {Why, true} <- [{ltl, maps:get(ltl, Opts) =/= none},
@@ -255,11 +306,16 @@ new_context(Opts, ExpandOnly, Reduction) ->
     Invariants = maps:get(invariant, Opts),
     Observe = (Monitors =/= [] orelse Invariants =/= [] orelse
                maps:get(mailbox_bound, Opts) =/= infinity) andalso not ExpandOnly,
+    Cluster = cluster_conf(Opts, ExpandOnly),
     Workers = case workers_off(Opts, ExpandOnly) of
                   none -> maps:get(workers, Opts);
                   _ -> 1
               end,
-    Search = new_search(Opts, #{nodes => Nodes,
+    ClusterConfig = case Cluster of
+                        none -> #{};
+                        {N, I} -> #{cluster_n => N, cluster_me => I}
+                    end,
+    Search = new_search(Opts, ClusterConfig#{nodes => Nodes,
                            creation => mce_pid:creation(),
                            workers => Workers,
 
@@ -292,7 +348,8 @@ new_context(Opts, ExpandOnly, Reduction) ->
                                           true -> 1;
                                           false -> 0
                                       end,
-                           breadth_first => case maps:get(shortest, Opts) orelse Workers > 1 of
+                           breadth_first => case maps:get(shortest, Opts) orelse Workers > 1
+                                                     orelse Cluster =/= none of
                                                 true -> 1;
                                                 false -> 0
                                             end,
@@ -326,7 +383,7 @@ new_context(Opts, ExpandOnly, Reduction) ->
     #ctx{search = Search, opts = Opts, started = Now, deadline = Deadline,
          memory = maps:get(memory, Opts), progress = maps:get(progress, Opts),
          last_report = Now, monitors = Monitors, invariants = Invariants,
-         initial_observer = Initial, reduction = Reduction}.
+         initial_observer = Initial, reduction = Reduction, cluster = Cluster}.
 
 %% What translated code running in this process reads of the check's
 %% options (the process dictionary, as for every step's own record).
@@ -418,6 +475,18 @@ loop(yield, #ctx{search = S} = Ctx) ->
     case tick(Ctx#ctx{steps = ?TICK}) of
         {continue, Ctx1} -> loop(mce_nif:resume(S), Ctx1);
         {stop, Why} -> {inconclusive, Why, stats(Ctx)}
+    end;
+loop(idle, #ctx{search = S, share = Share} = Ctx) when Share =/= none ->
+    %% A participant of a distributed search with nothing to expand: it
+    %% waits for the others' states, or for the end.
+    case mce_cluster:poll(S, Share, idle) of
+        {ok, Share1} ->
+            case limits(Ctx#ctx{steps = ?TICK, share = Share1}, fun() -> 0 end) of
+                {continue, Ctx1} -> loop(mce_nif:resume(S), Ctx1);
+                {stop, Why} -> {inconclusive, Why, stats(Ctx)}
+            end;
+        {stop, Why} ->
+            {inconclusive, Why, stats(Ctx)}
     end;
 loop(idle, #ctx{search = S} = Ctx) ->
     %% A worker with nothing to expand while others are expanding: a pause
@@ -616,7 +685,17 @@ tick(Ctx) ->
 -spec tick(#ctx{}, fun(() -> non_neg_integer())) -> {continue, #ctx{}} | {stop, term()}.
 tick(#ctx{steps = N} = Ctx, _Extra) when N < ?TICK ->
     {continue, Ctx#ctx{steps = N + 1}};
-tick(#ctx{deadline = Deadline, memory = Cap} = Ctx, Extra) ->
+tick(#ctx{share = Share, search = S} = Ctx, Extra) when Share =/= none ->
+    %% A participant of a distributed search: its batches go out and come
+    %% in, and the coordinator's questions are answered, between steps.
+    case mce_cluster:poll(S, Share, busy) of
+        {ok, Share1} -> limits(Ctx#ctx{share = Share1}, Extra);
+        {stop, _} = Stop -> Stop
+    end;
+tick(Ctx, Extra) ->
+    limits(Ctx, Extra).
+
+limits(#ctx{deadline = Deadline, memory = Cap} = Ctx, Extra) ->
     Now = erlang:monotonic_time(millisecond),
     receive
         '$mce_stop' -> {stop, stopped}

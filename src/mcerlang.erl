@@ -53,6 +53,7 @@
                      reduction => boolean(),
                      symmetry => boolean() | auto,
                      workers => pos_integer() | auto,
+                     cluster => [node()],
                      stubs => #{mfa() => function()}}.
 %% The read-only view of a state that monitors and invariants judge (see
 %% docs/USER_GUIDE.md): every process with its pid, node, registered name,
@@ -147,6 +148,9 @@
                     %% Workers searching at once (mce_workers): a
                     %% breadth-first search sharing one store.
                     workers => 1,
+                    %% Other nodes that search with this one, each over
+                    %% the states it owns (mce_cluster); []: this node alone.
+                    cluster => [],
                     stubs => #{}}).
 
 %% @equiv check(Entry, #{})
@@ -430,7 +434,9 @@ replay(Cex, Options) ->
 -spec replayable(counterexample(), map()) -> {entry(), map()}.
 replayable(#{entry := Entry, options := Stored}, Extra) when is_map(Stored) ->
     no_file_funs(entry, Entry),
-    Given = maps:merge(Stored, Extra),
+    %% A counterexample of a distributed check is a run of the program:
+    %% this node replays it alone, whether the other nodes are up or not.
+    Given = maps:remove(cluster, maps:merge(Stored, Extra)),
     maps:foreach(fun no_file_funs/2, Given),
     {Entry, Given};
 replayable(_Cex, _Extra) ->
@@ -692,6 +698,7 @@ options(Map) when is_map(Map) ->
     Opts0 = maps:fold(fun(K, V, Acc) -> Acc#{K => option(K, V)} end, ?DEFAULTS, Map),
     table_options(Opts0),
     fault_targets(Opts0),
+    cluster_options(Opts0, Map),
     Opts = ltl_options(Opts0, Map),
     case Opts of
         #{progress := auto} -> Opts#{progress => not under_eunit()};
@@ -731,6 +738,20 @@ option(workers, auto) -> erlang:system_info(schedulers_online);
 option(workers, N) when is_integer(N), N >= 1, N =< 1024 -> N;
 option(workers, V) ->
     erlang:error({mcerlang, {bad_option_value, workers, V, "expected auto or an integer from 1 to 1024"}});
+option(cluster, Nodes) when is_list(Nodes) ->
+    proper(Nodes) andalso lists:all(fun is_atom/1, Nodes) orelse
+        erlang:error({mcerlang, {bad_option_value, cluster, Nodes, "expected a list of node names"}}),
+    length(lists:usort(Nodes)) =:= length(Nodes) orelse
+        erlang:error({mcerlang, {bad_option_value, cluster, Nodes, "a node is named twice"}}),
+    lists:member(node(), Nodes) andalso
+        erlang:error({mcerlang, {bad_option_value, cluster, Nodes,
+                                 "this node searches anyway: name only the others"}}),
+    Nodes =/= [] andalso not erlang:is_alive() andalso
+        erlang:error({mcerlang, {bad_option_value, cluster, Nodes,
+                                 "this node is not distributed (start it with -sname or -name)"}}),
+    Nodes;
+option(cluster, V) ->
+    erlang:error({mcerlang, {bad_option_value, cluster, V, "expected a list of node names"}});
 option(shortest, B) when is_boolean(B) -> B;
 option(monitor, {M, _} = Mon) when is_atom(M) -> option(monitor, [Mon]);
 option(monitor, Mons) when is_list(Mons) ->
@@ -895,6 +916,25 @@ table_options(#{shortest := true}) ->
 table_options(#{ltl := Ltl}) when Ltl =/= none ->
     erlang:error({mcerlang, {incompatible_options, table, ltl}});
 table_options(_) ->
+    ok.
+
+%% A distributed search (mce_cluster) is a breadth-first safety search
+%% over the exact table, with one worker a node; the states each node
+%% judges are those it owns, so checks that judge every state along a path
+%% (monitors, invariants, the mailbox bound) and the shortest path are not
+%% offered.
+cluster_options(#{cluster := []}, _Given) ->
+    ok;
+cluster_options(Opts, Given) ->
+    [erlang:error({mcerlang, {incompatible_options, cluster, K}})
+     || {K, Bad} <- [{ltl, maps:get(ltl, Opts) =/= none},
+                     {table, maps:get(table, Opts) =/= exact},
+                     {shortest, maps:get(shortest, Opts)},
+                     {workers, maps:get(workers, Opts) > 1},
+                     {monitor, maps:is_key(monitor, Given)},
+                     {invariant, maps:is_key(invariant, Given)},
+                     {mailbox_bound, maps:is_key(mailbox_bound, Given)}],
+        Bad],
     ok.
 
 %% EUnit runs a test with a group leader of its own that captures output:

@@ -25,8 +25,11 @@
 #include "etf_scan.h"
 #include "part_store.h"
 #include "por.h"
+#include "label_dict.h"
+#include "search_cluster.h"
 #include "search_pool.h"
 #include "search.h"
+#include "state_wire.h"
 #include "stack_set.h"
 #include "sys_state.h"
 #include "step_cache.h"
@@ -3259,6 +3262,463 @@ static void test_search_pool_threads(void)
     search_pool_release(p);
 }
 
+
+/* ------------------------------------------------------------------ */
+/* the state on the wire (state_wire.c) and the distributed search     */
+/* (search_cluster.c)                                                  */
+
+/* Exports state `root` of store `from`, imports it into `to` (a context
+** on another store), exports it from there: 1 when the bytes are the
+** same both ways and a second import finds the state seen. */
+static int wire_round_trip(const part_store *from, part_id root, trans_ctx *to)
+{
+    size_t n1, n2;
+    uint8_t *b1 = state_wire_export_id(from, root, &n1);
+    if (b1 == NULL)
+        return 0;
+    sys_state st;
+    memset(&st, 0, sizeof st);
+    const char *why = NULL;
+    int ok = state_wire_import(to, b1, n1, &st, &why) == 0;
+    int fresh = 0, again = 1;
+    part_id r2 = ok ? sys_state_encode(to->ps, &st, &fresh) : 0;
+    uint8_t *b2 = r2 ? state_wire_export_id(to->ps, r2, &n2) : NULL;
+    ok = b2 != NULL && n1 == n2 && memcmp(b1, b2, n1) == 0;
+    if (ok && state_wire_import(to, b2, n2, &st, &why) == 0)
+        ok = sys_state_encode(to->ps, &st, &again) == r2 && !again;
+    else
+        ok = 0;
+    sys_state_clear(&st);
+    free(b1);
+    free(b2);
+    return ok;
+}
+
+/* Every state a search stored, exported and imported into a fresh store. */
+static void wire_all_states(search *s, size_t *count)
+{
+    const part_store *ps = search_store(s);
+    part_store *other = part_store_new();
+    trans_ctx cx;
+    sym_ctx(&cx, other);
+    size_t n = part_store_count(ps), states = 0;
+    for (part_id id = 1; id <= n; id++) {
+        const part *p = part_store_get(ps, id);
+        if (p == NULL || p->kind != PART_STATE)
+            continue;
+        states++;
+        CHECK(wire_round_trip(ps, id, &cx));
+    }
+    *count = states;
+    part_store_free(other);
+}
+
+/* A state that uses every field of sys_state.h: processes with links,
+** monitors both ways, aliases, dictionaries, names and a group leader;
+** a world with faults, node monitors, timers, the ether (by-name channels
+** whose names `swap` interns in the other order, every signal kind, an
+** envelope) and ETS tables. */
+static void wire_rich_state(trans_ctx *cx, sys_state *st, int swap)
+{
+    part_store *ps = cx->ps;
+    part_id na, nb;
+    if (swap) {
+        nb = sym_term(cx, "name_b", 1, 0, 0);
+        na = sym_term(cx, "name_a", 1, 0, 0);
+    } else {
+        na = sym_term(cx, "name_a", 1, 0, 0);
+        nb = sym_term(cx, "name_b", 1, 0, 0);
+    }
+    part_id m1 = sym_term(cx, "msg", 2, 0, 0), m2 = sym_term(cx, "other", 3, 0, 0);
+    part_id msgs[3] = { m1, m2, m1 };
+    proc a = mkproc(1, PROC_WAITING, sym_term(cx, "server", 1, 0, 0), sym_mailbox(ps, msgs, 3));
+    a.flags = PF_TRAP_EXIT | PF_TIMEOUT | (5u << PF_TIMEOUT_SHIFT);
+    a.dict = sym_term(cx, "dict", 2, 0, 0);
+    a.name = na;
+    proc b = mkproc(2, PROC_CHOICE, sym_term(cx, "choosing", 2, 0, 0), sym_mailbox(ps, NULL, 0));
+    b.flags = 3u << PF_CHOICE_SHIFT;
+    b.gl = 7;
+    proc c = mkproc(3, PROC_INIT, sym_term(cx, "init", 3, 0, 0), sym_mailbox(ps, &m1, 1));
+    memset(st, 0, sizeof *st);
+    CHECK(sys_state_insert(st, &a) >= 0 && sys_state_insert(st, &b) >= 0 &&
+          sys_state_insert(st, &c) >= 0);
+    proc *pa = &st->procs[sys_state_find(st, 1)], *pb = &st->procs[sys_state_find(st, 2)];
+    CHECK(proc_link_add(pa, 2) == 0 && proc_link_add(pa, 3) == 0 && proc_link_add(pb, 1) == 0);
+    CHECK(monitor_add(&pa->mons, (monitor){ 5, 2, 0 }) == 0);
+    CHECK(monitor_add(&pa->mons, (monitor){ 9, 3, m2 }) == 0);
+    CHECK(monitor_add(&pb->monby, (monitor){ 5, 1, 0 }) == 0);
+    CHECK(monitor_add(&pb->aliases, (monitor){ 11, ALIAS_REPLY, 0 }) == 0);
+    st->down = 0;
+    st->crashes = 1;
+    st->kills = 2;
+    st->uniq = 40;
+    st->app_env = sym_term(cx, "env", 1, 0, 0);
+    st->observer = sym_term(cx, "obs", 3, 0, 0);
+    CHECK(sys_state_node_monitor(st, 1, 0, 1) == 0);
+    CHECK(sys_state_node_monitor(st, 2, NODEMON_ALL | NODES_OPT_INFO, 1) == 0);
+    uint32_t by_name = MAKE_KEY(0, KEY_BY_NAME);
+    part_id sigs[8] = {
+        signal_intern(ps, SIG_MSG, m1, 0, 0),
+        signal_intern(ps, SIG_EXIT, m2, SIGF_LINK, 0),
+        signal_intern(ps, SIG_LINK, 0, 0, 0),
+        signal_intern(ps, SIG_MONITOR, 12, m2, 0),
+        signal_intern(ps, SIG_DEMONITOR, 12, 0, 0),
+        signal_intern(ps, SIG_DOWN, 13, 0, m1),
+        signal_intern(ps, SIG_ALIAS_MSG, m2, 11, 0),
+        0 };
+    sigs[7] = envelope_intern(ps, 1, 3, 0, sigs[0]);
+    for (int k = 0; k < 7; k++)
+        CHECK(sys_state_enqueue(ps, st, 1, 2, 0, sigs[k]) == 0);
+    CHECK(sys_state_enqueue(ps, st, 3, by_name, nb, sigs[0]) == 0);
+    CHECK(sys_state_enqueue(ps, st, 3, by_name, na, sigs[6]) == 0);
+    CHECK(sys_state_enqueue(ps, st, MAKE_KEY(0, KEY_NODE_CHAN), MAKE_KEY(0, KEY_NODE_CHAN), 0,
+                            sigs[7]) == 0);
+    CHECK(sys_state_enqueue(ps, st, KEY_TIMER | 14, 2, 0,
+                            signal_intern(ps, SIG_MSG, m1, 1000, 0)) == 0);
+    ets_table t = { .tid = 20, .owner = 1, .heir = 2, .heir_data = m2,
+                    .name = sym_term(cx, "tab", 1, 0, 0), .data = sym_term(cx, "data", 3, 0, 0) };
+    CHECK(sys_state_put_table(st, &t) == 0);
+    CHECK(sys_state_flush(ps, st) == 0);
+}
+
+static void test_state_wire(void)
+{
+    /* The states of real searches: the model of test_search_model, and
+    ** the same breadth-first. */
+    search *s = new_search(0, 0);
+    request q;
+    drive_counts dc = { 0, 0, 0, 0, 0 };
+    CHECK(start(s, 1, &q) == 0);
+    CHECK(drive(s, &q, &dc) == REQ_DONE);
+    size_t n = 0;
+    wire_all_states(s, &n);
+    CHECK(n == 8);
+    search_free(s);
+
+    /* The rich state, built in two stores that number its parts
+    ** differently (the by-name channels' names in the other order). */
+    part_store *pa = part_store_new(), *pb = part_store_new(), *pc = part_store_new();
+    trans_ctx ca, cb, cc;
+    sym_ctx(&ca, pa);
+    sym_ctx(&cb, pb);
+    sym_ctx(&cc, pc);
+    sys_state sa, sb;
+    wire_rich_state(&ca, &sa, 0);
+    wire_rich_state(&cb, &sb, 1);
+    int fresh;
+    part_id ra = sys_state_encode(pa, &sa, &fresh), rb = sys_state_encode(pb, &sb, &fresh);
+    CHECK(ra != 0 && rb != 0);
+    size_t la = 0, lb = 0;
+    uint8_t *wa = state_wire_export_id(pa, ra, &la), *wb = state_wire_export_id(pb, rb, &lb);
+    CHECK(wa != NULL && wb != NULL && la == lb && memcmp(wa, wb, la) == 0);
+    CHECK(state_wire_owner(wa, la, 2) == state_wire_owner(wb, lb, 2));
+    CHECK(wire_round_trip(pa, ra, &cc) && wire_round_trip(pb, rb, &cc));
+    /* A world without channels or tables (the unique-integer counter
+    ** only): the importer sorts no channel array (UBSan: qsort of NULL). */
+    sys_state plain;
+    memset(&plain, 0, sizeof plain);
+    proc lone = mkproc(1, PROC_INIT, sym_term(&ca, "lone", 1, 0, 0), sym_mailbox(pa, NULL, 0));
+    CHECK(sys_state_insert(&plain, &lone) >= 0);
+    plain.uniq = 3;
+    part_id rp = sys_state_encode(pa, &plain, &fresh);
+    CHECK(rp != 0 && wire_round_trip(pa, rp, &cc));
+    sys_state_clear(&plain);
+    /* The same state from the live struct. */
+    size_t ls;
+    uint8_t *ws = state_wire_export(pa, &sa, &ls);
+    CHECK(ws != NULL && ls == la && memcmp(ws, wa, la) == 0);
+    free(ws);
+    /* Every term of the state is written once: {msg, Pid}, in two
+    ** mailboxes and four signals, is inline once, back-referenced after. */
+    int msgs = 0;
+    for (size_t k = 0; k + 6 <= la; k++)
+        msgs += memcmp(wa + k, "\x64\x00\x03msg", 6) == 0;
+    CHECK(msgs == 1);
+
+    /* Bad bytes: every truncation and every byte changed give a state or
+    ** an error, never a crash (the sanitizers watch). */
+    sys_state out;
+    memset(&out, 0, sizeof out);
+    const char *why;
+    int imported = 0, refused = 0;
+    for (size_t k = 0; k < la; k++) {
+        why = NULL;
+        if (state_wire_import(&cc, wa, k, &out, &why) == 0)
+            imported++;
+        else
+            refused += why != NULL;
+    }
+    CHECK(imported == 0 && refused == (int)la);
+    uint8_t *mut = xmalloc(la);
+    static const uint8_t flips[] = { 0x01, 0x80, 0xff, 0x40, 0x7f };
+    int decoded = 0;
+    for (size_t k = 0; k < la; k++) {
+        for (size_t f = 0; f < sizeof flips; f++) {
+            memcpy(mut, wa, la);
+            mut[k] ^= flips[f];
+            why = NULL;
+            if (state_wire_import(&cc, mut, la, &out, &why) == 0) {
+                decoded++;
+                CHECK(sys_state_encode(pc, &out, &fresh) != 0);
+            } else {
+                CHECK(why != NULL);
+            }
+        }
+    }
+    CHECK(decoded > 0);     /* some flips are still states (another pid) */
+    free(mut);
+    why = NULL;
+    CHECK(state_wire_import(&cc, (const uint8_t *)"M", 1, &out, &why) == -1 && why != NULL);
+
+    /* The transport form: a connection's dictionary sends each term once.
+    ** The same state twice: the second time every term is a rank, and the
+    ** receiver, reading them in order, gets the state both times. */
+    wire_buf dict, t1, t2;
+    memset(&dict, 0, sizeof dict);
+    memset(&t1, 0, sizeof t1);
+    memset(&t2, 0, sizeof t2);
+    CHECK(state_wire_encode_for(pa, &sa, &dict, &t1) == 0);
+    CHECK(state_wire_encode_for(pa, &sa, &dict, &t2) == 0);
+    CHECK(t1.n == la && memcmp(t1.b, wa, la) == 0);   /* a fresh dictionary: canonical */
+    CHECK(t2.n < la / 3);      /* 170 of 645 bytes: the structure alone */
+    wire_dict rd = { NULL, 0, 0 };
+    size_t lx;
+    for (int k = 0; k < 2; k++) {
+        wire_buf *t = k == 0 ? &t1 : &t2;
+        why = NULL;
+        CHECK(state_wire_decode_for(&cc, t->b, t->n, &rd, &out, &why) == 0);
+        part_id r = sys_state_encode(pc, &out, &fresh);
+        uint8_t *wx = r ? state_wire_export_id(pc, r, &lx) : NULL;
+        CHECK(wx != NULL && lx == la && memcmp(wx, wa, la) == 0);
+        free(wx);
+    }
+    /* Out of order (a fresh receiver): the ranks name no term. */
+    wire_dict fresh_rd = { NULL, 0, 0 };
+    why = NULL;
+    CHECK(state_wire_decode_for(&cc, t2.b, t2.n, &fresh_rd, &out, &why) == -1 && why != NULL);
+    for (size_t k = 0; k < t2.n; k++) {     /* truncated: an error */
+        why = NULL;
+        CHECK(state_wire_decode_for(&cc, t2.b, k, &rd, &out, &why) == -1);
+    }
+    state_wire_dict_free(&rd);
+    state_wire_dict_free(&fresh_rd);
+    state_wire_buf_free(&dict);
+    state_wire_buf_free(&t1);
+    state_wire_buf_free(&t2);
+    sys_state_clear(&out);
+    free(wa);
+    free(wb);
+    sys_state_clear(&sa);
+    sys_state_clear(&sb);
+    part_store_free(pa);
+    part_store_free(pb);
+    part_store_free(pc);
+}
+
+static search *new_cluster_search(uint32_t n, uint32_t me)
+{
+    search_config cfg = { .node = NODE, .nodelen = strlen(NODE), .creation = CREATION,
+                          .check_deadlock = 1, .breadth_first = 1,
+                          .cluster_n = n, .cluster_me = me };
+    search *s = search_new(&cfg);
+    if (s == NULL) {
+        fprintf(stderr, "search_new failed\n");
+        exit(2);
+    }
+    return s;
+}
+
+/* Moves every participant's outbox to the owners; the count moved. */
+static size_t cluster_exchange(search **ss, uint32_t n)
+{
+    size_t moved = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const cluster_out *out;
+        size_t k = search_cluster_outbox(ss[i], &out);
+        for (size_t j = 0; j < k; j++) {
+            const char *why = NULL;
+            CHECK(out[j].owner != i && out[j].owner < n);
+            CHECK(search_cluster_import(ss[out[j].owner], out[j].wire, out[j].wire_len, i,
+                                        out[j].parent, out[j].depth, out[j].label,
+                                        out[j].label_len, &why) >= 0);
+        }
+        moved += k;
+        search_cluster_taken(ss[i]);
+    }
+    return moved;
+}
+
+/* The model of test_search_model searched by n participants: the states
+** and transitions add up to the sequential search's (8 and 10). */
+static void cluster_model(uint32_t n)
+{
+    search *ss[4];
+    request q[4];
+    drive_counts dc = { 0, 0, 0, 0, 0 };
+    for (uint32_t i = 0; i < n; i++) {
+        ss[i] = new_cluster_search(n, i);
+        CHECK(start(ss[i], 1, &q[i]) == 0);
+    }
+    int rounds = 0;
+    for (;;) {
+        for (uint32_t i = 0; i < n; i++) {
+            if (q[i].kind == REQ_IDLE)
+                CHECK(search_resume(ss[i], &q[i]) == 0);
+            /* One participant is the plain breadth-first search. */
+            CHECK(drive(ss[i], &q[i], &dc) == (n > 1 ? REQ_IDLE : REQ_DONE));
+        }
+        if (cluster_exchange(ss, n) == 0 || ++rounds > 100)
+            break;
+    }
+    CHECK(dc.errors == 0);
+    uint64_t states = 0, transitions = 0, sent = 0, received = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        search_stats st = stats(ss[i]);
+        cluster_stats cs;
+        search_cluster_stats(ss[i], &cs);
+        states += st.states;
+        transitions += st.transitions;
+        sent += cs.sent;
+        received += cs.received;
+        CHECK(cs.received_new <= cs.received);
+    }
+    CHECK(states == 8 && transitions == 10 && sent == received);
+    if (n > 1)
+        CHECK(sent > 0);
+    for (uint32_t i = 0; i < n; i++)
+        search_free(ss[i]);
+}
+
+/* Every node's path runs back through the other participant's segments
+** to the root, each segment starting with the step from the other side:
+** its labels number the node's depth (at most 4 in the model), and only
+** the root has none. */
+static void cluster_paths(void)
+{
+    search *ss[2];
+    request q[2];
+    drive_counts dc = { 0, 0, 0, 0, 0 };
+    for (uint32_t i = 0; i < 2; i++) {
+        ss[i] = new_cluster_search(2, i);
+        CHECK(start(ss[i], 1, &q[i]) == 0);
+    }
+    for (int round = 0; round < 100; round++) {
+        for (uint32_t i = 0; i < 2; i++) {
+            if (q[i].kind == REQ_IDLE)
+                CHECK(search_resume(ss[i], &q[i]) == 0);
+            CHECK(drive(ss[i], &q[i], &dc) == REQ_IDLE);
+        }
+        if (cluster_exchange(ss, 2) == 0)
+            break;
+    }
+    int roots = 0, hopped = 0;
+    for (uint32_t i = 0; i < 2; i++) {
+        search_stats st = stats(ss[i]);
+        for (uint32_t node = 0; node < st.states; node++) {
+            uint32_t at = i, index = node, steps = 0;
+            int ended = 0;
+            for (int hop = 0; hop < 16 && !ended; hop++) {
+                pool_step *path;
+                size_t len;
+                uint32_t from = 0, from_index = 0;
+                int o = search_cluster_origin(ss[at], index, &from, &from_index);
+                if (o < 0 || search_cluster_labels(ss[at], index, &path, &len) != 0) {
+                    CHECK(0);
+                    break;
+                }
+                for (size_t k = 0; k < len; k++)
+                    steps += path[k].label != NULL;
+                CHECK((o == 1) == (path[0].label != NULL));
+                search_cluster_free_labels(path, len);
+                hopped += hop > 0;
+                if (o == 0)
+                    ended = 1;
+                at = from;
+                index = from_index;
+            }
+            CHECK(ended && steps <= 4);
+            roots += steps == 0;
+        }
+    }
+    CHECK(roots == 1 && hopped > 0);
+    for (uint32_t i = 0; i < 2; i++)
+        search_free(ss[i]);
+}
+
+/* A connection's labels: whole once, an index after, read back in order;
+** an index or a tag of no label is an error. */
+static void test_label_dict(void)
+{
+    label_sent snd;
+    label_read rcv;
+    memset(&snd, 0, sizeof snd);
+    memset(&rcv, 0, sizeof rcv);
+    const uint8_t a[] = { 131, 100, 0, 1, 'a' }, b[] = { 131, 97, 7 };
+    const uint8_t *labels[] = { a, b, a, a, b, (const uint8_t *)"" };
+    size_t lens[] = { sizeof a, sizeof b, sizeof a, sizeof a, sizeof b, 0 };
+    size_t sizes[] = { sizeof a + 1, sizeof b + 1, 5, 5, 5, 1 };
+    const char *why;
+    for (int k = 0; k < 6; k++) {
+        size_t n;
+        uint8_t *enc = label_dict_send(&snd, labels[k], lens[k], &n);
+        CHECK(enc != NULL && n == sizes[k]);
+        const uint8_t *got;
+        size_t gn;
+        why = NULL;
+        CHECK(enc != NULL && label_dict_read(&rcv, enc, n, &got, &gn, &why) == 0 &&
+              gn == lens[k] && (gn == 0 || memcmp(got, labels[k], gn) == 0));
+        free(enc);
+    }
+    CHECK(snd.n == 3 && rcv.n == 3);
+    const uint8_t far[] = { 1, 3, 0, 0, 0 }, tag[] = { 2, 0 };
+    const uint8_t *got;
+    size_t gn;
+    why = NULL;
+    CHECK(label_dict_read(&rcv, far, sizeof far, &got, &gn, &why) == -1 && why != NULL);
+    why = NULL;
+    CHECK(label_dict_read(&rcv, tag, sizeof tag, &got, &gn, &why) == -1 && why != NULL);
+    why = NULL;
+    CHECK(label_dict_read(&rcv, tag, 0, &got, &gn, &why) == -1 && why != NULL);
+    /* Many labels: the sender's table grows, every index stays right. */
+    for (uint32_t k = 0; k < 2000; k++) {
+        uint8_t l[4] = { (uint8_t)k, (uint8_t)(k >> 8), 7, 9 };
+        size_t n;
+        uint8_t *enc = label_dict_send(&snd, l, sizeof l, &n);
+        CHECK(enc != NULL && label_dict_read(&rcv, enc, n, &got, &gn, &why) == 0 &&
+              gn == 4 && memcmp(got, l, 4) == 0);
+        free(enc);
+    }
+    for (uint32_t k = 0; k < 2000; k += 97) {
+        uint8_t l[4] = { (uint8_t)k, (uint8_t)(k >> 8), 7, 9 };
+        size_t n;
+        uint8_t *enc = label_dict_send(&snd, l, sizeof l, &n);
+        CHECK(enc != NULL && n == 5 && label_dict_read(&rcv, enc, n, &got, &gn, &why) == 0 &&
+              gn == 4 && memcmp(got, l, 4) == 0);
+        free(enc);
+    }
+    label_sent_free(&snd);
+    label_read_free(&rcv);
+}
+
+static void test_search_cluster(void)
+{
+    test_label_dict();
+    cluster_model(1);
+    cluster_model(2);
+    cluster_model(3);
+    cluster_paths();
+    /* The configurations a share of a distributed search refuses. */
+    search_config cfg = { .node = NODE, .nodelen = strlen(NODE), .creation = CREATION,
+                          .breadth_first = 0, .cluster_n = 2, .cluster_me = 0 };
+    CHECK(search_new(&cfg) == NULL);
+    cfg.breadth_first = 1;
+    cfg.cluster_me = 2;
+    CHECK(search_new(&cfg) == NULL);
+    cfg.cluster_me = 1;
+    cfg.reduction = 1;
+    CHECK(search_new(&cfg) == NULL);
+}
+
 int main(int argc, char **argv)
 {
     test_part_store();
@@ -3303,6 +3763,8 @@ int main(int argc, char **argv)
     test_por_step_safe();
     test_symmetry();
     test_stack_set();
+    test_state_wire();
+    test_search_cluster();
     printf("%lu passed, %lu failed\n", g_passed, g_failed);
     return g_failed != 0;
 }

@@ -1,0 +1,198 @@
+/*
+** nif_wire.c: the NIF calls of a distributed search's participant
+** (search_cluster.h): the successors bound for other participants, the
+** import of the batches they send, the segments of a counterexample's
+** path, and the participant's counts.
+**
+** Every call holds the search's lock; a batch from another node is
+** checked field by field (badarg), its states by the importer, which
+** answers an error tuple for bytes that are no state of this check.
+*/
+#include <erl_nif.h>
+#include <string.h>
+
+#include "nif_common.h"
+#include "nif_wire.h"
+#include "search_cluster.h"
+
+static int make_bin(ErlNifEnv *env, const uint8_t *b, size_t n, ERL_NIF_TERM *out)
+{
+    unsigned char *dst = enif_make_new_binary(env, n, out);
+    if (dst == NULL)
+        return 0;
+    if (n)
+        memcpy(dst, b, n);
+    return 1;
+}
+
+/* cluster_outbox(Search) -> [{Owner, Parent, Depth, Wire, Label}], the
+** successors routed to other participants since the last call, oldest
+** first; they are the caller's now. */
+ERL_NIF_TERM nif_cluster_outbox(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
+{
+    (void)argc;
+    search_res *r;
+    if (!get_res(env, argv[0], &r))
+        return enif_make_badarg(env);
+    enif_mutex_lock(r->lock);
+    const cluster_out *out;
+    size_t n = search_cluster_outbox(r->s, &out);
+    ERL_NIF_TERM list = enif_make_list(env, 0);
+    for (size_t k = n; k-- > 0;) {
+        ERL_NIF_TERM wire, label;
+        if (!make_bin(env, out[k].wire, out[k].wire_len, &wire) ||
+            !make_bin(env, out[k].label, out[k].label_len, &label)) {
+            enif_mutex_unlock(r->lock);
+            return ERROR(env, "out of memory");
+        }
+        list = enif_make_list_cell(
+            env,
+            enif_make_tuple5(env, enif_make_uint(env, out[k].owner),
+                             enif_make_uint(env, out[k].parent),
+                             enif_make_uint(env, out[k].depth), wire, label),
+            list);
+    }
+    search_cluster_taken(r->s);
+    enif_mutex_unlock(r->lock);
+    return list;
+}
+
+/* cluster_import(Search, From, [{FromIndex, Depth, Wire, Label}]) ->
+** {ok, New}: the states participant From sent, each a child of its node
+** FromIndex; New of them were new here and are queued. */
+ERL_NIF_TERM nif_cluster_import(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
+{
+    (void)argc;
+    search_res *r;
+    unsigned from;
+    if (!get_res(env, argv[0], &r) || !enif_get_uint(env, argv[1], &from) ||
+        !enif_is_list(env, argv[2]))
+        return enif_make_badarg(env);
+    /* Every element is checked before any is imported. */
+    ERL_NIF_TERM list = argv[2], head;
+    while (enif_get_list_cell(env, list, &head, &list)) {
+        const ERL_NIF_TERM *el;
+        int arity;
+        unsigned u;
+        ErlNifBinary b;
+        if (!enif_get_tuple(env, head, &arity, &el) || arity != 4 ||
+            !enif_get_uint(env, el[0], &u) || !enif_get_uint(env, el[1], &u) ||
+            !enif_inspect_binary(env, el[2], &b) || !enif_inspect_binary(env, el[3], &b))
+            return enif_make_badarg(env);
+    }
+    if (!enif_is_empty_list(env, list))
+        return enif_make_badarg(env);
+    unsigned fresh = 0;
+    const char *why = NULL;
+    enif_mutex_lock(r->lock);
+    list = argv[2];
+    while (why == NULL && enif_get_list_cell(env, list, &head, &list)) {
+        const ERL_NIF_TERM *el;
+        int arity;
+        unsigned index, depth;
+        ErlNifBinary wire, label;
+        enif_get_tuple(env, head, &arity, &el);
+        enif_get_uint(env, el[0], &index);
+        enif_get_uint(env, el[1], &depth);
+        enif_inspect_binary(env, el[2], &wire);
+        enif_inspect_binary(env, el[3], &label);
+        int n = search_cluster_import(r->s, wire.data, wire.size, from, index, depth,
+                                      label.data, label.size, &why);
+        if (n > 0)
+            fresh++;
+    }
+    enif_mutex_unlock(r->lock);
+    if (why != NULL)
+        return ERROR(env, why);
+    return enif_make_tuple2(env, ATOM(env, ok), enif_make_uint(env, fresh));
+}
+
+static ERL_NIF_TERM origin_term(ErlNifEnv *env, int r, uint32_t from, uint32_t index)
+{
+    return r == 1 ? enif_make_tuple2(env, enif_make_uint(env, from), enif_make_uint(env, index))
+                  : ATOM(env, none);
+}
+
+/* cluster_path(Search, Index) -> {[Label], Origin}: the labels (ETF
+** binaries) of the path from the start of node Index's segment to it,
+** including the step into the start when it came from another
+** participant; Origin is that participant's {From, FromIndex}, or none at
+** the root. */
+ERL_NIF_TERM nif_cluster_path(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
+{
+    (void)argc;
+    search_res *r;
+    unsigned index;
+    if (!get_res(env, argv[0], &r) || !enif_get_uint(env, argv[1], &index))
+        return enif_make_badarg(env);
+    enif_mutex_lock(r->lock);
+    uint32_t from = 0, from_index = 0;
+    int o = search_cluster_origin(r->s, index, &from, &from_index);
+    pool_step *path = NULL;
+    size_t len = 0;
+    if (o < 0 || search_cluster_labels(r->s, index, &path, &len) != 0) {
+        enif_mutex_unlock(r->lock);
+        return ERROR(env, o < 0 ? "no such node" : "out of memory");
+    }
+    enif_mutex_unlock(r->lock);
+    ERL_NIF_TERM list = enif_make_list(env, 0);
+    int ok = 1;
+    for (size_t k = len; k-- > 0;) {
+        ERL_NIF_TERM label;
+        if (path[k].label != NULL) {
+            if (ok && !make_bin(env, path[k].label, path[k].label_len, &label))
+                ok = 0;
+            else if (ok)
+                list = enif_make_list_cell(env, label, list);
+        }
+    }
+    search_cluster_free_labels(path, len);
+    if (!ok)
+        return ERROR(env, "out of memory");
+    return enif_make_tuple2(env, list, origin_term(env, o, from, from_index));
+}
+
+/* cluster_stack(Search) -> {Label | none, Origin}: after the search
+** stopped (a violation, a deadlock), the step into the first state of the
+** path on the stack and where that state's segment starts (as in
+** cluster_path/2). */
+ERL_NIF_TERM nif_cluster_stack(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
+{
+    (void)argc;
+    search_res *r;
+    if (!get_res(env, argv[0], &r))
+        return enif_make_badarg(env);
+    enif_mutex_lock(r->lock);
+    const uint8_t *lb;
+    size_t n;
+    uint32_t node = search_cluster_stack_node(r->s, &lb, &n), from = 0, index = 0;
+    int o = search_cluster_origin(r->s, node, &from, &index);
+    ERL_NIF_TERM label = ATOM(env, none);
+    int ok = o >= 0 && (lb == NULL || make_bin(env, lb, n, &label));
+    enif_mutex_unlock(r->lock);
+    if (!ok)
+        return ERROR(env, "no path on the stack");
+    return enif_make_tuple2(env, label, origin_term(env, o, from, index));
+}
+
+/* cluster_stats(Search) -> #{sent, sent_bytes, received, received_new} */
+ERL_NIF_TERM nif_cluster_stats(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
+{
+    (void)argc;
+    search_res *r;
+    if (!get_res(env, argv[0], &r))
+        return enif_make_badarg(env);
+    cluster_stats st;
+    enif_mutex_lock(r->lock);
+    search_cluster_stats(r->s, &st);
+    enif_mutex_unlock(r->lock);
+    ERL_NIF_TERM keys[] = { ATOM(env, sent), ATOM(env, sent_bytes), ATOM(env, received),
+                            ATOM(env, received_new) };
+    ERL_NIF_TERM vals[] = { enif_make_uint64(env, st.sent), enif_make_uint64(env, st.sent_bytes),
+                            enif_make_uint64(env, st.received),
+                            enif_make_uint64(env, st.received_new) };
+    ERL_NIF_TERM map;
+    if (!enif_make_map_from_arrays(env, keys, vals, 4, &map))
+        return ERROR(env, "stats map");
+    return map;
+}

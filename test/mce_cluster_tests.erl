@@ -1,0 +1,204 @@
+%% @doc The distributed search (`cluster => [Node]', mce_cluster and
+%% c_src/search_cluster.c) on two peer nodes of this machine started with
+%% OTP's `peer': the verdicts and the state and transition counts of the
+%% sequential search on the bench models; a counterexample rebuilt across
+%% the nodes that replays; a node killed during a check gives an
+%% inconclusive result; bad `cluster' values are refused naming the
+%% culprit.
+-module(mce_cluster_tests).
+-include_lib("eunit/include/eunit.hrl").
+
+-define(FULL, #{progress => false, reduction => false, symmetry => false}).
+-define(LOCKER, #{timeouts => when_idle, property => abnormal_exit}).
+
+cluster_test_() ->
+    {setup, fun start_peers/0, fun stop_peers/1,
+     fun({_, Peers}) ->
+             Nodes = [N || {_, N} <- Peers],
+             [{timeout, 300, fun() -> same_counts(Nodes) end},
+              {timeout, 300, fun() -> violation_replays(Nodes) end},
+              {timeout, 300, fun() -> stats_per_node(Nodes) end},
+              {timeout, 120, fun() -> bad_values(Nodes) end},
+              {timeout, 300, fun() -> limits(Nodes) end}]
+     end}.
+
+%% A peer killed during a check: its own pair of peers, since one dies.
+node_down_test_() ->
+    {setup, fun start_peers/0, fun stop_peers/1,
+     fun({_, Peers}) -> {timeout, 300, fun() -> node_down(Peers) end} end}.
+
+start_peers() ->
+    _ = os:cmd("epmd -daemon"),
+    Started = case node() of
+                  nonode@nohost ->
+                      {ok, _} = net_kernel:start([list_to_atom("mce_cluster_test_" ++ os:getpid()),
+                                                  shortnames]),
+                      true;
+                  _ ->
+                      false
+              end,
+    %% The test build's code: mcerlang's ebin (the NIF is beside it, in
+    %% priv), the examples' and the tests' (the models).
+    Paths = lists:usort([filename:absname(filename:dirname(code:which(M)))
+                         || M <- [mcerlang, client_server, locker, dining, ?MODULE]]),
+    %% Hidden: `global' keeps no mesh of hidden nodes, so its guard against
+    %% overlapping partitions never cuts a peer (which then halts, its
+    %% origin gone) when two peers connect to each other during a check.
+    {Started, [begin
+                   {ok, Pid, Node} = peer:start(#{name => peer:random_name(?MODULE),
+                                                  args => ["-hidden" | lists:append([["-pa", P] || P <- Paths])]}),
+                   {Pid, Node}
+               end || _ <- [1, 2]]}.
+
+%% The node goes back to what it was: later tests may expect a node that
+%% is not distributed.
+stop_peers({Started, Peers}) ->
+    [catch peer:stop(Pid) || {Pid, _} <- Peers],
+    Started andalso net_kernel:stop(),
+    ok.
+
+%% The NIF's import answers bytes that are no state with an error, and
+%% a malformed batch with badarg: never a crash.
+bad_batches_test() ->
+    S = mce_nif:new(#{node => nonode@nohost, creation => mce_pid:creation(), breadth_first => 1,
+                      cluster_n => 2, cluster_me => 0, reduction => 0, symmetry => 0}),
+    ?assert(is_reference(S)),
+    rand:seed(exsss, {1, 2, 3}),
+    Results = [mce_nif:cluster_import(S, 1, [{0, 1, Bin, <<131, 106>>}])
+               || Bin <- [<<>>, <<"M">>, <<"M", 1>>, <<"M", 1, 0, 1>>]
+                      ++ [<<"M", 1, (rand:bytes(rand:uniform(64)))/binary>> || _ <- lists:seq(1, 300)]],
+    ?assertEqual([], [R || R <- Results, not is_error(R), R =/= {ok, 0}]),
+    ?assert(length([R || R <- Results, is_error(R)]) > 250),
+    ?assertError(badarg, mce_nif:cluster_import(S, 1, [{0, 1, not_a_binary, <<>>}])),
+    ?assertError(badarg, mce_nif:cluster_import(S, 1, [{0, 1, <<>>}])),
+    ?assertError(badarg, mce_nif:cluster_import(S, 1, improper)),
+    %% From itself or from no participant: refused.
+    ?assertMatch({error, _, _}, mce_nif:cluster_import(S, 0, [{0, 1, <<"M", 1>>, <<>>}])),
+    ?assertMatch({error, _, _}, mce_nif:cluster_import(S, 5, [{0, 1, <<"M", 1>>, <<>>}])),
+    ?assertMatch([], mce_nif:cluster_outbox(S)),
+    ?assertMatch(#{sent := 0}, mce_nif:cluster_stats(S)),
+    %% A search made for no cluster has none of it.
+    Plain = mce_nif:new(#{node => nonode@nohost, creation => mce_pid:creation()}),
+    ?assertMatch({error, _, _}, mce_nif:cluster_import(Plain, 1, [{0, 1, <<"M", 1>>, <<>>}])),
+    %% The NIF refuses a participant that is not breadth-first or reduced.
+    ?assertError(badarg, mce_nif:new(#{node => nonode@nohost, creation => 1, cluster_n => 2,
+                                       cluster_me => 0})),
+    ?assertError(badarg, mce_nif:new(#{node => nonode@nohost, creation => 1, cluster_n => 2,
+                                       cluster_me => 2, breadth_first => 1})).
+
+is_error({error, _, _}) -> true;
+is_error(_) -> false.
+
+models() ->
+    [{{client_server, start, [3, 2]}, #{}},
+     {{counter_server, start, [3, 2]}, #{timeouts => when_idle}},
+     {{locker, start, [[{a, exclusive}, {a, exclusive}, {a, shared}], 1]}, ?LOCKER}].
+
+%% Every state is stored and expanded by its owner only: the counts add
+%% up to the sequential search's.
+same_counts(Nodes) ->
+    [begin
+         Opts = maps:merge(?FULL, O),
+         {ok, One} = mcerlang:check(E, Opts),
+         {ok, Many} = mcerlang:check(E, Opts#{cluster => Nodes}),
+         ?assertEqual({E, maps:with([states, transitions], One)},
+                      {E, maps:with([states, transitions], Many)}),
+         Shares = maps:get(node_stats, Many),
+         ?assertEqual([node() | Nodes], [maps:get(node, Sh) || Sh <- Shares]),
+         %% Every node owns some of the states, and what is sent is
+         %% received.
+         [?assert(maps:get(states, Sh) > 0) || Sh <- Shares],
+         ?assertEqual(lists:sum([maps:get(states_sent, Sh) || Sh <- Shares]),
+                      lists:sum([maps:get(states_received, Sh) || Sh <- Shares]))
+     end || {E, O} <- models()].
+
+%% The buggy locker: a violation found on some node, its path rebuilt
+%% from the segments of the others, replays.
+violation_replays(Nodes) ->
+    E = {locker, start_buggy, [[{a, exclusive}, {a, shared}], 1]},
+    Opts = maps:merge(?FULL, ?LOCKER),
+    {error, Seq} = mcerlang:check(E, Opts),
+    {error, Cex} = mcerlang:check(E, Opts#{cluster => Nodes}),
+    ?assertEqual(element(1, maps:get(violation, Seq)), element(1, maps:get(violation, Cex))),
+    {ok, Again} = mcerlang:replay(Cex),
+    %% Replayed on this node alone, with or without the other nodes.
+    ?assertEqual(false, maps:is_key(cluster, element(2, mcerlang:replayable(Cex, #{})))),
+    ?assertEqual(maps:get(violation, Cex), maps:get(violation, Again)),
+    %% A deadlock, too: the dining philosophers.
+    D = {dining, start, [3]},
+    {error, DSeq} = mcerlang:check(D, ?FULL),
+    {error, DCex} = mcerlang:check(D, ?FULL#{cluster => Nodes}),
+    ?assertEqual(deadlock, maps:get(violation, DSeq)),
+    ?assertEqual(deadlock, maps:get(violation, DCex)),
+    ?assertMatch({ok, _}, mcerlang:replay(DCex)).
+
+stats_per_node(Nodes) ->
+    {ok, St} = mcerlang:check({client_server, start, [3, 2]}, ?FULL#{cluster => Nodes}),
+    ?assertEqual(3, maps:get(cluster, St)),
+    ?assertEqual({off, option}, maps:get(reduction, St)),
+    {ok, St2} = mcerlang:check({client_server, start, [3, 2]},
+                               #{progress => false, cluster => Nodes}),
+    ?assertEqual({off, cluster}, maps:get(reduction, St2)),
+    ?assertEqual({off, cluster}, maps:get(symmetry, St2)),
+    ?assertEqual(maps:get(states, St), maps:get(states, St2)),
+    [?assert(maps:get(bytes_sent, Sh) > 0) || Sh <- maps:get(node_stats, St)].
+
+bad_values(Nodes) ->
+    E = {client_server, start, [2, 1]},
+    Bad = fun(V) ->
+                  try mcerlang:check(E, ?FULL#{cluster => V}) of
+                      R -> {no_error, R}
+                  catch error:{mcerlang, {bad_option_value, cluster, V, Why}} -> {refused, Why}
+                  end
+          end,
+    ?assertMatch({refused, _}, Bad(foo)),
+    ?assertMatch({refused, _}, Bad([1, 2])),
+    ?assertMatch({refused, _}, Bad([node()])),
+    ?assertMatch({refused, _}, Bad(Nodes ++ Nodes)),
+    Missing = list_to_atom("mce_nowhere@" ++ lists:last(string:split(atom_to_list(node()), "@"))),
+    {refused, Why} = Bad([Missing]),
+    ?assert(string:find(Why, atom_to_list(Missing)) =/= nomatch),
+    ?assertError({mcerlang, {incompatible_options, cluster, shortest}},
+                 mcerlang:check(E, ?FULL#{cluster => Nodes, shortest => true})),
+    ?assertError({mcerlang, {incompatible_options, cluster, table}},
+                 mcerlang:check(E, ?FULL#{cluster => Nodes, table => hash_compact})).
+
+%% The limits hold on every node and end the check everywhere.
+limits(Nodes) ->
+    Big = {client_server, start, [6, 3]},
+    ?assertMatch({inconclusive, max_time, _},
+                 mcerlang:check(Big, ?FULL#{cluster => Nodes, max_time => 500})),
+    {inconclusive, {memory, Cap}, St} = mcerlang:check(Big, ?FULL#{cluster => Nodes,
+                                                                   memory => 24 bsl 20}),
+    ?assertEqual(24 bsl 20, Cap),
+    ?assertEqual(3, length(maps:get(node_stats, St))),
+    %% Nothing is left running on the peers.
+    timer:sleep(200),
+    [?assertEqual(0, rpc:call(N, mce_nif, live_searches, [])) || N <- Nodes].
+
+%% A node that dies during the check: the result is inconclusive, naming
+%% it, never a verdict.
+node_down([{Victim, VictimNode}, {_, Other}]) ->
+    Self = self(),
+    %% Big enough to be still searching when the node goes.
+    E = {client_server, start, [6, 2]},
+    Checker = spawn(fun() ->
+                            Self ! {result, catch mcerlang:check(E, ?FULL#{cluster => [VictimNode, Other]})}
+                    end),
+    %% Wait until the victim is searching (it has translated the program).
+    wait_until(fun() -> rpc:call(VictimNode, code, is_loaded, ['mce$client_server']) =/= false end),
+    timer:sleep(300),
+    ok = peer:stop(Victim),
+    receive
+        {result, R} ->
+            ?assertMatch({inconclusive, {node_down, VictimNode}, _}, R)
+    after 120000 ->
+            exit(Checker, kill),
+            ?assert(false)
+    end.
+
+wait_until(F) ->
+    case F() of
+        true -> ok;
+        false -> timer:sleep(10), wait_until(F)
+    end.
