@@ -783,6 +783,11 @@ static int next_request(search *s, request *req)
             s->pending = req->kind = REQ_DEADLOCK;
             return 0;
         }
+        /* Breadth-first with the reduction: a state left with every
+        ** transition taken lets later steps toward it be cut (apply_run). */
+        if (s->cfg.breadth_first && s->cfg.reduction && f->expand && !f->reduced &&
+            f->state != 0)
+            (void)search_pool_mark_full(s->pool, f->state);
         if (s->cfg.breadth_first) {
             int r = bfs_continue(s, req);
             if (r == 1)
@@ -1322,7 +1327,9 @@ static int apply_run(search *s, run_result *res, uint8_t *label, size_t label_le
     int r = successor(s, &st, label, label_len, res->stop, req);
     int proviso = s->st.states > states ||
                   (s->stack_proviso && s->last_successor != 0 &&
-                   !stack_set_has(&s->on_stack, s->last_successor));
+                   !stack_set_has(&s->on_stack, s->last_successor)) ||
+                  (s->cfg.breadth_first && s->last_successor != 0 &&
+                   search_pool_is_full(s->pool, (part_id)s->last_successor));
     if (r >= 0 && safe != POR_UNSAFE && proviso && fi < s->depth &&
         !s->stack[fi].reduced) {
         s->stack[fi].reduced = 1;

@@ -31,7 +31,15 @@ typedef struct pool_node {
     sym_pair *perm;
 } pool_node;
 
+/* The fully expanded states: one bit per part id, in segments that never
+** move (segment k holds FULL_SEG0 << k bits), allocated by whoever needs
+** one first. */
+#define FULL_SEG_BITS 16
+#define FULL_SEG0 ((uint64_t)1 << FULL_SEG_BITS)
+#define FULL_NSEGS 17       /* up to 2^33 bits: every part id */
+
 struct search_pool {
+    _Atomic(atomic_uchar *) full[FULL_NSEGS];
     pthread_mutex_t lock;
     atomic_int refs;
     part_store *ps;
@@ -62,6 +70,8 @@ search_pool *search_pool_new(part_store *ps, int concurrent)
         return NULL;
     }
     atomic_init(&p->refs, 1);
+    for (unsigned k = 0; k < FULL_NSEGS; k++)
+        atomic_init(&p->full[k], NULL);
     atomic_init(&p->stopped, 0);
     atomic_init(&p->hungry, 0);
     atomic_init(&p->bytes, 0);
@@ -85,6 +95,8 @@ void search_pool_release(search_pool *p)
     }
     free(p->nodes);
     free(p->queue);
+    for (unsigned k = 0; k < FULL_NSEGS; k++)
+        free(atomic_load(&p->full[k]));
     part_store_free(p->ps);
     pthread_mutex_destroy(&p->lock);
     free(p);
@@ -243,6 +255,53 @@ enum pool_take search_pool_take(search_pool *p, int *busy, int *hungry, uint32_t
         atomic_fetch_add(&p->hungry, r == POOL_WAIT ? 1 : -1);
     }
     return r;
+}
+
+static unsigned full_seg(uint64_t id, uint64_t *bit)
+{
+    uint64_t x = id + FULL_SEG0;
+#if defined(__GNUC__) || defined(__clang__)
+    unsigned top = 63u - (unsigned)__builtin_clzll(x);
+#else
+    unsigned top = 0;
+    while ((x >> top) > 1)
+        top++;
+#endif
+    *bit = x - ((uint64_t)1 << top);
+    return top - FULL_SEG_BITS;
+}
+
+int search_pool_mark_full(search_pool *p, part_id state)
+{
+    uint64_t bit;
+    unsigned k = full_seg(state, &bit);
+    atomic_uchar *seg = atomic_load_explicit(&p->full[k], memory_order_acquire);
+    if (seg == NULL) {
+        size_t bytes = (size_t)((FULL_SEG0 << k) / 8);
+        atomic_uchar *fresh = calloc(bytes, 1);
+        if (fresh == NULL)
+            return -1;
+        atomic_uchar *expected = NULL;
+        if (atomic_compare_exchange_strong(&p->full[k], &expected, fresh)) {
+            atomic_fetch_add(&p->bytes, bytes);
+            seg = fresh;
+        } else {
+            free(fresh);
+            seg = expected;
+        }
+    }
+    atomic_fetch_or_explicit(&seg[bit / 8], (unsigned char)(1u << (bit % 8)),
+                             memory_order_relaxed);
+    return 0;
+}
+
+int search_pool_is_full(const search_pool *p, part_id state)
+{
+    uint64_t bit;
+    unsigned k = full_seg(state, &bit);
+    atomic_uchar *seg = atomic_load_explicit(&((search_pool *)p)->full[k], memory_order_acquire);
+    return seg != NULL &&
+           (atomic_load_explicit(&seg[bit / 8], memory_order_relaxed) >> (bit % 8)) & 1;
 }
 
 void search_pool_stop(search_pool *p)

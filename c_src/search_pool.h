@@ -93,6 +93,13 @@ enum pool_take {
 enum pool_take search_pool_take(search_pool *p, int *busy, int *hungry, uint32_t *node,
                                 part_id *state, uint32_t *depth);
 
+/* The states whose expansion ended with every transition taken (no
+** partial-order cut): the breadth-first cycle proviso may cut a step
+** toward one (search.c, apply_run).  Marking is 0, or -1 when out of
+** memory (the state is then only not known as fully expanded). */
+int search_pool_mark_full(search_pool *p, part_id state);
+int search_pool_is_full(const search_pool *p, part_id state);
+
 /* Stops the search: every worker's next take answers POOL_STOPPED. */
 void search_pool_stop(search_pool *p);
 int search_pool_stopped(const search_pool *p);

@@ -4,7 +4,7 @@
 %% cycle of local steps would hide another process's step without the
 %% cycle proviso.
 -module(tprog_ltl_por).
--export([yielders/2, order/0, ignoring/0, spin_then_done/0, peeker/0]).
+-export([yielders/2, order/0, ignoring/0, ignoring_crash/0, spin_then_done/0, peeker/0]).
 
 %% N workers, each taking K local steps (polls) and then waiting forever;
 %% the entry marks `done' once it has spawned them all.  The workers' polls
@@ -45,6 +45,16 @@ ignoring() ->
 spin() ->
     erlang:yield(),
     spin().
+
+%% The same spinner beside a process that crashes once it runs: a search
+%% that took the spinner's poll alone at every state (a step back to a
+%% state already seen) would never run the other process, and miss the
+%% crash (the cycle proviso of the parallel search: mce_workers_tests).
+-spec ignoring_crash() -> no_return().
+ignoring_crash() ->
+    spawn(fun spin/0),
+    spawn(fun() -> erlang:yield(), exit(crashed) end),
+    wait().
 
 %% A spinner beside a worker that takes local steps and then stands at
 %% `done': without fairness the spinner may run forever.
