@@ -608,11 +608,12 @@ static int next_request(search *s, request *req)
             s->pending = req->kind = REQ_ABANDONED;
             return 0;
         }
-        /* The store's byte count every 8 units: with workers it is a
-        ** cache line every new part of every worker writes. */
+        /* The store's byte count at every unit, with workers every 8 (it
+        ** is a cache line every new part of every worker writes; counted
+        ** across calls, since a call may do fewer). */
         if (!s->cfg.expand_only &&
             (s->work++ >= SEARCH_WORK_BUDGET ||
-             ((s->work & 7) == 0 &&
+             ((s->cfg.workers < 2 || (++s->bytes_tick & 7) == 0) &&
               part_store_used_bytes(s->ps) - s->used_at_yield >= SEARCH_BYTES_BUDGET))) {
             s->used_at_yield = part_store_used_bytes(s->ps);
             s->pending = req->kind = REQ_YIELD;

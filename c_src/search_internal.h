@@ -162,6 +162,8 @@ struct search {
     struct search_cluster *cl;
     uint32_t path_node;
     uint32_t work;        /* units done in C since the last request */
+    uint32_t bytes_tick;  /* workers: units since the store's bytes were
+                             last read */
     size_t used_at_yield; /* the store's used bytes at the last yield */
 };
 

@@ -186,6 +186,20 @@ max_states_test() ->
     ?assert(maps:get(states, St) >= 500),
     ?assert(maps:get(states, St) < 600).
 
+%% The memory cap holds with workers: the shared store counts once, and
+%% each worker looks at it at least every 8 units of its work (a burst of
+%% deliveries through the ether grows by a mailbox vector per unit).
+memory_cap_test_() ->
+    {timeout, 60,
+     fun() ->
+             Cap = 50 bsl 20,
+             R = mcerlang:check({tprog_ether, burst, [30000]},
+                                ?FULL#{delivery => ether, memory => Cap, workers => 2}),
+             ?assertMatch({inconclusive, {memory, Cap}, #{workers := 2}}, R),
+             {_, _, #{memory_used := Used}} = R,
+             ?assert(Used < Cap + (8 bsl 20))
+     end}.
+
 max_time_test() ->
     {Us, R} = timer:tc(fun() -> mcerlang:check({client_server, start, [6, 2]},
                                                ?FULL#{workers => 2, max_time => 300}) end),
