@@ -31,6 +31,7 @@
 ** load-then-store, which compiles to plain moves.
 */
 #include "part_store.h"
+#include "segments.h"
 
 #include <pthread.h>
 #include <stdalign.h>
@@ -138,16 +139,10 @@ static size_t stat_get(const _Atomic size_t *c)
 
 static unsigned seg_of(uint64_t id, size_t *off)
 {
-    uint64_t x = id + SEG0;
-#if defined(__GNUC__) || defined(__clang__)
-    unsigned top = 63u - (unsigned)__builtin_clzll(x);
-#else
-    unsigned top = 0;
-    while ((x >> top) > 1)
-        top++;
-#endif
-    *off = (size_t)(x - ((uint64_t)1 << top));
-    return top - SEG_BITS;
+    uint64_t o;
+    unsigned k = segment_of(id, SEG_BITS, &o);
+    *off = (size_t)o;
+    return k;
 }
 
 static size_t seg_size(unsigned k)

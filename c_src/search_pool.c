@@ -14,6 +14,7 @@
 ** the workers whose last take was POOL_WAIT.
 */
 #include "search_pool.h"
+#include "segments.h"
 
 #include <pthread.h>
 #include <stdalign.h>
@@ -259,16 +260,7 @@ enum pool_take search_pool_take(search_pool *p, int *busy, int *hungry, uint32_t
 
 static unsigned full_seg(uint64_t id, uint64_t *bit)
 {
-    uint64_t x = id + FULL_SEG0;
-#if defined(__GNUC__) || defined(__clang__)
-    unsigned top = 63u - (unsigned)__builtin_clzll(x);
-#else
-    unsigned top = 0;
-    while ((x >> top) > 1)
-        top++;
-#endif
-    *bit = x - ((uint64_t)1 << top);
-    return top - FULL_SEG_BITS;
+    return segment_of(id, FULL_SEG_BITS, bit);
 }
 
 int search_pool_mark_full(search_pool *p, part_id state)
