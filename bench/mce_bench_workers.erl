@@ -28,10 +28,10 @@ main() ->
 -spec main(pos_integer()) -> ok.
 main(Rounds) ->
     Off = #{reduction => false, symmetry => false},
-    Models = [{"client_server(5,2) off", {client_server, start, [5, 2]}, Off},
-              {"counter_server(4,2) off", {counter_server, start, [4, 2]}, Off#{timeouts => when_idle}},
+    Models = [{"client_server(6,2) off", {client_server, start, [6, 2]}, Off},
+              {"counter_server(5,2) off", {counter_server, start, [5, 2]}, Off#{timeouts => when_idle}},
               {"client_server(8,2) red", {client_server, start, [8, 2]}, #{}},
-              {"counter_server(6,2) red", {counter_server, start, [6, 2]}, #{timeouts => when_idle}}],
+              {"counter_server(7,2) red", {counter_server, start, [7, 2]}, #{timeouts => when_idle}}],
     Workers = [1, 2, 4],
     io:format("~nworkers (issue 20): ~b schedulers online, ~b rounds interleaved, medians~n",
               [erlang:system_info(schedulers_online), Rounds]),
