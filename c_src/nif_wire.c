@@ -146,7 +146,7 @@ ERL_NIF_TERM nif_cluster_path(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[
                 list = enif_make_list_cell(env, label, list);
         }
     }
-    search_cluster_free_labels(path, len);
+    search_pool_path_free(path, len);
     if (!ok)
         return ERROR(env, "out of memory");
     return enif_make_tuple2(env, list, origin_term(env, o, from, from_index));

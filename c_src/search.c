@@ -45,6 +45,9 @@ static search *search_create(const search_config *cfg, search *first)
         (!cfg->breadth_first || cfg->expand_only || cfg->workers > 1 ||
          cfg->cluster_me >= cfg->cluster_n || cfg->symmetry || cfg->reduction))
         return NULL;
+    /* Workers share a breadth-first search's pool (search_pool.h). */
+    if (cfg->workers > 1 && (!cfg->breadth_first || cfg->expand_only))
+        return NULL;
     search *s = calloc(1, sizeof *s);
     if (s == NULL)
         return NULL;
@@ -80,10 +83,6 @@ static search *search_create(const search_config *cfg, search *first)
     }
     if (cfg->table_mode != VISITED_EXACT &&
         (cfg->breadth_first || cfg->expand_only)) {
-        free(s);
-        return NULL;
-    }
-    if (cfg->workers > 1 && (!cfg->breadth_first || cfg->expand_only)) {
         free(s);
         return NULL;
     }
@@ -452,11 +451,7 @@ static int bfs_path_to_stack(search *s, uint32_t i)
     if (len > s->cap) {
         frame *grown = realloc(s->stack, len * sizeof *grown);
         if (grown == NULL) {
-            for (size_t k = 0; k < len; k++) {
-                free(path[k].label);
-                free(path[k].perm);
-            }
-            free(path);
+            search_pool_path_free(path, len);
             return -1;
         }
         s->stack = grown;
@@ -867,8 +862,7 @@ int search_start(search *s, term_in *init, uint32_t pid, request *req)
 
 int search_start_worker(search *s, uint32_t pid, request *req)
 {
-    if (s->depth != 0 || s->finished || s->st.states != 0 || s->pool == NULL ||
-        s->cfg.workers < 2)
+    if (s->stack != NULL || s->finished || s->pool == NULL || s->cfg.workers < 2)
         return fail(req, "not a worker's search, or already started");
     s->tx.entry_pid = pid;
     if ((s->stack = malloc(256 * sizeof *s->stack)) == NULL)

@@ -240,15 +240,6 @@ int search_cluster_labels(search *s, uint32_t i, pool_step **path, size_t *len)
     return s->pool != NULL ? search_pool_path(s->pool, i, path, len) : -1;
 }
 
-void search_cluster_free_labels(pool_step *path, size_t len)
-{
-    for (size_t k = 0; k < len; k++) {
-        free(path[k].label);
-        free(path[k].perm);
-    }
-    free(path);
-}
-
 uint32_t search_cluster_stack_node(const search *s, const uint8_t **label, size_t *len)
 {
     *label = s->depth > 0 ? s->stack[0].label : NULL;

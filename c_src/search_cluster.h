@@ -64,10 +64,9 @@ int search_cluster_import(search *s, const uint8_t *wire, size_t len, uint32_t f
 ** parent is node *from_index of participant *from.  -1: no node i. */
 int search_cluster_origin(search *s, uint32_t i, uint32_t *from, uint32_t *from_index);
 /* The steps of node i's segment, first first (search_pool_path): 0 and
-** *path, freed with search_cluster_free_labels; -1: no node i or out of
+** *path, freed with search_pool_path_free; -1: no node i or out of
 ** memory. */
 int search_cluster_labels(search *s, uint32_t i, pool_step **path, size_t *len);
-void search_cluster_free_labels(pool_step *path, size_t len);
 /* The pool node a stopped search's stack leads to (its last state), after
 ** a violation or a deadlock, and the label of the stack's first state (the
 ** step into it from another participant; NULL at the root). */

@@ -316,9 +316,9 @@ size_t search_pool_bytes(const search_pool *p)
     return atomic_load(&((search_pool *)p)->bytes);
 }
 
-static void free_path(pool_step *path, size_t n)
+void search_pool_path_free(pool_step *path, size_t len)
 {
-    for (size_t k = 0; k < n; k++) {
+    for (size_t k = 0; k < len; k++) {
         free(path[k].label);
         free(path[k].perm);
     }
@@ -360,7 +360,7 @@ int search_pool_path(search_pool *p, uint32_t i, pool_step **out, size_t *len)
     pthread_mutex_unlock(&p->lock);
     if (failed || d != 0) {
         if (path != NULL)
-            free_path(path, n);
+            search_pool_path_free(path, n);
         return -1;
     }
     *out = path;

@@ -124,5 +124,7 @@ typedef struct pool_step {
     uint32_t nperm;
 } pool_step;
 int search_pool_path(search_pool *p, uint32_t i, pool_step **out, size_t *len);
+/* Frees a path search_pool_path made (its labels and renamings too). */
+void search_pool_path_free(pool_step *path, size_t len);
 
 #endif

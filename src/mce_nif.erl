@@ -71,6 +71,8 @@ join(_Search) -> erlang:nif_error(not_loaded).
 
 %% A joined worker's first request (`idle' until the first worker has
 %% queued states); the pid is the entry process's, as given to start/3.
+%% After the first's start/3: before it the pool is empty and nobody
+%% expands anything, which is `done'.  Once per search.
 -spec work(search(), pos_integer()) -> request().
 work(_Search, _Pid) -> erlang:nif_error(not_loaded).
 

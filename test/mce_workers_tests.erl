@@ -275,3 +275,20 @@ cli_test_() ->
              {2, Zero} = mce_cli_tests:run_cli(["check", "--workers", "0" | Args]),
              ?assertNotEqual(nomatch, string:find(Zero, "workers"))
      end}.
+
+%% The NIF boundary: join/1 only for a search made for workers; work/2 once
+%% per search, and not for one started by start/3 (a second call is an
+%% error, not a second stack).
+nif_boundary_test() ->
+    Config = #{node => nonode@nohost, creation => mce_pid:creation(), breadth_first => 1},
+    ?assertError(badarg, mce_nif:join(mce_nif:new(Config))),
+    ?assertError(badarg, mce_nif:new(Config#{workers => 2, breadth_first => 0})),
+    First = mce_nif:new(Config#{workers => 2}),
+    Second = mce_nif:join(First),
+    ?assertMatch({run, 1, start, {m, f, []}, [], false}, mce_nif:start(First, {m, f, []}, 1)),
+    %% the first expands the initial state: nothing for the second yet
+    ?assertEqual(idle, mce_nif:work(Second, 1)),
+    %% misuse is an error (which, like every error, ends the search)
+    ?assertMatch({error, {_, _}, _}, mce_nif:work(Second, 1)),
+    ?assertMatch({error, {_, _}, _}, mce_nif:work(First, 1)),
+    ?assertEqual(ok, mce_nif:stop_workers(First)).

@@ -3181,11 +3181,7 @@ static void test_search_pool_single(void)
         CHECK(path[0].state == 10 && path[0].label == NULL);
         CHECK(path[1].state == 11 && path[1].label_len == 2 && strcmp((char *)path[1].label, "a") == 0);
         CHECK(path[2].state == 12 && path[2].nperm == 1 && path[2].perm[0].from == 3);
-        for (size_t k = 0; k < len; k++) {
-            free(path[k].label);
-            free(path[k].perm);
-        }
-        free(path);
+        search_pool_path_free(path, len);
     }
     CHECK(search_pool_path(p, 4, &path, &len) == -1);
     CHECK(search_pool_take(p, &busy, &hb, &node, &state, &depth) == POOL_DONE && busy == 0);
@@ -3629,7 +3625,7 @@ static void cluster_paths(void)
                 for (size_t k = 0; k < len; k++)
                     steps += path[k].label != NULL;
                 CHECK((o == 1) == (path[0].label != NULL));
-                search_cluster_free_labels(path, len);
+                search_pool_path_free(path, len);
                 hopped += hop > 0;
                 if (o == 0)
                     ended = 1;
