@@ -504,21 +504,14 @@ progress(Co, _Replies) ->
 -spec merge_stats([map()]) -> map().
 merge_stats([]) ->
     #{};
-merge_stats([First | _] = All) ->
-    Sum = fun(K) -> lists:sum([maps:get(K, St, 0) || St <- All]) end,
-    Max = fun(K) -> lists:max([maps:get(K, St, 0) || St <- All]) end,
-    States = Sum(states),
-    Ms = Max(time_ms),
-    Summed = maps:from_list([{K, Sum(K)} || K <- [states, transitions, parts, memory, memory_used,
-                                                  match_memo, step_cache_hits, step_cache_misses,
-                                                  step_cache_entries, step_cache_bytes,
-                                                  states_sent, states_received, bytes_sent]]),
-    maps:merge(maps:merge(maps:without([node], First), Summed),
-               #{max_depth => Max(max_depth), time_ms => Ms,
-                 truncated => lists:any(fun(St) -> maps:get(truncated, St, false) end, All),
-                 states_per_second => States * 1000 div max(Ms, 1),
-                 bytes_per_state => (Sum(memory_used) - Sum(step_cache_bytes)) div max(States, 1),
-                 cluster => length(All),
-                 node_stats => [maps:with([node, states, transitions, states_sent, states_received,
-                                           bytes_sent, memory_used, time_ms, states_per_second], St)
-                                || St <- All]}).
+merge_stats(All) ->
+    Combined = mce_search:combine_stats(
+                 All, [transitions, parts, memory, match_memo, step_cache_hits,
+                       step_cache_misses, step_cache_entries, step_cache_bytes,
+                       states_sent, states_received, bytes_sent],
+                 [max_depth], lists:sum([maps:get(memory_used, St, 0) || St <- All])),
+    (maps:remove(node, Combined))#{
+        cluster => length(All),
+        node_stats => [maps:with([node, states, transitions, states_sent, states_received,
+                                  bytes_sent, memory_used, time_ms, states_per_second], St)
+                       || St <- All]}.

@@ -27,6 +27,8 @@
 %% another node, the share of the work a context carries, and the
 %% options a participant runs with.
 -export([participant/3, share/1, set_share/2, cluster_options/1, init_call/1]).
+%% For both: the stats of a search made of several.
+-export([combine_stats/4]).
 
 -record(ctx, {search :: mce_nif:search(),
               opts :: map(),
@@ -180,18 +182,23 @@ share(#ctx{share = Share}) -> Share.
 set_share(Ctx, Share) -> Ctx#ctx{share = Share}.
 
 %% How many workers search at once: `workers' where a parallel search can
-%% do the check, else 1 (the reason is in the stats: workers_off/1).
+%% do the check, else 1 (the stats say why: `workers_off').
 -spec workers(#ctx{}) -> pos_integer().
 workers(#ctx{opts = Opts}) ->
-    case workers_off(Opts, false) of
-        none -> maps:get(workers, Opts);
-        _ -> 1
+    element(1, workers_used(Opts, false)).
+
+%% How many workers a search of these options runs, and why one when more
+%% were asked (none: as asked).
+workers_used(Opts, ExpandOnly) ->
+    case {maps:get(workers, Opts, 1), workers_off(Opts, ExpandOnly)} of
+        {1, _} -> {1, none};
+        {N, none} -> {N, none};
+        {_, Why} -> {1, Why}
     end.
 
 %% Why a check with `workers => N' (N > 1) runs one worker: the parallel
 %% search is breadth-first over the exact table, for safety checks; the
 %% shortest counterexample needs the sequential breadth-first order.
-workers_off(#{workers := 1}, _ExpandOnly) -> one;
 workers_off(_Opts, true) -> expand_only;
 workers_off(#{ltl := Ltl}, _) when Ltl =/= none -> ltl;
 workers_off(#{table := Table}, _) when Table =/= exact -> table;
@@ -307,10 +314,7 @@ new_context(Opts, ExpandOnly, Reduction) ->
     Observe = (Monitors =/= [] orelse Invariants =/= [] orelse
                maps:get(mailbox_bound, Opts) =/= infinity) andalso not ExpandOnly,
     Cluster = cluster_conf(Opts, ExpandOnly),
-    Workers = case workers_off(Opts, ExpandOnly) of
-                  none -> maps:get(workers, Opts);
-                  _ -> 1
-              end,
+    {Workers, _} = workers_used(Opts, ExpandOnly),
     ClusterConfig = case Cluster of
                         none -> #{};
                         {N, I} -> #{cluster_n => N, cluster_me => I}
@@ -318,7 +322,6 @@ new_context(Opts, ExpandOnly, Reduction) ->
     Search = new_search(Opts, ClusterConfig#{nodes => Nodes,
                            creation => mce_pid:creation(),
                            workers => Workers,
-
                            delivery_ether => case maps:get(delivery, Opts) of
                                                  ether -> 1;
                                                  instant -> 0
@@ -859,22 +862,37 @@ stats(#ctx{search = S, started = T0, reduction = Reduction, opts = Opts}) ->
     St = maps:remove(pid_order, mce_nif:stats(S)),
     Ms = max(erlang:monotonic_time(millisecond) - T0, 0),
     States = maps:get(states, St),
-    Workers = maps:get(workers, Opts, 1),
-    WorkersOff = case Workers > 1 of
-                     true -> #{workers_off => workers_off(Opts, false)};
-                     false -> #{}
+    {Workers, Off} = workers_used(Opts, false),
+    WorkersOff = case Off of
+                     none -> #{};
+                     _ -> #{workers_off => Off}
                  end,
     maps:merge(WorkersOff, St#{time_ms => Ms,
-        workers => case workers_off(Opts, false) of
-                       none -> Workers;
-                       _ -> 1
-                   end,
+        workers => Workers,
         reduction => Reduction,
         symmetry => mce_symmetry:status(Opts, false),
         states_per_second => States * 1000 div max(Ms, 1),
         %% The state store's bytes: the step cache is bounded and apart.
         bytes_per_state => (maps:get(memory_used, St) - maps:get(step_cache_bytes, St, 0))
                                div max(States, 1)}).
+
+%% The stats of a search made of several (the workers of mce_workers, the
+%% nodes of mce_cluster), from theirs, the first's keys kept: the `Sum'
+%% keys add up, the `Max' keys take the largest; `Used' is the memory all
+%% of them use, what they share counted once.
+-spec combine_stats([map(), ...], [atom()], [atom()], non_neg_integer()) -> map().
+combine_stats([First | _] = All, SumKeys, MaxKeys, Used) ->
+    Sum = fun(K) -> lists:sum([maps:get(K, St, 0) || St <- All]) end,
+    Max = fun(K) -> lists:max([maps:get(K, St, 0) || St <- All]) end,
+    States = Sum(states),
+    Ms = Max(time_ms),
+    Combined = maps:from_list([{K, Sum(K)} || K <- [states | SumKeys]]
+                              ++ [{K, Max(K)} || K <- [time_ms | MaxKeys]]),
+    (maps:merge(First, Combined))#{
+        memory_used => Used,
+        truncated => lists:any(fun(St) -> maps:get(truncated, St, false) end, All),
+        states_per_second => States * 1000 div max(Ms, 1),
+        bytes_per_state => (Used - Sum(step_cache_bytes)) div max(States, 1)}.
 
 %% The options accept tables up to 2^40 slots or bits; whether one fits is
 %% the machine's to say: a failed allocation names the option.

@@ -102,25 +102,14 @@ worker_stats(_) -> none.
 -spec merge_stats([map()]) -> map().
 merge_stats([]) ->
     #{};
-merge_stats([First | _] = All) ->
-    Sum = fun(K) -> lists:sum([maps:get(K, St, 0) || St <- All]) end,
-    Max = fun(K) -> lists:max([maps:get(K, St, 0) || St <- All]) end,
-    Shared = Max(shared_memory),
+merge_stats(All) ->
+    Shared = lists:max([maps:get(shared_memory, St, 0) || St <- All]),
     Private = fun(K) -> lists:sum([maps:get(K, St) - maps:get(shared_memory, St, 0) || St <- All]) end,
-    States = Sum(states),
-    Ms = Max(time_ms),
-    Used = Shared + Private(memory_used),
-    Summed = maps:from_list([{K, Sum(K)} || K <- [states, transitions, match_memo, step_cache_hits,
-                                                  step_cache_misses, step_cache_entries,
-                                                  step_cache_bytes, reduced_states,
-                                                  symmetric_states]]),
-    Maxed = maps:from_list([{K, Max(K)} || K <- [max_depth, parts, table_bytes, symmetry_groups,
-                                                 symmetry_stopped, time_ms]]),
-    maps:merge(maps:merge(First, Summed),
-               Maxed#{memory => Shared + Private(memory),
-                      memory_used => Used,
-                      truncated => lists:any(fun(St) -> maps:get(truncated, St, false) end, All),
-                      states_per_second => States * 1000 div max(Ms, 1),
-                      bytes_per_state => (Used - Sum(step_cache_bytes)) div max(States, 1),
-                      worker_stats => [maps:with([states, transitions, step_cache_hits,
-                                                  step_cache_misses], St) || St <- All]}).
+    Combined = mce_search:combine_stats(
+                 All, [transitions, match_memo, step_cache_hits, step_cache_misses,
+                       step_cache_entries, step_cache_bytes, reduced_states, symmetric_states],
+                 [max_depth, parts, table_bytes, symmetry_groups, symmetry_stopped],
+                 Shared + Private(memory_used)),
+    Combined#{memory => Shared + Private(memory),
+              worker_stats => [maps:with([states, transitions, step_cache_hits,
+                                          step_cache_misses], St) || St <- All]}.
