@@ -46,7 +46,7 @@ main(Rounds) ->
     io:format("~-20s ~-8s ~8s ~9s ~8s ~8s ~9s ~9s ~6s ~9s ~9s~n",
               ["model", "nodes", "states", "trans", "wall ms", "cpu ms", "cpu us/st", "states/s",
                "sent%", "B/sent", "dist B/st"]),
-    [print(Label, Setup, median_row([R || {L, S, R} <- Runs, L =:= Label, S =:= Setup]))
+    [print(Label, Setup, mce_bench_workers:median_row([R || {L, S, R} <- Runs, L =:= Label, S =:= Setup]))
      || {Label, _, _} <- Models, {Setup, _} <- Setups],
     [peer:stop(Pid) || {Pid, _} <- Peers],
     ok.
@@ -84,10 +84,6 @@ dist_bytes(Nodes) ->
                                   end || {_, Port} <- Ctrl, is_port(Port)]);
                    _ -> 0
                end || N <- Nodes]).
-
-median_row(Rows) ->
-    Sorted = lists:sort(fun(A, B) -> maps:get(wall_us, A) =< maps:get(wall_us, B) end, Rows),
-    lists:nth((length(Sorted) + 1) div 2, Sorted).
 
 print(Label, Setup, #{states := S, transitions := T, wall_us := Us, sent := Sent, cpu_ms := Cpu,
                       payload := Payload, dist := Dist, verdict := V}) ->

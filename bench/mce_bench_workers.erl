@@ -16,7 +16,7 @@
 %% measure of speed, the wall time to the verdict is shown beside it.
 -module(mce_bench_workers).
 
--export([main/0, main/1]).
+-export([main/0, main/1, median_row/1]).
 
 -define(ROUNDS, 3).
 -define(MAX_TIME, 120000).
@@ -64,7 +64,8 @@ run(Entry, Opts) ->
       transitions => maps:get(transitions, Stats), wall_us => Wall,
       cpu_s => (Cpu1 - Cpu0) / 1000, workers => maps:get(workers, Stats, 1)}.
 
-%% The run of median wall time.
+%% The run of median wall time (also mce_bench_cluster's).
+-spec median_row([#{wall_us := integer(), atom() => term()}, ...]) -> map().
 median_row(Rows) ->
     Sorted = lists:sort(fun(A, B) -> maps:get(wall_us, A) =< maps:get(wall_us, B) end, Rows),
     lists:nth((length(Sorted) + 1) div 2, Sorted).
