@@ -114,8 +114,7 @@ safety(InitCall, Ctx) ->
 %% The context `Again' of the check run once more, from the start, after
 %% the search of `Ctx' proved nothing: within the first run's time limit.
 again(#ctx{started = Started, deadline = Deadline, init_call = InitCall}, #ctx{opts = Opts} = Again) ->
-    ok = mce_guard:setup(#{deadline => Deadline, memory => maps:get(memory, Opts),
-                           reductions => maps:get(max_reductions, Opts)}),
+    ok = guard_limits(Opts, Deadline),
     Again#ctx{started = Started, deadline = Deadline, init_call = InitCall}.
 
 %% The initial state (the entry's process about to start, before any
@@ -210,8 +209,7 @@ workers_off(_, _) -> none.
 -spec worker_loop(mce_nif:search(), #ctx{}) -> term().
 worker_loop(S, #ctx{opts = Opts, deadline = Deadline} = Ctx) ->
     setup_process(Opts),
-    ok = mce_guard:setup(#{deadline => Deadline, memory => maps:get(memory, Opts),
-                           reductions => maps:get(max_reductions, Opts)}),
+    ok = guard_limits(Opts, Deadline),
     loop(mce_nif:work(S, 1), Ctx#ctx{search = S, steps = 0}).
 
 -spec progress_off(#ctx{}) -> #ctx{}.
@@ -380,13 +378,18 @@ new_context(Opts, ExpandOnly, Reduction) ->
                    infinity -> infinity;
                    Ms -> Now + Ms
                end,
-    ok = mce_guard:setup(#{deadline => Deadline, memory => maps:get(memory, Opts),
-                           reductions => maps:get(max_reductions, Opts)}),
+    ok = guard_limits(Opts, Deadline),
     Initial = [monitor_init(M, Arg) || {M, Arg} <- Monitors],
     #ctx{search = Search, opts = Opts, started = Now, deadline = Deadline,
          memory = maps:get(memory, Opts), progress = maps:get(progress, Opts),
          last_report = Now, monitors = Monitors, invariants = Invariants,
          initial_observer = Initial, reduction = Reduction, cluster = Cluster}.
+
+%% The limits of the user callbacks this process runs (mce_guard): the
+%% check's deadline, memory cap and reductions budget.
+guard_limits(Opts, Deadline) ->
+    mce_guard:setup(#{deadline => Deadline, memory => maps:get(memory, Opts),
+                      reductions => maps:get(max_reductions, Opts)}).
 
 %% What translated code running in this process reads of the check's
 %% options (the process dictionary, as for every step's own record).
