@@ -655,16 +655,6 @@ static int get_proc(importer *im, proc *p, uint32_t prev_pid, int first)
     return 0;
 }
 
-static int cmp_store_chan(const void *a, const void *b)
-{
-    const channel *x = a, *y = b;
-    if (x->from != y->from)
-        return x->from < y->from ? -1 : 1;
-    if (x->to != y->to)
-        return x->to < y->to ? -1 : 1;
-    return x->name < y->name ? -1 : x->name > y->name;
-}
-
 static int get_world(importer *im, sys_state *s)
 {
     s->down = get_var(im);
@@ -715,9 +705,9 @@ static int get_world(importer *im, sys_state *s)
     /* The store's order: by the name's id in this store (no channels: no
     ** array to sort, and qsort must not be given NULL). */
     if (s->nchans > 1)
-        qsort(s->chans, s->nchans, sizeof *s->chans, cmp_store_chan);
+        qsort(s->chans, s->nchans, sizeof *s->chans, sys_state_channel_order);
     for (uint32_t k = 1; k < s->nchans; k++)
-        if (cmp_store_chan(&s->chans[k - 1], &s->chans[k]) == 0)
+        if (sys_state_channel_order(&s->chans[k - 1], &s->chans[k]) == 0)
             return bad(im, "a channel twice");
     n = get_count(im, 6);
     if (im->why != NULL || grow((void **)&s->tables, &s->captables, n, sizeof *s->tables) != 0)
@@ -756,13 +746,7 @@ void state_wire_dict_free(wire_dict *d)
 int state_wire_decode_for(trans_ctx *cx, const uint8_t *buf, size_t len, wire_dict *dict,
                           sys_state *out, const char **why)
 {
-    /* Empty, keeping the buffers (as sys_state_decode_into does). */
-    while (out->npend > 0)
-        drop_pending(out, out->npend - 1);
-    out->down = 0;
-    out->crashes = out->disconnects = out->kills = out->uniq = 0;
-    out->app_env = out->observer = out->world_enc = 0;
-    out->ndisc = out->nnodemons = out->nchans = out->ntables = 0;
+    empty_keeping_buffers(out);
     importer im = { .cx = cx, .p = buf, .end = buf + len, .terms = dict };
     if (len < 2 || buf[0] != WIRE_MAGIC || buf[1] != WIRE_VERSION) {
         bad(&im, "not a state of this version");

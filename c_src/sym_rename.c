@@ -205,16 +205,6 @@ static int cmp_proc(const void *a, const void *b)
     return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
 
-static int cmp_chan(const void *a, const void *b)
-{
-    const channel *x = a, *y = b;
-    if (x->from != y->from)
-        return x->from < y->from ? -1 : 1;
-    if (x->to != y->to)
-        return x->to < y->to ? -1 : 1;
-    return x->name < y->name ? -1 : x->name > y->name;
-}
-
 static int cmp_nodemon(const void *a, const void *b)
 {
     const node_monitor *x = a, *y = b;
@@ -277,7 +267,7 @@ int symmetry_rename(symmetry *sy, trans_ctx *cx, sys_state *st,
             err = 1;
     }
     if (!err)
-        sym_sort(st->chans, st->nchans, sizeof *st->chans, cmp_chan);
+        sym_sort(st->chans, st->nchans, sizeof *st->chans, sys_state_channel_order);
     for (uint32_t i = 0; i < st->ntables && !err; i++) {
         ets_table *t = &st->tables[i];
         t->tid = map_ref(&r, t->tid);

@@ -273,6 +273,12 @@ static int chan_cmp(const channel *c, uint32_t from, uint32_t to, part_id name)
     return 0;
 }
 
+int sys_state_channel_order(const void *a, const void *b)
+{
+    const channel *y = b;
+    return chan_cmp(a, y->from, y->to, y->name);
+}
+
 int sys_state_find_channel(const sys_state *s, uint32_t from, uint32_t to,
                            part_id name)
 {

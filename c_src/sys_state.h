@@ -255,6 +255,9 @@ int sys_state_find_alias(const sys_state *s, uint32_t ref);
 /* The ether.  Index of channel (from, to, name), or -1. */
 int sys_state_find_channel(const sys_state *s, uint32_t from, uint32_t to,
                            part_id name);
+/* Channels in a state's order, by (from, to, name id): a comparator for
+** qsort of channel records (symmetry's renaming, the wire's import). */
+int sys_state_channel_order(const void *a, const void *b);
 /* Appends signal `sig` to channel (from, to, name), creating it. */
 int sys_state_enqueue(part_store *ps, sys_state *s, uint32_t from,
                       uint32_t to, part_id name, part_id sig);

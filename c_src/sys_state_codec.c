@@ -107,13 +107,7 @@ int sys_state_decode_bytes(const part_store *ps, const uint8_t *root,
 int sys_state_decode_bytes_into(const part_store *ps, const uint8_t *root,
                                 size_t len, sys_state *out)
 {
-    /* Empty, keeping the buffers. */
-    while (out->npend > 0)
-        drop_pending(out, out->npend - 1);
-    out->down = 0;
-    out->crashes = out->disconnects = out->kills = out->uniq = 0;
-    out->app_env = out->observer = out->world_enc = 0;
-    out->ndisc = out->nnodemons = out->nchans = out->ntables = 0;
+    empty_keeping_buffers(out);
     if (len < 4 || len % 4 != 0 || len / 4 > UINT32_MAX)
         goto fail;
     if (decode_world(ps, word(root, 0), out) != 0)

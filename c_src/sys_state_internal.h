@@ -1,8 +1,8 @@
 /*
 ** sys_state_internal.h: what sys_state.c (editing a decoded state) and
-** sys_state_codec.c (decoding and encoding it) share: the process record's
-** fixed words and the growth of the state's vectors.  Nothing else
-** includes it.
+** sys_state_codec.c (decoding and encoding it) share, and state_wire.c
+** (decoding a state's wire bytes) with them: the process record's fixed
+** words and the growth of the state's vectors.  Nothing else includes it.
 */
 #ifndef MCE_SYS_STATE_INTERNAL_H
 #define MCE_SYS_STATE_INTERNAL_H
@@ -19,6 +19,18 @@ static inline void drop_pending(sys_state *s, uint32_t k)
 {
     free(s->pend[k].ids);
     s->pend[k] = s->pend[--s->npend];
+}
+
+/* Before a state is decoded again: its world emptied, its pending
+** appends dropped, its buffers kept (the processes are overwritten). */
+static inline void empty_keeping_buffers(sys_state *s)
+{
+    while (s->npend > 0)
+        drop_pending(s, s->npend - 1);
+    s->down = 0;
+    s->crashes = s->disconnects = s->kills = s->uniq = 0;
+    s->app_env = s->observer = s->world_enc = 0;
+    s->ndisc = s->nnodemons = s->nchans = s->ntables = 0;
 }
 
 static inline int grow(void **v, uint32_t *cap, uint32_t n, size_t size)
