@@ -650,10 +650,9 @@ interval(V) ->
         {float, F} -> {F, F}
     end.
 
+%% Lo < Hi, where a lower bound is never pinf and an upper bound never ninf.
 num_lt(ninf, _) -> true;
 num_lt(_, pinf) -> true;
-num_lt(pinf, _) -> false;
-num_lt(_, ninf) -> false;
 num_lt(A, B) -> A < B.
 
 %% Lexicographic: the first pair that may differ decides; when it may also
