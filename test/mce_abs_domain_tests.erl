@@ -587,3 +587,34 @@ bif_case() ->
         16 -> {{lists, sum, 1}, [some_list()]};
         _ -> {{erlang, pick([is_integer, is_atom, is_list, is_tuple]), 1}, [term()]}
     end.
+
+%% Lemma 6 is sound on the built-in domains: a state proposition covering
+%% the concrete T that satisfies V has T in V's concretisation, and one that
+%% refutes V has T outside it.  And meet_exists holds for two covers of one
+%% term.
+propositions_sound_test() ->
+    seed(),
+    Ds = domains(),
+    [begin
+         D = pick(Ds),
+         T = term(),
+         U = case rand:uniform(3) of 1 -> T; _ -> term() end,
+         X = cover(D, T),
+         V = case rand:uniform(3) of 1 -> ?M:alpha(D, U); 2 -> cover(D, U); _ -> wild(U) end,
+         check(satisfies, not ?M:satisfies(D, [X], V) orelse ?M:leq(D, unwild(V), T), {T, X, V}),
+         check(refutes, not (?M:refutes(D, [X], V) andalso ?M:leq(D, unwild(V), T)), {T, X, V}),
+         check(meet_exists, ?M:meet_exists(D, X, cover(D, T)), {T, X})
+     end || _ <- lists:seq(1, ?CASES)],
+    ok.
+
+%% A formula value with '_' for some atoms.
+wild(a) -> '_';
+wild([H | T]) -> [wild(H) | wild(T)];
+wild(T) when is_tuple(T) -> list_to_tuple([wild(E) || E <- tuple_to_list(T)]);
+wild(X) -> X.
+
+unwild('_') -> ?ANY;
+unwild([H | T]) -> [unwild(H) | unwild(T)];
+unwild(?ABS(_) = L) -> L;
+unwild(T) when is_tuple(T) -> list_to_tuple([unwild(E) || E <- tuple_to_list(T)]);
+unwild(X) -> X.
