@@ -29,6 +29,11 @@
 %%     at depth > K (the whole term is depth 1): it is `any'.  Atomic terms
 %%     are never cut.
 %% Maps: their values are abstracted, their keys stay as they are.
+%% `int' exists in every domain (without an integer domain it is what a join
+%% of two integers or an integer operator on `any' gives); floats stay
+%% concrete, and an arithmetic result that may be a float is `any'.
+%% Without a chain domain, lists of different lengths join cell by cell
+%% ([a] and [a, a] give [a | ?]), which is below `any'.
 %%
 %% The order: leq(A, B) is Huch's A ⊑ B, "B is at least as precise as A"
 %% (every concretisation of B is one of A).  Concrete terms are the most
@@ -75,7 +80,8 @@
 %% Domains
 %%====================================================================
 
--spec new(spec_elem() | [spec_elem()]) -> {ok, dom()} | {error, {bad_abstraction, term()}}.
+%% Spec is checked here (it comes from the user: `abstraction => Spec`).
+-spec new(spec_elem() | [spec_elem()] | term()) -> {ok, dom()} | {error, {bad_abstraction, term()}}.
 new(Spec) when is_list(Spec) -> build(Spec, #dom{}, []);
 new(Elem) -> new([Elem]).
 
