@@ -28,7 +28,7 @@
     X(expanded) X(fairness) X(false) X(found) X(group_leader) X(halt) \
     X(hash_compact) X(incomplete) X(init) X(judge_deaths) X(keep_message) \
     X(lasso) X(link) X(link_exit) X(match) X(match_memo) X(max_crashes) \
-    X(max_depth) X(max_disconnects) X(max_kills) X(max_states) X(memory) \
+    X(max_depth) X(max_disconnects) X(max_kills) X(max_states) X(maybe) X(memory) \
     X(memory_used) X(message) X(monitor) X(monitor_node) X(ndfs) X(need) \
     X(node) X(node_pair) X(nodes) X(none) X(normal) X(observe) X(ok) \
     X(omission_probability) X(parts) X(receive) X(register) X(requests) \

@@ -535,7 +535,9 @@ ERL_NIF_TERM nif_resume(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     return t;
 }
 
-/* match(Search, boolean()) -> Request */
+/* match(Search, boolean() | maybe) -> Request.  `maybe' comes from the
+** abstract interpreter (src/mce_abs_eval.erl): the message may or may not
+** match under abstraction, so the search takes it and also looks past it. */
 ERL_NIF_TERM nif_match(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
 {
     (void)argc;
@@ -547,6 +549,8 @@ ERL_NIF_TERM nif_match(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
         matches = 1;
     else if (enif_is_identical(argv[1], ATOM(env, false)))
         matches = 0;
+    else if (enif_is_identical(argv[1], ATOM(env, maybe)))
+        matches = MATCH_MAYBE;
     else
         return enif_make_badarg(env);
     ErlNifTime t0 = enif_monotonic_time(ERL_NIF_USEC);

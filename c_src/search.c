@@ -667,6 +667,20 @@ static int next_request(search *s, request *req)
                     s->run_msg_index = f->msg_idx;
                     goto issue;
                 }
+                if (m == MATCH_MAYBE) {
+                    /* Abstract mode: the message may match.  Receiving it is
+                    ** one transition; the scan then goes on past it, for the
+                    ** concretisations in which it does not match (and the
+                    ** timeout, if none of the later messages surely does). */
+                    req->kind = REQ_RUN;
+                    req->run = RUN_RECEIVE;
+                    req->msg = msg;
+                    s->run_msg_index = f->msg_idx++;
+                    f->enabled++;
+                    req->pid = p->pid;
+                    req->cont = p->cont;
+                    goto remember;
+                }
                 f->msg_idx++;
             }
             f->next_proc++;
@@ -883,7 +897,8 @@ int search_answer_match(search *s, int matches, request *req)
 {
     if (s->pending != REQ_MATCH || s->finished)
         return fail(req, "no match question is outstanding");
-    if (match_memo_put(&s->memo, s->run_cont, s->run_msg, matches ? 1 : 0) != 0)
+    int val = matches == MATCH_MAYBE ? MATCH_MAYBE : matches ? 1 : 0;
+    if (match_memo_put(&s->memo, s->run_cont, s->run_msg, val) != 0)
         return fail(req, "out of memory");
     return next_request(s, req);
 }

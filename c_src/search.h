@@ -322,7 +322,10 @@ void search_settled(search *s, const request *req);
 #define SEARCH_BYTES_BUDGET ((size_t)1 << 20)
 /* Answers a REQ_YIELD and returns the next request. */
 int search_resume(search *s, request *req);
-/* Answers a REQ_MATCH and returns the next request. */
+/* Answers a REQ_MATCH (0 no, 1 yes, MATCH_MAYBE: the abstract mode's "may
+** match", a transition that receives it while the scan goes on past it)
+** and returns the next request. */
+#define MATCH_MAYBE 2
 int search_answer_match(search *s, int matches, request *req);
 /* Answers a REQ_RUN.  Frees everything in `res` that it does not keep. */
 int search_answer_run(search *s, run_result *res, request *req);

@@ -168,7 +168,7 @@ timeout_kind(T, _, _) ->
     end.
 
 %% @doc Does `Msg' match the receive that `Cont' is suspended in?
--spec matches(term(), term()) -> boolean().
+-spec matches(term(), term()) -> boolean() | maybe.
 matches({{Mod, Name, FreeVars, _Timeout}, _Frames}, Msg) ->
     erlang:apply(Mod, Name, [match, Msg | FreeVars]).
 

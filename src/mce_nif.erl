@@ -114,7 +114,7 @@ cluster_stats(_Search) -> erlang:nif_error(not_loaded).
 -spec resume(search()) -> request().
 resume(_Search) -> erlang:nif_error(not_loaded).
 
--spec match(search(), boolean()) -> request().
+-spec match(search(), boolean() | maybe) -> request().
 match(_Search, _Matches) -> erlang:nif_error(not_loaded).
 
 -spec ran(search(), mce_exec:outcome(), list(), term(), boolean()) -> request().
