@@ -146,6 +146,8 @@ shape(D, [_ | _] = L) ->
     Es = [shape(D, E) || E <- Elems],
     case {shape(D, Tail), D#dom.chain} of
         {[], M} when M =/= none, length(Es) > M + 3 -> summary(D, M + 4, join_all(D, Es));
+        %% Cells before "some proper list" (a depth cut) stay cells.
+        {?ABS({list, N, _}) = S, C} when N =:= 0; C =:= none -> Es ++ S;
         {?ABS({list, N, E}), _} -> summary(D, N + length(Es), join_all(D, [E | Es]));
         {T, _} -> Es ++ T
     end;
@@ -155,8 +157,9 @@ shape(_D, T) -> T.
 
 %% The summary a chain domain keeps for "at least N elements, each E":
 %% N capped at M+4 (less precise, still sound); without a chain domain
-%% there is no list value between a concrete shape and `any'.
-summary(#dom{chain = none}, _N, _E) -> ?ANY;
+%% the only summary is "some proper list", which the depth cut makes of
+%% a cut list (cut/3).
+summary(#dom{chain = none}, _N, _E) -> ?ABS({list, 0, ?ANY});
 summary(#dom{chain = M}, N, E) -> ?ABS({list, min(N, M + 4), E}).
 
 %% The cons cells of a list and what ends it.
@@ -166,13 +169,28 @@ spine(T, Acc) -> {lists:reverse(Acc), T}.
 
 cut(T, _Dep, infinity) -> T;
 cut(?ABS({list, N, E}), Dep, K) when Dep =< K -> ?ABS({list, N, cut(E, Dep + 1, K)});
-cut(?ABS({list, _, _}), _Dep, _K) -> ?ANY;
+cut(?ABS({list, _, _}), _Dep, _K) -> ?ABS({list, 0, ?ANY});
 cut(?ABS(_) = Leaf, _Dep, _K) -> Leaf;
-cut(T, Dep, K) when Dep > K, (is_tuple(T) orelse is_map(T) orelse (is_list(T) andalso T =/= [])) -> ?ANY;
+cut([_ | _] = T, Dep, K) when Dep > K ->
+    %% A cut proper list stays a list (of any length and elements): a
+    %% program that walks a list to its end must not see a "maybe not a
+    %% list" tail its clauses never meet concretely (the database of paper
+    %% 003, section 9, proved under the depth-2 cut).
+    case proper_shape(T) of
+        true -> ?ABS({list, 0, ?ANY});
+        false -> ?ANY
+    end;
+cut(T, Dep, K) when Dep > K, (is_tuple(T) orelse is_map(T)) -> ?ANY;
 cut([H | T], Dep, K) -> [cut(H, Dep + 1, K) | cut(T, Dep + 1, K)];
 cut(T, Dep, K) when is_tuple(T) -> list_to_tuple([cut(E, Dep + 1, K) || E <- tuple_to_list(T)]);
 cut(M, Dep, K) when is_map(M) -> maps:map(fun(_, V) -> cut(V, Dep + 1, K) end, M);
 cut(T, _Dep, _K) -> T.
+
+%% A proper list, or cells ending in a list summary.
+proper_shape([]) -> true;
+proper_shape([_ | T]) -> proper_shape(T);
+proper_shape(?ABS({list, _, _})) -> true;
+proper_shape(_) -> false.
 
 -spec is_concrete(term()) -> boolean().
 is_concrete(?ABS(_)) -> false;
@@ -740,7 +758,7 @@ as_cons(#dom{chain = M} = D, ?ABS({list, N, E})) when M =/= none ->
     Tails = [lists:duplicate(K, E) || K <- lists:seq(max(N - 1, 0), M + 3)] ++ [?ABS({list, M + 4, E})],
     dedup([{Tag, alpha(D, E), alpha(D, T)} || T <- Tails]);
 as_cons(_D, ?ABS({list, N, E})) ->
-    [{case N of 0 -> maybe; _ -> certain end, E, ?ANY}];
+    [{case N of 0 -> maybe; _ -> certain end, E, ?ABS({list, max(N - 1, 0), E})}];
 as_cons(_D, _) -> [].
 
 -spec as_nil(dom(), value()) -> tri().

@@ -695,8 +695,7 @@ match_dest(P, Dest, _Names) ->
 props_letter(Conts, Memo, St) ->
     {PropLists, St1} = lists:mapfoldl(fun cont_props/2, St, Conts),
     Props = lists:append(PropLists),
-    True = [Name || {Name, {prop, Pattern}} <- St1#st.state_preds,
-                    lists:any(fun(T) -> matches(Pattern, T) end, Props)],
+    True = [Name || {Name, Spec} <- St1#st.state_preds, props_hold(Spec, Props)],
     {True, St1#st{conts_memo = Memo#{Conts => True}}}.
 
 cont_props(Id, #st{cont_props = Known} = St) ->
@@ -709,6 +708,19 @@ cont_props(Id, #st{cont_props = Known} = St) ->
             {Props, St#st{cont_props = Known#{Id => Props}}}
     end.
 
+state_pred(Name, {abs_prop, _, _, _} = Spec, #{processes := Procs}) ->
+    mce_search:property_call(
+      {predicate, Name},
+      fun() -> props_hold(Spec, lists:append([Props || #{props := Props} <- Procs])) end);
+state_pred(Name, {abs_fun, Polarity, Fun}, View) ->
+    case mce_search:property_call({predicate, Name}, fun() -> Fun(View) end) of
+        true -> Polarity =:= sat;
+        false -> Polarity =:= refuted;
+        maybe -> false;
+        Other -> erlang:error({mcerlang, {bad_predicate_value, Name, Other,
+                                          "under abstraction a state predicate returns true, "
+                                          "false or maybe"}})
+    end;
 state_pred(Name, {prop, Pattern}, #{processes := Procs}) ->
     mce_search:property_call(
       {predicate, Name},
@@ -724,11 +736,66 @@ state_pred(Name, Fun, View) ->
                                           "a state predicate returns true or false"}})
     end.
 
+%% Whether the props of a state (of all its processes) make a prop
+%% predicate true.  Under abstraction a predicate is split by polarity
+%% (abstract_formula/2): `sat' holds where the props surely satisfy the
+%% pattern, `refuted' where they surely refute it (paper
+%% 003_7dd3bcd1accd73d3.txt, Lemma 6).
+props_hold({prop, Pattern}, Props) ->
+    lists:any(fun(T) -> matches(Pattern, T) end, Props);
+props_hold({abs_prop, sat, Pattern, Dom}, Props) ->
+    mce_abs_domain:satisfies(Dom, Props, Pattern);
+props_hold({abs_prop, refuted, Pattern, Dom}, Props) ->
+    mce_abs_domain:refutes(Dom, Props, Pattern).
+
+%% Under abstraction a proposition is three-valued: a state may neither
+%% satisfy nor refute it.  So that "holds" stays a proof, the formula's
+%% propositions are decided by the negations in front of them (paper
+%% 003_7dd3bcd1accd73d3.txt, section 8): in negation normal form, a
+%% positive occurrence must be satisfied and a negated one refuted, each
+%% its own two-valued predicate, `{'$abs', [sat | refuted, Name]}'.  Only
+%% the predicates of a state's data are split: props and funs of the view
+%% (which may answer `maybe'); the steps, probes and statuses are facts.
+abstract_formula(F, #{abstraction := none}) ->
+    F;
+abstract_formula(F, #{predicates := Preds}) ->
+    polarise(mce_ltl:nnf(F), Preds).
+
+polarise({prop, N} = P, Preds) ->
+    case data_predicate(N, Preds) of
+        true -> {prop, {'$abs', [sat, N]}};
+        false -> P
+    end;
+polarise({'not', {prop, N}} = P, Preds) ->
+    case data_predicate(N, Preds) of
+        true -> {prop, {'$abs', [refuted, N]}};
+        false -> P
+    end;
+polarise({next, F}, Preds) -> {next, polarise(F, Preds)};
+polarise({Op, F, G}, Preds) -> {Op, polarise(F, Preds), polarise(G, Preds)};
+polarise(Constant, _Preds) -> Constant.
+
+data_predicate(N, Preds) ->
+    case predicate_spec(N, Preds) of
+        {prop, Pattern} ->
+            has_fun(Pattern) andalso
+                erlang:error({mcerlang, {bad_predicate, N, Pattern,
+                                         "under abstraction a prop pattern is a term ('_' for any part), "
+                                         "not a fun"}}),
+            true;
+        Spec -> is_function(Spec, 1)
+    end.
+
 %% Patterns of prop and probe predicates: '_' matches anything, a fun of
 %% one argument decides, tuples and lists match element by element, any
 %% other term only itself.
 matches('_', _) -> true;
 matches(F, T) when is_function(F, 1) -> F(T) =:= true;
+matches({'$mce_abs', _} = Abstract, T) ->
+    %% An abstract value (mcerlang:abstract/1) in a concrete check: the
+    %% values it stands for, so one formula serves both modes.
+    {ok, Dom} = mce_abs_domain:new([]),
+    mce_abs_domain:leq(Dom, Abstract, T);
 matches(P, T) when is_tuple(P), is_tuple(T), tuple_size(P) =:= tuple_size(T) ->
     matches(tuple_to_list(P), tuple_to_list(T));
 matches([P | Ps], [T | Ts]) -> matches(P, T) andalso matches(Ps, Ts);
@@ -797,21 +864,24 @@ explore(Queue, Seen, St) ->
             end
     end.
 
-automaton(F, #st{opts = Opts, text = Text} = St) ->
+automaton(F0, #st{opts = Opts, text = Text} = St) ->
+    Preds = maps:get(predicates, Opts),
+    F = abstract_formula(F0, Opts),
     #{init := Init, accepting := Acc, trans := Trans} = translate(F, Text),
     Names = lists:usort([N || {_, G, _} <- Trans, {N, _} <- G]),
-    Preds = maps:get(predicates, Opts),
     Specs = [{N, predicate_spec(N, Preds)} || N <- Names],
     TransMap = lists:foldr(fun({From, G, To}, M) ->
                                    maps:update_with(From, fun(L) -> [{G, To} | L] end, [{G, To}], M)
                            end, #{}, Trans),
-    StatePreds = [{N, P} || {N, P} <- Specs, not is_tuple(P) orelse element(1, P) =:= prop],
+    StatePreds = [{N, P} || {N, P} <- Specs,
+                            not is_tuple(P) orelse lists:member(element(1, P), [prop, abs_prop, abs_fun])],
     StepPreds = [{N, P} || {N, P} <- Specs, is_tuple(P), lists:member(element(1, P), ?STEP_SPECS)],
     StatusPreds = [{N, P} || {N, P} <- Specs, is_tuple(P), lists:member(element(1, P), ?STATUS_SPECS)],
     St#st{init = Init, trans = TransMap, accepting = maps:from_keys(Acc, true),
           state_preds = StatePreds, step_preds = StepPreds, status_preds = StatusPreds,
           by_name = lists:any(fun({_, Spec}) -> names_process(Spec) end, StepPreds ++ StatusPreds),
           plain_props = lists:all(fun({_, {prop, Pattern}}) -> not has_fun(Pattern);
+                                     ({_, {abs_prop, _, _, _}}) -> true;
                                      (_) -> false
                                   end, StatePreds),
           probe_preds = [{N, L, Pat} || {N, {probe, L, Pat}} <- Specs]}.
@@ -842,6 +912,12 @@ translate(F, Text) ->
         {error, {too_large, Limit}} -> erlang:error({mcerlang, {ltl_too_large, Text, Limit}})
     end.
 
+predicate_spec({'$abs', [Polarity, N]}, Preds) ->
+    %% A proposition of a check under abstraction (abstract_formula/2).
+    case predicate_spec(N, Preds) of
+        {prop, Pattern} -> {abs_prop, Polarity, Pattern, get('$mce_abs_dom')};
+        Fun when is_function(Fun, 1) -> {abs_fun, Polarity, Fun}
+    end;
 predicate_spec({Name, [P]} = N, Preds) when not is_map_key(Name, Preds) ->
     %% scheduled(P), enabled(P), blocked(P): built in unless defined
     true = lists:member(Name, mcerlang:builtin_predicates()),

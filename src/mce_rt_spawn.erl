@@ -14,7 +14,7 @@
                             spawn_monitor/3, spawn/2, spawn/4, spawn_link/2, spawn_link/4,
                             spawn_opt/2, spawn_opt/4, spawn_monitor/2, spawn_monitor/4]}).
 
--export([spawn/1, spawn/3, spawn_link/1, spawn_link/3, spawn_monitor/1, spawn_monitor/3, spawn/2,
+-export([spawn_init/2, spawn/1, spawn/3, spawn_link/1, spawn_link/3, spawn_monitor/1, spawn_monitor/3, spawn/2,
          spawn/4, spawn_link/2, spawn_link/4, spawn_opt/2, spawn_opt/4, spawn_monitor/2,
          spawn_monitor/4]).
 
@@ -37,6 +37,12 @@ spawn_fun(Fun, _Link) ->
 
 spawn_mfa(M, F, A, Link) ->
     new_process(mce_rt:my_node(), init_mfa(M, F, A, [M, F, A]), Link).
+
+%% @doc A process whose initial call the checker made itself (the abstract
+%% interpreter's machines, mce_abs_eval), on this node.
+-spec spawn_init({module(), atom(), [term()]}, boolean()) -> pid().
+spawn_init(InitCall, Link) ->
+    new_process(mce_rt:my_node(), InitCall, Link).
 
 new_process(Node, InitCall, Link) ->
     case mce_nif:fresh_pid(erlang:get('$mce_search'), Node) of

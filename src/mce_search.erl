@@ -240,6 +240,8 @@ new_context(Opts, ExpandOnly) ->
 -spec reduction(map(), boolean()) -> reduction().
 reduction(#{reduction := false}, _ExpandOnly) ->
     {off, option};
+reduction(#{abstraction := Spec}, _ExpandOnly) when Spec =/= none ->
+    {off, abstraction};
 reduction(#{cluster := [_ | _]}, false) ->
     {off, cluster};
 reduction(Opts, ExpandOnly) ->
@@ -264,7 +266,8 @@ reduction(Opts, ExpandOnly) ->
 %% path may be longer).  Predicates of steps are found later, once the
 %% formula's predicates are resolved (set_reduction/2).
 ltl_reduction(Formula, Opts) ->
-    Off = [Why || {Why, true} <- [{next, has_next(Formula)},
+    Off = [Why || {Why, true} <- [{abstraction, maps:get(abstraction, Opts, none) =/= none},
+                                  {next, has_next(Formula)},
                                   {weak_fairness, maps:get(fairness, Opts) =:= weak},
                                   {max_depth, maps:get(max_depth, Opts) =/= 0}]],
     case Off of
@@ -411,7 +414,14 @@ setup_process(Opts) ->
                                  #{kill := {_, Targets}} -> Targets;
                                  #{} -> none
                              end),
-    put('$mce_app_env', maps:get(env, Opts)).
+    put('$mce_app_env', maps:get(env, Opts)),
+    %% The abstract interpreter's domains (mce_abs_eval), if any.
+    case maps:get(abstraction, Opts, none) of
+        none -> erase('$mce_abs_dom');
+        Spec -> {ok, Dom} = mce_abs_domain:new(Spec),
+                put('$mce_abs_dom', Dom)
+    end,
+    ok.
 
 %% An expand-only search ends an expansion at a successor that stops the
 %% search (the LTL product reports it at once); a session's lists every
@@ -563,6 +573,16 @@ invariant_holds(F, View) ->
     case property_call({invariant, F}, fun() -> F(View) end) of
         true -> true;
         false -> false;
+        %% Under abstraction an invariant may not know (its view holds
+        %% abstract values): only a sure `true' is a proof; the concrete
+        %% replay (mce_abstract) tells a real violation.
+        maybe ->
+            case get('$mce_abs_dom') of
+                undefined -> erlang:error({mcerlang, {bad_invariant_value, F, maybe,
+                                                      "an invariant returns true or false "
+                                                      "(maybe only under abstraction)"}});
+                _ -> false
+            end;
         Other -> erlang:error({mcerlang, {bad_invariant_value, F, Other,
                                           "an invariant returns true or false"}})
     end.

@@ -9,9 +9,9 @@
 %% naming the culprit.
 -module(mcerlang).
 
--export([check/1, check/2, stop/1, format/1, format/2, msc/2, msc/3, replay/1, replay/2, simulate/2,
+-export([check/1, check/2, check_concrete/3, stop/1, format/1, format/2, msc/2, msc/3, replay/1, replay/2, simulate/2,
          save/2, load/1, debug/1, debug/2, translate/1, choice/1, prop/1, probe/2,
-         clear_translation_cache/0]).
+         clear_translation_cache/0, abstract/1]).
 %% For the debugger (mce_debug) and the command line (mce_cli).
 -export([options/1, entry/1, entry/2, isolated/2, replayable/2]).
 %% For the LTL search (mce_ltl_search): the predicates built in.
@@ -151,6 +151,9 @@
                     %% Other nodes that search with this one, each over
                     %% the states it owns (mce_cluster); []: this node alone.
                     cluster => [],
+                    %% An over-approximating abstraction (mce_abstract):
+                    %% none, or the domains' spec (mce_abs_domain:new/1).
+                    abstraction => none,
                     stubs => #{}}).
 
 %% @equiv check(Entry, #{})
@@ -162,6 +165,15 @@ check(Entry) ->
 -spec check(entry(), options() | [{atom(), term()}]) -> result().
 check(Entry, Options) ->
     Opts = options(Options),
+    case Opts of
+        #{abstraction := none} -> check_concrete(Entry, Options, Opts);
+        #{} -> mce_abstract:check(Entry, Options, Opts)
+    end.
+
+%% @doc The check of `Entry' on the real values (no abstraction), with the
+%% options already validated; mce_abstract's concrete replay runs it too.
+-spec check_concrete(entry(), options() | [{atom(), term()}], map()) -> result().
+check_concrete(Entry, Options, Opts) ->
     InitCall = entry(Entry, Opts),
     case isolated(fun() -> mce_search:run(InitCall, Opts) end, Opts) of
         {error, Cex} -> {error, Cex#{entry => Entry, options => given(Options)}};
@@ -349,6 +361,19 @@ choice(Other) ->
 bad_choice(Alternatives) ->
     erlang:error({mcerlang, {bad_choice, Alternatives,
                              "expected a non-empty list of funs of no arguments or {M, F, Args}"}}).
+
+%% @doc The abstract value `Name' (`abstraction' option, issue 21), for
+%% prop patterns and views: `any' (every term), `int', `even', `odd'
+%% (domain even_odd), `neg', `pos', `nonneg', `nonpos' (domain sign).  In
+%% a concrete check a prop pattern holding one matches the values it
+%% stands for (`{prop, {count, mcerlang:abstract(nonneg)}}').
+-spec abstract(any | int | even | odd | neg | pos | nonneg | nonpos) -> {'$mce_abs', atom()}.
+abstract(Name) when Name =:= any; Name =:= int; Name =:= even; Name =:= odd; Name =:= neg;
+                    Name =:= pos; Name =:= nonneg; Name =:= nonpos ->
+    {'$mce_abs', Name};
+abstract(Other) ->
+    erlang:error({mcerlang, {bad_abstract_value, Other,
+                             "expected any, int, even, odd, neg, pos, nonneg or nonpos"}}).
 
 %% @doc A state proposition (paper 003, section 4): in checked code, the
 %% state where the process is about to evaluate `prop(Term)' has `Term' as a
@@ -734,6 +759,12 @@ option(symmetry, B) when is_boolean(B) -> B;
 option(symmetry, auto) -> auto;
 option(symmetry, V) ->
     erlang:error({mcerlang, {bad_option_value, symmetry, V, "expected auto, true or false"}});
+option(abstraction, none) -> none;
+option(abstraction, Spec) ->
+    case mce_abs_domain:new(Spec) of
+        {ok, _} -> Spec;
+        {error, Why} -> erlang:error({mcerlang, {bad_option_value, abstraction, Spec, Why}})
+    end;
 option(workers, auto) -> erlang:system_info(schedulers_online);
 option(workers, N) when is_integer(N), N >= 1, N =< 1024 -> N;
 option(workers, V) ->

@@ -124,7 +124,9 @@ alpha_test_() ->
      ?_assertEqual(?ABS({list, 5, ?ANY}), ?M:alpha(C1, [b | ?ABS({list, 5, a})])),
      %% depth: [a,b,c] nests 3 deep; atomic leaves are not cut
      ?_assertEqual([a, b, c], ?M:alpha(dom([{depth, 3}]), [a, b, c])),
-     ?_assertEqual([a, b | ?ANY], ?M:alpha(dom([{depth, 2}]), [a, b, c])),
+     %% a cut proper list stays "some proper list"
+     ?_assertEqual([a, b | ?ABS({list, 0, ?ANY})], ?M:alpha(dom([{depth, 2}]), [a, b, c])),
+     ?_assertEqual([a, b | ?ANY], ?M:alpha(dom([{depth, 2}]), [a, b, c | d])),
      ?_assertEqual({a, ?ANY, b}, ?M:alpha(dom([{depth, 1}]), {a, {x}, b})),
      %% the summary counts as one constructor
      ?_assertEqual({?ABS({list, 5, ?ANY})}, ?M:alpha(dom([{chain, 1}, {depth, 2}]), {[{x}, {x}, {x}, {x}, {x}]})),

@@ -1,0 +1,909 @@
+%%% @doc The abstract interpreter: runs checked code over abstract values
+%%% (`abstraction => Spec', issue 21).
+%%%
+%%% In the concrete mode the real BEAM runs the translated program.  Under
+%%% an over-approximating abstraction it cannot: `N + 1' where `N' stands
+%%% for "every even number" has no BEAM meaning, and a match that may or may
+%%% not succeed must be explored both ways.  So here the program's own
+%%% abstract forms (the module's debug_info or source, records expanded) are
+%%% evaluated by an explicit-continuation machine, Huch's abstract
+%%% operational semantics (papers 000_252f033da8c97ae1.txt and
+%%% 003_7dd3bcd1accd73d3.txt, section 3): every primitive goes through the
+%%% domains of `mce_abs_domain', and where the abstraction cannot decide (a
+%%% match, a guard, a comparison, an arithmetic error) the process stops in a
+%%% choice with one alternative per possible outcome, which the C search
+%%% explores like `mcerlang:choice/1'.
+%%%
+%%% The machine plugs into the runtime like translated code: a receive is a
+%%% suspension `{mce_abs_eval, '$recv', [Machine], Timeout}' whose match
+%%% question answers `true', `false' or `maybe' (the C search then takes the
+%%% message and also looks past it); effects (send, spawn, links, the
+%%% dictionary, probes, props) go through the same `mce_rt*' functions the
+%%% translator redirects calls to, classified by
+%%% `mce_translate:classify_call/3', so the sandbox's rule holds unchanged:
+%%% only pure functions run for real, and only on concrete arguments.
+%%%
+%%% A machine is `{abs_m, Control, Env, Mod, Stack}':
+%%%   Control  `{eval, Expr}' | `{value, V}' | `{raise, Class, Reason}' |
+%%%            `{call, M, F, Args}' | `{apply, Fun, Args}' |
+%%%            `{recv, Clauses, After}' (only in a suspension)
+%%%   Env      the variables bound so far in the running function (a map);
+%%%            it flows through a body and is restored by `call_return'
+%%%   Stack    frames, innermost first (see `ret/5').
+%%% Invariants: a machine stored in a state has its environments cut to the
+%%% variables its remaining code mentions (`prune/1'), so two states that
+%%% differ only in dead variables are one state; a tail call pushes no frame,
+%%% so a server loop runs in constant stack; a non-tail call whose frame
+%%% repeats one already on the stack folds the stack into a set of frames
+%%% (`{fold, Segments}', paper 000's finite control for non-tail recursion):
+%%% returning into it continues any of them, with or without more below, an
+%%% over-approximation with finitely many stacks when the domains are finite.
+-module(mce_abs_eval).
+
+-export([start/1, resume/1, '$recv'/3, '$continue'/2, '$mce_info'/1, entry/3]).
+
+-define(DOM_KEY, '$mce_abs_dom').
+%% Stacks deeper than this many calls fold even without a repeated frame
+%% (a recursion whose frames all differ, over an infinite domain).
+-define(MAX_CALL_DEPTH, 32).
+
+-type machine() :: {abs_m, term(), map(), module(), [term()]}.
+
+%%% ---------------------------------------------------------------------
+%%% Entry points (called by the executor, mce_exec)
+%%% ---------------------------------------------------------------------
+
+%% @doc The initial call of the entry process under abstraction: the
+%% arguments abstracted, the function interpreted.
+-spec entry(module(), atom(), [term()]) -> {module(), atom(), [machine()]}.
+entry(M, F, Args) ->
+    {?MODULE, start, [{abs_m, {call, M, F, Args}, #{}, M, []}]}.
+
+%% @doc A process's first step.
+-spec start(machine()) -> term().
+start({abs_m, {call, M, F, Args}, Env, Mod, K}) ->
+    run({abs_m, {call, M, F, [alpha(A) || A <- Args]}, Env, Mod, K});
+start(Machine) ->
+    run(Machine).
+
+%% @doc An alternative of an abstract branch (a choice the machine made).
+-spec resume(machine()) -> term().
+resume(Machine) ->
+    run(Machine).
+
+%% @doc A runtime call that suspended (a prop, a yield, ...) returns here.
+-spec '$continue'(term(), machine()) -> term().
+'$continue'(Value, {abs_m, _, Env, Mod, K}) ->
+    ret(Value, Env, Mod, K).
+
+%% @doc The machine's receive: the match question, the body, the timeout.
+-spec '$recv'(match | body | timeout, term(), machine()) -> term().
+'$recv'(match, Msg, {abs_m, {recv, Clauses, _After}, Env, _Mod, _K}) ->
+    Outcomes = select(Clauses, Msg, Env),
+    case {lists:keymember(no_match, 1, Outcomes), [O || {clause, _, _} = O <- Outcomes]} of
+        {_, []} -> false;
+        {false, _} -> true;
+        {true, _} -> maybe
+    end;
+'$recv'(body, Msg, {abs_m, {recv, Clauses, _After}, Env, Mod, K}) ->
+    Alts = [{abs_m, {eval_body, Body}, Env1, Mod, K}
+            || {clause, Body, Env1} <- select(Clauses, Msg, Env)],
+    branch(Alts);
+'$recv'(timeout, none, {abs_m, {recv, _Clauses, After}, Env, Mod, K}) ->
+    run({abs_m, {eval_body, After}, Env, Mod, K}).
+
+%% @doc Source locations of the machine's suspensions: none to give (the
+%% machine is one module for every program).
+-spec '$mce_info'(term()) -> undefined.
+'$mce_info'(_) ->
+    undefined.
+
+%%% ---------------------------------------------------------------------
+%%% The machine
+%%% ---------------------------------------------------------------------
+
+run({abs_m, {eval, E}, Env, Mod, K}) -> eval(E, Env, Mod, K);
+run({abs_m, {eval_body, Body}, Env, Mod, K}) -> body(Body, Env, Mod, K);
+run({abs_m, {value, V}, Env, Mod, K}) -> ret(V, Env, Mod, K);
+run({abs_m, {raise, C, R}, Env, Mod, K}) -> raise(C, R, Env, Mod, K);
+run({abs_m, {call, M, F, Args}, Env, Mod, K}) -> call(M, F, Args, 0, Env, Mod, K);
+run({abs_m, {apply, Fun, Args}, Env, Mod, K}) -> apply_fun(Fun, Args, 0, Env, Mod, K).
+
+body([E], Env, Mod, K) -> eval(E, Env, Mod, K);
+body([E | Rest], Env, Mod, K) -> eval(E, Env, Mod, [{body, Rest} | K]).
+
+%% Several possible continuations: one goes on at once; more stop the step
+%% in a choice, one alternative each.
+branch([]) -> erlang:error({mcerlang, {abstraction_internal, no_outcome}});
+branch([M]) -> run(M);
+branch(Ms) ->
+    {'$mce_suspend', {'$mce_choice', [{?MODULE, resume, [prune(M)]} || M <- Ms]}, []}.
+
+%% The machines for a list of outcomes of a primitive.
+outcomes(Os, Env, Mod, K) ->
+    branch([case O of
+                {value, V} -> {abs_m, {value, V}, Env, Mod, K};
+                {error, R} -> {abs_m, {raise, error, R}, Env, Mod, K}
+            end || O <- lists:usort(Os)]).
+
+%% A three-valued boolean as outcomes.
+bool_outcomes(true) -> [{value, true}];
+bool_outcomes(false) -> [{value, false}];
+bool_outcomes(maybe) -> [{value, false}, {value, true}].
+
+eval({var, L, X}, Env, Mod, K) ->
+    case Env of
+        #{X := V} -> ret(V, Env, Mod, K);
+        #{} -> erlang:error({mcerlang, {abstraction_internal, {unbound, X}, Mod, L}})
+    end;
+eval({integer, _, I}, Env, Mod, K) -> ret(alpha(I), Env, Mod, K);
+eval({char, _, C}, Env, Mod, K) -> ret(alpha(C), Env, Mod, K);
+eval({float, _, F}, Env, Mod, K) -> ret(alpha(F), Env, Mod, K);
+eval({atom, _, A}, Env, Mod, K) -> ret(A, Env, Mod, K);
+eval({nil, _}, Env, Mod, K) -> ret([], Env, Mod, K);
+eval({string, _, S}, Env, Mod, K) -> ret(alpha(S), Env, Mod, K);
+eval({tuple, _, Es}, Env, Mod, K) -> args(Es, tuple, Env, Mod, K);
+eval({cons, _, H, T}, Env, Mod, K) -> args([H, T], cons, Env, Mod, K);
+eval({op, _, 'andalso', A, B}, Env, Mod, K) -> eval(A, Env, Mod, [{'andalso', B} | K]);
+eval({op, _, 'orelse', A, B}, Env, Mod, K) -> eval(A, Env, Mod, [{'orelse', B} | K]);
+eval({op, L, '!', To, Msg}, Env, Mod, K) ->
+    args([To, Msg], {remote, erlang, send, L}, Env, Mod, K);
+eval({op, L, Op, A, B}, Env, Mod, K) -> args([A, B], {op, Op, L}, Env, Mod, K);
+eval({op, L, Op, A}, Env, Mod, K) -> args([A], {op, Op, L}, Env, Mod, K);
+eval({match, _, P, E}, Env, Mod, K) -> eval(E, Env, Mod, [{match, P} | K]);
+eval({block, _, Body}, Env, Mod, K) -> body(Body, Env, Mod, K);
+eval({'case', _, E, Clauses}, Env, Mod, K) -> eval(E, Env, Mod, [{case_of, Clauses} | K]);
+eval({'if', L, Clauses}, Env, Mod, K) ->
+    Alts = if_outcomes(Clauses, Env, L),
+    branch([case A of
+                {clause, Body, Env1} -> {abs_m, {eval_body, Body}, Env1, Mod, K};
+                no_match -> {abs_m, {raise, error, if_clause}, Env, Mod, K}
+            end || A <- Alts]);
+eval({'receive', L, Clauses}, Env, Mod, K) ->
+    suspend_receive(Clauses, none, infinity, Env, Mod, K, L);
+eval({'receive', _, Clauses, T, After}, Env, Mod, K) ->
+    eval(T, Env, Mod, [{recv_after, Clauses, After} | K]);
+eval({call, L, {remote, _, {atom, _, M}, {atom, _, F}}, As}, Env, Mod, K) ->
+    args(As, {remote, M, F, L}, Env, Mod, K);
+eval({call, L, {remote, _, ME, FE}, As}, Env, Mod, K) ->
+    args([ME, FE | As], {dyn_remote, L}, Env, Mod, K);
+eval({call, L, {atom, _, F}, As}, Env, Mod, K) ->
+    args(As, {local, F, L}, Env, Mod, K);
+eval({call, L, FunE, As}, Env, Mod, K) ->
+    args([FunE | As], {apply, L}, Env, Mod, K);
+eval({'fun', _, {clauses, Cs}}, Env, Mod, K) ->
+    ret(closure({Mod, [], Cs, cut_env(Env, used_vars(Cs))}, clauses_arity(Cs)), Env, Mod, K);
+eval({named_fun, _, Name, Cs}, Env, Mod, K) ->
+    ret(closure({Mod, Name, Cs, cut_env(Env, used_vars(Cs))}, clauses_arity(Cs)), Env, Mod, K);
+eval({'fun', _, {function, F, A}}, Env, Mod, K) ->
+    ret(closure({fref, Mod, F, A}, A), Env, Mod, K);
+eval({'fun', _, {function, {atom, _, M}, {atom, _, F}, {integer, _, A}}}, Env, Mod, K) ->
+    ret(erlang:make_fun(M, F, A), Env, Mod, K);
+eval({'try', _, Body, Of, Catches, After}, Env, Mod, K) ->
+    K1 = case After of
+             [] -> K;
+             _ -> [{'after', After, Env} | K]
+         end,
+    body(Body, Env, Mod, [{'try', Of, Catches, Env} | K1]);
+eval({'catch', _, E}, Env, Mod, K) ->
+    eval(E, Env, Mod, [{'catch', Env} | K]);
+eval({lc, L, E, Qualifiers}, Env, Mod, K) ->
+    eval(comprehension(E, Qualifiers, L), Env, Mod, K);
+eval(E, _Env, Mod, _K) ->
+    unsupported(element(1, E), Mod, line(E)).
+
+%% A list comprehension as the recursion it stands for: a generator is a
+%% named fun over the list (its pattern's variables are new, as in a
+%% fun's head), a filter a case.
+comprehension(E, [], L) ->
+    {cons, L, E, {nil, L}};
+comprehension(E, [{generate, _, P, ListE} | Qs], L) ->
+    Self = {var, L, '$mce_lc'},
+    Tail = {var, L, '$mce_lc_tail'},
+    {call, L,
+     {named_fun, L, '$mce_lc',
+      [{clause, L, [{nil, L}], [], [{nil, L}]},
+       {clause, L, [{cons, L, P, Tail}], [],
+        [{op, L, '++', comprehension(E, Qs, L), {call, L, Self, [Tail]}}]},
+       {clause, L, [{cons, L, {var, L, '_'}, Tail}], [], [{call, L, Self, [Tail]}]}]},
+     [ListE]};
+comprehension(_E, [{b_generate, L0, _, _} | _], _L) ->
+    erlang:error({mcerlang, {abstraction_unsupported, binary_generator, L0}});
+comprehension(E, [Filter | Qs], L) ->
+    {'case', L, Filter,
+     [{clause, L, [{atom, L, true}], [], [comprehension(E, Qs, L)]},
+      {clause, L, [{atom, L, false}], [], [{nil, L}]}]}.
+
+%% Evaluates expressions left to right, then does What with their values.
+args([], What, Env, Mod, K) -> apply_what(What, [], Env, Mod, K);
+args([E | Es], What, Env, Mod, K) -> eval(E, Env, Mod, [{args, What, [], Es} | K]).
+
+apply_what(tuple, Vs, Env, Mod, K) -> ret(alpha(list_to_tuple(Vs)), Env, Mod, K);
+apply_what(cons, [H, T], Env, Mod, K) -> ret(alpha([H | T]), Env, Mod, K);
+apply_what({op, Op, _L}, Vs, Env, Mod, K) -> operator(Op, Vs, Env, Mod, K);
+apply_what({remote, M, F, L}, Vs, Env, Mod, K) -> call(M, F, Vs, L, Env, Mod, K);
+apply_what({local, F, L}, Vs, Env, Mod, K) ->
+    case local_target(Mod, F, length(Vs)) of
+        local -> call(Mod, F, Vs, L, Env, Mod, K);
+        {remote, M} -> call(M, F, Vs, L, Env, Mod, K)
+    end;
+apply_what({dyn_remote, L}, [M, F | Vs], Env, Mod, K) when is_atom(M), is_atom(F) ->
+    call(M, F, Vs, L, Env, Mod, K);
+apply_what({dyn_remote, L}, [M, F | _], Env, Mod, K) ->
+    mce_abs_domain:is_concrete({M, F}) orelse unsupported(call_of_abstract_function, Mod, L),
+    raise(error, badarg, Env, Mod, K);
+apply_what({apply, L}, [Fun | Vs], Env, Mod, K) -> apply_fun(Fun, Vs, L, Env, Mod, K).
+
+%% Arithmetic, comparisons, boolean operators, `++' and `--'.
+operator(Op, Vs, Env, Mod, K) when Op =:= '=='; Op =:= '/='; Op =:= '=:='; Op =:= '=/=';
+                                   Op =:= '<'; Op =:= '>'; Op =:= '=<'; Op =:= '>=' ->
+    [A, B] = Vs,
+    outcomes(bool_outcomes(mce_abs_domain:compare(dom(), Op, A, B)), Env, Mod, K);
+operator(Op, Vs, Env, Mod, K) when Op =:= 'not'; Op =:= 'and'; Op =:= 'or'; Op =:= 'xor' ->
+    outcomes(boolean_op(Op, Vs), Env, Mod, K);
+operator(Op, Vs, Env, Mod, K) when Op =:= '++'; Op =:= '--' ->
+    call(erlang, Op, Vs, 0, Env, Mod, K);
+operator(Op, Vs, Env, Mod, K) ->
+    outcomes(mce_abs_domain:arith(dom(), Op, Vs), Env, Mod, K).
+
+%% not/and/or/xor over three-valued booleans: each argument is true, false,
+%% or (abstract) either; anything else is badarg.
+boolean_op(Op, Vs) ->
+    Choices = [bool_values(V) || V <- Vs],
+    lists:usort([boolean_result(Op, Bs) || Bs <- combinations(Choices)]).
+
+bool_values(V) ->
+    Ts = [B || B <- [true, false], mce_abs_domain:match_literal(dom(), V, B) =/= false],
+    case mce_abs_domain:type_test(dom(), is_boolean, V) of
+        true -> Ts;
+        _ -> [not_boolean | Ts]
+    end.
+
+boolean_result(Op, Bs) ->
+    case lists:member(not_boolean, Bs) of
+        true -> {error, badarg};
+        false ->
+            {value, case {Op, Bs} of
+                        {'not', [A]} -> not A;
+                        {'and', [A, B]} -> A and B;
+                        {'or', [A, B]} -> A or B;
+                        {'xor', [A, B]} -> A xor B
+                    end}
+    end.
+
+combinations([]) -> [[]];
+combinations([Xs | Rest]) -> [[X | T] || X <- Xs, T <- combinations(Rest)].
+
+%%% ---------------------------------------------------------------------
+%%% Returning a value to the innermost frame
+%%% ---------------------------------------------------------------------
+
+ret(V, _Env, _Mod, []) ->
+    V;
+ret(V, Env, Mod, [{body, Rest} | K]) ->
+    _ = V,
+    body(Rest, Env, Mod, K);
+ret(V, Env, Mod, [{args, What, Done, []} | K]) ->
+    apply_what(What, lists:reverse(Done, [V]), Env, Mod, K);
+ret(V, Env, Mod, [{args, What, Done, [E | Es]} | K]) ->
+    eval(E, Env, Mod, [{args, What, [V | Done], Es} | K]);
+ret(V, Env, Mod, [{match, P} | K]) ->
+    {Envs, MayFail} = match(P, V, Env),
+    branch([{abs_m, {value, V}, Env1, Mod, K} || Env1 <- Envs] ++
+               [{abs_m, {raise, error, {badmatch, V}}, Env, Mod, K} || MayFail]);
+ret(V, Env, Mod, [{case_of, Clauses} | K]) ->
+    branch([case O of
+                {clause, Body, Env1} -> {abs_m, {eval_body, Body}, Env1, Mod, K};
+                no_match -> {abs_m, {raise, error, {case_clause, V}}, Env, Mod, K}
+            end || O <- select(Clauses, V, Env)]);
+ret(V, Env, Mod, [{'andalso', B} | K]) ->
+    branch(shortcut(V, false, B, Env, Mod, K));
+ret(V, Env, Mod, [{'orelse', B} | K]) ->
+    branch(shortcut(V, true, B, Env, Mod, K));
+ret(V, _Env, _Mod, [{call_return, Env, Mod} | K]) ->
+    ret(V, Env, Mod, K);
+ret(V, _Env, _Mod, [{fold, Segments} | _]) ->
+    %% The folded stack: the value returns into any of its segments, which
+    %% may or may not have more of them below.
+    branch([{abs_m, {value, V}, #{}, none, Seg ++ Below}
+            || Seg <- Segments, Below <- [[{fold, Segments}], []]]);
+ret(V, _Env, Mod, [{'try', [], _Catches, TryEnv} | K]) ->
+    ret(V, TryEnv, Mod, K);
+ret(V, _Env, Mod, [{'try', Of, _Catches, TryEnv} | K]) ->
+    branch([case O of
+                {clause, Body, Env1} -> {abs_m, {eval_body, Body}, Env1, Mod, K};
+                no_match -> {abs_m, {raise, error, {try_clause, V}}, TryEnv, Mod, K}
+            end || O <- select(Of, V, TryEnv)]);
+ret(V, _Env, Mod, [{'catch', CatchEnv} | K]) ->
+    ret(V, CatchEnv, Mod, K);
+ret(V, _Env, Mod, [{'after', After, AfterEnv} | K]) ->
+    body(After, AfterEnv, Mod, [{after_done, {value, V}} | K]);
+ret(_, Env, Mod, [{after_done, {value, V}} | K]) ->
+    ret(V, Env, Mod, K);
+ret(_, Env, Mod, [{after_done, {raise, C, R}} | K]) ->
+    raise(C, R, Env, Mod, K);
+ret(V, Env, Mod, [{recv_after, Clauses, After} | K]) ->
+    suspend_receive(Clauses, After, V, Env, Mod, K, 0).
+
+%% `andalso' (Stop = false) and `orelse' (Stop = true).
+shortcut(V, Stop, B, Env, Mod, K) ->
+    [case Bool of
+         Stop -> {abs_m, {value, Stop}, Env, Mod, K};
+         not_boolean -> {abs_m, {raise, error, {badarg, V}}, Env, Mod, K};
+         _ -> {abs_m, {eval, B}, Env, Mod, K}
+     end || Bool <- bool_values(V)].
+
+%% An exception unwinds to the innermost try or catch.
+raise(C, R, _Env, _Mod, []) ->
+    erlang:raise(C, R, []);
+raise(C, R, _Env, Mod, [{'try', _Of, [], TryEnv} | K]) ->
+    raise(C, R, TryEnv, Mod, K);
+raise(C, R, _Env, Mod, [{'try', _Of, Catches, TryEnv} | K]) ->
+    Exc = {C, R, []},
+    branch([case O of
+                {clause, Body, Env1} -> {abs_m, {eval_body, Body}, Env1, Mod, K};
+                no_match -> {abs_m, {raise, C, R}, TryEnv, Mod, K}
+            end || O <- select([catch_clause(Cl) || Cl <- Catches], Exc, TryEnv)]);
+raise(C, R, _Env, Mod, [{'catch', CatchEnv} | K]) ->
+    V = case C of
+            throw -> R;
+            exit -> {'EXIT', R};
+            error -> {'EXIT', {R, []}}
+        end,
+    ret(V, CatchEnv, Mod, K);
+raise(C, R, _Env, Mod, [{'after', After, AfterEnv} | K]) ->
+    body(After, AfterEnv, Mod, [{after_done, {raise, C, R}} | K]);
+raise(C, R, _Env, _Mod, [{call_return, Env, Mod} | K]) ->
+    raise(C, R, Env, Mod, K);
+raise(C, R, _Env, _Mod, [{fold, Segments} | _]) ->
+    branch([{abs_m, {raise, C, R}, #{}, none, Seg ++ Below}
+            || Seg <- Segments, Below <- [[{fold, Segments}], []]]);
+raise(C, R, Env, Mod, [_ | K]) ->
+    raise(C, R, Env, Mod, K).
+
+%% A catch clause `Class:Reason:Stack' as a clause over {Class, Reason, Stack}.
+catch_clause({clause, L, [{tuple, _, [Class, Reason, Stack]}], G, B}) ->
+    {clause, L, [{tuple, L, [Class, Reason, Stack]}], G, B};
+catch_clause({clause, L, [P], G, B}) ->
+    {clause, L, [{tuple, L, [{atom, L, throw}, P, {var, L, '_'}]}], G, B}.
+
+%%% ---------------------------------------------------------------------
+%%% Calls
+%%% ---------------------------------------------------------------------
+
+call(mcerlang, choice, [Alts], L, Env, Mod, K) ->
+    case is_list(Alts) andalso Alts =/= [] of
+        true ->
+            branch([choice_alternative(A, Env, Mod, K, L) || A <- Alts]);
+        false ->
+            raise(error, badarg, Env, Mod, K)
+    end;
+call(erlang, F, As, L, Env, Mod, K)
+  when F =:= spawn; F =:= spawn_link; F =:= spawn_monitor ->
+    spawn_call(F, As, L, Env, Mod, K);
+call(erlang, apply, [Fun, As], L, Env, Mod, K) ->
+    apply_fun(Fun, As, L, Env, Mod, K);
+call(erlang, apply, [M, F, As], L, Env, Mod, K) when is_atom(M), is_atom(F), is_list(As) ->
+    call(M, F, As, L, Env, Mod, K);
+call(M, F, As, L, Env, Mod, K) ->
+    case mce_translate:classify_call(M, F, length(As)) of
+        translate -> interpret(M, F, As, L, Env, Mod, K);
+        library_hof -> interpret(M, F, As, L, Env, Mod, K);
+        pure -> pure_call(M, F, As, Env, Mod, K);
+        {redirect, RM, RF} -> runtime_call(RM, RF, As, Env, Mod, K);
+        {model, MM, MF} -> runtime_call(MM, MF, As, Env, Mod, K);
+        {unsupported, Why} ->
+            mce_rt:unsupported({M, F, length(As)}, {Mod, L}, Why)
+    end.
+
+choice_alternative(Fun, Env, Mod, K, _L) ->
+    {abs_m, {apply, Fun, []}, Env, Mod, K}.
+
+%% A pure function: run for real on concrete arguments; on abstract ones,
+%% the domain's abstract version, else every result and badarg.
+pure_call(M, F, As, Env, Mod, K) ->
+    case mce_abs_domain:is_concrete(As) of
+        true ->
+            try erlang:apply(M, F, As) of
+                V -> ret(alpha(V), Env, Mod, K)
+            catch
+                Class:Reason -> raise(Class, Reason, Env, Mod, K)
+            end;
+        false ->
+            case mce_abs_domain:bif(dom(), {M, F, length(As)}, As) of
+                unknown -> outcomes([{value, any()}, {error, badarg}], Env, Mod, K);
+                Os -> outcomes(Os, Env, Mod, K)
+            end
+    end.
+
+%% A call the translator redirects to the model (send, the dictionary,
+%% links, probes, props, io, ...): the same function, here.  One that
+%% suspends (a prop, a yield) suspends the machine with it.
+runtime_call(RM, RF, As, Env, Mod, K) ->
+    try erlang:apply(RM, RF, As) of
+        {'$mce_suspend', Recv, Frames} ->
+            Me = prune({abs_m, {value, undefined}, Env, Mod, K}),
+            {'$mce_suspend', Recv, [{?MODULE, '$continue', [Me]} | Frames]};
+        V ->
+            ret(alpha(V), Env, Mod, K)
+    catch
+        error:{mcerlang, _} = Fatal:Stack -> erlang:raise(error, Fatal, Stack);
+        Class:Reason -> raise(Class, Reason, Env, Mod, K)
+    end.
+
+%% spawn/1,3, spawn_link/1,3, spawn_monitor/1,3 of interpreted code.
+spawn_call(F, As, L, Env, Mod, K) ->
+    Init = case As of
+               [Fun] -> {ok, {abs_m, {apply, Fun, []}, #{}, Mod, []}};
+               [M, Fn, Args] when is_atom(M), is_atom(Fn), is_list(Args) ->
+                   {ok, {abs_m, {call, M, Fn, Args}, #{}, M, []}};
+               [Node, _ | _] when is_atom(Node), length(As) =:= 2; length(As) =:= 4 ->
+                   unsupported(spawn_on_node, Mod, L);
+               _ -> badarg
+           end,
+    case Init of
+        badarg -> raise(error, badarg, Env, Mod, K);
+        {ok, Machine} ->
+            Call = {?MODULE, start, [prune(Machine)]},
+            Pid = mce_rt_spawn:spawn_init(Call, F =:= spawn_link),
+            V = case F of
+                    spawn_monitor -> {Pid, mce_rt_signals:monitor_spawned(Pid)};
+                    _ -> Pid
+                end,
+            ret(V, Env, Mod, K)
+    end.
+
+apply_fun(Fun, As, L, Env, Mod, K) when is_function(Fun) ->
+    case {erlang:fun_info(Fun, module), erlang:fun_info(Fun, type)} of
+        {{module, ?MODULE}, {type, local}} ->
+            case is_function(Fun, length(As)) of
+                true -> apply_closure(closure_data(Fun), Fun, As, L, Env, Mod, K);
+                false -> raise(error, {badarity, {Fun, As}}, Env, Mod, K)
+            end;
+        {{module, M}, {type, external}} when is_function(Fun, length(As)) ->
+            {name, F} = erlang:fun_info(Fun, name),
+            call(M, F, As, L, Env, Mod, K);
+        {_, {type, external}} ->
+            raise(error, {badarity, {Fun, As}}, Env, Mod, K);
+        _ ->
+            unsupported(host_fun, Mod, L)
+    end;
+apply_fun(Fun, _As, L, Env, Mod, K) ->
+    case mce_abs_domain:is_concrete(Fun) of
+        true -> raise(error, {badfun, Fun}, Env, Mod, K);
+        false -> unsupported(call_of_abstract_fun, Mod, L)
+    end.
+
+apply_closure({fref, M, F, _A}, _Fun, As, L, Env, Mod, K) ->
+    call(M, F, As, L, Env, Mod, K);
+apply_closure({FMod, Name, Cs, FEnv}, Fun, As, _L, Env, Mod, K) ->
+    Env0 = case Name of
+               [] -> FEnv;
+               _ -> FEnv#{Name => Fun}
+           end,
+    enter(Cs, As, Env0, FMod, function_clause, Env, Mod, K).
+
+%% An interpreted fun is a real fun of this module holding its code and
+%% environment: atomic for the domains (a depth cut never opens it),
+%% hashed by the store like any fun, and `is_function/2' sees its arity.
+%% The BEAM never runs one for the program (apply_fun/6 takes the data
+%% out); if host code calls it, that is an error, not a silent run.
+closure(Data, 0) -> fun() -> host_called(Data) end;
+closure(Data, 1) -> fun(_) -> host_called(Data) end;
+closure(Data, 2) -> fun(_, _) -> host_called(Data) end;
+closure(Data, 3) -> fun(_, _, _) -> host_called(Data) end;
+closure(Data, 4) -> fun(_, _, _, _) -> host_called(Data) end;
+closure(Data, 5) -> fun(_, _, _, _, _) -> host_called(Data) end;
+closure(Data, 6) -> fun(_, _, _, _, _, _) -> host_called(Data) end;
+closure(Data, A) ->
+    erlang:error({mcerlang, {abstraction_unsupported, {fun_arity, A}, closure_origin(Data)}}).
+
+closure_data(Fun) ->
+    {env, [Data]} = erlang:fun_info(Fun, env),
+    Data.
+
+closure_origin({fref, M, F, A}) -> {M, F, A};
+closure_origin({M, _, Cs, _}) -> {M, line(hd(Cs))}.
+
+clauses_arity([{clause, _, Ps, _, _} | _]) -> length(Ps).
+
+-spec host_called(term()) -> no_return().
+host_called(Data) ->
+    erlang:error({mcerlang, {abstraction_unsupported, host_called_interpreted_fun,
+                             closure_origin(Data)}}).
+
+%% A call of a function of the program (or of a library higher-order
+%% function): its clauses are selected over the arguments, in a new
+%% environment; the caller's is restored on return.
+interpret(M, F, As, _L, Env, Mod, K) ->
+    case clauses(M, F, length(As)) of
+        {ok, Cs} -> enter(Cs, As, #{}, M, function_clause, Env, Mod, K);
+        undef -> raise(error, undef, Env, Mod, K)
+    end.
+
+%% The variables of a fun's head are new in each clause: they shadow the
+%% ones the fun captured (a function's own environment starts empty).
+enter(Cs, As, Env0, CalleeMod, Fail, Env, Mod, K) ->
+    K1 = push_return(Env, Mod, K),
+    Alts = select_worlds([{{clause, L, [{tuple, L, Ps}], G, B},
+                           maps:without(sets:to_list(used_vars(Ps)), Env0)}
+                          || {clause, L, Ps, G, B} <- Cs],
+                         list_to_tuple(As)),
+    branch([case O of
+                {clause, Body, Env1} -> {abs_m, {eval_body, Body}, Env1, CalleeMod, K1};
+                no_match -> {abs_m, {raise, error, Fail}, Env, Mod, K}
+            end || O <- Alts]).
+
+%% The caller's frame, unless the call is a tail call (the next frame
+%% already restores an environment); a frame that repeats one below folds
+%% the stack (see the module doc).
+push_return(_Env, _Mod, [{call_return, _, _} | _] = K) -> K;
+push_return(_Env, _Mod, [{fold, _} | _] = K) -> K;
+push_return(_Env, _Mod, []) -> [];
+push_return(Env, Mod, K) ->
+    Frame = {call_return, cut_env(Env, segment_vars(K)), Mod},
+    K1 = [Frame | K],
+    {Segments, Folded} = segments(K1),
+    case repeats(Segments) orelse lists:member(hd(Segments), Folded) orelse
+        length(Segments) > ?MAX_CALL_DEPTH of
+        true -> [{fold, lists:usort(Segments ++ Folded)}];
+        false -> K1
+    end.
+
+%% The stack as call segments: each a `call_return' frame and the caller's
+%% frames under it, down to the next one; the last may be a fold.
+segments(K) ->
+    segments(K, [], []).
+
+segments([], Cur, Acc) -> {lists:reverse(close(Cur, Acc)), []};
+segments([{fold, Segs} | _], Cur, Acc) -> {lists:reverse(close(Cur, Acc)), Segs};
+segments([{call_return, _, _} = F | K], Cur, Acc) -> segments(K, [F], close(Cur, Acc));
+segments([F | K], Cur, Acc) -> segments(K, [F | Cur], Acc).
+
+close([], Acc) -> Acc;
+close(Cur, Acc) -> [lists:reverse(Cur) | Acc].
+
+repeats(Segments) ->
+    length(lists:usort(Segments)) < length(Segments).
+
+
+%%% ---------------------------------------------------------------------
+%%% Receive
+%%% ---------------------------------------------------------------------
+
+suspend_receive(Clauses, After, Timeout0, Env, Mod, K, L) ->
+    Timeout = case Timeout0 of
+                  infinity -> infinity;
+                  T when is_integer(T), T >= 0 -> T;
+                  T when is_integer(T) -> bad;
+                  T -> abstract_timeout(T)
+              end,
+    case Timeout of
+        bad -> raise(error, timeout_value, Env, Mod, K);
+        _ ->
+            Machine = prune({abs_m, {recv, Clauses, case After of
+                                                          none -> [{atom, L, ok}];
+                                                          _ -> After
+                                                      end}, Env, Mod, K}),
+            mce_rt:suspend(?MODULE, '$recv', [Machine], Timeout)
+    end.
+
+%% A timeout the abstraction cannot name: untimed, any finite one behaves
+%% alike (it fires whenever nothing else matches).
+abstract_timeout(T) ->
+    case mce_abs_domain:type_test(dom(), is_integer, T) of
+        false -> bad;
+        _ -> 1
+    end.
+
+%%% ---------------------------------------------------------------------
+%%% Clause selection and pattern matching, three-valued
+%%% ---------------------------------------------------------------------
+
+%% The possible outcomes of matching V against the clauses in order:
+%% `{clause, Body, Env}' for each clause that may be taken, and `no_match'
+%% if possibly none is.  A clause that surely matches (and whose guard
+%% surely holds) ends the list.
+select(Clauses, V, Env) ->
+    select_worlds([{C, Env} || C <- Clauses], V).
+
+%% The value is first split into the shapes its abstraction allows (a
+%% summary list is [] or a cell, paper 001's concretisation), one level
+%% into a tuple (a function's arguments): clauses that cover every shape
+%% between them then leave no spurious "no clause matches".
+select_worlds(Pairs, V) ->
+    lists:usort(lists:append([select_each(Pairs, W, []) || W <- worlds(V)])).
+
+worlds({'$mce_abs', {list, _, _}} = V) ->
+    shapes(V);
+worlds(T) when is_tuple(T), tuple_size(T) =/= 2; is_tuple(T), element(1, T) =/= '$mce_abs' ->
+    [list_to_tuple(Es) || Es <- combinations([shapes(E) || E <- tuple_to_list(T)])];
+worlds(V) ->
+    [V].
+
+shapes({'$mce_abs', {list, _, _}} = V) ->
+    [[] || mce_abs_domain:as_nil(dom(), V) =/= false] ++
+        [[H | T] || {_, H, T} <- mce_abs_domain:as_cons(dom(), V)];
+shapes(V) ->
+    [V].
+
+%% Each clause with the environment it is matched in.
+select_each([], _V, Acc) ->
+    lists:reverse([no_match | Acc]);
+select_each([{{clause, _, [P], G, Body}, Env} | Rest], V, Acc) ->
+    {Envs, MayFail} = match(P, V, Env),
+    Guarded = [{guard(G, Env1), Env1} || Env1 <- Envs],
+    Taken = [{clause, Body, Env1} || {R, Env1} <- Guarded, R =/= false],
+    Sure = not MayFail andalso Guarded =/= [] andalso
+        lists:all(fun({R, _}) -> R =:= true end, Guarded),
+    case Sure of
+        true -> lists:reverse(Acc, Taken);
+        false -> select_each(Rest, V, lists:reverse(Taken, Acc))
+    end.
+
+if_outcomes(Clauses, Env, _L) ->
+    select([{clause, L, [{var, L, '_'}], G, B} || {clause, L, [], G, B} <- Clauses], ok, Env).
+
+%% match(Pattern, Value, Env) -> {[Env'], MayFail}: the environments of the
+%% ways the match may succeed, and whether it may fail.
+match(P, V, Env) ->
+    Ways = match_ways(P, V, Env),
+    {lists:usort([E || {_, E} <- Ways, E =/= fail]),
+     Ways =:= [] orelse lists:any(fun({C, E}) -> C =:= maybe orelse E =:= fail end, Ways)}.
+
+%% [{certain | maybe, Env | fail}]: one entry per world the domain splits V
+%% into.
+match_ways({var, _, '_'}, _V, Env) -> [{certain, Env}];
+match_ways({var, _, X}, V, Env) ->
+    case Env of
+        #{X := Bound} ->
+            case mce_abs_domain:compare(dom(), '=:=', Bound, V) of
+                true -> [{certain, Env}];
+                false -> [{certain, fail}];
+                maybe -> [{maybe, Env}]
+            end;
+        #{} -> [{certain, Env#{X => V}}]
+    end;
+match_ways({Lit, _, C}, V, Env) when Lit =:= atom; Lit =:= integer; Lit =:= char; Lit =:= float ->
+    literal(mce_abs_domain:match_literal(dom(), V, C), Env);
+match_ways({nil, _}, V, Env) ->
+    literal(mce_abs_domain:as_nil(dom(), V), Env);
+match_ways({string, L, S}, V, Env) ->
+    match_ways(string_pattern(S, L), V, Env);
+match_ways({op, _, '-', {Lit, _, C}}, V, Env) when Lit =:= integer; Lit =:= float ->
+    literal(mce_abs_domain:match_literal(dom(), V, -C), Env);
+match_ways({match, _, P1, P2}, V, Env) ->
+    [{both(C1, C2), E2} || {C1, E1} <- match_ways(P1, V, Env),
+                           {C2, E2} <- continue_ways(P2, V, E1)];
+match_ways({tuple, _, Ps}, V, Env) ->
+    case mce_abs_domain:as_tuple(dom(), V, length(Ps)) of
+        [] -> [{certain, fail}];
+        Alts -> [W || {C, Es} <- Alts, W <- seq_ways(Ps, Es, C, Env)]
+    end;
+match_ways({cons, _, H, T}, V, Env) ->
+    case mce_abs_domain:as_cons(dom(), V) of
+        [] -> [{certain, fail}];
+        Alts -> [W || {C, Hv, Tv} <- Alts, W <- seq_ways([H, T], [Hv, Tv], C, Env)]
+    end;
+match_ways(P, _V, _Env) ->
+    unsupported({pattern, element(1, P)}, none, line(P)).
+
+literal(true, Env) -> [{certain, Env}];
+literal(false, _Env) -> [{certain, fail}];
+literal(maybe, Env) -> [{maybe, Env}].
+
+continue_ways(_P, _V, fail) -> [{certain, fail}];
+continue_ways(P, V, Env) -> match_ways(P, V, Env).
+
+seq_ways([], [], C, Env) -> [{C, Env}];
+seq_ways(_, _, C, fail) -> [{C, fail}];
+seq_ways([P | Ps], [V | Vs], C, Env) ->
+    [W || {C1, E1} <- match_ways(P, V, Env), W <- seq_ways(Ps, Vs, both(C, C1), E1)].
+
+both(certain, certain) -> certain;
+both(_, _) -> maybe.
+
+string_pattern([], L) -> {nil, L};
+string_pattern([C | Cs], L) -> {cons, L, {integer, L, C}, string_pattern(Cs, L)}.
+
+%% Guards: a sequence of alternatives, each a conjunction of tests.
+guard([], _Env) -> true;
+guard(Alts, Env) -> tv_or([tv_and([guard_test(T, Env) || T <- Tests]) || Tests <- Alts]).
+
+tv_and(Vs) ->
+    case lists:member(false, Vs) of
+        true -> false;
+        false ->
+            case lists:member(maybe, Vs) of
+                true -> maybe;
+                false -> true
+            end
+    end.
+
+tv_or(Vs) ->
+    case lists:member(true, Vs) of
+        true -> true;
+        false ->
+            case lists:member(maybe, Vs) of
+                true -> maybe;
+                false -> false
+            end
+    end.
+
+%% A guard test is true, false or maybe; an exception in a guard is false.
+guard_test(T, Env) ->
+    Vals = guard_values(T, Env),
+    tv_or([case V of
+               {value, true} -> true;
+               {value, Other} ->
+                   case mce_abs_domain:match_literal(dom(), Other, true) of
+                       false -> false;
+                       _ -> maybe
+                   end;
+               {error, _} -> false
+           end || V <- Vals]).
+
+%% The possible values of a guard expression.
+guard_values({var, _, X}, Env) -> [{value, maps:get(X, Env)}];
+guard_values({Lit, _, C}, _Env) when Lit =:= atom -> [{value, C}];
+guard_values({Lit, _, C}, _Env) when Lit =:= integer; Lit =:= char; Lit =:= float ->
+    [{value, alpha(C)}];
+guard_values({nil, _}, _Env) -> [{value, []}];
+guard_values({string, _, S}, _Env) -> [{value, alpha(S)}];
+guard_values({tuple, _, Es}, Env) ->
+    [{value, alpha(list_to_tuple(Vs))} || Vs <- guard_args(Es, Env)];
+guard_values({cons, _, H, T}, Env) ->
+    [{value, alpha([Hv | Tv])} || [Hv, Tv] <- guard_args([H, T], Env)];
+guard_values({op, _, 'andalso', A, B}, Env) ->
+    guard_values({op, 0, 'and', A, B}, Env);
+guard_values({op, _, 'orelse', A, B}, Env) ->
+    guard_values({op, 0, 'or', A, B}, Env);
+guard_values({op, _, Op, A, B}, Env) ->
+    guard_op(Op, [A, B], Env);
+guard_values({op, _, Op, A}, Env) ->
+    guard_op(Op, [A], Env);
+guard_values({call, _, {remote, _, {atom, _, erlang}, {atom, _, F}}, As}, Env) ->
+    guard_call(F, As, Env);
+guard_values({call, _, {atom, _, F}, As}, Env) ->
+    guard_call(F, As, Env);
+guard_values(E, _Env) ->
+    unsupported({guard, element(1, E)}, none, line(E)).
+
+guard_args(Es, Env) ->
+    Choices = [[V || {value, V} <- guard_values(E, Env)] || E <- Es],
+    combinations(Choices).
+
+guard_op(Op, As, Env) ->
+    lists:usort(lists:append([guard_op_values(Op, Vs) || Vs <- guard_args(As, Env)])) ++
+        [{error, badarg} || lists:any(fun(A) -> [E || {error, _} = E <- guard_values(A, Env)] =/= [] end, As)].
+
+guard_op_values(Op, [A, B]) when Op =:= '=='; Op =:= '/='; Op =:= '=:='; Op =:= '=/=';
+                                 Op =:= '<'; Op =:= '>'; Op =:= '=<'; Op =:= '>=' ->
+    bool_outcomes(mce_abs_domain:compare(dom(), Op, A, B));
+guard_op_values(Op, Vs) when Op =:= 'not'; Op =:= 'and'; Op =:= 'or'; Op =:= 'xor' ->
+    boolean_op(Op, Vs);
+guard_op_values(Op, Vs) ->
+    mce_abs_domain:arith(dom(), Op, Vs).
+
+guard_call(F, As, Env) ->
+    lists:append([guard_bif(F, Vs) || Vs <- guard_args(As, Env)]) ++
+        [{error, badarg} || lists:any(fun(A) -> [E || {error, _} = E <- guard_values(A, Env)] =/= [] end, As)].
+
+guard_bif(F, [V]) when F =:= is_integer; F =:= is_float; F =:= is_number; F =:= is_atom;
+                       F =:= is_boolean; F =:= is_list; F =:= is_tuple; F =:= is_pid;
+                       F =:= is_reference; F =:= is_port; F =:= is_binary; F =:= is_bitstring;
+                       F =:= is_function; F =:= is_map ->
+    bool_outcomes(mce_abs_domain:type_test(dom(), F, V));
+guard_bif(is_function, [V, A]) when is_integer(A) ->
+    bool_outcomes(mce_abs_domain:type_test(dom(), {is_function, A}, V));
+guard_bif(F, Vs) ->
+    case erl_internal:guard_bif(F, length(Vs)) of
+        false -> [{error, badarg}];
+        true ->
+            case mce_abs_domain:is_concrete(Vs) of
+                true ->
+                    try [{value, alpha(erlang:apply(erlang, F, Vs))}]
+                    catch error:R -> [{error, R}]
+                    end;
+                false ->
+                    case mce_abs_domain:bif(dom(), {erlang, F, length(Vs)}, Vs) of
+                        unknown -> [{value, any()}, {error, badarg}];
+                        Os -> Os
+                    end
+            end
+    end.
+
+%%% ---------------------------------------------------------------------
+%%% The program's code, environments, helpers
+%%% ---------------------------------------------------------------------
+
+%% The clauses of M:F/A, from the module's abstract forms with records
+%% expanded; cached per module version.
+clauses(M, F, A) ->
+    Code = code_of(M),
+    case Code of
+        #{{F, A} := Cs} -> {ok, Cs};
+        #{} -> undef
+    end.
+
+code_of(M) ->
+    MD5 = try M:module_info(md5) catch error:undef -> undefined end,
+    Key = {?MODULE, M, MD5},
+    case persistent_term:get(Key, undefined) of
+        undefined ->
+            Forms = erl_expand_records:module(mce_translate:original_forms(M), []),
+            Code = maps:from_list([{{F, A}, Cs} || {function, _, F, A, Cs} <- Forms]),
+            Imports = maps:from_list([{{F, A}, IM} || {attribute, _, import, {IM, FAs}} <- Forms,
+                                                      {F, A} <- FAs]),
+            Entry = Code#{'$imports' => Imports},
+            persistent_term:put(Key, Entry),
+            Entry;
+        Entry ->
+            Entry
+    end.
+
+%% A local call `f(...)': the module's own function, an import, or an
+%% auto-imported BIF.
+local_target(Mod, F, A) ->
+    Code = code_of(Mod),
+    case Code of
+        #{{F, A} := _} -> local;
+        #{'$imports' := #{{F, A} := M}} -> {remote, M};
+        #{} -> {remote, erlang}
+    end.
+
+dom() ->
+    get(?DOM_KEY).
+
+alpha(V) ->
+    mce_abs_domain:alpha(dom(), V).
+
+any() ->
+    {'$mce_abs', any}.
+
+line(E) when is_tuple(E), tuple_size(E) >= 2 ->
+    erl_anno:line(element(2, E));
+line(_) -> 0.
+
+unsupported(What, Mod, L) ->
+    mce_rt:fatal({mcerlang, {abstraction_unsupported, What, {Mod, L}}}).
+
+%% Environments cut to what the remaining code reads: the variables the
+%% control and the frames up to the first `call_return' mention keep the
+%% running environment; each `call_return' keeps what its caller's frames
+%% mention.
+prune({abs_m, Ctl, Env, Mod, K}) ->
+    {abs_m, Ctl, cut_env(Env, sets:union(used_vars(Ctl), segment_vars(K))), Mod, prune_stack(K)}.
+
+prune_stack([]) -> [];
+prune_stack([{call_return, Env, Mod} | K]) ->
+    [{call_return, cut_env(Env, segment_vars(K)), Mod} | prune_stack(K)];
+prune_stack([F | K]) -> [F | prune_stack(K)].
+
+segment_vars(K) ->
+    segment_vars(K, sets:new([{version, 2}])).
+
+segment_vars([], Acc) -> Acc;
+segment_vars([{call_return, _, _} | _], Acc) -> Acc;
+segment_vars([{fold, _} | _], Acc) -> Acc;
+segment_vars([F | K], Acc) -> segment_vars(K, sets:union(used_vars(strip_envs(F)), Acc)).
+
+%% The saved environments inside frames are not code.
+strip_envs({'try', Of, Catches, _}) -> {Of, Catches};
+strip_envs({'catch', _}) -> none;
+strip_envs({'after', After, _}) -> After;
+strip_envs({args, What, _Done, Es}) -> {What, Es};
+strip_envs({after_done, _}) -> none;
+strip_envs(F) -> F.
+
+cut_env(Env, Used) ->
+    maps:filter(fun(X, _) -> sets:is_element(X, Used) end, Env).
+
+%% Every variable name the code mentions (bound or read).
+used_vars(Term) ->
+    used_vars(Term, sets:new([{version, 2}])).
+
+used_vars({var, _, X}, Acc) when is_atom(X) -> sets:add_element(X, Acc);
+used_vars(T, Acc) when is_tuple(T) -> used_vars(tuple_to_list(T), Acc);
+used_vars([H | T], Acc) -> used_vars(T, used_vars(H, Acc));
+used_vars(_, Acc) -> Acc.

@@ -1,0 +1,105 @@
+%%% @doc A check under an over-approximating abstraction (`abstraction =>
+%%% Spec', issue 21), and its three-valued verdict.
+%%%
+%%% The program runs in the abstract interpreter (mce_abs_eval) over the
+%%% domains of `Spec' (mce_abs_domain), through the same C search as a
+%%% concrete check.  Every concrete run is a run of the abstract system
+%%% (papers 000_252f033da8c97ae1.txt and 003_7dd3bcd1accd73d3.txt: the
+%%% abstract operational semantics includes every path of the standard
+%%% one), so:
+%%%   - no violation in the abstract system proves the property for every
+%%%     concretisation: `{ok, Stats}';
+%%%   - a violation may be one of the abstraction only.  It is checked
+%%%     concretely: the same program and properties, without the
+%%%     abstraction, searched breadth-first within a budget (at most
+%%%     ?REPLAY_STATES states and ?REPLAY_TIME ms, or the user's smaller
+%%%     limits).  A concrete violation found is a real counterexample,
+%%%     `{error, Cex}', that `replay/1' replays; otherwise the abstract one
+%%%     is `{inconclusive, {possibly_spurious, AbstractCex}, Stats}'.
+%%% Reductions are off (their independence arguments are about concrete
+%%% steps), and so is symmetry.
+-module(mce_abstract).
+
+-export([check/3]).
+
+-define(REPLAY_STATES, 200000).
+-define(REPLAY_TIME, 20000).
+
+%% @doc The check of `Entry' under `abstraction' (set in `Opts').
+-spec check(mcerlang:entry(), mcerlang:options() | [{atom(), term()}], map()) ->
+          mcerlang:result().
+check(Entry, Options, #{abstraction := Spec} = Opts0) ->
+    {M, F, Args} = abstract_entry(Entry),
+    Opts = Opts0#{symmetry => {off, abstraction}},
+    InitCall = mce_abs_eval:entry(M, F, Args),
+    case mcerlang:isolated(fun() -> mce_search:run(InitCall, Opts) end, Opts) of
+        {ok, Stats} ->
+            {ok, Stats#{abstraction => Spec}};
+        {inconclusive, Reason, Stats} ->
+            {inconclusive, Reason, Stats#{abstraction => Spec}};
+        {error, Cex} ->
+            Abstract = Cex#{entry => Entry, options => given(Options)},
+            concrete_replay(Entry, Options, Opts0, Abstract)
+    end.
+
+%% The entry as a call the interpreter can start: the abstract mode reads
+%% the program's forms, so a closure compiled elsewhere is not one.
+abstract_entry({M, F, Args} = Entry) when is_atom(M), is_atom(F), is_list(Args) ->
+    case code:ensure_loaded(M) of
+        {module, M} -> ok;
+        _ -> erlang:error({mcerlang, {undefined_module, M}})
+    end,
+    erlang:function_exported(M, F, length(Args)) orelse
+        erlang:error({mcerlang, {undefined_function, {M, F, length(Args)}}}),
+    Entry;
+abstract_entry(Fun) when is_function(Fun, 0) ->
+    case erlang:fun_info(Fun, type) of
+        {type, external} ->
+            {module, M} = erlang:fun_info(Fun, module),
+            {name, F} = erlang:fun_info(Fun, name),
+            abstract_entry({M, F, []});
+        {type, local} ->
+            erlang:error({mcerlang, {bad_entry, Fun,
+                                     "with abstraction, the entry is {Module, Function, Args} or fun M:F/0"}})
+    end;
+abstract_entry(Other) ->
+    erlang:error({mcerlang, {bad_entry, Other, "expected {Module, Function, Args} or fun M:F/0"}}).
+
+given(Options) when is_map(Options) -> Options;
+given(Options) when is_list(Options) -> maps:from_list(lists:reverse(Options)).
+
+%% The abstract counterexample, checked on the real values.
+concrete_replay(Entry, Options, Opts, Abstract) ->
+    Given = maps:remove(abstraction, given(Options)),
+    Budget = Given#{max_states => budget(maps:get(max_states, Opts), ?REPLAY_STATES),
+                    max_time => budget(maps:get(max_time, Opts), ?REPLAY_TIME),
+                    progress => false},
+    %% Breadth-first finds the short violations of an infinite program; the
+    %% LTL search and the lossy tables are depth-first.
+    Concrete = case maps:get(ltl, Opts) =:= none andalso maps:get(table, Opts) =:= exact of
+                   true -> Budget#{shortest => true};
+                   false -> Budget
+               end,
+    Outcome = try mcerlang:check(Entry, Concrete)
+              catch error:{mcerlang, NotReplayed} -> {not_replayed, NotReplayed}
+              end,
+    #{stats := AbsStats} = Abstract,
+    Spec = maps:get(abstraction, Opts),
+    case Outcome of
+        {error, Cex} ->
+            {error, Cex#{abstract_counterexample => Abstract}};
+        {ok, _} ->
+            {inconclusive, {possibly_spurious, Abstract},
+             AbsStats#{abstraction => Spec, concrete_replay => no_violation}};
+        {inconclusive, Reason, _} ->
+            {inconclusive, {possibly_spurious, Abstract},
+             AbsStats#{abstraction => Spec, concrete_replay => {inconclusive, Reason}}};
+        {not_replayed, Reason} ->
+            {inconclusive, {possibly_spurious, Abstract},
+             AbsStats#{abstraction => Spec, concrete_replay => {not_replayed, Reason}}}
+    end.
+
+%% The user's limit if smaller (0 and infinity: none).
+budget(0, Default) -> Default;
+budget(infinity, Default) -> Default;
+budget(N, Default) -> min(N, Default).
