@@ -677,6 +677,7 @@ static int next_request(search *s, request *req)
                     req->msg = msg;
                     s->run_msg_index = f->msg_idx++;
                     f->enabled++;
+                    f->maybe_enabled++;
                     req->pid = p->pid;
                     req->cont = p->cont;
                     goto remember;
@@ -781,11 +782,14 @@ static int next_request(search *s, request *req)
             continue;
         }
         if (s->cfg.expand_only) {
-            s->exp_deadlock = f->enabled == 0 && s->cur.nprocs > 0 && !all_idle(&s->cur);
+            s->exp_deadlock = f->enabled == f->maybe_enabled && s->cur.nprocs > 0 &&
+                              !all_idle(&s->cur);
             s->pending = req->kind = REQ_EXPANDED;
             return 0;
         }
-        if (s->cfg.check_deadlock && f->expand && f->enabled == 0 &&
+        /* With messages that only may match (abstract mode), the
+        ** concretisations in which none does have no transition. */
+        if (s->cfg.check_deadlock && f->expand && f->enabled == f->maybe_enabled &&
             s->cur.nprocs > 0 && !all_idle(&s->cur)) {
             if (s->cfg.breadth_first && bfs_path_to_stack(s, s->expanding) != 0)
                 return fail(req, "out of memory");

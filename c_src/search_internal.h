@@ -29,6 +29,9 @@ typedef struct frame {
     uint32_t next_proc;   /* index of the next process to consider */
     uint32_t msg_idx;     /* next message to test for that process */
     uint32_t enabled;     /* transitions taken from this state */
+    uint32_t maybe_enabled; /* of those, receives of a message that only
+                             may match (abstract mode): if they are all,
+                             the state may be a deadlock */
     int expand;           /* 0: beyond max_depth, not expanded */
     uint32_t fault_idx;   /* next fault to inject */
     uint8_t phase;        /* when_idle: 0 other transitions, 1 timeouts */

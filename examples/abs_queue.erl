@@ -22,7 +22,8 @@ start() ->
 queue(Cells) ->
     mcerlang:prop({queue, Cells}),
     receive
-        {put, Cell} ->
+        {put, Cell, From} ->
+            From ! ok,
             queue(Cells ++ [Cell]);
         {get, From} when Cells =/= [] ->
             [Cell | Rest] = Cells,
@@ -30,14 +31,12 @@ queue(Cells) ->
             queue(Rest)
     end.
 
+%% Each new cell is handed over before the next is made (the paper's
+%% atomic insertion), so only the queue grows, not a mailbox.
 producer(Q) ->
     mcerlang:prop(new),
-    Q ! {put, cell},
-    producer_wait(Q).
-
-%% The producer appends one cell per step of its own.
-producer_wait(Q) ->
-    receive after 0 -> producer(Q) end.
+    Q ! {put, cell, self()},
+    receive ok -> producer(Q) end.
 
 consumer(Q) ->
     Q ! {get, self()},

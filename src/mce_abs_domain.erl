@@ -25,9 +25,11 @@
 %%     makes only N = M+4; join/3 may make a smaller N (the join of lists of
 %%     different lengths, "at least the shorter length"), which is still the
 %%     least upper bound in this domain;
-%%   - under {depth, K} no constructor (tuple, list cell, map, summary) sits
-%%     at depth > K (the whole term is depth 1): it is `any'.  Atomic terms
-%%     are never cut.
+%%   - under {depth, K} no constructor (tuple, list, map, summary) sits at
+%%     depth > K (the whole term is depth 1; a list is one constructor whose
+%%     elements are one level down): a cut proper list is
+%%     {list, 0, any} ("some proper list"), anything else cut is `any'.
+%%     Atomic terms are never cut.
 %% Maps: their values are abstracted, their keys stay as they are.
 %% `int' exists in every domain (without an integer domain it is what a join
 %% of two integers or an integer operator on `any' gives); floats stay
@@ -174,17 +176,27 @@ cut(?ABS(_) = Leaf, _Dep, _K) -> Leaf;
 cut([_ | _] = T, Dep, K) when Dep > K ->
     %% A cut proper list stays a list (of any length and elements): a
     %% program that walks a list to its end must not see a "maybe not a
-    %% list" tail its clauses never meet concretely (the database of paper
-    %% 003, section 9, proved under the depth-2 cut).
+    %% list" tail its clauses never meet concretely.
     case proper_shape(T) of
         true -> ?ABS({list, 0, ?ANY});
         false -> ?ANY
     end;
+cut([_ | _] = T, Dep, K) ->
+    %% A list is one constructor: its elements are one level down, however
+    %% long it is.  The depth cut bounds nesting; the length of a list is
+    %% the chain domain's (with the cut over the cells a walk down a cut
+    %% list could go on forever in the abstract system: Huch's database,
+    %% paper 003 section 9, whose list the keys bound, would not be proved).
+    {Elems, Tail} = spine(T),
+    [cut(E, Dep + 1, K) || E <- Elems] ++ cut_tail(Tail, Dep, K);
 cut(T, Dep, K) when Dep > K, (is_tuple(T) orelse is_map(T)) -> ?ANY;
-cut([H | T], Dep, K) -> [cut(H, Dep + 1, K) | cut(T, Dep + 1, K)];
 cut(T, Dep, K) when is_tuple(T) -> list_to_tuple([cut(E, Dep + 1, K) || E <- tuple_to_list(T)]);
 cut(M, Dep, K) when is_map(M) -> maps:map(fun(_, V) -> cut(V, Dep + 1, K) end, M);
 cut(T, _Dep, _K) -> T.
+
+cut_tail([], _Dep, _K) -> [];
+cut_tail(?ABS({list, _, _}) = S, Dep, K) -> cut(S, Dep, K);
+cut_tail(T, Dep, K) -> cut(T, Dep + 1, K).
 
 %% A proper list, or cells ending in a list summary.
 proper_shape([]) -> true;

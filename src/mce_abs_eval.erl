@@ -33,19 +33,23 @@
 %%% Invariants: a machine stored in a state has its environments cut to the
 %%% variables its remaining code mentions (`prune/1'), so two states that
 %%% differ only in dead variables are one state; a tail call pushes no frame,
-%%% so a server loop runs in constant stack; a non-tail call whose frame
-%%% repeats one already on the stack folds the stack into a set of frames
-%%% (`{fold, Segments}', paper 000's finite control for non-tail recursion):
-%%% returning into it continues any of them, with or without more below, an
-%%% over-approximation with finitely many stacks when the domains are finite.
+%%% so a server loop runs in constant stack; a stored stack deeper than
+%%% ?FOLD_AFTER calls whose call segments repeat is folded (`fold_stack/1':
+%%% `{fold, Segments}', paper 000's finite control for non-tail recursion):
+%%% returning into it continues any of its segments, with or without more
+%%% of them below, an over-approximation with finitely many stacks when the
+%%% domains are finite.
 -module(mce_abs_eval).
 
 -export([start/1, resume/1, '$recv'/3, '$continue'/2, '$mce_info'/1, entry/3]).
 
 -define(DOM_KEY, '$mce_abs_dom').
-%% Stacks deeper than this many calls fold even without a repeated frame
-%% (a recursion whose frames all differ, over an infinite domain).
--define(MAX_CALL_DEPTH, 32).
+%% A stored stack deeper than this many calls folds its repeated calls
+%% (fold_stack/1) ...
+-define(FOLD_AFTER, 4).
+%% ... and folds whole past this many, even without a repeat (a recursion
+%% whose frames all differ, over an infinite domain).
+-define(MAX_SEGMENTS, 64).
 
 -type machine() :: {abs_m, term(), map(), module(), [term()]}.
 
@@ -80,7 +84,7 @@ resume(Machine) ->
 -spec '$recv'(match | body | timeout, term(), machine()) -> term().
 '$recv'(match, Msg, {abs_m, {recv, Clauses, _After}, Env, _Mod, _K}) ->
     Outcomes = select(Clauses, Msg, Env),
-    case {lists:keymember(no_match, 1, Outcomes), [O || {clause, _, _} = O <- Outcomes]} of
+    case {lists:member(no_match, Outcomes), [O || {clause, _, _} = O <- Outcomes]} of
         {_, []} -> false;
         {false, _} -> true;
         {true, _} -> maybe
@@ -302,11 +306,11 @@ ret(V, Env, Mod, [{'orelse', B} | K]) ->
     branch(shortcut(V, true, B, Env, Mod, K));
 ret(V, _Env, _Mod, [{call_return, Env, Mod} | K]) ->
     ret(V, Env, Mod, K);
-ret(V, _Env, _Mod, [{fold, Segments} | _]) ->
+ret(V, _Env, _Mod, [{fold, Segments} | Under] = K) ->
     %% The folded stack: the value returns into any of its segments, which
     %% may or may not have more of them below.
     branch([{abs_m, {value, V}, #{}, none, Seg ++ Below}
-            || Seg <- Segments, Below <- [[{fold, Segments}], []]]);
+            || Seg <- Segments, Below <- [K, Under]]);
 ret(V, _Env, Mod, [{'try', [], _Catches, TryEnv} | K]) ->
     ret(V, TryEnv, Mod, K);
 ret(V, _Env, Mod, [{'try', Of, _Catches, TryEnv} | K]) ->
@@ -355,9 +359,9 @@ raise(C, R, _Env, Mod, [{'after', After, AfterEnv} | K]) ->
     body(After, AfterEnv, Mod, [{after_done, {raise, C, R}} | K]);
 raise(C, R, _Env, _Mod, [{call_return, Env, Mod} | K]) ->
     raise(C, R, Env, Mod, K);
-raise(C, R, _Env, _Mod, [{fold, Segments} | _]) ->
+raise(C, R, _Env, _Mod, [{fold, Segments} | Under] = K) ->
     branch([{abs_m, {raise, C, R}, #{}, none, Seg ++ Below}
-            || Seg <- Segments, Below <- [[{fold, Segments}], []]]);
+            || Seg <- Segments, Below <- [K, Under]]);
 raise(C, R, Env, Mod, [_ | K]) ->
     raise(C, R, Env, Mod, K).
 
@@ -535,37 +539,72 @@ enter(Cs, As, Env0, CalleeMod, Fail, Env, Mod, K) ->
             end || O <- Alts]).
 
 %% The caller's frame, unless the call is a tail call (the next frame
-%% already restores an environment); a frame that repeats one below folds
-%% the stack (see the module doc).
+%% already restores an environment).
 push_return(_Env, _Mod, [{call_return, _, _} | _] = K) -> K;
 push_return(_Env, _Mod, [{fold, _} | _] = K) -> K;
 push_return(_Env, _Mod, []) -> [];
 push_return(Env, Mod, K) ->
-    Frame = {call_return, cut_env(Env, segment_vars(K)), Mod},
-    K1 = [Frame | K],
-    {Segments, Folded} = segments(K1),
-    case repeats(Segments) orelse lists:member(hd(Segments), Folded) orelse
-        length(Segments) > ?MAX_CALL_DEPTH of
-        true -> [{fold, lists:usort(Segments ++ Folded)}];
-        false -> K1
+    [{call_return, cut_env(Env, segment_vars(K)), Mod} | K].
+
+%% Folding non-tail recursion (paper 000): only a stack that is stored in
+%% a state needs it (a recursion within one step ends, or the runaway
+%% watchdog stops it), and only a deep one: a shallow recursion keeps its
+%% exact stack.  Past ?FOLD_AFTER calls, the calls down to the deepest
+%% copy of a repeated segment fold into a set; what is under them stays.
+%% A stack whose segments never repeat folds whole past ?MAX_SEGMENTS.
+fold_stack(K) ->
+    {Top, Calls} = lists:splitwith(fun(F) -> element(1, F) =/= call_return andalso
+                                                 element(1, F) =/= fold end, K),
+    {Segments, Under} = segments(Calls),
+    Top ++ case Under of
+               [{fold, Set} | Below] when Segments =/= [] ->
+                   case lists:any(fun(S) -> lists:member(S, Set) end, Segments) of
+                       true -> [{fold, lists:usort(Segments ++ Set)} | Below];
+                       false -> fold_segments(Segments, Under)
+                   end;
+               _ ->
+                   fold_segments(Segments, Under)
+           end.
+
+fold_segments(Segments, Under) when length(Segments) =< ?FOLD_AFTER ->
+    lists:append(Segments) ++ Under;
+fold_segments(Segments, Under) ->
+    case deepest_repeat(Segments) of
+        0 when length(Segments) > ?MAX_SEGMENTS, Under =:= [] ->
+            {Above, [Bottom]} = lists:split(length(Segments) - 1, Segments),
+            [{fold, lists:usort(Above)} | Bottom];
+        0 ->
+            lists:append(Segments) ++ Under;
+        Depth ->
+            {Recurring, Rest} = lists:split(Depth, Segments),
+            [{fold, lists:usort(Recurring)} | lists:append(Rest) ++ Under]
+    end.
+
+%% How many segments, from the top, reach the deepest segment equal to one
+%% above it (0: none repeats).
+deepest_repeat(Segments) ->
+    deepest_repeat(Segments, 1, [], 0).
+
+deepest_repeat([], _I, _Seen, Deepest) -> Deepest;
+deepest_repeat([S | Rest], I, Seen, Deepest) ->
+    case lists:member(S, Seen) of
+        true -> deepest_repeat(Rest, I + 1, Seen, I);
+        false -> deepest_repeat(Rest, I + 1, [S | Seen], Deepest)
     end.
 
 %% The stack as call segments: each a `call_return' frame and the caller's
-%% frames under it, down to the next one; the last may be a fold.
+%% frames under it, down to the next one, and what is under the topmost
+%% fold (the fold frame included).
 segments(K) ->
     segments(K, [], []).
 
 segments([], Cur, Acc) -> {lists:reverse(close(Cur, Acc)), []};
-segments([{fold, Segs} | _], Cur, Acc) -> {lists:reverse(close(Cur, Acc)), Segs};
+segments([{fold, _} | _] = Under, Cur, Acc) -> {lists:reverse(close(Cur, Acc)), Under};
 segments([{call_return, _, _} = F | K], Cur, Acc) -> segments(K, [F], close(Cur, Acc));
 segments([F | K], Cur, Acc) -> segments(K, [F | Cur], Acc).
 
 close([], Acc) -> Acc;
 close(Cur, Acc) -> [lists:reverse(Cur) | Acc].
-
-repeats(Segments) ->
-    length(lists:usort(Segments)) < length(Segments).
-
 
 %%% ---------------------------------------------------------------------
 %%% Receive
@@ -732,16 +771,23 @@ tv_or(Vs) ->
 
 %% A guard test is true, false or maybe; an exception in a guard is false.
 guard_test(T, Env) ->
-    Vals = guard_values(T, Env),
-    tv_or([case V of
-               {value, true} -> true;
-               {value, Other} ->
-                   case mce_abs_domain:match_literal(dom(), Other, true) of
-                       false -> false;
-                       _ -> maybe
-                   end;
-               {error, _} -> false
-           end || V <- Vals]).
+    %% The possible values are alternatives, not a disjunction: true only
+    %% if every one is.
+    Results = [case V of
+                   {value, true} -> true;
+                   {value, Other} ->
+                       case mce_abs_domain:match_literal(dom(), Other, true) of
+                           false -> false;
+                           _ -> maybe
+                       end;
+                   {error, _} -> false
+               end || V <- guard_values(T, Env)],
+    case lists:usort(Results) of
+        [true] -> true;
+        [false] -> false;
+        [] -> false;
+        _ -> maybe
+    end.
 
 %% The possible values of a guard expression.
 guard_values({var, _, X}, Env) -> [{value, maps:get(X, Env)}];
@@ -873,7 +919,8 @@ unsupported(What, Mod, L) ->
 %% running environment; each `call_return' keeps what its caller's frames
 %% mention.
 prune({abs_m, Ctl, Env, Mod, K}) ->
-    {abs_m, Ctl, cut_env(Env, sets:union(used_vars(Ctl), segment_vars(K))), Mod, prune_stack(K)}.
+    {abs_m, Ctl, cut_env(Env, sets:union(used_vars(Ctl), segment_vars(K))), Mod,
+     fold_stack(prune_stack(K))}.
 
 prune_stack([]) -> [];
 prune_stack([{call_return, Env, Mod} | K]) ->

@@ -122,11 +122,14 @@ alpha_test_() ->
      ?_assertEqual(?ABS({list, 5, ?ABS(odd)}), ?M:alpha(dom([{chain, 1}, even_odd]), [1, 3, 5, 7, 9])),
      %% a cell in front of a summary folds into it
      ?_assertEqual(?ABS({list, 5, ?ANY}), ?M:alpha(C1, [b | ?ABS({list, 5, a})])),
-     %% depth: [a,b,c] nests 3 deep; atomic leaves are not cut
-     ?_assertEqual([a, b, c], ?M:alpha(dom([{depth, 3}]), [a, b, c])),
+     %% depth: a list is one constructor, its elements one level down;
+     %% atomic leaves are not cut
+     ?_assertEqual([a, b, c], ?M:alpha(dom([{depth, 1}]), [a, b, c])),
+     ?_assertEqual([{?ABS({list, 0, ?ANY})}, b], ?M:alpha(dom([{depth, 2}]), [{[x]}, b])),
+     ?_assertEqual([{?ANY}, b], ?M:alpha(dom([{depth, 2}]), [{{x}}, b])),
      %% a cut proper list stays "some proper list"
-     ?_assertEqual([a, b | ?ABS({list, 0, ?ANY})], ?M:alpha(dom([{depth, 2}]), [a, b, c])),
-     ?_assertEqual([a, b | ?ANY], ?M:alpha(dom([{depth, 2}]), [a, b, c | d])),
+     ?_assertEqual({?ABS({list, 0, ?ANY})}, ?M:alpha(dom([{depth, 1}]), {[a, b, c]})),
+     ?_assertEqual({?ANY}, ?M:alpha(dom([{depth, 1}]), {[a, b, c | d]})),
      ?_assertEqual({a, ?ANY, b}, ?M:alpha(dom([{depth, 1}]), {a, {x}, b})),
      %% the summary counts as one constructor
      ?_assertEqual({?ABS({list, 5, ?ANY})}, ?M:alpha(dom([{chain, 1}, {depth, 2}]), {[{x}, {x}, {x}, {x}, {x}]})),
