@@ -42,6 +42,8 @@
 -module(mce_abs_eval).
 
 -export([start/1, resume/1, '$recv'/3, '$continue'/2, '$mce_info'/1, entry/3]).
+%% For reports (mce_exec, mce_abstract).
+-export([location/1, origin/1]).
 
 -define(DOM_KEY, '$mce_abs_dom').
 %% A stored stack deeper than this many calls folds its repeated calls
@@ -50,6 +52,8 @@
 %% ... and folds whole past this many, even without a repeat (a recursion
 %% whose frames all differ, over an infinite domain).
 -define(MAX_SEGMENTS, 64).
+%% At most this many folds in a stack (bound_folds/1).
+-define(MAX_FOLDS, 2).
 
 -type machine() :: {abs_m, term(), map(), module(), [term()]}.
 
@@ -101,6 +105,35 @@ resume(Machine) ->
 -spec '$mce_info'(term()) -> undefined.
 '$mce_info'(_) ->
     undefined.
+
+%% @doc Where a machine waits in a receive: the program's module, function,
+%% arity, file and line, as translated code's `'$mce_info''.
+-spec location(machine()) -> {module(), atom(), arity(), string(), non_neg_integer()} | undefined.
+location({abs_m, {recv, [{clause, Anno, _, _, _} | _], _}, _Env, Mod, _K}) when is_atom(Mod) ->
+    Line = erl_anno:line(Anno),
+    Functions = [{F, A, Cs} || {{F, A}, Cs} <- maps:to_list(code_of(Mod)), is_list(Cs)],
+    Starts = lists:sort([{erl_anno:line(element(2, hd(Cs))), F, A} || {F, A, Cs} <- Functions]),
+    case [{F, A} || {Start, F, A} <- Starts, Start =< Line] of
+        [] -> undefined;
+        Before ->
+            {F, A} = lists:last(Before),
+            {Mod, F, A, source_file(Mod), Line}
+    end;
+location(_) ->
+    undefined.
+
+source_file(Mod) ->
+    case proplists:get_value(source, Mod:module_info(compile)) of
+        undefined -> "";
+        Source -> filename:basename(Source)
+    end.
+
+%% @doc What a process's machine was started with, for reports: the call
+%% `{M, F, Args}' or the fun it runs.
+-spec origin(machine()) -> {module(), atom(), [term()]} | function() | machine().
+origin({abs_m, {call, M, F, Args}, _, _, []}) -> {M, F, Args};
+origin({abs_m, {apply, Fun, []}, _, _, []}) -> Fun;
+origin(Machine) -> Machine.
 
 %%% ---------------------------------------------------------------------
 %%% The machine
@@ -556,29 +589,59 @@ fold_stack(K) ->
     {Top, Calls} = lists:splitwith(fun(F) -> element(1, F) =/= call_return andalso
                                                  element(1, F) =/= fold end, K),
     {Segments, Under} = segments(Calls),
-    Top ++ case Under of
-               [{fold, Set} | Below] when Segments =/= [] ->
-                   case lists:any(fun(S) -> lists:member(S, Set) end, Segments) of
-                       true -> [{fold, lists:usort(Segments ++ Set)} | Below];
-                       false -> fold_segments(Segments, Under)
-                   end;
-               _ ->
-                   fold_segments(Segments, Under)
-           end.
+    Folded = case Under of
+                 [{fold, Set} | Below] when Segments =/= [] ->
+                     case lists:any(fun(S) -> lists:member(S, Set) end, Segments) of
+                         true -> [{fold, lists:usort(Segments ++ Set)} | Below];
+                         false -> fold_segments(Segments, Under)
+                     end;
+                 _ ->
+                     fold_segments(Segments, Under)
+             end,
+    Top ++ bound_folds(merge_adjacent(Folded)).
 
 fold_segments(Segments, Under) when length(Segments) =< ?FOLD_AFTER ->
     lists:append(Segments) ++ Under;
 fold_segments(Segments, Under) ->
     case deepest_repeat(Segments) of
-        0 when length(Segments) > ?MAX_SEGMENTS, Under =:= [] ->
-            {Above, [Bottom]} = lists:split(length(Segments) - 1, Segments),
-            [{fold, lists:usort(Above)} | Bottom];
+        0 when length(Segments) > ?MAX_SEGMENTS ->
+            [{fold, lists:usort(Segments)} | Under];
         0 ->
             lists:append(Segments) ++ Under;
         Depth ->
             {Recurring, Rest} = lists:split(Depth, Segments),
             [{fold, lists:usort(Recurring)} | lists:append(Rest) ++ Under]
     end.
+
+%% Two folds one on the other are one: any sequence of the first's
+%% segments then of the second's is a sequence of their union's.
+merge_adjacent([{fold, A}, {fold, B} | Rest]) -> [{fold, lists:usort(A ++ B)} | Rest];
+merge_adjacent(K) -> K.
+
+%% More than ?MAX_FOLDS folds with segments between them: all of it folds
+%% into one, above the process's first segment, so the stacks stay finite.
+bound_folds(K) ->
+    Items = stack_items(K),
+    case length([F || [{fold, _}] = F <- Items]) > ?MAX_FOLDS of
+        false -> K;
+        true ->
+            {Above, Bottom} = case lists:reverse(Items) of
+                                  [[{fold, _}] | _] -> {Items, []};
+                                  [Last | RevRest] -> {lists:reverse(RevRest), Last}
+                              end,
+            Set = lists:usort(lists:append([case I of
+                                                [{fold, S}] -> S;
+                                                Seg -> [Seg]
+                                            end || I <- Above])),
+            [{fold, Set} | Bottom]
+    end.
+
+%% The stack as a list of call segments and fold frames ([{fold, _}]).
+stack_items([]) -> [];
+stack_items([{fold, _} = F | K]) -> [[F] | stack_items(K)];
+stack_items(K) ->
+    {Segments, Under} = segments(K),
+    Segments ++ stack_items(Under).
 
 %% How many segments, from the top, reach the deepest segment equal to one
 %% above it (0: none repeats).

@@ -38,7 +38,7 @@ check(Entry, Options, #{abstraction := Spec} = Opts0) ->
         {inconclusive, Reason, Stats} ->
             {inconclusive, Reason, Stats#{abstraction => Spec}};
         {error, Cex} ->
-            Abstract = Cex#{entry => Entry, options => given(Options)},
+            Abstract = readable(Cex#{entry => Entry, options => given(Options)}),
             concrete_replay(Entry, Options, Opts0, Abstract)
     end.
 
@@ -64,6 +64,19 @@ abstract_entry(Fun) when is_function(Fun, 0) ->
     end;
 abstract_entry(Other) ->
     erlang:error({mcerlang, {bad_entry, Other, "expected {Module, Function, Args} or fun M:F/0"}}).
+
+%% The interpreter's initial calls `{mce_abs_eval, start, [Machine]}' in an
+%% abstract counterexample, shown as the program's calls.
+readable({mce_abs_eval, start, [Machine]}) ->
+    mce_abs_eval:origin(Machine);
+readable(T) when is_map(T) ->
+    maps:map(fun(_, V) -> readable(V) end, T);
+readable([H | T]) ->
+    [readable(H) | readable(T)];
+readable(T) when is_tuple(T) ->
+    list_to_tuple(readable(tuple_to_list(T)));
+readable(T) ->
+    T.
 
 given(Options) when is_map(Options) -> Options;
 given(Options) when is_list(Options) -> maps:from_list(lists:reverse(Options)).

@@ -176,6 +176,7 @@ matches({{Mod, Name, FreeVars, _Timeout}, _Frames}, Msg) ->
 -spec location(term()) -> {module(), atom(), arity(), string(), non_neg_integer()} | undefined.
 location({{'$mce_choice', _}, _Frames}) -> undefined;
 location({{mce_rt, '$mce_hibernated', _, _}, _Frames}) -> {erlang, hibernate, 3, "", 0};
+location({{mce_abs_eval, '$recv', [Machine], _}, _Frames}) -> mce_abs_eval:location(Machine);
 location({{Mod, Name, _, _}, _Frames}) -> info(Mod, Name);
 location({Mod, F, Args}) when is_atom(Mod), is_list(Args) ->
     {original_module(Mod), F, length(Args), "", 0};
