@@ -143,7 +143,20 @@ shape(D, ?ABS(L) = V) ->
         {ok, Desc} -> from_desc(D, Desc);
         error -> error({mce_abs_domain, {bad_value, V}})
     end;
+shape(D, [C | _] = L) when is_integer(C), C >= $\t ->
+    %% Text (a format, a name, a message) stays text: keeping exact values
+    %% is sound, and a program's literals are finitely many.
+    case io_lib:printable_unicode_list(L) of
+        true -> L;
+        false -> shape_cells(D, L)
+    end;
 shape(D, [_ | _] = L) ->
+    shape_cells(D, L);
+shape(D, T) when is_tuple(T) -> list_to_tuple([shape(D, E) || E <- tuple_to_list(T)]);
+shape(D, M) when is_map(M) -> maps:map(fun(_, V) -> shape(D, V) end, M);
+shape(_D, T) -> T.
+
+shape_cells(D, L) ->
     {Elems, Tail} = spine(L),
     Es = [shape(D, E) || E <- Elems],
     case {shape(D, Tail), D#dom.chain} of
@@ -152,10 +165,7 @@ shape(D, [_ | _] = L) ->
         {?ABS({list, N, _}) = S, C} when N =:= 0; C =:= none -> Es ++ S;
         {?ABS({list, N, E}), _} -> summary(D, N + length(Es), join_all(D, [E | Es]));
         {T, _} -> Es ++ T
-    end;
-shape(D, T) when is_tuple(T) -> list_to_tuple([shape(D, E) || E <- tuple_to_list(T)]);
-shape(D, M) when is_map(M) -> maps:map(fun(_, V) -> shape(D, V) end, M);
-shape(_D, T) -> T.
+    end.
 
 %% The summary a chain domain keeps for "at least N elements, each E":
 %% N capped at M+4 (less precise, still sound); without a chain domain

@@ -178,7 +178,15 @@ eval({char, _, C}, Env, Mod, K) -> ret(alpha(C), Env, Mod, K);
 eval({float, _, F}, Env, Mod, K) -> ret(alpha(F), Env, Mod, K);
 eval({atom, _, A}, Env, Mod, K) -> ret(A, Env, Mod, K);
 eval({nil, _}, Env, Mod, K) -> ret([], Env, Mod, K);
-eval({string, _, S}, Env, Mod, K) -> ret(alpha(S), Env, Mod, K);
+%% A string literal stays text (a format, a name): its characters are
+%% exact values, which every domain may keep.
+eval({string, _, S}, Env, Mod, K) -> ret(S, Env, Mod, K);
+eval({map, L, Assocs}, Env, Mod, K) ->
+    args(lists:append([[Key, V] || {_, _, Key, V} <- Assocs]),
+         {map, L, none, [element(1, A) || A <- Assocs]}, Env, Mod, K);
+eval({map, L, Base, Assocs}, Env, Mod, K) ->
+    args([Base | lists:append([[Key, V] || {_, _, Key, V} <- Assocs])],
+         {map, L, base, [element(1, A) || A <- Assocs]}, Env, Mod, K);
 eval({tuple, _, Es}, Env, Mod, K) -> args(Es, tuple, Env, Mod, K);
 eval({cons, _, H, T}, Env, Mod, K) -> args([H, T], cons, Env, Mod, K);
 eval({op, _, 'andalso', A, B}, Env, Mod, K) -> eval(A, Env, Mod, [{'andalso', B} | K]);
@@ -256,6 +264,25 @@ args([], What, Env, Mod, K) -> apply_what(What, [], Env, Mod, K);
 args([E | Es], What, Env, Mod, K) -> eval(E, Env, Mod, [{args, What, [], Es} | K]).
 
 apply_what(tuple, Vs, Env, Mod, K) -> ret(alpha(list_to_tuple(Vs)), Env, Mod, K);
+apply_what({map, L, Base, Ops}, Vs0, Env, Mod, K) ->
+    %% Maps with concrete keys: built, or updated (`:=' needs the key).
+    {Map0, Vs} = case Base of
+                     none -> {#{}, Vs0};
+                     base -> {hd(Vs0), tl(Vs0)}
+                 end,
+    Pairs = pairs(Vs),
+    case is_map(Map0) andalso mce_abs_domain:is_concrete([Key || {Key, _} <- Pairs]) of
+        false when is_map(Map0) -> unsupported(map_with_abstract_key, Mod, L);
+        false -> outcomes([{error, {badmap, Map0}}] ++
+                              [{value, any()} || not mce_abs_domain:is_concrete(Map0)], Env, Mod, K);
+        true ->
+            try lists:foldl(fun({{Key, V}, map_field_exact}, M) -> maps:update(Key, V, M);
+                               ({{Key, V}, map_field_assoc}, M) -> M#{Key => V}
+                            end, Map0, lists:zip(Pairs, Ops)) of
+                Map -> ret(alpha(Map), Env, Mod, K)
+            catch error:{badkey, _} = R -> raise(error, R, Env, Mod, K)
+            end
+    end;
 apply_what(cons, [H, T], Env, Mod, K) -> ret(alpha([H | T]), Env, Mod, K);
 apply_what({op, Op, _L}, Vs, Env, Mod, K) -> operator(Op, Vs, Env, Mod, K);
 apply_what({remote, M, F, L}, Vs, Env, Mod, K) -> call(M, F, Vs, L, Env, Mod, K);
@@ -307,6 +334,9 @@ boolean_result(Op, Bs) ->
                         {'xor', [A, B]} -> A xor B
                     end}
     end.
+
+pairs([Key, V | Rest]) -> [{Key, V} | pairs(Rest)];
+pairs([]) -> [].
 
 combinations([]) -> [[]];
 combinations([Xs | Rest]) -> [[X | T] || X <- Xs, T <- combinations(Rest)].
@@ -428,7 +458,7 @@ call(M, F, As, L, Env, Mod, K) ->
         library_hof -> interpret(M, F, As, L, Env, Mod, K);
         pure -> pure_call(M, F, As, Env, Mod, K);
         {redirect, RM, RF} -> runtime_call(RM, RF, As, Env, Mod, K);
-        {model, MM, MF} -> runtime_call(MM, MF, As, Env, Mod, K);
+        {model, MM, MF} -> interpret(MM, MF, As, L, Env, Mod, K);
         {unsupported, Why} ->
             mce_rt:unsupported({M, F, length(As)}, {Mod, L}, Why)
     end.
@@ -439,7 +469,9 @@ choice_alternative(Fun, Env, Mod, K, _L) ->
 %% A pure function: run for real on concrete arguments; on abstract ones,
 %% the domain's abstract version, else every result and badarg.
 pure_call(M, F, As, Env, Mod, K) ->
-    case mce_abs_domain:is_concrete(As) of
+    %% The model's own functions (output recording, ...) take any term: an
+    %% abstract value is one.
+    case mce_abs_domain:is_concrete(As) orelse lists:member(M, mce_rt:modules()) of
         true ->
             try erlang:apply(M, F, As) of
                 V -> ret(alpha(V), Env, Mod, K)

@@ -233,6 +233,8 @@ interpreter_test_() ->
                   check({tprog_abs, spawn_fun, []}, #{abstraction => even_odd}),
               ?assertEqual(deadlock, maps:get(violation, Cex))
       end},
+     {"records, maps, ETS, io and the dictionary through the interpreter",
+      ?_assertMatch({ok, _}, check({tprog_abs, library, []}, #{abstraction => [{depth, 5}]}))},
      {"a pid cut out of a message is lost: sending to it may fail, possibly spuriously",
       ?_assertEqual(possibly_spurious,
                     verdict(check({tprog_abs, depth_pid, []}, #{abstraction => [{depth, 2}]})))}].

@@ -1,7 +1,8 @@
 %% Small programs for the abstract mode's tests (mce_abstract_tests).
 -module(tprog_abs).
 -export([three/0, maybe_receive/1, maybe_receiver/0, guard_branch/0, try_catch/0, fun_and_lc/0,
-         unsupported_binary/0, depth_pid/0, spawn_fun/0, endless_after/0, deep_recursion/0]).
+         unsupported_binary/0, depth_pid/0, spawn_fun/0, endless_after/0, deep_recursion/0,
+         library/0]).
 
 %% Under even_odd an even number may be 0: the receive may take the message
 %% in its first clause (and crash) or leave it (and time out).
@@ -84,3 +85,22 @@ count(N) ->
         go -> self() ! go, count(N + 1), ok;
         stop -> ok
     end.
+
+-record(acc, {count = 0, log = []}).
+
+%% Records, maps with concrete keys, ETS, io and the dictionary through
+%% the interpreter.
+library() ->
+    A = #acc{},
+    B = A#acc{count = A#acc.count + 1, log = ["one"]},
+    1 = B#acc.count,
+    M = #{a => 1},
+    M2 = M#{b => 2, a := 3},
+    3 = maps:get(a, M2),
+    T = ets:new(t, [set]),
+    true = ets:insert(T, {k, B#acc.log}),
+    [{k, ["one"]}] = ets:lookup(T, k),
+    put(key, value),
+    value = get(key),
+    io:format("~p~n", [B]),
+    ok.
