@@ -6,7 +6,7 @@ REBAR ?= rebar3
 export MCERLANG_STRICT ?= 1
 ASAN_LIB := $(shell gcc -print-file-name=libasan.so 2>/dev/null)
 
-.PHONY: all compile test test-c test-erl test-asan test-rebar3 bench bench-counts bench-workers bench-cluster demo dialyzer clean
+.PHONY: all compile test test-c test-erl test-asan test-rebar3 bench bench-counts bench-workers bench-cluster bench-abstraction demo dialyzer clean
 
 all: compile
 
@@ -55,6 +55,12 @@ bench-workers:
 	$(REBAR) as test compile
 	erl -noshell +sbwt none +sbwtdcpu none +sbwtdio none -pa _build/test/lib/mcerlang/ebin -pa _build/test/lib/mcerlang/examples \
 	    -pa _build/test/lib/mcerlang/bench -eval 'mce_bench_workers:main(), halt().'
+
+# The abstract mode (issue 21): the seed papers' cases, concrete and abstract.
+bench-abstraction:
+	$(REBAR) as test compile
+	erl -noshell +sbwt none +sbwtdcpu none +sbwtdio none -pa _build/test/lib/mcerlang/ebin -pa _build/test/lib/mcerlang/examples \
+	    -pa _build/test/lib/mcerlang/bench -eval 'mce_bench_abstraction:main(), halt().'
 
 # The distributed search on this machine: one node, then one and two peers
 # (issue 20 item 2; docs/SCALING.md).

@@ -52,6 +52,9 @@
 %% ... and folds whole past this many, even without a repeat (a recursion
 %% whose frames all differ, over an infinite domain).
 -define(MAX_SEGMENTS, 64).
+%% A call with more frames than this under it ends the step first, so a
+%% recursion that never reaches a receive is stored and folded too.
+-define(YIELD_FRAMES, 400).
 %% At most this many folds in a stack (bound_folds/1).
 -define(MAX_FOLDS, 2).
 
@@ -144,7 +147,9 @@ run({abs_m, {eval_body, Body}, Env, Mod, K}) -> body(Body, Env, Mod, K);
 run({abs_m, {value, V}, Env, Mod, K}) -> ret(V, Env, Mod, K);
 run({abs_m, {raise, C, R}, Env, Mod, K}) -> raise(C, R, Env, Mod, K);
 run({abs_m, {call, M, F, Args}, Env, Mod, K}) -> call(M, F, Args, 0, Env, Mod, K);
-run({abs_m, {apply, Fun, Args}, Env, Mod, K}) -> apply_fun(Fun, Args, 0, Env, Mod, K).
+run({abs_m, {apply, Fun, Args}, Env, Mod, K}) -> apply_fun(Fun, Args, 0, Env, Mod, K);
+run({abs_m, {enter, Cs, As, Env0, CalleeMod, Fail}, Env, Mod, K}) ->
+    enter_now(Cs, As, Env0, CalleeMod, Fail, Env, Mod, K).
 
 body([E], Env, Mod, K) -> eval(E, Env, Mod, K);
 body([E | Rest], Env, Mod, K) -> eval(E, Env, Mod, [{body, Rest} | K]).
@@ -592,7 +597,17 @@ interpret(M, F, As, _L, Env, Mod, K) ->
 
 %% The variables of a fun's head are new in each clause: they shadow the
 %% ones the fun captured (a function's own environment starts empty).
+enter(Cs, As, Env0, CalleeMod, Fail, Env, Mod, K) when length(K) > ?YIELD_FRAMES ->
+    %% A recursion this deep within one step: the step ends here (a one-way
+    %% choice) so that the stack is stored, and folded (paper 000, Example
+    %% 5.1: `f(X) -> f(f(X))' has a finite abstract model, not an endless
+    %% step).
+    {'$mce_suspend', {'$mce_choice', [{?MODULE, resume, [prune({abs_m, {enter, Cs, As, Env0, CalleeMod, Fail},
+                                                                 Env, Mod, K})]}]}, []};
 enter(Cs, As, Env0, CalleeMod, Fail, Env, Mod, K) ->
+    enter_now(Cs, As, Env0, CalleeMod, Fail, Env, Mod, K).
+
+enter_now(Cs, As, Env0, CalleeMod, Fail, Env, Mod, K) ->
     K1 = push_return(Env, Mod, K),
     Alts = select_worlds([{{clause, L, [{tuple, L, Ps}], G, B},
                            maps:without(sets:to_list(used_vars(Ps)), Env0)}

@@ -20,7 +20,7 @@
 %%% steps), and so is symmetry.
 -module(mce_abstract).
 
--export([check/3]).
+-export([check/3, initial_call/1, readable/1, confirm/4]).
 
 -define(REPLAY_STATES, 200000).
 -define(REPLAY_TIME, 20000).
@@ -29,18 +29,32 @@
 -spec check(mcerlang:entry(), mcerlang:options() | [{atom(), term()}], map()) ->
           mcerlang:result().
 check(Entry, Options, #{abstraction := Spec} = Opts0) ->
-    {M, F, Args} = abstract_entry(Entry),
+    InitCall = initial_call(Entry),
     Opts = Opts0#{symmetry => {off, abstraction}},
-    InitCall = mce_abs_eval:entry(M, F, Args),
     case mcerlang:isolated(fun() -> mce_search:run(InitCall, Opts) end, Opts) of
         {ok, Stats} ->
             {ok, Stats#{abstraction => Spec}};
         {inconclusive, Reason, Stats} ->
             {inconclusive, Reason, Stats#{abstraction => Spec}};
         {error, Cex} ->
-            Abstract = readable(Cex#{entry => Entry, options => given(Options)}),
-            concrete_replay(Entry, Options, Opts0, Abstract)
+            confirm(Entry, Options, Opts0, Cex)
     end.
+
+%% @doc An abstract violation (of check/3, or of simulate/2 under
+%% abstraction) checked on the real values: `{error, ConcreteCex}' or
+%% `{inconclusive, {possibly_spurious, AbstractCex}, Stats}'.
+-spec confirm(mcerlang:entry(), mcerlang:options() | [{atom(), term()}], map(), map()) ->
+          mcerlang:result().
+confirm(Entry, Options, Opts, Cex) ->
+    Abstract = readable(Cex#{entry => Entry, options => given(Options)}),
+    concrete_replay(Entry, Options, Opts, Abstract).
+
+%% @doc The initial call of `Entry' under abstraction: the interpreter's
+%% machine for it (replay/1, simulate/2 and the debugger start from it).
+-spec initial_call(mcerlang:entry()) -> {module(), atom(), [term()]}.
+initial_call(Entry) ->
+    {M, F, Args} = abstract_entry(Entry),
+    mce_abs_eval:entry(M, F, Args).
 
 %% The entry as a call the interpreter can start: the abstract mode reads
 %% the program's forms, so a closure compiled elsewhere is not one.
@@ -65,8 +79,10 @@ abstract_entry(Fun) when is_function(Fun, 0) ->
 abstract_entry(Other) ->
     erlang:error({mcerlang, {bad_entry, Other, "expected {Module, Function, Args} or fun M:F/0"}}).
 
-%% The interpreter's initial calls `{mce_abs_eval, start, [Machine]}' in an
-%% abstract counterexample, shown as the program's calls.
+%% @doc The interpreter's initial calls `{mce_abs_eval, start, [Machine]}'
+%% in an abstract counterexample (or one of its steps), shown as the
+%% program's calls.
+-spec readable(T) -> T.
 readable({mce_abs_eval, start, [Machine]}) ->
     mce_abs_eval:origin(Machine);
 readable(T) when is_map(T) ->

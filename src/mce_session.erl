@@ -226,7 +226,7 @@ walk([#{kind := stutter} | Rest], N, W, Observer, Sess, Ends) ->
 walk([Expected | Rest], N, W, Observer, Sess, Ends) ->
     {Succs, _Deadlock, Sess1} = expand(Sess, W),
     Wanted = unplaced(Expected),
-    case [S || #{step := Step} = S <- Succs, unplaced(Step) =:= Wanted] of
+    case [S || #{step := Step} = S <- Succs, same_step(Wanted, Step)] of
         [] ->
             {error, {diverged, N, Expected, [S || #{step := S} <- Succs]}};
         [#{state := W1, violation := V} | _] when V =/= none ->
@@ -243,7 +243,9 @@ walk([Expected | Rest], N, W, Observer, Sess, Ends) ->
 %% aside?
 -spec same_step(map(), map()) -> boolean().
 same_step(Expected, Step) ->
-    unplaced(Expected) =:= unplaced(Step).
+    %% An abstract counterexample shows its processes' initial calls as
+    %% the program's (mce_abstract:readable/1).
+    unplaced(Expected) =:= mce_abstract:readable(unplaced(Step)).
 
 %% A step without the source lines it stops at: a counterexample still
 %% replays on a program whose lines moved (comments added, code elsewhere

@@ -507,6 +507,10 @@ simulate(Entry, Options) ->
     Opts = options(CheckGiven),
     InitCall = entry(Entry, Opts),
     case isolated(fun() -> mce_session:simulate(InitCall, Opts, SimOpts) end, Opts) of
+        {error, Cex} when map_get(abstraction, Opts) =/= none ->
+            %% A walk of the abstract system: its violation may be one of
+            %% the abstraction only.
+            mce_abstract:confirm(Entry, CheckGiven, Opts, Cex);
         {error, Cex} -> {error, Cex#{entry => Entry, options => CheckGiven}};
         Result -> Result
     end.
@@ -627,6 +631,8 @@ translate(Other) ->
 %% @doc The initial call of `Entry', translated with the disk cache the
 %% options name.
 -spec entry(entry(), map()) -> term().
+entry(Entry, #{abstraction := Spec}) when Spec =/= none ->
+    mce_abstract:initial_call(Entry);
 entry(Entry, Opts) ->
     mce_translate_cache:with(maps:get(translation_cache, Opts, true),
                              fun() -> mce_stubs:with_keys(maps:get(stubs, Opts, #{}),
