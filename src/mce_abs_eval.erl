@@ -494,6 +494,12 @@ pure_call(M, F, As, Env, Mod, K) ->
 %% links, probes, props, io, ...): the same function, here.  One that
 %% suspends (a prop, a yield) suspends the machine with it.
 runtime_call(RM, RF, As, Env, Mod, K) ->
+    %% Whom a call acts on (a send's destination, the pid of a link or an
+    %% exit signal, a name: targets/3) must be known: the model cannot act
+    %% on "some pid", and acting on a term that only looks like a name
+    %% would be wrong.
+    lists:any(fun(I) -> is_abstract_leaf(lists:nth(I, As)) end, targets(RM, RF, length(As))) andalso
+        unsupported({abstract_argument, {RM, RF, length(As)}, As}, Mod, 0),
     try erlang:apply(RM, RF, As) of
         {'$mce_suspend', Recv, Frames} ->
             Me = prune({abs_m, {value, undefined}, Env, Mod, K}),
@@ -502,11 +508,25 @@ runtime_call(RM, RF, As, Env, Mod, K) ->
             ret(alpha(V), Env, Mod, K)
     catch
         error:{mcerlang, _} = Fatal:Stack -> erlang:raise(error, Fatal, Stack);
-        Class:Reason -> raise(Class, Reason, Env, Mod, K)
+        Class:Reason ->
+            %% On concrete arguments the model's exception is the program's.
+            %% On abstract ones it may be the abstraction's only (a pid cut
+            %% out of a message is not a pid): raising it would drop the
+            %% concrete runs in which the call succeeds, and a proof would
+            %% be unsound, so the check stops instead.
+            case mce_abs_domain:is_concrete(As) of
+                true -> raise(Class, Reason, Env, Mod, K);
+                false -> unsupported({abstract_argument, {RM, RF, length(As)}, As}, Mod, 0)
+            end
     end.
 
 %% spawn/1,3, spawn_link/1,3, spawn_monitor/1,3 of interpreted code.
 spawn_call(F, As, L, Env, Mod, K) ->
+    %% What to spawn must be known (a function, or a module, a name and an
+    %% argument list, whose elements may be abstract).
+    Unknown = lists:any(fun is_abstract_leaf/1, As) orelse
+        (length(As) =:= 3 andalso is_abstract_leaf(lists:last(cells(lists:last(As))))),
+    Unknown andalso unsupported({abstract_argument, {erlang, F, length(As)}, As}, Mod, L),
     Init = case As of
                [Fun] -> {ok, {abs_m, {apply, Fun, []}, #{}, Mod, []}};
                [M, Fn, Args] when is_atom(M), is_atom(Fn), is_list(Args) ->
@@ -526,6 +546,26 @@ spawn_call(F, As, L, Env, Mod, K) ->
                 end,
             ret(V, Env, Mod, K)
     end.
+
+%% The arguments of a modelled call that name whom it acts on.
+targets(mce_rt, F, _) when F =:= send; F =:= send_nosuspend -> [1];
+targets(mce_rt_signals, F, _) when F =:= link; F =:= unlink; F =:= exit -> [1];
+targets(mce_rt_signals, monitor, _) -> [2];
+targets(mce_rt_signals, F, A) when F =:= demonitor; F =:= unalias, A >= 1 -> [1];
+targets(mce_rt_procs, register, 2) -> [1, 2];
+targets(mce_rt_procs, F, A) when A >= 1, (F =:= unregister orelse F =:= whereis orelse
+                                          F =:= is_process_alive orelse F =:= process_info) -> [1];
+targets(mce_rt_io, group_leader, 2) -> [1, 2];
+targets(mce_rt_node, monitor_node, 2) -> [1];
+targets(mce_rt_time, F, A) when A >= 3, (F =:= send_after orelse F =:= start_timer) -> [2];
+targets(_, _, _) -> [].
+
+is_abstract_leaf({'$mce_abs', _}) -> true;
+is_abstract_leaf(_) -> false.
+
+%% The cells of a (possibly improper) list and what ends it.
+cells([H | T]) -> [H | cells(T)];
+cells(End) -> [End].
 
 apply_fun(Fun, As, L, Env, Mod, K) when is_function(Fun) ->
     case {erlang:fun_info(Fun, module), erlang:fun_info(Fun, type)} of
