@@ -28,7 +28,7 @@ main(Rounds) ->
               {"counter sign [] !negative", {abs_counter, start, []}, Neg#{abstraction => sign}},
               {"database concrete (AC-22)", {abs_database, start, []}, Db},
               {"database depth 2 (AC-22)", {abs_database, start, []}, Db#{abstraction => [{depth, 2}]}},
-              {"queue concrete", {abs_queue, start, []}, #{max_states => 100000}},
+              {"queue concrete", {abs_queue, start, []}, #{max_states => 20000}},
               {"queue chain 1 (AC-25)", {abs_queue, start, []}, #{abstraction => {chain, 1}}},
               {"queue chain 3 (AC-25)", {abs_queue, start, []}, #{abstraction => {chain, 3}}},
               {"stack concrete", {abs_stack, start, []}, #{max_states => 20000}},
