@@ -759,7 +759,29 @@ props_hold({abs_prop, refuted, Pattern, Dom}, Props) ->
 abstract_formula(F, #{abstraction := none}) ->
     F;
 abstract_formula(F, #{predicates := Preds}) ->
+    [abstract_fact(N, predicate_spec(N, Preds)) || N <- formula_names(F)],
     polarise(mce_ltl:nnf(F), Preds).
+
+formula_names({prop, N}) -> [N];
+formula_names(T) when is_tuple(T) -> lists:append([formula_names(E) || E <- tuple_to_list(T)]);
+formula_names(_) -> [].
+
+%% A step's or a probe's data may be abstract, and a pattern matched
+%% against it two-valued could be false where a concretisation makes it
+%% true: only `'_'' is allowed there (a prop says the same, three-valued).
+abstract_fact(N, Spec) ->
+    Data = case Spec of
+               {sent, _, _, Msg} -> [Msg];
+               {received, _, Msg} -> [Msg];
+               {exited, _, Reason} -> [Reason];
+               {spawned, _, _, Call} -> [Call];
+               {probe, _, Pattern} -> [Pattern];
+               _ -> []
+           end,
+    lists:all(fun(D) -> D =:= '_' end, Data) orelse
+        erlang:error({mcerlang, {bad_predicate, N, Spec,
+                                 "under abstraction the data of a step or probe may be abstract: "
+                                 "match it with '_' (a prop decides data three-valued)"}}).
 
 polarise({prop, N} = P, Preds) ->
     case data_predicate(N, Preds) of
