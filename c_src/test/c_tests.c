@@ -1612,6 +1612,38 @@ static void test_search_match(void)
     }
     CHECK(stats(s).memo_entries == 3);
     search_free(s);
+
+    /* The abstract mode: the first message only may match.  It is
+    ** received, and the scan goes on past it (the concretisations where it
+    ** does not match); with nothing surely enabled, the state may be a
+    ** deadlock. */
+    s = new_search(0, 0);
+    prepare_mailbox(s, &q, 1);
+    CHECK(search_answer_match(s, MATCH_MAYBE, &q) == 0);
+    CHECK(q.kind == REQ_RUN && q.run == RUN_RECEIVE && q.pid == 1 &&
+          term_int(s, q.msg) == 30);
+    CHECK(run_exit(s, 1, NULL, 3, 0, &q) == 0);
+    CHECK(q.kind == REQ_MATCH && term_int(s, q.msg) == 31);
+    CHECK(search_answer_match(s, 0, &q) == 0);
+    CHECK(q.kind == REQ_DEADLOCK);
+    top = search_top_state(s);
+    CHECK(top != NULL && top->nprocs == 1);
+    if (top != NULL && top->nprocs == 1)
+        CHECK(mailbox_length(search_store(s), top->procs[0].mailbox) == 2);
+    search_free(s);
+
+    /* A sure match after a maybe: both are received; no deadlock. */
+    s = new_search(0, 0);
+    prepare_mailbox(s, &q, 1);
+    CHECK(search_answer_match(s, MATCH_MAYBE, &q) == 0);
+    CHECK(q.kind == REQ_RUN && term_int(s, q.msg) == 30);
+    CHECK(run_exit(s, 1, NULL, 3, 0, &q) == 0);
+    CHECK(q.kind == REQ_MATCH && term_int(s, q.msg) == 31);
+    CHECK(search_answer_match(s, 1, &q) == 0);
+    CHECK(q.kind == REQ_RUN && term_int(s, q.msg) == 31);
+    CHECK(run_exit(s, 1, NULL, 4, 0, &q) == 0);
+    CHECK(q.kind == REQ_DONE);
+    search_free(s);
 }
 
 /* A finite `after`: the timeout transition, back to the same state. */
