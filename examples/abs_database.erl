@@ -26,30 +26,13 @@ start_mutant() ->
     client(DB).
 
 database(L) ->
-    mcerlang:prop(top),
-    receive
-        {allocate, Key, P} ->
-            mcerlang:prop({allocate, P}),
-            case lookup(Key, L) of
-                fail ->
-                    P ! free,
-                    receive
-                        {value, V, P} ->
-                            mcerlang:prop({value, P}),
-                            database([{Key, V} | L])
-                    end;
-                {succ, _V} ->
-                    P ! mcerlang:prop(allocated),
-                    database(L)
-            end;
-        {lookup, Key, P} ->
-            mcerlang:prop(lookup),
-            P ! lookup(Key, L),
-            database(L)
-    end.
+    serve(L, from_the_allocator).
 
 %% The mutant's inner receive takes a value from anyone.
 mutant_database(L) ->
+    serve(L, from_anyone).
+
+serve(L, Values) ->
     mcerlang:prop(top),
     receive
         {allocate, Key, P} ->
@@ -57,20 +40,25 @@ mutant_database(L) ->
             case lookup(Key, L) of
                 fail ->
                     P ! free,
-                    receive
-                        {value, V, Q} ->
-                            mcerlang:prop({value, Q}),
-                            mutant_database([{Key, V} | L])
-                    end;
+                    {V, From} = value(P, Values),
+                    mcerlang:prop({value, From}),
+                    serve([{Key, V} | L], Values);
                 {succ, _V} ->
                     P ! mcerlang:prop(allocated),
-                    mutant_database(L)
+                    serve(L, Values)
             end;
         {lookup, Key, P} ->
             mcerlang:prop(lookup),
             P ! lookup(Key, L),
-            mutant_database(L)
+            serve(L, Values)
     end.
+
+%% Huch's database accepts the value of the client that allocated (P is
+%% bound in the pattern); the mutant's of anyone.
+value(P, from_the_allocator) ->
+    receive {value, V, P} -> {V, P} end;
+value(_P, from_anyone) ->
+    receive {value, V, Q} -> {V, Q} end.
 
 lookup(_Key, []) -> fail;
 lookup(Key, [{Key, V} | _]) -> {succ, V};

@@ -353,20 +353,8 @@ valid_op(Op, 2) -> lists:member(Op, ['+', '-', '*', 'div', 'rem', '/', 'band', '
 valid_op(Op, 1) -> lists:member(Op, ['-', '+', 'bnot']);
 valid_op(_, _) -> false.
 
-apply_op('+', [A, B]) -> A + B;
-apply_op('-', [A, B]) -> A - B;
-apply_op('*', [A, B]) -> A * B;
-apply_op('/', [A, B]) -> A / B;
-apply_op('div', [A, B]) -> A div B;
-apply_op('rem', [A, B]) -> A rem B;
-apply_op('band', [A, B]) -> A band B;
-apply_op('bor', [A, B]) -> A bor B;
-apply_op('bxor', [A, B]) -> A bxor B;
-apply_op('bsl', [A, B]) -> A bsl B;
-apply_op('bsr', [A, B]) -> A bsr B;
-apply_op('-', [A]) -> -A;
-apply_op('+', [A]) -> +A;
-apply_op('bnot', [A]) -> bnot A.
+%% Every operator is a BIF of module erlang ('+'/2, 'div'/2, 'bnot'/1, ...).
+apply_op(Op, Args) -> erlang:apply(erlang, Op, Args).
 
 -define(TOP, {any, ninf, pinf}).
 

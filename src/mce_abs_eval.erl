@@ -45,6 +45,10 @@
 %% For reports (mce_exec, mce_abstract).
 -export([location/1, origin/1]).
 
+%% closure/2's funs never return on purpose (host_called/1), and
+%% unsupported/3 stops the check.
+-dialyzer({nowarn_function, [closure/2]}).
+
 -define(DOM_KEY, '$mce_abs_dom').
 %% A stored stack deeper than this many calls folds its repeated calls
 %% (fold_stack/1) ...
@@ -899,23 +903,19 @@ string_pattern([C | Cs], L) -> {cons, L, {integer, L, C}, string_pattern(Cs, L)}
 guard([], _Env) -> true;
 guard(Alts, Env) -> tv_or([tv_and([guard_test(T, Env) || T <- Tests]) || Tests <- Alts]).
 
-tv_and(Vs) ->
-    case lists:member(false, Vs) of
-        true -> false;
-        false ->
-            case lists:member(maybe, Vs) of
-                true -> maybe;
-                false -> true
-            end
-    end.
+tv_and(Vs) -> tv(false, Vs).
 
-tv_or(Vs) ->
-    case lists:member(true, Vs) of
-        true -> true;
+tv_or(Vs) -> tv(true, Vs).
+
+%% A conjunction (Dominant = false) or disjunction (true) of three-valued
+%% answers.
+tv(Dominant, Vs) ->
+    case lists:member(Dominant, Vs) of
+        true -> Dominant;
         false ->
             case lists:member(maybe, Vs) of
                 true -> maybe;
-                false -> false
+                false -> not Dominant
             end
     end.
 
@@ -1061,6 +1061,7 @@ line(E) when is_tuple(E), tuple_size(E) >= 2 ->
     erl_anno:line(element(2, E));
 line(_) -> 0.
 
+-spec unsupported(term(), module() | none, non_neg_integer()) -> no_return().
 unsupported(What, Mod, L) ->
     mce_rt:fatal({mcerlang, {abstraction_unsupported, What, {Mod, L}}}).
 
