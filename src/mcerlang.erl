@@ -968,6 +968,7 @@ cluster_options(Opts, Given) ->
                      {table, maps:get(table, Opts) =/= exact},
                      {shortest, maps:get(shortest, Opts)},
                      {workers, maps:get(workers, Opts) > 1},
+                     {abstraction, maps:get(abstraction, Opts) =/= none},
                      {monitor, maps:is_key(monitor, Given)},
                      {invariant, maps:is_key(invariant, Given)},
                      {mailbox_bound, maps:is_key(mailbox_bound, Given)}],
