@@ -161,7 +161,9 @@ bad_values(Nodes) ->
     ?assertError({mcerlang, {incompatible_options, cluster, shortest}},
                  mcerlang:check(E, ?FULL#{cluster => Nodes, shortest => true})),
     ?assertError({mcerlang, {incompatible_options, cluster, table}},
-                 mcerlang:check(E, ?FULL#{cluster => Nodes, table => hash_compact})).
+                 mcerlang:check(E, ?FULL#{cluster => Nodes, table => hash_compact})),
+    ?assertError({mcerlang, {incompatible_options, cluster, abstraction}},
+                 mcerlang:check(E, ?FULL#{cluster => Nodes, abstraction => even_odd})).
 
 %% The limits hold on every node and end the check everywhere.
 limits(Nodes) ->
