@@ -29,6 +29,7 @@
 -spec check(mcerlang:entry(), mcerlang:options() | [{atom(), term()}], map()) ->
           mcerlang:result().
 check(Entry, Options, #{abstraction := Spec} = Opts0) ->
+    Started = erlang:monotonic_time(millisecond),
     InitCall = initial_call(Entry),
     Opts = Opts0#{symmetry => {off, abstraction}},
     case mcerlang:isolated(fun() -> mce_search:run(InitCall, Opts) end, Opts) of
@@ -37,7 +38,13 @@ check(Entry, Options, #{abstraction := Spec} = Opts0) ->
         {inconclusive, Reason, Stats} ->
             {inconclusive, Reason, Stats#{abstraction => Spec}};
         {error, Cex} ->
-            confirm(Entry, Options, Opts0, Cex)
+            %% The user's max_time covers the abstract search and the
+            %% concrete one together.
+            Left = case maps:get(max_time, Opts0) of
+                       infinity -> infinity;
+                       Ms -> max(0, Ms - (erlang:monotonic_time(millisecond) - Started))
+                   end,
+            confirm(Entry, Options, Opts0#{max_time => Left}, Cex)
     end.
 
 %% @doc An abstract violation (of check/3, or of simulate/2 under
@@ -101,7 +108,10 @@ given(Options) when is_list(Options) -> maps:from_list(lists:reverse(Options)).
 concrete_replay(Entry, Options, Opts, Abstract) ->
     Given = maps:remove(abstraction, given(Options)),
     Budget = Given#{max_states => budget(maps:get(max_states, Opts), ?REPLAY_STATES),
-                    max_time => budget(maps:get(max_time, Opts), ?REPLAY_TIME),
+                    max_time => case maps:get(max_time, Opts) of
+                                    infinity -> ?REPLAY_TIME;
+                                    Ms -> min(Ms, ?REPLAY_TIME)
+                                end,
                     progress => false},
     %% Breadth-first finds the short violations of an infinite program; the
     %% LTL search and the lossy tables are depth-first.
@@ -109,12 +119,19 @@ concrete_replay(Entry, Options, Opts, Abstract) ->
                    true -> Budget#{shortest => true};
                    false -> Budget
                end,
-    Outcome = try mcerlang:check(Entry, Concrete)
-              catch error:{mcerlang, NotReplayed} -> {not_replayed, NotReplayed}
+    Outcome = case maps:get(max_time, Concrete) of
+                  0 -> {not_replayed, max_time};
+                  _ ->
+                      try mcerlang:check(Entry, Concrete)
+                      catch error:{mcerlang, NotReplayed} -> {not_replayed, NotReplayed}
+                      end
               end,
     #{stats := AbsStats} = Abstract,
     Spec = maps:get(abstraction, Opts),
     case Outcome of
+        {inconclusive, stopped, _} ->
+            %% mcerlang:stop/1 during the concrete search stops the check.
+            {inconclusive, stopped, AbsStats#{abstraction => Spec}};
         {error, Cex} ->
             {error, Cex#{abstract_counterexample => Abstract}};
         {ok, _} ->
@@ -128,7 +145,6 @@ concrete_replay(Entry, Options, Opts, Abstract) ->
              AbsStats#{abstraction => Spec, concrete_replay => {not_replayed, Reason}}}
     end.
 
-%% The user's limit if smaller (0 and infinity: none).
+%% The user's limit if smaller (0: none).
 budget(0, Default) -> Default;
-budget(infinity, Default) -> Default;
 budget(N, Default) -> min(N, Default).

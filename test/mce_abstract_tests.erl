@@ -270,6 +270,18 @@ around_test_() ->
                                              #{abstraction => even_odd, runs => 50, seed => 1,
                                                progress => false}))
       end},
+     {"max_time covers the abstract search and the concrete one together",
+      fun() ->
+              T0 = erlang:monotonic_time(millisecond),
+              %% The concrete search of the false negative never ends (the
+              %% counter of abs_counter grows), so only max_time ends it.
+              R = check({abs_counter, start, []},
+                        #{abstraction => even_odd, max_time => 1500, max_states => infinity,
+                          ltl => "[] !negative",
+                          predicates => #{negative => {prop, {count, mcerlang:abstract(neg)}}}}),
+              ?assertMatch({inconclusive, {possibly_spurious, _}, #{concrete_replay := {inconclusive, max_time}}}, R),
+              ?assert(erlang:monotonic_time(millisecond) - T0 < 6000)
+      end},
      {"two workers: the same verdicts",
       [?_assertMatch({ok, _}, check({abs_queue, start, []}, #{abstraction => {chain, 1}, workers => 2})),
        ?_assertEqual(possibly_spurious,
