@@ -8,6 +8,11 @@
 %% receive that wrongly matches nothing ends quietly instead of deadlocking.
 -module(tprog_abs).
 -export([past_first/0, only_one/0, server/0]).
+%% One construct each whose outcome the abstraction cannot decide; each
+%% crashes concretely.
+-export([after_zero/0, case_value/0, compare/0, head_guard/0, div_zero/0, caught/0,
+         equal_values/0, exit_reason/0, list_sum/0, element_index/0, lc_filter/0,
+         nested_call/0, spawned_args/0, receive_payload/0, dict_value/0, crash_on/2]).
 
 %% Concretely the first message does not match and the second does: the
 %% server crashes.  An interpreter that never looks past a message that may
@@ -33,3 +38,106 @@ server() ->
                 first -> ok
             end
     end.
+
+%% The message concretely does not match, so the `after 0' runs.
+after_zero() ->
+    self() ! {v, [1, 2, 3, 4, 5, 1]},
+    receive
+        {v, [1, 2, 3, 4, 5, 3]} -> ok
+    after 0 -> erlang:error(timeout_taken)
+    end.
+
+case_value() ->
+    case id([1, 2, 3, 4, 5, 3]) of
+        [1, 2, 3, 4, 5, 1] -> ok;
+        _ -> erlang:error(other)
+    end.
+
+compare() ->
+    X = id(3),
+    if X > 2 -> erlang:error(big);
+       true -> ok
+    end.
+
+head_guard() -> odd_one(3).
+
+odd_one(X) when X rem 2 =:= 1, X > 1 -> erlang:error({odd, X});
+odd_one(_) -> ok.
+
+div_zero() ->
+    X = id(3),
+    10 div (X - 3).
+
+caught() ->
+    X = id(3),
+    try 10 div (X - 3) of
+        _ -> ok
+    catch
+        error:badarith -> erlang:error(caught)
+    end.
+
+equal_values() ->
+    X = id(1),
+    Y = 3,
+    case X =:= Y of
+        true -> ok;
+        false -> erlang:error(differ)
+    end.
+
+%% Checked with treat_as_normal => [normal, 1]: 3 is not 1.
+exit_reason() ->
+    exit(3).
+
+list_sum() ->
+    case sum([1, 2, 3, 4, 5, 6]) of
+        21 -> erlang:error(sum_is_21);
+        _ -> ok
+    end.
+
+sum([]) -> 0;
+sum([H | T]) -> H + sum(T).
+
+element_index() ->
+    I = id(3),
+    element(I, {a, b}).
+
+lc_filter() ->
+    case [X || X <- [1, 2, 3, 4, 5, 6], X > 5] of
+        [] -> ok;
+        [_ | _] -> erlang:error(found)
+    end.
+
+nested_call() ->
+    {ok, V} = wrap(wrap(3)),
+    V.
+
+wrap(3) -> {ok, 4};
+wrap({ok, 4}) -> {ok, 5};
+wrap(_) -> error.
+
+%% The spawned function's arguments: a tuple two levels deep and a number.
+spawned_args() ->
+    spawn(?MODULE, crash_on, [{a, {b, {c}}}, 3]),
+    ok.
+
+crash_on({a, {b, {c}}}, 3) -> erlang:error(crashed);
+crash_on(_, _) -> ok.
+
+%% The payload, abstract in every domain, decides the reply.
+receive_payload() ->
+    Me = self(),
+    spawn(fun() -> Me ! {n, [1, 2, 3, 4, 5, 3]} end),
+    receive
+        {n, [1, 2, 3, 4, 5, 3]} -> erlang:error(three);
+        {n, _} -> ok
+    end.
+
+dict_value() ->
+    put(k, 3),
+    case get(k) of
+        3 -> erlang:error(three);
+        _ -> ok
+    end.
+
+%% Opaque to the compiler's constant folding.
+id(X) -> X.
