@@ -52,8 +52,20 @@
 %% concretisations in which it does not match are lost, and so is the
 %% `after 0' behind it (the fix: `lists:member(no_match, Outcomes)', with
 %% which both are sound; these twelve entries go with it).
+%%
+%% tprog_abs:count_to(3) with an invariant fun, or an LTL predicate fun,
+%% under the integer domains: the fun is the user's ordinary Erlang, and on
+%% a view holding {count, {'$mce_abs', odd}} it answers "no {count, 3}
+%% here" for sure, so the abstract search proves what a concrete run
+%% breaks.  ({prop, Pattern} predicates, judged by the domain's
+%% satisfies/refutes, are sound.)  A sound rule: a fun's answer on a view
+%% that is not concrete is `maybe' (invariants: not a proof; predicates:
+%% both polarities), or such funs are refused under abstraction.
 -define(KNOWN, [{[{depth, 1}], "ltl:ping_pong [] !pong", unsound}]
-        ++ [{A, "tprog_abs:" ++ F, unsound} || A <- ?ABSTRACTIONS, F <- ["past_first", "after_zero"]]).
+        ++ [{A, "tprog_abs:" ++ F, unsound} || A <- ?ABSTRACTIONS, F <- ["past_first", "after_zero"]]
+        ++ [{A, "tprog_abs:count_to(3) " ++ F, unsound}
+            || A <- [even_odd, sign, [even_odd, {depth, 3}]],
+               F <- ["invariant", "[] !three (fun)"]]).
 
 -type verdict() :: ok | error | possibly_spurious | inconclusive | {refused, term()}.
 
@@ -71,7 +83,16 @@ programs() ->
                      caught, equal_values, list_sum, element_index, lc_filter, nested_call,
                      spawned_args, receive_payload, dict_value]]
         ++ [{"tprog_abs:exit_reason", {tprog_abs, exit_reason, []},
-             #{property => [abnormal_exit], treat_as_normal => [normal, 1]}}].
+             #{property => [abnormal_exit], treat_as_normal => [normal, 1]}},
+            {"tprog_abs:count_to(3) invariant", {tprog_abs, count_to, [3]},
+             #{invariant => fun(View) -> not lists:member({count, 3}, props(View)) end}},
+            {"tprog_abs:count_to(3) [] !three", {tprog_abs, count_to, [3]},
+             #{ltl => "[] !three", predicates => #{three => {prop, {count, 3}}}}},
+            {"tprog_abs:count_to(3) [] !three (fun)", {tprog_abs, count_to, [3]},
+             #{ltl => "[] !three",
+               predicates => #{three => fun(View) -> lists:member({count, 3}, props(View)) end}}}].
+
+props(#{processes := Ps}) -> [P || #{props := Props} <- Ps, P <- Props].
 
 soundness_test_() ->
     {setup,

@@ -13,6 +13,8 @@
 -export([after_zero/0, case_value/0, compare/0, head_guard/0, div_zero/0, caught/0,
          equal_values/0, exit_reason/0, list_sum/0, element_index/0, lc_filter/0,
          nested_call/0, spawned_args/0, receive_payload/0, dict_value/0, crash_on/2]).
+%% Checked with an invariant or an LTL formula on the props.
+-export([count_to/1]).
 
 %% Concretely the first message does not match and the second does: the
 %% server crashes.  An interpreter that never looks past a message that may
@@ -141,3 +143,13 @@ dict_value() ->
 
 %% Opaque to the compiler's constant folding.
 id(X) -> X.
+
+%% Stands at {count, N} for N from 0 to Max, then ends.
+count_to(Max) -> count(0, Max).
+
+count(N, Max) ->
+    mcerlang:prop({count, N}),
+    case N < Max of
+        true -> count(N + 1, Max);
+        false -> ok
+    end.
