@@ -45,13 +45,14 @@
 %% the crash of the interpreter is taken for the program's, the pinger
 %% never pings, and `[] !pong' is proved although a concrete run pongs.
 %%
-%% tprog_abs:past_first and after_zero under every abstraction: mce_abs_eval's
+%% tprog_abs:past_first and after_zero under every abstraction, and
+%% bound_in_receive under the integer domains: mce_abs_eval's
 %% '$recv'(match, ...) asks `lists:keymember(no_match, 1, Outcomes)', but
 %% select/3 lists `no_match' as a bare atom, so a message that may match is
 %% answered `true', never `maybe': the scan never goes past it, and the
 %% concretisations in which it does not match are lost, and so is the
 %% `after 0' behind it (the fix: `lists:member(no_match, Outcomes)', with
-%% which both are sound; these twelve entries go with it).
+%% which all three are sound; these fifteen entries go with it).
 %%
 %% tprog_abs:count_to(3) with an invariant fun, or an LTL predicate fun,
 %% under the integer domains: the fun is the user's ordinary Erlang, and on
@@ -61,11 +62,23 @@
 %% satisfies/refutes, are sound.)  A sound rule: a fun's answer on a view
 %% that is not concrete is `maybe' (invariants: not a proof; predicates:
 %% both polarities), or such funs are refused under abstraction.
+%%
+%% tprog_abs:probe_count(3) with `{probe, count, 3}' under the integer
+%% domains: a probe's pattern is compared with the abstract value as a term
+%% (unlike `{prop, Pattern}'), so {count, odd} never "is" {count, 3}.
+%%
+%% tprog_abs:ets_key and dict_key under sign: the key 5 - 2 is stored as
+%% `int' and looked up as 3, i.e. `pos'; ETS and the process dictionary
+%% compare keys as terms, so the lookup surely finds nothing.  (Under
+%% even_odd both are `odd' and the lookup finds it: by luck, not by rule.)
+%% Abstract keys need the domain's equality (may-equal: both outcomes).
 -define(KNOWN, [{[{depth, 1}], "ltl:ping_pong [] !pong", unsound}]
         ++ [{A, "tprog_abs:" ++ F, unsound} || A <- ?ABSTRACTIONS, F <- ["past_first", "after_zero"]]
-        ++ [{A, "tprog_abs:count_to(3) " ++ F, unsound}
+        ++ [{A, "tprog_abs:" ++ F, unsound}
             || A <- [even_odd, sign, [even_odd, {depth, 3}]],
-               F <- ["invariant", "[] !three (fun)"]]).
+               F <- ["bound_in_receive", "count_to(3) invariant", "count_to(3) [] !three (fun)",
+                     "probe_count(3) [] !three"]]
+        ++ [{sign, "tprog_abs:" ++ F, unsound} || F <- ["ets_key", "dict_key"]]).
 
 -type verdict() :: ok | error | possibly_spurious | inconclusive | {refused, term()}.
 
@@ -81,7 +94,8 @@ programs() ->
         ++ [{"tprog_abs:" ++ atom_to_list(F), {tprog_abs, F, []}, #{property => [abnormal_exit]}}
             || F <- [past_first, only_one, after_zero, case_value, compare, head_guard, div_zero,
                      caught, equal_values, list_sum, element_index, lc_filter, nested_call,
-                     spawned_args, receive_payload, dict_value]]
+                     spawned_args, receive_payload, dict_value, repeated_var, bound_in_receive,
+                     ets_key, dict_key, list_length, deep_recursion]]
         ++ [{"tprog_abs:exit_reason", {tprog_abs, exit_reason, []},
              #{property => [abnormal_exit], treat_as_normal => [normal, 1]}},
             {"tprog_abs:count_to(3) invariant", {tprog_abs, count_to, [3]},
@@ -90,7 +104,9 @@ programs() ->
              #{ltl => "[] !three", predicates => #{three => {prop, {count, 3}}}}},
             {"tprog_abs:count_to(3) [] !three (fun)", {tprog_abs, count_to, [3]},
              #{ltl => "[] !three",
-               predicates => #{three => fun(View) -> lists:member({count, 3}, props(View)) end}}}].
+               predicates => #{three => fun(View) -> lists:member({count, 3}, props(View)) end}}},
+            {"tprog_abs:probe_count(3) [] !three", {tprog_abs, probe_count, [3]},
+             #{ltl => "[] !three", predicates => #{three => {probe, count, 3}}}}].
 
 props(#{processes := Ps}) -> [P || #{props := Props} <- Ps, P <- Props].
 

@@ -15,6 +15,8 @@
          nested_call/0, spawned_args/0, receive_payload/0, dict_value/0, crash_on/2]).
 %% Checked with an invariant or an LTL formula on the props.
 -export([count_to/1]).
+-export([repeated_var/0, bound_in_receive/0, ets_key/0, dict_key/0, list_length/0,
+         probe_count/1, deep_recursion/0]).
 
 %% Concretely the first message does not match and the second does: the
 %% server crashes.  An interpreter that never looks past a message that may
@@ -153,3 +155,60 @@ count(N, Max) ->
         true -> count(N + 1, Max);
         false -> ok
     end.
+
+repeated_var() ->
+    case {id(1), id(3)} of
+        {X, X} -> ok;
+        _ -> erlang:error(differ)
+    end.
+
+bound_in_receive() ->
+    X = id(3),
+    self() ! {v, id(1)},
+    receive
+        {v, X} -> ok
+    after 0 -> erlang:error(not_received)
+    end.
+
+%% The key is computed, 5 - 2, and looked up as the literal 3: equal
+%% concretely, and abstract values that may be equal.
+ets_key() ->
+    T = ets:new(t, []),
+    ets:insert(T, {id(5) - id(2), v}),
+    case ets:lookup(T, 3) of
+        [_] -> erlang:error(found);
+        [] -> ok
+    end.
+
+dict_key() ->
+    put(id(5) - id(2), v),
+    case get(3) of
+        v -> erlang:error(found);
+        _ -> ok
+    end.
+
+list_length() ->
+    case length(lists:reverse(id([1, 2, 3, 4, 5, 6]))) of
+        6 -> erlang:error(six);
+        _ -> ok
+    end.
+
+%% A probe per value; checked with [] !three on {probe, count, 3}.
+probe_count(Max) -> probe(0, Max).
+
+probe(N, Max) ->
+    mcerlang:probe(count, N),
+    case N < Max of
+        true -> probe(N + 1, Max);
+        false -> ok
+    end.
+
+%% Forty frames deep (deeper than the interpreter keeps unfolded).
+deep_recursion() ->
+    case depth(40) of
+        40 -> erlang:error(forty);
+        _ -> ok
+    end.
+
+depth(0) -> 0;
+depth(N) -> 1 + depth(N - 1).
