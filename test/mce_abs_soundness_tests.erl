@@ -45,14 +45,21 @@
 %% the crash of the interpreter is taken for the program's, the pinger
 %% never pings, and `[] !pong' is proved although a concrete run pongs.
 %%
-%% tprog_abs:past_first and after_zero under every abstraction, and
-%% bound_in_receive under the integer domains: mce_abs_eval's
+%% tprog_abs:past_first, after_zero and after_timeout under every
+%% abstraction, and bound_in_receive under the integer domains: mce_abs_eval's
 %% '$recv'(match, ...) asks `lists:keymember(no_match, 1, Outcomes)', but
 %% select/3 lists `no_match' as a bare atom, so a message that may match is
 %% answered `true', never `maybe': the scan never goes past it, and the
 %% concretisations in which it does not match are lost, and so is the
 %% `after 0' behind it (the fix: `lists:member(no_match, Outcomes)', with
-%% which all three are sound; these fifteen entries go with it).
+%% which all four are sound; these twenty-one entries go with it).
+%%
+%% tprog_abs:deadlock_behind under every abstraction, with that fix or
+%% without: the C search counts a receive whose message may match as an
+%% enabled transition (search.c, MATCH_MAYBE: f->enabled++), so the state in
+%% which the message does not match and the process waits forever is never
+%% judged a deadlock.  A sound rule: a state whose only enabled steps are
+%% such receives may be a deadlock (report it; the concrete replay decides).
 %%
 %% tprog_abs:count_to(3) with an invariant fun, or an LTL predicate fun,
 %% under the integer domains: the fun is the user's ordinary Erlang, and on
@@ -73,7 +80,8 @@
 %% even_odd both are `odd' and the lookup finds it: by luck, not by rule.)
 %% Abstract keys need the domain's equality (may-equal: both outcomes).
 -define(KNOWN, [{[{depth, 1}], "ltl:ping_pong [] !pong", unsound}]
-        ++ [{A, "tprog_abs:" ++ F, unsound} || A <- ?ABSTRACTIONS, F <- ["past_first", "after_zero"]]
+        ++ [{A, "tprog_abs:" ++ F, unsound}
+            || A <- ?ABSTRACTIONS, F <- ["past_first", "after_zero", "after_timeout", "deadlock_behind"]]
         ++ [{A, "tprog_abs:" ++ F, unsound}
             || A <- [even_odd, sign, [even_odd, {depth, 3}]],
                F <- ["bound_in_receive", "count_to(3) invariant", "count_to(3) [] !three (fun)",
@@ -95,7 +103,8 @@ programs() ->
             || F <- [past_first, only_one, after_zero, case_value, compare, head_guard, div_zero,
                      caught, equal_values, list_sum, element_index, lc_filter, nested_call,
                      spawned_args, receive_payload, dict_value, repeated_var, bound_in_receive,
-                     ets_key, dict_key, list_length, deep_recursion]]
+                     ets_key, dict_key, list_length, deep_recursion, catch_expr, after_timeout]]
+        ++ [{"tprog_abs:deadlock_behind", {tprog_abs, deadlock_behind, []}, #{property => [deadlock]}}]
         ++ [{"tprog_abs:exit_reason", {tprog_abs, exit_reason, []},
              #{property => [abnormal_exit], treat_as_normal => [normal, 1]}},
             {"tprog_abs:count_to(3) invariant", {tprog_abs, count_to, [3]},

@@ -17,6 +17,7 @@
 -export([count_to/1]).
 -export([repeated_var/0, bound_in_receive/0, ets_key/0, dict_key/0, list_length/0,
          probe_count/1, deep_recursion/0]).
+-export([deadlock_behind/0, catch_expr/0, after_timeout/0]).
 
 %% Concretely the first message does not match and the second does: the
 %% server crashes.  An interpreter that never looks past a message that may
@@ -212,3 +213,26 @@ deep_recursion() ->
 
 depth(0) -> 0;
 depth(N) -> 1 + depth(N - 1).
+
+%% Checked for deadlock: concretely the message does not match and the
+%% process waits forever.
+deadlock_behind() ->
+    self() ! {v, [1, 2, 3, 4, 5, 1]},
+    receive
+        {v, [1, 2, 3, 4, 5, 3]} -> ok
+    end.
+
+catch_expr() ->
+    X = id(3),
+    case catch 10 div (X - 3) of
+        {'EXIT', _} -> erlang:error(caught);
+        _ -> ok
+    end.
+
+%% A receive with a timeout (not 0) behind a message that may match.
+after_timeout() ->
+    self() ! {v, [1, 2, 3, 4, 5, 1]},
+    receive
+        {v, [1, 2, 3, 4, 5, 3]} -> ok
+    after 100 -> erlang:error(timeout_taken)
+    end.
