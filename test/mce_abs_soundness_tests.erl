@@ -115,11 +115,12 @@ programs() ->
             || F <- [past_first, only_one, after_zero, case_value, compare, head_guard, div_zero,
                      caught, equal_values, list_sum, element_index, lc_filter, nested_call,
                      spawned_args, receive_payload, dict_value, repeated_var, bound_in_receive,
-                     ets_key, dict_key, list_length, deep_recursion, catch_expr, after_timeout]]
+                     ets_key, dict_key, list_length, deep_recursion, catch_expr, after_timeout,
+                     exit_signal, guard_on_cut, abstract_after, send_after_abstract, float_compare,
+                     throw_through_frames]]
         ++ [{"tprog_abs:deadlock_behind", {tprog_abs, deadlock_behind, []}, #{property => [deadlock]}},
             %% the timer's apply must run the model's code, not the real module's
-            {"tprog:apply_later abnormal_exit", {tprog, apply_later, []}, #{property => [abnormal_exit]}},
-            {"tprog:apply_every abnormal_exit", {tprog, apply_every, []}, #{property => [abnormal_exit]}}]
+            {"tprog:apply_later abnormal_exit", {tprog, apply_later, []}, #{property => [abnormal_exit]}}]
         ++ [{"tprog_abs:exit_reason", {tprog_abs, exit_reason, []},
              #{property => [abnormal_exit], treat_as_normal => [normal, 1]}},
             {"tprog_abs:count_to(3) invariant", {tprog_abs, count_to, [3]},

@@ -18,6 +18,8 @@
 -export([repeated_var/0, bound_in_receive/0, ets_key/0, dict_key/0, list_length/0,
          probe_count/1, deep_recursion/0]).
 -export([deadlock_behind/0, catch_expr/0, after_timeout/0]).
+-export([exit_signal/0, guard_on_cut/0, abstract_after/0, send_after_abstract/0, float_compare/0,
+         throw_through_frames/0, exit_child/0]).
 
 %% Concretely the first message does not match and the second does: the
 %% server crashes.  An interpreter that never looks past a message that may
@@ -113,8 +115,10 @@ lc_filter() ->
     end.
 
 nested_call() ->
-    {ok, V} = wrap(wrap(3)),
-    V.
+    case wrap(wrap(3)) of
+        {ok, 5} -> erlang:error(five);
+        _ -> ok
+    end.
 
 wrap(3) -> {ok, 4};
 wrap({ok, 4}) -> {ok, 5};
@@ -235,4 +239,54 @@ after_timeout() ->
     receive
         {v, [1, 2, 3, 4, 5, 3]} -> ok
     after 100 -> erlang:error(timeout_taken)
+    end.
+
+exit_signal() ->
+    process_flag(trap_exit, true),
+    spawn_link(?MODULE, exit_child, []),
+    receive
+        {'EXIT', _, [1, 2, 3, 4, 5, 3]} -> erlang:error(three);
+        {'EXIT', _, _} -> ok
+    end.
+
+exit_child() -> exit(id([1, 2, 3, 4, 5, 3])).
+
+guard_on_cut() ->
+    case id({a, {b, {c, 3}}}) of
+        {a, {b, {c, N}}} when is_integer(N) -> erlang:error(integer);
+        _ -> ok
+    end.
+
+abstract_after() ->
+    receive
+        never -> ok
+    after id(5) -> erlang:error(timed_out)
+    end.
+
+send_after_abstract() ->
+    erlang:send_after(id(5), self(), {tick, id(3)}),
+    receive
+        {tick, 3} -> erlang:error(ticked);
+        {tick, _} -> ok
+    end.
+
+float_compare() ->
+    case id(3) < 3.5 of
+        true -> erlang:error(less);
+        false -> ok
+    end.
+
+throw_through_frames() ->
+    try thrower(40) of
+        _ -> ok
+    catch
+        throw:40 -> erlang:error(forty)
+    end.
+
+thrower(0) -> throw(0);
+thrower(N) ->
+    try thrower(N - 1) of
+        V -> V
+    catch
+        throw:M -> throw(M + 1)
     end.
