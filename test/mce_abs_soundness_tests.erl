@@ -6,8 +6,9 @@
 %% (`mce_reduction_tests:programs/0': the translator's differential cases,
 %% the OTP and ETS scenarios, the bug hunts, the property and LTL programs,
 %% the examples), the issue's abstraction examples with a finite concrete
-%% space, and test/tprog_abs.erl, whose violations lie behind a receive
-%% match the abstraction cannot decide.  Each is checked once concretely, then under every
+%% space, and test/tprog_abs.erl, whose violations lie behind something
+%% the abstraction cannot decide (a receive match, a guard, a comparison, a
+%% key, a prop).  Each is checked once concretely, then under every
 %% abstraction of `?ABSTRACTIONS', within `?LIMITS'.  What must hold:
 %% <ul>
 %% <li>soundness: a concrete `{error, _}' is never an abstract `{ok, _}';</li>
@@ -36,8 +37,10 @@
 -define(LIMITS, #{max_states => 20000, max_time => 400, progress => false,
                   memory => 500000000}).
 -define(MIN_RUN, 30).
-%% Problems known (reported, not yet fixed in mce_abs_eval): {Abstraction,
-%% Label, unsound | abstract_error_concrete_ok | not_replayed}.
+%% Problems known (reported, not yet fixed: mce_abs_eval, the C search, the
+%% timer model): {Abstraction, Label, unsound | abstract_error_concrete_ok |
+%% not_replayed}.  The list is exact: a new problem fails the test, and so
+%% does a problem fixed, until its entry is taken off.
 %%
 %% ping_pong under {depth, 1}: the argument list of `spawn(?MODULE, pinger,
 %% [Pong, N])' is cut to `[Pong | {list, 0, any}]', so the spawned machine
@@ -81,10 +84,11 @@
 %% Abstract keys need the domain's equality (may-equal: both outcomes).
 %%
 %% tprog:apply_later (abnormal_exit only) under depth 2, depth 1 and chain
-%% 1: timer:apply_after(5, tprog, send_to, [self(), later]) runs
-%% mce_timer:after_apply/4 as a real process that applies the real,
-%% untranslated tprog:send_to/2: the send goes to a model pid on the real
-%% VM ("Discarding message ... in an old incarnation"), the model's process
+%% 1: timer:apply_after(5, tprog, send_to, [self(), later]) ends in
+%% mce_timer:after_apply/4, whose apply/3 calls the real, untranslated
+%% tprog:send_to/2 (neither interpreted nor translated): its send is a real
+%% send to a model pid ("Discarding message ... in an old incarnation"),
+%% the model's process
 %% never gets `later' and never exits; under depth 1 the argument list is
 %% also cut (`[Pid | {list, 0, any}]') and the real apply crashes with
 %% badarg.  The effect escapes the model: the timer's apply must run the
