@@ -94,6 +94,11 @@ usage() ->
       "  --symmetry auto|on|off       symmetry reduction under pid permutation (default auto:\n"
       "                               on until the program observes pid order; on: you\n"
       "                               assert it never does)\n"
+      "  --abstraction SPEC           check over abstract values (even_odd, sign, depth:K,\n"
+      "                               chain:M, comma-separated, e.g. even_odd,depth:3):\n"
+      "                               holds for every concrete run; a violation is replayed\n"
+      "                               on the real values, and one that does not replay is\n"
+      "                               possibly spurious (exit 2)\n"
       "  --workers N|auto             N workers search at once (breadth-first, one shared\n"
       "                               state store; auto: one per scheduler; default 1)\n"
       "  --nodes N1@H,N2@H            simulated nodes (the entry runs on the first)\n"
@@ -229,6 +234,7 @@ option({"env", V}, Cli) -> set(env, term(V, "--env"), Cli);
 option({"stub", V}, #cli{options = O} = Cli) ->
     {MFA, Fun} = stub(V),
     set(stubs, (maps:get(stubs, O, #{}))#{MFA => Fun}, Cli);
+option({"abstraction", V}, Cli) -> set(abstraction, abstraction(V), Cli);
 option({"workers", "auto"}, Cli) -> set(workers, auto, Cli);
 option({"workers", V}, Cli) -> set(workers, integer(V, "--workers"), Cli);
 option({"symmetry", "on"}, Cli) -> set(symmetry, true, Cli);
@@ -253,6 +259,32 @@ option({K, V}, Cli) when K =:= "depth"; K =:= "width" ->
     Cli#cli{format = (Cli#cli.format)#{list_to_atom(K) => integer(V, "--" ++ K)}};
 option({K, _}, _Cli) ->
     throw({usage, io_lib:format("unknown option --~ts", [K])}).
+
+%% --abstraction even_odd,depth:3: the domains of mce_abs_domain:new/1, as
+%% a list (even_odd, sign, depth:K, chain:M).
+abstraction(V) ->
+    Bad = fun(Why) ->
+                  throw({usage, io_lib:format("--abstraction ~ts: ~ts (expected even_odd, sign, "
+                                              "depth:K or chain:M, comma-separated)", [V, Why])})
+          end,
+    Spec = [case string:split(E, ":") of
+                ["even_odd"] -> even_odd;
+                ["sign"] -> sign;
+                ["depth", K] -> {depth, count(K, 1, Bad)};
+                ["chain", M] -> {chain, count(M, 0, Bad)};
+                _ -> Bad(io_lib:format("~ts is not a domain", [E]))
+            end || E <- string:split(V, ",", all)],
+    case mce_abs_domain:new(Spec) of
+        {ok, _} -> Spec;
+        %% every element parsed: the one refused repeats a kind
+        {error, {bad_abstraction, _}} -> Bad("at most one integer domain, one depth and one chain")
+    end.
+
+count(Text, Min, Bad) ->
+    case string:to_integer(Text) of
+        {N, []} when N >= Min -> N;
+        _ -> Bad(io_lib:format("~ts is not an integer of at least ~b", [Text, Min]))
+    end.
 
 %% KIND=N, or KIND=N:TARGET:... with targets (faults => #{Kind => {N,
 %% Targets}}): kill's are name=ATOM, module=ATOM or a bare registered
@@ -492,8 +524,17 @@ report({error, Cex}, Cli) ->
             io:format("found by run ~b of the simulation with seed ~b~n", [Run, Seed]);
         _ -> ok
     end,
+    maps:is_key(abstract_counterexample, Cex) andalso
+        io:format("found under the abstraction and replayed on the concrete values~n"),
     outputs(Cex, Cli),
     ?VIOLATION;
+report({inconclusive, {possibly_spurious, Abstract}, Stats}, Cli) ->
+    io:format("possibly spurious: the abstract counterexample below did not replay concretely~n"),
+    Cli#cli.quiet orelse io:put_chars(mcerlang:format(Abstract)),
+    io:format("inconclusive: possibly spurious ~ts (~ts; concrete replay: ~0tP)~n",
+              [violation_line(maps:get(violation, Abstract)), stats(Stats, Cli),
+               maps:get(concrete_replay, Stats, unknown), 8]),
+    ?OTHER;
 report({inconclusive, Why, Stats}, Cli) ->
     io:format("inconclusive: ~tp (~ts)~n", [Why, stats(Stats, Cli)]),
     ?OTHER.
@@ -519,5 +560,9 @@ violation_line(Other) -> io_lib:format("~0tP", [Other, 8]).
 
 stats(#{runs := Runs, steps := Steps, seed := Seed, time_ms := Ms}, #cli{verb = simulate}) ->
     io_lib:format("no violation in ~b runs (~b steps, seed ~b, ~b ms)", [Runs, Steps, Seed, Ms]);
-stats(#{states := States, transitions := Transitions, time_ms := Ms}, _Cli) ->
-    io_lib:format("~b states, ~b transitions, ~b ms", [States, Transitions, Ms]).
+stats(#{states := States, transitions := Transitions, time_ms := Ms} = Stats, _Cli) ->
+    [io_lib:format("~b states, ~b transitions, ~b ms", [States, Transitions, Ms]),
+     case Stats of
+         #{abstraction := Spec} -> io_lib:format(", abstraction ~0tp", [Spec]);
+         #{} -> ""
+     end].

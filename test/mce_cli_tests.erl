@@ -52,6 +52,8 @@ help_test() ->
     {0, Out} = run_cli(["--help"]),
     has(Out, "Usage: mcerlang check"),
     has(Out, "--msc FILE"),
+    has(Out, "--abstraction SPEC"),
+    has(Out, "even_odd,depth:3"),
     {2, NoArgs} = run_cli([]),
     has(NoArgs, "Usage:").
 
@@ -67,7 +69,8 @@ cli_test_() ->
       {"LTL from the command line", fun ltl/0},
       {"--fold otp: OTP calls in the report and the chart", fun fold/0},
       {"debug reads commands from standard input", fun debug/0},
-      {"--translation-cache and clear-cache", fun translation_cache/0}]}.
+      {"--translation-cache and clear-cache", fun translation_cache/0},
+      {"--abstraction: proof 0, real violation 1, possibly spurious 2", fun abstraction/0}]}.
 
 violation() ->
     Msc = tmp("dining.html"),
@@ -199,3 +202,40 @@ run_sh(Command) ->
                      [{args, ["-c", lists:flatten(Command)]}, {cd, root()}, exit_status,
                       stderr_to_stdout, binary]),
     collect(Port, []).
+
+%% The abstract mode (issue 21): the unbounded counter is proved safe for
+%% every concretisation; the buggy one's abstract crash replays on the real
+%% values; the list's `<> empty' fails only abstractly (the chain's
+%% summary), so the verdict is possibly spurious, exit 2, with the
+%% abstract trace shown.
+abstraction() ->
+    {0, Proof} = run_cli(["check", "--abstraction", "sign", "examples/abs_counter.erl",
+                          "abs_counter:start()"]),
+    has(Proof, "holds: "),
+    has(Proof, "abstraction [sign]"),
+    {1, Real} = run_cli(["check", "--abstraction", "even_odd,depth:3", "--max-states", "100000",
+                         "examples/abs_counter.erl", "abs_counter:start_buggy()"]),
+    has(Real, "violation: <0.2.0> exited abnormally: {{overflow,"),
+    has(Real, "found under the abstraction and replayed on the concrete values"),
+    List = ["--abstraction=chain:1", "--ltl", "<> empty", "--pred", "empty={prop, empty}",
+            "examples/abs_list.erl", "abs_list:start(6)"],
+    {2, Spurious} = run_cli(["check" | List]),
+    has(Spurious, "possibly spurious: the abstract counterexample below did not replay concretely"),
+    has(Spurious, "Counterexample: the LTL property <> empty fails"),
+    has(Spurious, "mcerlang:prop(nonempty)"),
+    has(Spurious, "inconclusive: possibly spurious LTL property <> empty fails"),
+    has(Spurious, "concrete replay: no_violation"),
+    {2, Quiet} = run_cli(["check", "--quiet" | List]),
+    has(Quiet, "possibly spurious: the abstract counterexample below"),
+    ?assertEqual(nomatch, string:find(Quiet, "Counterexample:")),
+    [begin
+         {2, Bad} = run_cli(["check", "--abstraction", Spec, "examples/abs_counter.erl",
+                             "abs_counter:start()"]),
+         has(Bad, "--abstraction " ++ Spec ++ ": " ++ Why),
+         has(Bad, "expected even_odd, sign, depth:K or chain:M")
+     end || {Spec, Why} <- [{"bogus", "bogus is not a domain"},
+                            {"depth:x", "x is not an integer of at least 1"},
+                            {"depth:0", "0 is not an integer of at least 1"},
+                            {"chain:-1", "-1 is not an integer of at least 0"},
+                            {"even_odd,sign", "at most one integer domain"},
+                            {"", " is not a domain"}]].
