@@ -44,12 +44,15 @@
 -export([start/1, resume/1, '$recv'/3, '$continue'/2, '$mce_info'/1, entry/3]).
 %% For reports (mce_exec, mce_abstract).
 -export([location/1, origin/1]).
+%% User funs over abstract views (mce_search, mce_ltl_search).
+-export([prepare/1, judge/3]).
 
 %% closure/2's funs never return on purpose (host_called/1), and
 %% unsupported/3 stops the check.
 -dialyzer({nowarn_function, [closure/2]}).
 
 -define(DOM_KEY, '$mce_abs_dom').
+-define(IS_LEAF(T), (tuple_size(T) =:= 2 andalso element(1, T) =:= '$mce_abs')).
 %% A stored stack deeper than this many calls folds its repeated calls
 %% (fold_stack/1) ...
 -define(FOLD_AFTER, 4).
@@ -59,6 +62,8 @@
 %% A call with more frames than this under it ends the step first, so a
 %% recursion that never reaches a receive is stored and folded too.
 -define(YIELD_FRAMES, 400).
+%% At most this many branches when a user fun is judged on an abstract view.
+-define(JUDGE_BUDGET, 10000).
 %% At most this many folds in a stack (bound_folds/1).
 -define(MAX_FOLDS, 2).
 
@@ -112,6 +117,96 @@ resume(Machine) ->
 -spec '$mce_info'(term()) -> undefined.
 '$mce_info'(_) ->
     undefined.
+
+%% @doc What judge/3 needs of the check (the domains, the fun's code),
+%% taken in the check's process, for judging in another (a guard's).
+-spec prepare(function()) -> {term(), term()}.
+prepare(Fun) ->
+    {dom(), source(Fun)}.
+
+%% @doc A user fun (an invariant, a predicate of the view) applied to
+%% Args under abstraction, anywhere (a guard's process).  On concrete
+%% arguments its answer is exact: it is called.  On abstract ones a boolean
+%% answer of ordinary Erlang could be false where a concretisation makes it
+%% true (`N =/= 3' on an odd N), so the fun's own code is run by this
+%% interpreter over the abstract arguments (its module's forms and its
+%% captured values, mce_closure:source/1), every undecided branch explored:
+%% `true' or `false' when every outcome agrees, else `maybe', also when
+%% the code is not found (a shell fun) or leaves pure computation.
+-spec judge({term(), term()}, function(), [term()]) -> term().
+judge({Dom, Source}, Fun, Args) ->
+    case mce_abs_domain:is_concrete(Args) of
+        true -> erlang:apply(Fun, Args);
+        false ->
+            put(?DOM_KEY, Dom),
+            put('$mce_abs_judge_budget', ?JUDGE_BUDGET),
+            put('$mce_abs_judge_seen', #{}),
+            verdict_of(judge_outcomes(Source, Args))
+    end.
+
+%% The fun's code, found once per fun.
+source(Fun) ->
+    case get({'$mce_abs_source', Fun}) of
+        undefined ->
+            Source = case erlang:fun_info(Fun, type) of
+                         {type, external} ->
+                             {module, M} = erlang:fun_info(Fun, module),
+                             {name, F} = erlang:fun_info(Fun, name),
+                             {external, M, F};
+                         {type, local} ->
+                             mce_closure:source(Fun)
+                     end,
+            put({'$mce_abs_source', Fun}, Source),
+            Source;
+        Source ->
+            Source
+    end.
+
+judge_outcomes({external, M, F}, Args) ->
+    outcomes_of({abs_m, {call, M, F, Args}, #{}, M, []});
+judge_outcomes({ok, M, FunExpr, Env}, Args) ->
+    Data = case FunExpr of
+               {'fun', _, {clauses, Cs}} -> {M, [], Cs, Env};
+               {named_fun, _, Name, Cs} -> {M, Name, Cs, Env}
+           end,
+    outcomes_of({abs_m, {apply, closure(Data, clauses_arity(element(3, Data))), Args}, #{}, M, []});
+judge_outcomes(error, _Args) ->
+    [unknown].
+
+%% Every outcome of a pure computation, its undecided branches all taken,
+%% within a budget of branches.  A machine met before is not run again:
+%% the outcomes are those of the finite graph of machines, so a walk down
+%% a summary list (whose tail may be the summary again) ends; every
+%% concrete run is a path in that graph, and each of its machines is run
+%% once, so no outcome of one is lost.
+outcomes_of(Machine) ->
+    Seen = case get('$mce_abs_judge_seen') of
+               undefined -> #{};
+               S -> S
+           end,
+    case get('$mce_abs_judge_budget') of
+        _ when is_map_key(Machine, Seen) ->
+            [];
+        N when N > 0 ->
+            put('$mce_abs_judge_budget', N - 1),
+            put('$mce_abs_judge_seen', Seen#{Machine => true}),
+            try run(Machine) of
+                {'$mce_suspend', {'$mce_choice', Alts}, []} ->
+                    lists:append([outcomes_of(M) || {?MODULE, resume, [M]} <- Alts]);
+                {'$mce_suspend', _, _} -> [unknown];
+                V -> [{value, V}]
+            catch _:_ -> [unknown]
+            end;
+        _ ->
+            [unknown]
+    end.
+
+verdict_of(Outcomes) ->
+    case lists:usort(Outcomes) of
+        [{value, true}] -> true;
+        [{value, false}] -> false;
+        _ -> maybe
+    end.
 
 %% @doc Where a machine waits in a receive: the program's module, function,
 %% arity, file and line, as translated code's `'$mce_info''.
@@ -182,9 +277,14 @@ eval({var, L, X}, Env, Mod, K) ->
         #{X := V} -> ret(V, Env, Mod, K);
         #{} -> erlang:error({mcerlang, {abstraction_internal, {unbound, X}, Mod, L}})
     end;
-eval({integer, _, I}, Env, Mod, K) -> ret(alpha(I), Env, Mod, K);
-eval({char, _, C}, Env, Mod, K) -> ret(alpha(C), Env, Mod, K);
-eval({float, _, F}, Env, Mod, K) -> ret(alpha(F), Env, Mod, K);
+%% A number literal is exact until it meets an arithmetic operator, which
+%% abstracts its operands first (Huch's semantics: `84 div 2' is `even div
+%% even', any integer), or goes into a constructed term (alpha/1): so a
+%% comparison (`length(M) =< 1') or a BIF's position (`element(2, T)')
+%% keeps its exact literal, and literals are finitely many.
+eval({integer, _, I}, Env, Mod, K) -> ret(I, Env, Mod, K);
+eval({char, _, C}, Env, Mod, K) -> ret(C, Env, Mod, K);
+eval({float, _, F}, Env, Mod, K) -> ret(F, Env, Mod, K);
 eval({atom, _, A}, Env, Mod, K) -> ret(A, Env, Mod, K);
 eval({nil, _}, Env, Mod, K) -> ret([], Env, Mod, K);
 %% A string literal stays text (a format, a name): its characters are
@@ -317,7 +417,7 @@ operator(Op, Vs, Env, Mod, K) when Op =:= 'not'; Op =:= 'and'; Op =:= 'or'; Op =
 operator(Op, Vs, Env, Mod, K) when Op =:= '++'; Op =:= '--' ->
     call(erlang, Op, Vs, 0, Env, Mod, K);
 operator(Op, Vs, Env, Mod, K) ->
-    outcomes(mce_abs_domain:arith(dom(), Op, Vs), Env, Mod, K).
+    outcomes(mce_abs_domain:arith(dom(), Op, [alpha(V) || V <- Vs]), Env, Mod, K).
 
 %% not/and/or/xor over three-valued booleans: each argument is true, false,
 %% or (abstract) either; anything else is badarg.
@@ -457,10 +557,23 @@ call(mcerlang, choice, [Alts], L, Env, Mod, K) ->
 call(erlang, F, As, L, Env, Mod, K)
   when F =:= spawn; F =:= spawn_link; F =:= spawn_monitor ->
     spawn_call(F, As, L, Env, Mod, K);
+call(erlang, spawn_opt, As, L, Env, Mod, K) when length(As) =:= 2; length(As) =:= 4 ->
+    {Spawned, [Opts]} = lists:split(length(As) - 1, As),
+    mce_abs_domain:is_concrete(Opts) orelse
+        unsupported({abstract_argument, {erlang, spawn_opt, length(As)}, As}, Mod, L),
+    spawn_call({spawn_opt, Opts}, Spawned, L, Env, Mod, K);
+%% apply/2,3 run the program's code here, whatever it is: never for real.
 call(erlang, apply, [Fun, As], L, Env, Mod, K) ->
+    known_arguments(erlang, apply, As, Mod, L),
     apply_fun(Fun, As, L, Env, Mod, K);
-call(erlang, apply, [M, F, As], L, Env, Mod, K) when is_atom(M), is_atom(F), is_list(As) ->
-    call(M, F, As, L, Env, Mod, K);
+call(erlang, apply, [M, F, As], L, Env, Mod, K) ->
+    %% Which function, and how many arguments (the list's end), must be
+    %% known; the arguments themselves may be abstract.
+    known_arguments(erlang, apply, [M, F, lists:last(cells(As))], Mod, L),
+    case is_atom(M) andalso is_atom(F) andalso lists:last(cells(As)) =:= [] of
+        true -> call(M, F, As, L, Env, Mod, K);
+        false -> raise(error, badarg, Env, Mod, K)
+    end;
 call(M, F, As, L, Env, Mod, K) ->
     case mce_translate:classify_call(M, F, length(As)) of
         translate -> interpret(M, F, As, L, Env, Mod, K);
@@ -480,10 +593,16 @@ choice_alternative(Fun, Env, Mod, K, _L) ->
 pure_call(M, F, As, Env, Mod, K) ->
     %% The model's own functions (output recording, ...) take any term: an
     %% abstract value is one.
-    case mce_abs_domain:is_concrete(As) orelse lists:member(M, mce_rt:modules()) of
+    Structural = structural(M, F, As),
+    case Structural orelse mce_abs_domain:is_concrete(As) orelse lists:member(M, mce_rt:modules()) of
         true ->
             try erlang:apply(M, F, As) of
-                V -> ret(alpha(V), Env, Mod, K)
+                %% A part of a value, or a length, is as exact as the value;
+                %% a value built is abstracted (alpha/1) like any other.
+                V -> case Structural andalso projection(M, F) of
+                         true -> ret(V, Env, Mod, K);
+                         false -> ret(alpha(V), Env, Mod, K)
+                     end
             catch
                 Class:Reason -> raise(Class, Reason, Env, Mod, K)
             end;
@@ -494,15 +613,58 @@ pure_call(M, F, As, Env, Mod, K) ->
             end
     end.
 
+%% Calls that only walk a term's structure (a tuple's element, a map's
+%% value under a concrete key, a list's cells) and never look at the
+%% abstract values inside: exact when run for real on the concrete shape.
+structural(erlang, element, [N, T]) -> is_integer(N) andalso shaped_tuple(T);
+structural(erlang, tuple_size, [T]) -> shaped_tuple(T);
+structural(erlang, F, [[_ | _]]) when F =:= hd; F =:= tl -> true;
+structural(erlang, length, [L]) -> spine(L);
+structural(erlang, F, [K, M]) when F =:= map_get; F =:= is_map_key ->
+    mce_abs_domain:is_concrete(K) andalso is_map(M);
+structural(maps, F, [K, M]) when F =:= get; F =:= find; F =:= is_key; F =:= remove ->
+    mce_abs_domain:is_concrete(K) andalso is_map(M);
+structural(maps, get, [K, M, _Default]) -> mce_abs_domain:is_concrete(K) andalso is_map(M);
+structural(maps, put, [K, _V, M]) -> mce_abs_domain:is_concrete(K) andalso is_map(M);
+structural(maps, F, [M]) when F =:= keys; F =:= values; F =:= to_list; F =:= size -> is_map(M);
+structural(lists, F, [L]) when F =:= reverse; F =:= last -> spine(L);
+structural(lists, nth, [N, L]) -> is_integer(N) andalso spine(L);
+structural(lists, append, [A, B]) -> spine(A) andalso spine(B);
+structural(erlang, '++', [A, _]) -> spine(A);
+structural(_, _, _) -> false.
+
+shaped_tuple(T) -> is_tuple(T) andalso not ?IS_LEAF(T).
+
+%% The structural calls that return a part of their argument (or a size).
+projection(erlang, F) -> lists:member(F, [element, tuple_size, hd, tl, length, map_get, is_map_key]);
+projection(maps, F) -> lists:member(F, [get, find, is_key, keys, values, size]);
+projection(lists, F) -> lists:member(F, [nth, last]);
+projection(_, _) -> false.
+
+%% A proper list whose cells are all there (its length is known).
+spine(L) -> is_list(L) andalso lists:last(cells(L)) =:= [].
+
 %% A call the translator redirects to the model (send, the dictionary,
 %% links, probes, props, io, ...): the same function, here.  One that
 %% suspends (a prop, a yield) suspends the machine with it.
+runtime_call(mce_rt_time, RF, [Time | Rest], Env, Mod, K)
+  when (RF =:= send_after orelse RF =:= start_timer), not is_integer(Time) ->
+    %% A timer whose time the abstraction lost: any finite time behaves
+    %% alike unless timeouts are ordered (as an abstract `after', suspend/7).
+    case abstract_timeout(Time) of
+        bad -> runtime_call(mce_rt_time, RF, [Time | Rest], Env, Mod, K, checked);
+        T -> runtime_call(mce_rt_time, RF, [T | Rest], Env, Mod, K)
+    end;
 runtime_call(RM, RF, As, Env, Mod, K) ->
+    runtime_call(RM, RF, As, Env, Mod, K, checked).
+
+runtime_call(RM, RF, As, Env, Mod, K, checked) ->
     %% Whom a call acts on (a send's destination, the pid of a link or an
     %% exit signal, a name: targets/3) must be known: the model cannot act
     %% on "some pid", and acting on a term that only looks like a name
     %% would be wrong.
-    lists:any(fun(I) -> is_abstract_leaf(lists:nth(I, As)) end, targets(RM, RF, length(As))) andalso
+    (lists:any(fun(I) -> not mce_abs_domain:is_concrete(lists:nth(I, As)) end,
+               targets(RM, RF, As)) orelse abstract_ets_keys(RM, RF, As)) andalso
         unsupported({abstract_argument, {RM, RF, length(As)}, As}, Mod, 0),
     try erlang:apply(RM, RF, As) of
         {'$mce_suspend', Recv, Frames} ->
@@ -518,7 +680,7 @@ runtime_call(RM, RF, As, Env, Mod, K) ->
             %% out of a message is not a pid): raising it would drop the
             %% concrete runs in which the call succeeds, and a proof would
             %% be unsound, so the check stops instead.
-            case mce_abs_domain:is_concrete(As) of
+            case mce_abs_domain:is_concrete(As) orelse targets_decide(RM) of
                 true -> raise(Class, Reason, Env, Mod, K);
                 false -> unsupported({abstract_argument, {RM, RF, length(As)}, As}, Mod, 0)
             end
@@ -532,7 +694,7 @@ spawn_call(F, As, L, Env, Mod, K) ->
         (length(As) =:= 3 andalso is_abstract_leaf(lists:last(cells(lists:last(As))))),
     Unknown andalso unsupported({abstract_argument, {erlang, F, length(As)}, As}, Mod, L),
     Init = case As of
-               [Fun] -> {ok, {abs_m, {apply, Fun, []}, #{}, Mod, []}};
+               [Fun] when is_function(Fun, 0) -> {ok, {abs_m, {apply, Fun, []}, #{}, Mod, []}};
                [M, Fn, Args] when is_atom(M), is_atom(Fn), is_list(Args) ->
                    {ok, {abs_m, {call, M, Fn, Args}, #{}, M, []}};
                [Node, _ | _] when is_atom(Node), length(As) =:= 2; length(As) =:= 4 ->
@@ -543,26 +705,73 @@ spawn_call(F, As, L, Env, Mod, K) ->
         badarg -> raise(error, badarg, Env, Mod, K);
         {ok, Machine} ->
             Call = {?MODULE, start, [prune(Machine)]},
-            Pid = mce_rt_spawn:spawn_init(Call, F =:= spawn_link),
             V = case F of
-                    spawn_monitor -> {Pid, mce_rt_signals:monitor_spawned(Pid)};
-                    _ -> Pid
+                    {spawn_opt, Opts} ->
+                        mce_rt_spawn:spawn_init_opt(Call, Opts, As ++ [Opts]);
+                    spawn_monitor ->
+                        Pid = mce_rt_spawn:spawn_init(Call, false),
+                        {Pid, mce_rt_signals:monitor_spawned(Pid)};
+                    _ ->
+                        mce_rt_spawn:spawn_init(Call, F =:= spawn_link)
                 end,
             ret(V, Env, Mod, K)
     end.
 
-%% The arguments of a modelled call that name whom it acts on.
-targets(mce_rt, F, _) when F =:= send; F =:= send_nosuspend -> [1];
-targets(mce_rt_signals, F, _) when F =:= link; F =:= unlink; F =:= exit -> [1];
-targets(mce_rt_signals, monitor, _) -> [2];
-targets(mce_rt_signals, F, A) when F =:= demonitor; F =:= unalias, A >= 1 -> [1];
-targets(mce_rt_procs, register, 2) -> [1, 2];
-targets(mce_rt_procs, F, A) when A >= 1, (F =:= unregister orelse F =:= whereis orelse
-                                          F =:= is_process_alive orelse F =:= process_info) -> [1];
-targets(mce_rt_io, group_leader, 2) -> [1, 2];
-targets(mce_rt_node, monitor_node, 2) -> [1];
-targets(mce_rt_time, F, A) when A >= 3, (F =:= send_after orelse F =:= start_timer) -> [2];
-targets(_, _, _) -> [].
+%% The arguments that say what a call does (whom, which code, which key)
+%% must be concrete; the check stops otherwise (see runtime_call/6).
+known_arguments(M, F, As, Mod, L) ->
+    lists:any(fun is_abstract_leaf/1, As) andalso
+        unsupported({abstract_argument, {M, F, length(As)}, As}, Mod, L).
+
+%% The arguments of a modelled call that say whom or what it acts on: a
+%% pid or a name, a dictionary or ETS key (the model compares keys as
+%% terms, and an abstract key may stand for a key it does not equal),
+%% a match pattern.
+targets(RM, RF, As) ->
+    [I || I <- target_positions(RM, RF, As), I =< length(As)].
+
+target_positions(mce_rt, F, _) when F =:= send; F =:= send_nosuspend -> [1];
+target_positions(mce_rt, F, [_ | _]) when F =:= put; F =:= get; F =:= erase -> [1];
+target_positions(mce_rt_signals, F, _) when F =:= link; F =:= unlink; F =:= exit -> [1];
+target_positions(mce_rt_signals, monitor, _) -> [2];
+target_positions(mce_rt_signals, F, [_ | _]) when F =:= demonitor; F =:= unalias -> [1];
+target_positions(mce_rt_procs, register, _) -> [1, 2];
+target_positions(mce_rt_procs, F, [_ | _]) when F =:= unregister; F =:= whereis;
+                                                F =:= is_process_alive; F =:= process_info -> [1];
+target_positions(mce_rt_io, group_leader, [_, _]) -> [1, 2];
+target_positions(mce_rt_node, monitor_node, _) -> [1];
+target_positions(mce_rt_time, F, [_, _, _ | _]) when F =:= send_after; F =:= start_timer -> [2];
+target_positions(mce_ets, F, [_]) when F =:= new -> [];
+target_positions(mce_ets, F, [_, _ | _]) when F =:= insert; F =:= insert_new; F =:= delete_object ->
+    %% the objects' keys: every object's first element, or the whole of
+    %% an object whose table keeps its key elsewhere (objects/1)
+    [1];
+target_positions(mce_ets, _, [_]) -> [1];
+target_positions(mce_ets, _, [_, _ | _]) -> [1, 2];
+target_positions(_, _, _) -> [].
+
+%% The models whose exceptions depend on their targets only (checked
+%% concrete above), not on the data they carry.
+targets_decide(RM) ->
+    lists:member(RM, [mce_rt, mce_rt_signals, mce_rt_procs, mce_ets]).
+
+%% The keys of the objects an ETS insert writes.
+abstract_ets_keys(mce_ets, F, [T, Objects]) when F =:= insert; F =:= insert_new;
+                                                F =:= delete_object ->
+    KeyPos = try mce_ets:info(T, keypos) of
+                 P when is_integer(P) -> P;
+                 _ -> 1
+             catch _:_ -> 1
+             end,
+    lists:any(fun(O) when is_tuple(O), tuple_size(O) >= KeyPos, not ?IS_LEAF(O) ->
+                      not mce_abs_domain:is_concrete(element(KeyPos, O));
+                 (O) -> not mce_abs_domain:is_concrete(O)
+              end, case Objects of
+                       [_ | _] -> cells(Objects);
+                       _ -> [Objects]
+                   end);
+abstract_ets_keys(_, _, _) ->
+    false.
 
 is_abstract_leaf({'$mce_abs', _}) -> true;
 is_abstract_leaf(_) -> false.
@@ -878,8 +1087,36 @@ match_ways({cons, _, H, T}, V, Env) ->
         [] -> [{certain, fail}];
         Alts -> [W || {C, Hv, Tv} <- Alts, W <- seq_ways([H, T], [Hv, Tv], C, Env)]
     end;
+match_ways({map, _, Fields}, V, Env) when is_map(V) ->
+    map_ways(Fields, V, certain, Env);
+match_ways({map, _, Fields}, {'$mce_abs', any}, Env) ->
+    %% Any term may be a map with these keys, whose values are any terms.
+    [{maybe, E} || {_, E} <- map_ways(Fields, any_map(Fields, Env), maybe, Env)];
+match_ways({map, _, _}, _V, _Env) ->
+    [{certain, fail}];
 match_ways(P, _V, _Env) ->
     unsupported({pattern, element(1, P)}, none, line(P)).
+
+%% A map pattern's fields (`K := P'): the keys are guard expressions,
+%% evaluated concretely; a key the map lacks fails the match.
+map_ways([], _Map, C, Env) -> [{C, Env}];
+map_ways(_, _Map, C, fail) -> [{C, fail}];
+map_ways([{map_field_exact, L, KeyE, P} | Rest], Map, C, Env) ->
+    case guard_values(KeyE, Env) of
+        [{value, Key}] ->
+            mce_abs_domain:is_concrete(Key) orelse unsupported(map_pattern_abstract_key, none, line(KeyE)),
+            case maps:find(Key, Map) of
+                {ok, X} -> [W || {C1, E1} <- match_ways(P, X, Env),
+                                 W <- map_ways(Rest, Map, both(C, C1), E1)];
+                error -> [{certain, fail}]
+            end;
+        _ ->
+            unsupported(map_pattern_key, none, L)
+    end.
+
+any_map(Fields, Env) ->
+    maps:from_list([{Key, any()} || {map_field_exact, _, KeyE, _} <- Fields,
+                                   [{value, Key}] <- [guard_values(KeyE, Env)]]).
 
 literal(true, Env) -> [{certain, Env}];
 literal(false, _Env) -> [{certain, fail}];
@@ -942,8 +1179,11 @@ guard_test(T, Env) ->
 %% The possible values of a guard expression.
 guard_values({var, _, X}, Env) -> [{value, maps:get(X, Env)}];
 guard_values({Lit, _, C}, _Env) when Lit =:= atom -> [{value, C}];
+%% A guard's literals stay exact: a guard only tests (`is_function(F, 1)',
+%% `N > 2'), nothing it computes flows into the program's data, and an
+%% exact operand is the most precise test.
 guard_values({Lit, _, C}, _Env) when Lit =:= integer; Lit =:= char; Lit =:= float ->
-    [{value, alpha(C)}];
+    [{value, C}];
 guard_values({nil, _}, _Env) -> [{value, []}];
 guard_values({string, _, S}, _Env) -> [{value, alpha(S)}];
 guard_values({tuple, _, Es}, Env) ->
@@ -979,7 +1219,7 @@ guard_op_values(Op, [A, B]) when Op =:= '=='; Op =:= '/='; Op =:= '=:='; Op =:= 
 guard_op_values(Op, Vs) when Op =:= 'not'; Op =:= 'and'; Op =:= 'or'; Op =:= 'xor' ->
     boolean_op(Op, Vs);
 guard_op_values(Op, Vs) ->
-    mce_abs_domain:arith(dom(), Op, Vs).
+    mce_abs_domain:arith(dom(), Op, [alpha(V) || V <- Vs]).
 
 guard_call(F, As, Env) ->
     lists:append([guard_bif(F, Vs) || Vs <- guard_args(As, Env)]) ++

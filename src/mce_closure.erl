@@ -24,7 +24,7 @@
 -module(mce_closure).
 
 -export([entry/1, translated_fun/1, free_vars/2, zero_arity_funs/1, all_funs/1,
-         numbered_funs/1]).
+         numbered_funs/1, source/1]).
 
 -define(PROBE_TAG, '$mce_probe').
 
@@ -57,6 +57,27 @@ translated_fun(Fun) ->
             erlang:apply(TrM, '$mce_fun', [CoreName, Values]);
         _ ->
             mce_translate:make_fun(M, Name, A)
+    end.
+
+%% @doc The code of closure Fun of a user module and the values of the
+%% variables it captured (the abstract interpreter runs it: an invariant or
+%% a predicate over an abstract view, mce_abs_eval:judge/2).
+-spec source(function()) -> {ok, module(), erl_parse:abstract_expr(), #{atom() => term()}} | error.
+source(Fun) ->
+    {module, M} = erlang:fun_info(Fun, module),
+    {name, Name} = erlang:fun_info(Fun, name),
+    {env, Env} = erlang:fun_info(Fun, env),
+    try mce_translate:original_forms(M) of
+        Forms ->
+            case locate(Name, Forms) of
+                {ok, FunExpr, Enclosing, CoreName} ->
+                    Vars = free_vars(FunExpr, Enclosing),
+                    Values = probe(M, CoreName, FunExpr, Vars, Env, Forms),
+                    {ok, M, FunExpr, maps:from_list(lists:zip(Vars, Values))};
+                error ->
+                    error
+            end
+    catch error:_ -> error
     end.
 
 %% The translated module, the fun's name as v3_core gives it

@@ -14,7 +14,7 @@
                             spawn_monitor/3, spawn/2, spawn/4, spawn_link/2, spawn_link/4,
                             spawn_opt/2, spawn_opt/4, spawn_monitor/2, spawn_monitor/4]}).
 
--export([spawn_init/2, spawn/1, spawn/3, spawn_link/1, spawn_link/3, spawn_monitor/1, spawn_monitor/3, spawn/2,
+-export([spawn_init/2, spawn_init_opt/3, spawn/1, spawn/3, spawn_link/1, spawn_link/3, spawn_monitor/1, spawn_monitor/3, spawn/2,
          spawn/4, spawn_link/2, spawn_link/4, spawn_opt/2, spawn_opt/4, spawn_monitor/2,
          spawn_monitor/4]).
 
@@ -43,6 +43,13 @@ spawn_mfa(M, F, A, Link) ->
 -spec spawn_init({module(), atom(), [term()]}, boolean()) -> pid().
 spawn_init(InitCall, Link) ->
     new_process(mce_rt:my_node(), InitCall, Link).
+
+%% @doc spawn_opt/2,4 of such a process (`Args': the call's arguments, for
+%% errors).
+-spec spawn_init_opt({module(), atom(), [term()]}, [term()], [term()]) ->
+          pid() | {pid(), reference()}.
+spawn_init_opt(InitCall, Opts, Args) ->
+    spawn_with_opts(fun() -> spawn_init(InitCall, false) end, Opts, Args).
 
 new_process(Node, InitCall, Link) ->
     case mce_nif:fresh_pid(erlang:get('$mce_search'), Node) of

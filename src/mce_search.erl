@@ -548,8 +548,14 @@ monitor_init(M, Arg) ->
 
 %% Invariants first, then each monitor in turn; the first violation wins.
 -spec judge(mcerlang:view(), [term()], #ctx{}) -> {ok, [term()]} | skip | {violation, term()}.
-judge(View, States, #ctx{monitors = Monitors, invariants = Invariants, opts = Opts}) ->
+judge(View, States, #ctx{monitors = Monitors, invariants = Invariants0, opts = Opts}) ->
     Bound = maps:get(mailbox_bound, Opts),
+    %% Under abstraction each invariant is judged by its own code
+    %% (mce_abs_eval:judge/3), prepared here, in the check's process.
+    Invariants = case get('$mce_abs_dom') of
+                     undefined -> [{F, none} || F <- Invariants0];
+                     _ -> [{F, mce_abs_eval:prepare(F)} || F <- Invariants0]
+                 end,
     case Monitors =:= [] andalso Invariants =:= [] of
         true ->
             %% The mailbox bound alone: no user code to guard.
@@ -560,7 +566,7 @@ judge(View, States, #ctx{monitors = Monitors, invariants = Invariants, opts = Op
     end.
 
 judge(View, States, Monitors, Invariants, Bound) ->
-    case [{invariant, F} || F <- Invariants, not invariant_holds(F, View)] of
+    case [{invariant, F} || {F, Prepared} <- Invariants, not invariant_holds(F, View, Prepared)] of
         [V | _] -> {violation, V};
         [] ->
             case over_bound(View, Bound) of
@@ -569,20 +575,21 @@ judge(View, States, Monitors, Invariants, Bound) ->
             end
     end.
 
-invariant_holds(F, View) ->
-    case property_call({invariant, F}, fun() -> F(View) end) of
+invariant_holds(F, View, Prepared) ->
+    Call = case Prepared of
+               none -> fun() -> F(View) end;
+               _ -> fun() -> mce_abs_eval:judge(Prepared, F, [View]) end
+           end,
+    case property_call({invariant, F}, Call) of
         true -> true;
         false -> false;
         %% Under abstraction an invariant may not know (its view holds
         %% abstract values): only a sure `true' is a proof; the concrete
         %% replay (mce_abstract) tells a real violation.
-        maybe ->
-            case get('$mce_abs_dom') of
-                undefined -> erlang:error({mcerlang, {bad_invariant_value, F, maybe,
-                                                      "an invariant returns true or false "
-                                                      "(maybe only under abstraction)"}});
-                _ -> false
-            end;
+        maybe when Prepared =/= none -> false;
+        maybe -> erlang:error({mcerlang, {bad_invariant_value, F, maybe,
+                                          "an invariant returns true or false "
+                                          "(maybe only under abstraction)"}});
         Other -> erlang:error({mcerlang, {bad_invariant_value, F, Other,
                                           "an invariant returns true or false"}})
     end.
