@@ -44,8 +44,8 @@
 -export([start/1, resume/1, '$recv'/3, '$continue'/2, '$mce_info'/1, entry/3]).
 %% For reports (mce_exec, mce_abstract).
 -export([location/1, origin/1]).
-%% User funs over abstract views (mce_search, mce_ltl_search).
--export([prepare/1, judge/3]).
+%% For mce_abs_judge (user funs over abstract views).
+-export([fun_machine/4, call_machine/3]).
 
 %% closure/2's funs never return on purpose (host_called/1), and
 %% unsupported/3 stops the check.
@@ -62,8 +62,6 @@
 %% A call with more frames than this under it ends the step first, so a
 %% recursion that never reaches a receive is stored and folded too.
 -define(YIELD_FRAMES, 400).
-%% At most this many branches when a user fun is judged on an abstract view.
--define(JUDGE_BUDGET, 10000).
 %% At most this many folds in a stack (bound_folds/1).
 -define(MAX_FOLDS, 2).
 
@@ -99,7 +97,7 @@ resume(Machine) ->
 %% @doc The machine's receive: the match question, the body, the timeout.
 -spec '$recv'(match | body | timeout, term(), machine()) -> term().
 '$recv'(match, Msg, {abs_m, {recv, Clauses, _After}, Env, _Mod, _K}) ->
-    Outcomes = select(Clauses, Msg, Env),
+    Outcomes = mce_abs_match:select(Clauses, Msg, Env),
     case {lists:member(no_match, Outcomes), [O || {clause, _, _} = O <- Outcomes]} of
         {_, []} -> false;
         {false, _} -> true;
@@ -107,7 +105,7 @@ resume(Machine) ->
     end;
 '$recv'(body, Msg, {abs_m, {recv, Clauses, _After}, Env, Mod, K}) ->
     Alts = [{abs_m, {eval_body, Body}, Env1, Mod, K}
-            || {clause, Body, Env1} <- select(Clauses, Msg, Env)],
+            || {clause, Body, Env1} <- mce_abs_match:select(Clauses, Msg, Env)],
     branch(Alts);
 '$recv'(timeout, none, {abs_m, {recv, _Clauses, After}, Env, Mod, K}) ->
     run({abs_m, {eval_body, After}, Env, Mod, K}).
@@ -118,95 +116,20 @@ resume(Machine) ->
 '$mce_info'(_) ->
     undefined.
 
-%% @doc What judge/3 needs of the check (the domains, the fun's code),
-%% taken in the check's process, for judging in another (a guard's).
--spec prepare(function()) -> {term(), term()}.
-prepare(Fun) ->
-    {dom(), source(Fun)}.
-
-%% @doc A user fun (an invariant, a predicate of the view) applied to
-%% Args under abstraction, anywhere (a guard's process).  On concrete
-%% arguments its answer is exact: it is called.  On abstract ones a boolean
-%% answer of ordinary Erlang could be false where a concretisation makes it
-%% true (`N =/= 3' on an odd N), so the fun's own code is run by this
-%% interpreter over the abstract arguments (its module's forms and its
-%% captured values, mce_closure:source/1), every undecided branch explored:
-%% `true' or `false' when every outcome agrees, else `maybe', also when
-%% the code is not found (a shell fun) or leaves pure computation.
--spec judge({term(), term()}, function(), [term()]) -> term().
-judge({Dom, Source}, Fun, Args) ->
-    case mce_abs_domain:is_concrete(Args) of
-        true -> erlang:apply(Fun, Args);
-        false ->
-            put(?DOM_KEY, Dom),
-            put('$mce_abs_judge_budget', ?JUDGE_BUDGET),
-            put('$mce_abs_judge_seen', #{}),
-            verdict_of(judge_outcomes(Source, Args))
-    end.
-
-%% The fun's code, found once per fun.
-source(Fun) ->
-    case get({'$mce_abs_source', Fun}) of
-        undefined ->
-            Source = case erlang:fun_info(Fun, type) of
-                         {type, external} ->
-                             {module, M} = erlang:fun_info(Fun, module),
-                             {name, F} = erlang:fun_info(Fun, name),
-                             {external, M, F};
-                         {type, local} ->
-                             mce_closure:source(Fun)
-                     end,
-            put({'$mce_abs_source', Fun}, Source),
-            Source;
-        Source ->
-            Source
-    end.
-
-judge_outcomes({external, M, F}, Args) ->
-    outcomes_of({abs_m, {call, M, F, Args}, #{}, M, []});
-judge_outcomes({ok, M, FunExpr, Env}, Args) ->
+%% @doc A machine that applies a fun of the program's code (its clauses
+%% and captured variables) to Args, or calls M:F(Args): a user fun judged
+%% by mce_abs_judge.
+-spec fun_machine(module(), tuple(), map(), [term()]) -> machine().
+fun_machine(M, FunExpr, Env, Args) ->
     Data = case FunExpr of
                {'fun', _, {clauses, Cs}} -> {M, [], Cs, Env};
                {named_fun, _, Name, Cs} -> {M, Name, Cs, Env}
            end,
-    outcomes_of({abs_m, {apply, closure(Data, clauses_arity(element(3, Data))), Args}, #{}, M, []});
-judge_outcomes(error, _Args) ->
-    [unknown].
+    {abs_m, {apply, closure(Data, clauses_arity(element(3, Data))), Args}, #{}, M, []}.
 
-%% Every outcome of a pure computation, its undecided branches all taken,
-%% within a budget of branches.  A machine met before is not run again:
-%% the outcomes are those of the finite graph of machines, so a walk down
-%% a summary list (whose tail may be the summary again) ends; every
-%% concrete run is a path in that graph, and each of its machines is run
-%% once, so no outcome of one is lost.
-outcomes_of(Machine) ->
-    Seen = case get('$mce_abs_judge_seen') of
-               undefined -> #{};
-               S -> S
-           end,
-    case get('$mce_abs_judge_budget') of
-        _ when is_map_key(Machine, Seen) ->
-            [];
-        N when N > 0 ->
-            put('$mce_abs_judge_budget', N - 1),
-            put('$mce_abs_judge_seen', Seen#{Machine => true}),
-            try run(Machine) of
-                {'$mce_suspend', {'$mce_choice', Alts}, []} ->
-                    lists:append([outcomes_of(M) || {?MODULE, resume, [M]} <- Alts]);
-                {'$mce_suspend', _, _} -> [unknown];
-                V -> [{value, V}]
-            catch _:_ -> [unknown]
-            end;
-        _ ->
-            [unknown]
-    end.
-
-verdict_of(Outcomes) ->
-    case lists:usort(Outcomes) of
-        [{value, true}] -> true;
-        [{value, false}] -> false;
-        _ -> maybe
-    end.
+-spec call_machine(module(), atom(), [term()]) -> machine().
+call_machine(M, F, Args) ->
+    {abs_m, {call, M, F, Args}, #{}, M, []}.
 
 %% @doc Where a machine waits in a receive: the program's module, function,
 %% arity, file and line, as translated code's `'$mce_info''.
@@ -267,11 +190,6 @@ outcomes(Os, Env, Mod, K) ->
                 {error, R} -> {abs_m, {raise, error, R}, Env, Mod, K}
             end || O <- lists:usort(Os)]).
 
-%% A three-valued boolean as outcomes.
-bool_outcomes(true) -> [{value, true}];
-bool_outcomes(false) -> [{value, false}];
-bool_outcomes(maybe) -> [{value, false}, {value, true}].
-
 eval({var, L, X}, Env, Mod, K) ->
     case Env of
         #{X := V} -> ret(V, Env, Mod, K);
@@ -308,7 +226,7 @@ eval({match, _, P, E}, Env, Mod, K) -> eval(E, Env, Mod, [{match, P} | K]);
 eval({block, _, Body}, Env, Mod, K) -> body(Body, Env, Mod, K);
 eval({'case', _, E, Clauses}, Env, Mod, K) -> eval(E, Env, Mod, [{case_of, Clauses} | K]);
 eval({'if', L, Clauses}, Env, Mod, K) ->
-    Alts = if_outcomes(Clauses, Env, L),
+    Alts = mce_abs_match:if_outcomes(Clauses, Env, L),
     branch([case A of
                 {clause, Body, Env1} -> {abs_m, {eval_body, Body}, Env1, Mod, K};
                 no_match -> {abs_m, {raise, error, if_clause}, Env, Mod, K}
@@ -411,44 +329,16 @@ apply_what({apply, L}, [Fun | Vs], Env, Mod, K) -> apply_fun(Fun, Vs, L, Env, Mo
 operator(Op, Vs, Env, Mod, K) when Op =:= '=='; Op =:= '/='; Op =:= '=:='; Op =:= '=/=';
                                    Op =:= '<'; Op =:= '>'; Op =:= '=<'; Op =:= '>=' ->
     [A, B] = Vs,
-    outcomes(bool_outcomes(mce_abs_domain:compare(dom(), Op, A, B)), Env, Mod, K);
+    outcomes(mce_abs_match:bool_outcomes(mce_abs_domain:compare(dom(), Op, A, B)), Env, Mod, K);
 operator(Op, Vs, Env, Mod, K) when Op =:= 'not'; Op =:= 'and'; Op =:= 'or'; Op =:= 'xor' ->
-    outcomes(boolean_op(Op, Vs), Env, Mod, K);
+    outcomes(mce_abs_match:boolean_op(Op, Vs), Env, Mod, K);
 operator(Op, Vs, Env, Mod, K) when Op =:= '++'; Op =:= '--' ->
     call(erlang, Op, Vs, 0, Env, Mod, K);
 operator(Op, Vs, Env, Mod, K) ->
     outcomes(mce_abs_domain:arith(dom(), Op, [alpha(V) || V <- Vs]), Env, Mod, K).
 
-%% not/and/or/xor over three-valued booleans: each argument is true, false,
-%% or (abstract) either; anything else is badarg.
-boolean_op(Op, Vs) ->
-    Choices = [bool_values(V) || V <- Vs],
-    lists:usort([boolean_result(Op, Bs) || Bs <- combinations(Choices)]).
-
-bool_values(V) ->
-    Ts = [B || B <- [true, false], mce_abs_domain:match_literal(dom(), V, B) =/= false],
-    case mce_abs_domain:type_test(dom(), is_boolean, V) of
-        true -> Ts;
-        _ -> [not_boolean | Ts]
-    end.
-
-boolean_result(Op, Bs) ->
-    case lists:member(not_boolean, Bs) of
-        true -> {error, badarg};
-        false ->
-            {value, case {Op, Bs} of
-                        {'not', [A]} -> not A;
-                        {'and', [A, B]} -> A and B;
-                        {'or', [A, B]} -> A or B;
-                        {'xor', [A, B]} -> A xor B
-                    end}
-    end.
-
 pairs([Key, V | Rest]) -> [{Key, V} | pairs(Rest)];
 pairs([]) -> [].
-
-combinations([]) -> [[]];
-combinations([Xs | Rest]) -> [[X | T] || X <- Xs, T <- combinations(Rest)].
 
 %%% ---------------------------------------------------------------------
 %%% Returning a value to the innermost frame
@@ -464,14 +354,14 @@ ret(V, Env, Mod, [{args, What, Done, []} | K]) ->
 ret(V, Env, Mod, [{args, What, Done, [E | Es]} | K]) ->
     eval(E, Env, Mod, [{args, What, [V | Done], Es} | K]);
 ret(V, Env, Mod, [{match, P} | K]) ->
-    {Envs, MayFail} = match(P, V, Env),
+    {Envs, MayFail} = mce_abs_match:match(P, V, Env),
     branch([{abs_m, {value, V}, Env1, Mod, K} || Env1 <- Envs] ++
                [{abs_m, {raise, error, {badmatch, V}}, Env, Mod, K} || MayFail]);
 ret(V, Env, Mod, [{case_of, Clauses} | K]) ->
     branch([case O of
                 {clause, Body, Env1} -> {abs_m, {eval_body, Body}, Env1, Mod, K};
                 no_match -> {abs_m, {raise, error, {case_clause, V}}, Env, Mod, K}
-            end || O <- select(Clauses, V, Env)]);
+            end || O <- mce_abs_match:select(Clauses, V, Env)]);
 ret(V, Env, Mod, [{'andalso', B} | K]) ->
     branch(shortcut(V, false, B, Env, Mod, K));
 ret(V, Env, Mod, [{'orelse', B} | K]) ->
@@ -489,7 +379,7 @@ ret(V, _Env, Mod, [{'try', Of, _Catches, TryEnv} | K]) ->
     branch([case O of
                 {clause, Body, Env1} -> {abs_m, {eval_body, Body}, Env1, Mod, K};
                 no_match -> {abs_m, {raise, error, {try_clause, V}}, TryEnv, Mod, K}
-            end || O <- select(Of, V, TryEnv)]);
+            end || O <- mce_abs_match:select(Of, V, TryEnv)]);
 ret(V, _Env, Mod, [{'catch', CatchEnv} | K]) ->
     ret(V, CatchEnv, Mod, K);
 ret(V, _Env, Mod, [{'after', After, AfterEnv} | K]) ->
@@ -507,7 +397,7 @@ shortcut(V, Stop, B, Env, Mod, K) ->
          Stop -> {abs_m, {value, Stop}, Env, Mod, K};
          not_boolean -> {abs_m, {raise, error, {badarg, V}}, Env, Mod, K};
          _ -> {abs_m, {eval, B}, Env, Mod, K}
-     end || Bool <- bool_values(V)].
+     end || Bool <- mce_abs_match:bool_values(V)].
 
 %% An exception unwinds to the innermost try or catch.
 raise(C, R, _Env, _Mod, []) ->
@@ -519,7 +409,7 @@ raise(C, R, _Env, Mod, [{'try', _Of, Catches, TryEnv} | K]) ->
     branch([case O of
                 {clause, Body, Env1} -> {abs_m, {eval_body, Body}, Env1, Mod, K};
                 no_match -> {abs_m, {raise, C, R}, TryEnv, Mod, K}
-            end || O <- select([catch_clause(Cl) || Cl <- Catches], Exc, TryEnv)]);
+            end || O <- mce_abs_match:select([catch_clause(Cl) || Cl <- Catches], Exc, TryEnv)]);
 raise(C, R, _Env, Mod, [{'catch', CatchEnv} | K]) ->
     V = case C of
             throw -> R;
@@ -862,7 +752,7 @@ enter(Cs, As, Env0, CalleeMod, Fail, Env, Mod, K) ->
 
 enter_now(Cs, As, Env0, CalleeMod, Fail, Env, Mod, K) ->
     K1 = push_return(Env, Mod, K),
-    Alts = select_worlds([{{clause, L, [{tuple, L, Ps}], G, B},
+    Alts = mce_abs_match:select_worlds([{{clause, L, [{tuple, L, Ps}], G, B},
                            maps:without(sets:to_list(used_vars(Ps)), Env0)}
                           || {clause, L, Ps, G, B} <- Cs],
                          list_to_tuple(As)),
@@ -996,257 +886,6 @@ abstract_timeout(T) ->
     case mce_abs_domain:type_test(dom(), is_integer, T) of
         false -> bad;
         _ -> 1
-    end.
-
-%%% ---------------------------------------------------------------------
-%%% Clause selection and pattern matching, three-valued
-%%% ---------------------------------------------------------------------
-
-%% The possible outcomes of matching V against the clauses in order:
-%% `{clause, Body, Env}' for each clause that may be taken, and `no_match'
-%% if possibly none is.  A clause that surely matches (and whose guard
-%% surely holds) ends the list.
-select(Clauses, V, Env) ->
-    select_worlds([{C, Env} || C <- Clauses], V).
-
-%% The value is first split into the shapes its abstraction allows (a
-%% summary list is [] or a cell, paper 001's concretisation), one level
-%% into a tuple (a function's arguments): clauses that cover every shape
-%% between them then leave no spurious "no clause matches".
-select_worlds(Pairs, V) ->
-    lists:usort(lists:append([select_each(Pairs, W, []) || W <- worlds(V)])).
-
-worlds({'$mce_abs', {list, _, _}} = V) ->
-    shapes(V);
-worlds(T) when is_tuple(T), tuple_size(T) =/= 2; is_tuple(T), element(1, T) =/= '$mce_abs' ->
-    [list_to_tuple(Es) || Es <- combinations([shapes(E) || E <- tuple_to_list(T)])];
-worlds(V) ->
-    [V].
-
-shapes({'$mce_abs', {list, _, _}} = V) ->
-    [[] || mce_abs_domain:as_nil(dom(), V) =/= false] ++
-        [[H | T] || {_, H, T} <- mce_abs_domain:as_cons(dom(), V)];
-shapes(V) ->
-    [V].
-
-%% Each clause with the environment it is matched in.
-select_each([], _V, Acc) ->
-    lists:reverse([no_match | Acc]);
-select_each([{{clause, _, [P], G, Body}, Env} | Rest], V, Acc) ->
-    {Envs, MayFail} = match(P, V, Env),
-    Guarded = [{guard(G, Env1), Env1} || Env1 <- Envs],
-    Taken = [{clause, Body, Env1} || {R, Env1} <- Guarded, R =/= false],
-    Sure = not MayFail andalso Guarded =/= [] andalso
-        lists:all(fun({R, _}) -> R =:= true end, Guarded),
-    case Sure of
-        true -> lists:reverse(Acc, Taken);
-        false -> select_each(Rest, V, lists:reverse(Taken, Acc))
-    end.
-
-if_outcomes(Clauses, Env, _L) ->
-    select([{clause, L, [{var, L, '_'}], G, B} || {clause, L, [], G, B} <- Clauses], ok, Env).
-
-%% match(Pattern, Value, Env) -> {[Env'], MayFail}: the environments of the
-%% ways the match may succeed, and whether it may fail.
-match(P, V, Env) ->
-    Ways = match_ways(P, V, Env),
-    {lists:usort([E || {_, E} <- Ways, E =/= fail]),
-     Ways =:= [] orelse lists:any(fun({C, E}) -> C =:= maybe orelse E =:= fail end, Ways)}.
-
-%% [{certain | maybe, Env | fail}]: one entry per world the domain splits V
-%% into.
-match_ways({var, _, '_'}, _V, Env) -> [{certain, Env}];
-match_ways({var, _, X}, V, Env) ->
-    case Env of
-        #{X := Bound} ->
-            case mce_abs_domain:compare(dom(), '=:=', Bound, V) of
-                true -> [{certain, Env}];
-                false -> [{certain, fail}];
-                maybe -> [{maybe, Env}]
-            end;
-        #{} -> [{certain, Env#{X => V}}]
-    end;
-match_ways({Lit, _, C}, V, Env) when Lit =:= atom; Lit =:= integer; Lit =:= char; Lit =:= float ->
-    literal(mce_abs_domain:match_literal(dom(), V, C), Env);
-match_ways({nil, _}, V, Env) ->
-    literal(mce_abs_domain:as_nil(dom(), V), Env);
-match_ways({string, L, S}, V, Env) ->
-    match_ways(string_pattern(S, L), V, Env);
-match_ways({op, _, '-', {Lit, _, C}}, V, Env) when Lit =:= integer; Lit =:= float ->
-    literal(mce_abs_domain:match_literal(dom(), V, -C), Env);
-match_ways({match, _, P1, P2}, V, Env) ->
-    [{both(C1, C2), E2} || {C1, E1} <- match_ways(P1, V, Env),
-                           {C2, E2} <- continue_ways(P2, V, E1)];
-match_ways({tuple, _, Ps}, V, Env) ->
-    case mce_abs_domain:as_tuple(dom(), V, length(Ps)) of
-        [] -> [{certain, fail}];
-        Alts -> [W || {C, Es} <- Alts, W <- seq_ways(Ps, Es, C, Env)]
-    end;
-match_ways({cons, _, H, T}, V, Env) ->
-    case mce_abs_domain:as_cons(dom(), V) of
-        [] -> [{certain, fail}];
-        Alts -> [W || {C, Hv, Tv} <- Alts, W <- seq_ways([H, T], [Hv, Tv], C, Env)]
-    end;
-match_ways({map, _, Fields}, V, Env) when is_map(V) ->
-    map_ways(Fields, V, certain, Env);
-match_ways({map, _, Fields}, {'$mce_abs', any}, Env) ->
-    %% Any term may be a map with these keys, whose values are any terms.
-    [{maybe, E} || {_, E} <- map_ways(Fields, any_map(Fields, Env), maybe, Env)];
-match_ways({map, _, _}, _V, _Env) ->
-    [{certain, fail}];
-match_ways(P, _V, _Env) ->
-    unsupported({pattern, element(1, P)}, none, line(P)).
-
-%% A map pattern's fields (`K := P'): the keys are guard expressions,
-%% evaluated concretely; a key the map lacks fails the match.
-map_ways([], _Map, C, Env) -> [{C, Env}];
-map_ways(_, _Map, C, fail) -> [{C, fail}];
-map_ways([{map_field_exact, L, KeyE, P} | Rest], Map, C, Env) ->
-    case guard_values(KeyE, Env) of
-        [{value, Key}] ->
-            mce_abs_domain:is_concrete(Key) orelse unsupported(map_pattern_abstract_key, none, line(KeyE)),
-            case maps:find(Key, Map) of
-                {ok, X} -> [W || {C1, E1} <- match_ways(P, X, Env),
-                                 W <- map_ways(Rest, Map, both(C, C1), E1)];
-                error -> [{certain, fail}]
-            end;
-        _ ->
-            unsupported(map_pattern_key, none, L)
-    end.
-
-any_map(Fields, Env) ->
-    maps:from_list([{Key, any()} || {map_field_exact, _, KeyE, _} <- Fields,
-                                   [{value, Key}] <- [guard_values(KeyE, Env)]]).
-
-literal(true, Env) -> [{certain, Env}];
-literal(false, _Env) -> [{certain, fail}];
-literal(maybe, Env) -> [{maybe, Env}].
-
-continue_ways(_P, _V, fail) -> [{certain, fail}];
-continue_ways(P, V, Env) -> match_ways(P, V, Env).
-
-seq_ways([], [], C, Env) -> [{C, Env}];
-seq_ways(_, _, C, fail) -> [{C, fail}];
-seq_ways([P | Ps], [V | Vs], C, Env) ->
-    [W || {C1, E1} <- match_ways(P, V, Env), W <- seq_ways(Ps, Vs, both(C, C1), E1)].
-
-both(certain, certain) -> certain;
-both(_, _) -> maybe.
-
-string_pattern([], L) -> {nil, L};
-string_pattern([C | Cs], L) -> {cons, L, {integer, L, C}, string_pattern(Cs, L)}.
-
-%% Guards: a sequence of alternatives, each a conjunction of tests.
-guard([], _Env) -> true;
-guard(Alts, Env) -> tv_or([tv_and([guard_test(T, Env) || T <- Tests]) || Tests <- Alts]).
-
-tv_and(Vs) -> tv(false, Vs).
-
-tv_or(Vs) -> tv(true, Vs).
-
-%% A conjunction (Dominant = false) or disjunction (true) of three-valued
-%% answers.
-tv(Dominant, Vs) ->
-    case lists:member(Dominant, Vs) of
-        true -> Dominant;
-        false ->
-            case lists:member(maybe, Vs) of
-                true -> maybe;
-                false -> not Dominant
-            end
-    end.
-
-%% A guard test is true, false or maybe; an exception in a guard is false.
-guard_test(T, Env) ->
-    %% The possible values are alternatives, not a disjunction: true only
-    %% if every one is.
-    Results = [case V of
-                   {value, true} -> true;
-                   {value, Other} ->
-                       case mce_abs_domain:match_literal(dom(), Other, true) of
-                           false -> false;
-                           _ -> maybe
-                       end;
-                   {error, _} -> false
-               end || V <- guard_values(T, Env)],
-    case lists:usort(Results) of
-        [true] -> true;
-        [false] -> false;
-        [] -> false;
-        _ -> maybe
-    end.
-
-%% The possible values of a guard expression.
-guard_values({var, _, X}, Env) -> [{value, maps:get(X, Env)}];
-guard_values({Lit, _, C}, _Env) when Lit =:= atom -> [{value, C}];
-%% A guard's literals stay exact: a guard only tests (`is_function(F, 1)',
-%% `N > 2'), nothing it computes flows into the program's data, and an
-%% exact operand is the most precise test.
-guard_values({Lit, _, C}, _Env) when Lit =:= integer; Lit =:= char; Lit =:= float ->
-    [{value, C}];
-guard_values({nil, _}, _Env) -> [{value, []}];
-guard_values({string, _, S}, _Env) -> [{value, alpha(S)}];
-guard_values({tuple, _, Es}, Env) ->
-    [{value, alpha(list_to_tuple(Vs))} || Vs <- guard_args(Es, Env)];
-guard_values({cons, _, H, T}, Env) ->
-    [{value, alpha([Hv | Tv])} || [Hv, Tv] <- guard_args([H, T], Env)];
-guard_values({op, _, 'andalso', A, B}, Env) ->
-    guard_values({op, 0, 'and', A, B}, Env);
-guard_values({op, _, 'orelse', A, B}, Env) ->
-    guard_values({op, 0, 'or', A, B}, Env);
-guard_values({op, _, Op, A, B}, Env) ->
-    guard_op(Op, [A, B], Env);
-guard_values({op, _, Op, A}, Env) ->
-    guard_op(Op, [A], Env);
-guard_values({call, _, {remote, _, {atom, _, erlang}, {atom, _, F}}, As}, Env) ->
-    guard_call(F, As, Env);
-guard_values({call, _, {atom, _, F}, As}, Env) ->
-    guard_call(F, As, Env);
-guard_values(E, _Env) ->
-    unsupported({guard, element(1, E)}, none, line(E)).
-
-guard_args(Es, Env) ->
-    Choices = [[V || {value, V} <- guard_values(E, Env)] || E <- Es],
-    combinations(Choices).
-
-guard_op(Op, As, Env) ->
-    lists:usort(lists:append([guard_op_values(Op, Vs) || Vs <- guard_args(As, Env)])) ++
-        [{error, badarg} || lists:any(fun(A) -> [E || {error, _} = E <- guard_values(A, Env)] =/= [] end, As)].
-
-guard_op_values(Op, [A, B]) when Op =:= '=='; Op =:= '/='; Op =:= '=:='; Op =:= '=/=';
-                                 Op =:= '<'; Op =:= '>'; Op =:= '=<'; Op =:= '>=' ->
-    bool_outcomes(mce_abs_domain:compare(dom(), Op, A, B));
-guard_op_values(Op, Vs) when Op =:= 'not'; Op =:= 'and'; Op =:= 'or'; Op =:= 'xor' ->
-    boolean_op(Op, Vs);
-guard_op_values(Op, Vs) ->
-    mce_abs_domain:arith(dom(), Op, [alpha(V) || V <- Vs]).
-
-guard_call(F, As, Env) ->
-    lists:append([guard_bif(F, Vs) || Vs <- guard_args(As, Env)]) ++
-        [{error, badarg} || lists:any(fun(A) -> [E || {error, _} = E <- guard_values(A, Env)] =/= [] end, As)].
-
-guard_bif(F, [V]) when F =:= is_integer; F =:= is_float; F =:= is_number; F =:= is_atom;
-                       F =:= is_boolean; F =:= is_list; F =:= is_tuple; F =:= is_pid;
-                       F =:= is_reference; F =:= is_port; F =:= is_binary; F =:= is_bitstring;
-                       F =:= is_function; F =:= is_map ->
-    bool_outcomes(mce_abs_domain:type_test(dom(), F, V));
-guard_bif(is_function, [V, A]) when is_integer(A) ->
-    bool_outcomes(mce_abs_domain:type_test(dom(), {is_function, A}, V));
-guard_bif(F, Vs) ->
-    case erl_internal:guard_bif(F, length(Vs)) of
-        false -> [{error, badarg}];
-        true ->
-            case mce_abs_domain:is_concrete(Vs) of
-                true ->
-                    try [{value, alpha(erlang:apply(erlang, F, Vs))}]
-                    catch error:R -> [{error, R}]
-                    end;
-                false ->
-                    case mce_abs_domain:bif(dom(), {erlang, F, length(Vs)}, Vs) of
-                        unknown -> [{value, any()}, {error, badarg}];
-                        Os -> Os
-                    end
-            end
     end.
 
 %%% ---------------------------------------------------------------------

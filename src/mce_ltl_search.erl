@@ -714,10 +714,10 @@ state_pred(Name, {abs_prop, _, _, _} = Spec, #{processes := Procs}) ->
       fun() -> props_hold(Spec, lists:append([Props || #{props := Props} <- Procs])) end);
 state_pred(Name, {abs_fun, Polarity, Fun, Prepared}, View) ->
     %% On a view holding abstract values the fun's own code is judged
-    %% three-valued (mce_abs_eval:judge/3); on a concrete one it is
+    %% three-valued (mce_abs_judge:judge/3); on a concrete one it is
     %% called, and may answer maybe itself.
     case mce_search:property_call({predicate, Name},
-                                  fun() -> mce_abs_eval:judge(Prepared, Fun, [View]) end) of
+                                  fun() -> mce_abs_judge:judge(Prepared, Fun, [View]) end) of
         true -> Polarity =:= sat;
         false -> Polarity =:= refuted;
         maybe -> false;
@@ -942,7 +942,7 @@ predicate_spec({'$abs', [Polarity, N]}, Preds) ->
     %% A proposition of a check under abstraction (abstract_formula/2).
     case predicate_spec(N, Preds) of
         {prop, Pattern} -> {abs_prop, Polarity, Pattern, get('$mce_abs_dom')};
-        Fun when is_function(Fun, 1) -> {abs_fun, Polarity, Fun, mce_abs_eval:prepare(Fun)}
+        Fun when is_function(Fun, 1) -> {abs_fun, Polarity, Fun, mce_abs_judge:prepare(Fun)}
     end;
 predicate_spec({Name, [P]} = N, Preds) when not is_map_key(Name, Preds) ->
     %% scheduled(P), enabled(P), blocked(P): built in unless defined

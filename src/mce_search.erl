@@ -551,10 +551,10 @@ monitor_init(M, Arg) ->
 judge(View, States, #ctx{monitors = Monitors, invariants = Invariants0, opts = Opts}) ->
     Bound = maps:get(mailbox_bound, Opts),
     %% Under abstraction each invariant is judged by its own code
-    %% (mce_abs_eval:judge/3), prepared here, in the check's process.
+    %% (mce_abs_judge:judge/3), prepared here, in the check's process.
     Invariants = case get('$mce_abs_dom') of
                      undefined -> [{F, none} || F <- Invariants0];
-                     _ -> [{F, mce_abs_eval:prepare(F)} || F <- Invariants0]
+                     _ -> [{F, mce_abs_judge:prepare(F)} || F <- Invariants0]
                  end,
     case Monitors =:= [] andalso Invariants =:= [] of
         true ->
@@ -578,7 +578,7 @@ judge(View, States, Monitors, Invariants, Bound) ->
 invariant_holds(F, View, Prepared) ->
     Call = case Prepared of
                none -> fun() -> F(View) end;
-               _ -> fun() -> mce_abs_eval:judge(Prepared, F, [View]) end
+               _ -> fun() -> mce_abs_judge:judge(Prepared, F, [View]) end
            end,
     case property_call({invariant, F}, Call) of
         true -> true;
