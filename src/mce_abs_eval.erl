@@ -46,6 +46,8 @@
 -export([location/1, origin/1]).
 %% For mce_abs_judge (user funs over abstract views).
 -export([fun_machine/4, call_machine/3]).
+%% The interpreter's helpers, for mce_abs_match.
+-export([dom/0, alpha/1, any/0, line/1, unsupported/3]).
 
 %% closure/2's funs never return on purpose (host_called/1), and
 %% unsupported/3 stops the check.
@@ -927,15 +929,20 @@ local_target(Mod, F, A) ->
         #{} -> {remote, erlang}
     end.
 
+%% @doc The check's domains (set by mce_search:setup_process/1).
+-spec dom() -> term().
 dom() ->
     get(?DOM_KEY).
 
+-spec alpha(term()) -> term().
 alpha(V) ->
     mce_abs_domain:alpha(dom(), V).
 
+-spec any() -> {'$mce_abs', any}.
 any() ->
     {'$mce_abs', any}.
 
+-spec line(term()) -> non_neg_integer().
 line(E) when is_tuple(E), tuple_size(E) >= 2 ->
     erl_anno:line(element(2, E));
 line(_) -> 0.

@@ -8,15 +8,14 @@
 %%% its environment) and `no_match' if possibly none is.  Invariants: a
 %%% clause that surely matches with a guard that surely holds ends the
 %%% list; a guard's literals stay exact; an exception in a guard is false.
-%%% The domains are the check's (`'$mce_abs_dom'' in the process
-%%% dictionary, as for mce_abs_eval).
+%%% The domains are the check's, and the helpers (dom/0, alpha/1, line/1,
+%%% unsupported/3) the interpreter's: mce_abs_eval.
 -module(mce_abs_match).
 
 -export([select/3, select_worlds/2, if_outcomes/3, match/3, guard/2,
-         bool_outcomes/1, boolean_op/2, bool_values/1, combinations/1]).
+         bool_outcomes/1, boolean_op/2, bool_values/1]).
 
--define(IS_LEAF(T), (tuple_size(T) =:= 2 andalso element(1, T) =:= '$mce_abs')).
-
+-import(mce_abs_eval, [dom/0, alpha/1, any/0, line/1, unsupported/3]).
 
 -spec select([tuple()], term(), map()) -> [{clause, list(), map()} | no_match].
 -spec select_worlds([{tuple(), map()}], term()) -> [{clause, list(), map()} | no_match].
@@ -308,25 +307,3 @@ guard_bif(F, Vs) ->
                     end
             end
     end.
-
-
-%%% ---------------------------------------------------------------------
-%%% Helpers
-%%% ---------------------------------------------------------------------
-
-dom() ->
-    get('$mce_abs_dom').
-
-alpha(V) ->
-    mce_abs_domain:alpha(dom(), V).
-
-any() ->
-    {'$mce_abs', any}.
-
-line(E) when is_tuple(E), tuple_size(E) >= 2 ->
-    erl_anno:line(element(2, E));
-line(_) -> 0.
-
--spec unsupported(term(), module() | none, non_neg_integer()) -> no_return().
-unsupported(What, Mod, L) ->
-    mce_rt:fatal({mcerlang, {abstraction_unsupported, What, {Mod, L}}}).
