@@ -61,22 +61,14 @@ translated_fun(Fun) ->
 
 %% @doc The code of closure Fun of a user module and the values of the
 %% variables it captured (the abstract interpreter runs it: an invariant or
-%% a predicate over an abstract view, mce_abs_eval:judge/2).
+%% a predicate over an abstract view, mce_abs_judge:judge/3).
 -spec source(function()) -> {ok, module(), erl_parse:abstract_expr(), #{atom() => term()}} | error.
 source(Fun) ->
-    {module, M} = erlang:fun_info(Fun, module),
-    {name, Name} = erlang:fun_info(Fun, name),
-    {env, Env} = erlang:fun_info(Fun, env),
-    try mce_translate:original_forms(M) of
-        Forms ->
-            case locate(Name, Forms) of
-                {ok, FunExpr, Enclosing, CoreName} ->
-                    Vars = free_vars(FunExpr, Enclosing),
-                    Values = probe(M, CoreName, FunExpr, Vars, Env, Forms),
-                    {ok, M, FunExpr, maps:from_list(lists:zip(Vars, Values))};
-                error ->
-                    error
-            end
+    try captured(Fun) of
+        {ok, M, _CoreName, FunExpr, Vars, Values} ->
+            {ok, M, FunExpr, maps:from_list(lists:zip(Vars, Values))};
+        error ->
+            error
     catch error:_ -> error
     end.
 
@@ -85,19 +77,29 @@ source(Fun) ->
 %% values, sorted by variable name, and its expression.
 decode(Fun) ->
     {module, M} = erlang:fun_info(Fun, module),
-    {name, Name} = erlang:fun_info(Fun, name),
-    {env, Env} = erlang:fun_info(Fun, env),
     TrM = mce_translate:ensure(M),
-    Forms = mce_translate:original_forms(M),
-    case locate(Name, Forms) of
-        {ok, FunExpr, Enclosing, CoreName} ->
-            Vars = free_vars(FunExpr, Enclosing),
-            Values = probe(M, CoreName, FunExpr, Vars, Env, Forms),
+    case captured(Fun) of
+        {ok, M, CoreName, FunExpr, _Vars, Values} ->
             %% Captured funs are called by checked code: the sandbox rule
             %% applies to them as to an entry's arguments.
             {TrM, CoreName, list_to_tuple(mce_sandbox:entry_args(Values)), FunExpr};
         error ->
             refuse(Fun, "its code was not found in the module's abstract code")
+    end.
+
+%% Closure Fun's module, v3_core name and expression in its module's
+%% forms, and its captured variables with their values (sorted by name).
+captured(Fun) ->
+    {module, M} = erlang:fun_info(Fun, module),
+    {name, Name} = erlang:fun_info(Fun, name),
+    {env, Env} = erlang:fun_info(Fun, env),
+    Forms = mce_translate:original_forms(M),
+    case locate(Name, Forms) of
+        {ok, FunExpr, Enclosing, CoreName} ->
+            Vars = free_vars(FunExpr, Enclosing),
+            {ok, M, CoreName, FunExpr, Vars, probe(M, CoreName, FunExpr, Vars, Env, Forms)};
+        error ->
+            error
     end.
 
 %% Finds the fun expression that the compiler named Name: '-F/A-fun-N-',

@@ -225,8 +225,7 @@ walk([#{kind := stutter} | Rest], N, W, Observer, Sess, Ends) ->
     end;
 walk([Expected | Rest], N, W, Observer, Sess, Ends) ->
     {Succs, _Deadlock, Sess1} = expand(Sess, W),
-    Wanted = unplaced(Expected),
-    case [S || #{step := Step} = S <- Succs, same_step(Wanted, Step)] of
+    case [S || #{step := Step} = S <- Succs, same_step(Expected, Step)] of
         [] ->
             {error, {diverged, N, Expected, [S || #{step := S} <- Succs]}};
         [#{state := W1, violation := V} | _] when V =/= none ->
