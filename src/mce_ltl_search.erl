@@ -27,16 +27,19 @@
 %% ether channels; faults and stutter steps belong to nobody.  Product keys
 %% are `StateId bsl 32 bor AutomatonState'.
 %%
-%% Partial-order reduction (without fairness, for formulas without next
-%% over props): the product runs on a reduced program graph G'.  Invariant:
-%% a program state's successors in G' are decided once, when the product
-%% first needs them (lettered/2), and never change, so every automaton
-%% state and both nested searches see one G'; a state reduced to one safe
-%% step t has t invisible to every predicate and t's target discovered by
-%% its own expansion.  The expansions themselves stay full (the C search
-%% only marks safe steps), so safety properties and the run-time guards
-%% see every step of every state reached.  See docs/ARCHITECTURE.md,
-%% "Partial-order reduction of the LTL check".
+%% Partial-order reduction (for formulas without next over props, with or
+%% without weak fairness): the product runs on a reduced program graph G'.
+%% Invariants: a program state's successors in G' are decided once, when
+%% the product first needs them (lettered/2), and never change, so every
+%% automaton state and both nested searches see one G'; a state reduced to
+%% one safe step t has t invisible to every predicate and t's target
+%% discovered by its own expansion; the agents enabled in a state, which
+%% the fairness test reads, are those of its full expansion, never G''s (a
+%% process G' leaves out is still enabled there).  The expansions
+%% themselves stay full (the C search only marks safe steps), so safety
+%% properties and the run-time guards see every step of every state
+%% reached.  See docs/ARCHITECTURE.md, "Partial-order reduction of the LTL
+%% check" (and its "Weak fairness" for why fair runs are kept).
 -module(mce_ltl_search).
 
 -export([run/2]).
@@ -261,7 +264,11 @@ product_succs([{W2, Agent, _J, Id} | Steps], Q, St) ->
 
 %% W's steps, the stutter step last, each with its index in W's
 %% expansion and the id of the letter it reads; and the agents enabled in
-%% W.  Computed at the first product state over W, kept for the others.
+%% W, from its full expansion even when G' keeps one step (the fairness
+%% test must see a process the reduction postpones as enabled: taken
+%% from the kept steps, a cycle of G' that never runs it would pass as
+%% fair).  Computed at the first product state over W, kept for the
+%% others.
 lettered(W, #st{lettered = Table} = St) ->
     case ets:lookup(Table, W) of
         [{W, Steps, Enabled}] -> {{Steps, Enabled}, St};

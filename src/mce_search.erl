@@ -56,10 +56,10 @@
 %% `reduction' stat).
 -type reduction() :: on | {off, option | monitor | invariant | mailbox_bound | shortest | ltl
                               | max_depth | expand_only | cluster | void_reason()}
-                   %% the LTL check (mce_ltl_search): a formula with next, weak
-                   %% fairness, predicates of steps (sent, probes, scheduled ...),
-                   %% of the view or of the processes' status
-                   | {off, next | weak_fairness | step_predicates | state_predicates}.
+                   %% the LTL check (mce_ltl_search): a formula with next,
+                   %% predicates of steps (sent, probes, scheduled ...), of the
+                   %% view or of the processes' status
+                   | {off, next | step_predicates | state_predicates}.
 %% Why a reduced search proved nothing and ran again without the
 %% reduction: a step read another process's record, or, once a step that
 %% sends was taken as safe, a step sent an exit signal to another process,
@@ -260,15 +260,16 @@ reduction(Opts, ExpandOnly) ->
 
 %% The LTL check reduces its program graph (mce_ltl_search, see
 %% docs/ARCHITECTURE.md "Partial-order reduction of the LTL check") only
-%% for formulas without next, whose truth no stuttering changes, and
-%% without weak fairness, which a reduced successor list could make unfair
-%% (a pruned process would look disabled).  Not with max_depth (a reduced
-%% path may be longer).  Predicates of steps are found later, once the
-%% formula's predicates are resolved (set_reduction/2).
+%% for formulas without next, whose truth no stuttering changes; with or
+%% without weak fairness (the fairness test reads every state's full set
+%% of enabled agents, and a weakly fair run of the program graph maps to
+%% a weakly fair run of the reduced one: "Weak fairness" there).  Not with
+%% max_depth (a reduced path may be longer).  Predicates of steps are
+%% found later, once the formula's predicates are resolved
+%% (set_reduction/2).
 ltl_reduction(Formula, Opts) ->
     Off = [Why || {Why, true} <- [{abstraction, maps:get(abstraction, Opts, none) =/= none},
                                   {next, has_next(Formula)},
-                                  {weak_fairness, maps:get(fairness, Opts) =:= weak},
                                   {max_depth, maps:get(max_depth, Opts) =/= 0}]],
     case Off of
         [Why | _] -> {off, Why};

@@ -1,11 +1,13 @@
 %% @doc Partial-order reduction of the LTL check (issue 18 item 1; see
 %% docs/ARCHITECTURE.md "Partial-order reduction of the LTL check"): the
-%% LTL programs and formulas of the suite, under `fairness => none', give
-%% the same verdict with the reduction on and off, and every lasso found
-%% with it replays; the stats say when it is on and why it is off; and
-%% programs of test/tprog_ltl_por.erl give the wrong verdict if the
-%% visibility condition or the cycle proviso is taken out of
-%% mce_ltl_search (checked by hand, one mutant each).
+%% LTL programs and formulas of the suite, under `fairness => none' and
+%% under weak fairness, give the same verdict with the reduction on and
+%% off, and every lasso found with it replays; the stats say when it is on
+%% and why it is off; and programs of test/tprog_ltl_por.erl give the
+%% wrong verdict if the visibility condition or the cycle proviso is taken
+%% out of mce_ltl_search, or if the fairness test reads the enabled
+%% processes of the reduced graph instead of the full one (checked by
+%% hand, one mutant each).
 -module(mce_ltl_por_tests).
 -include_lib("eunit/include/eunit.hrl").
 -export([cases/0]).
@@ -116,11 +118,13 @@ cases() ->
 %% replays are); with it on, never more product states when both explored
 %% everything.
 agreement_test_() ->
-    [{Label, {timeout, 300, fun() -> agree(Label, Entry, Opts, Expected) end}}
-     || {Label, Entry, Opts, Expected} <- cases()].
+    [{Label ++ " " ++ atom_to_list(Fairness),
+      {timeout, 300, fun() -> agree(Label, Entry, Opts#{fairness => Fairness}, Expected) end}}
+     || {Label, Entry, Opts, Expected} <- cases(), Fairness <- [none, weak]].
 
-agree(Label, Entry, Opts0, Expected) ->
-    Opts = Opts0#{fairness => none, max_time => 120000},
+agree(Label0, Entry, Opts0, Expected) ->
+    Label = {Label0, maps:get(fairness, Opts0)},
+    Opts = Opts0#{max_time => 120000},
     On = check(Entry, Opts),
     Off = check(Entry, Opts#{reduction => false}),
     ?assertEqual({Label, verdict(Off)}, {Label, verdict(On)}),
@@ -179,8 +183,8 @@ off_reasons_test() ->
     Spin = {tprog_ltl, spin_and_work, []},
     Done = #{done => {prop, done}},
     Reason = fun(Opts) -> maps:get(reduction, stats(check(Spin, maps:merge(#{predicates => Done}, Opts)))) end,
-    ?assertEqual({off, weak_fairness}, Reason(#{ltl => "<> done"})),
-    ?assertEqual({off, weak_fairness}, Reason(#{ltl => "<> done", fairness => weak})),
+    ?assertEqual(on, Reason(#{ltl => "<> done"})),
+    ?assertEqual(on, Reason(#{ltl => "<> done", fairness => weak})),
     ?assertEqual({off, next}, Reason(#{ltl => "[] (done -> X done)", fairness => none})),
     ?assertEqual({off, next}, Reason(#{ltl => "forall P: <> done | X 'next'(P)", fairness => none,
                                        predicates => Done#{next => fun(_) -> {prop, nothing} end}})),
@@ -204,3 +208,46 @@ shortest_test() ->
     {error, Cex} = check({tprog_ltl_por, yielders, [3, 2]}, Opts),
     ?assertEqual(on, maps:get(reduction, maps:get(stats, Cex))),
     ?assertMatch({ok, _}, mcerlang:replay(Cex)).
+
+%% Weak fairness with the reduction (docs/ARCHITECTURE.md, "Weak
+%% fairness"): the verdicts that fairness decides come out the same with
+%% the reduction on and off, the reduction cuts something, and lassos
+%% replay.  flip_then_done gives a wrong `error' (the spinner's cycle
+%% passed as fair) when lettered/2 hands buchi.c the agents of the kept
+%% steps instead of the full expansion's (checked by hand).
+weak_fairness_test_() ->
+    Done = #{done => {prop, done}},
+    Cases = [{{tprog_ltl_por, flip_then_done, []}, "<> done", weak, ok},
+             {{tprog_ltl_por, flip_then_done, []}, "<> done", none, error},
+             {{tprog_ltl_por, flip_and_wait, []}, "<> done", weak, error},
+             {{tprog_ltl_por, spin_then_done, []}, "<> done", weak, ok},
+             %% done is passed once: it does not hold infinitely often
+             {{tprog_ltl_por, spin_then_done, []}, "[]<> done", weak, error},
+             {{tprog_ltl_por, yielders, [3, 2]}, "<> done", weak, ok},
+             {{tprog_ltl, spin_and_work, []}, "<> done", weak, ok},
+             {{tprog_ltl, spin_and_work, []}, "<> done", none, error}],
+    [{lists:flatten(io_lib:format("~p ~s ~p", [F, Formula, Fairness])),
+      {timeout, 120,
+       fun() ->
+               Opts = #{ltl => Formula, predicates => Done, fairness => Fairness},
+               On = check(Entry, Opts),
+               Off = check(Entry, Opts#{reduction => false}),
+               ?assertEqual(Verdict, element(1, On)),
+               ?assertEqual(Verdict, element(1, Off)),
+               ?assertEqual(on, maps:get(reduction, stats(On))),
+               [?assertMatch({ok, _}, mcerlang:replay(Cex)) || {error, Cex} <- [On, Off]]
+       end}}
+     || {{_, F, _} = Entry, Formula, Fairness, Verdict} <- Cases].
+
+%% Under weak fairness the reduction cuts the workers' local steps to one
+%% order, as without fairness.
+weak_fairness_fewer_states_test() ->
+    Opts = #{ltl => "<> done", predicates => #{done => {prop, done}}, fairness => weak},
+    {ok, On} = check({tprog_ltl_por, flip_then_done, []}, Opts),
+    {ok, Off} = check({tprog_ltl_por, flip_then_done, []}, Opts#{reduction => false}),
+    ?assert(maps:get(reduced_states, On) > 0),
+    ?assert(maps:get(product_states, On) < maps:get(product_states, Off)),
+    Never = #{ltl => "[] !bad", predicates => #{bad => {prop, bad}}, fairness => weak},
+    {ok, YOn} = check({tprog_ltl_por, yielders, [3, 2]}, Never),
+    {ok, YOff} = check({tprog_ltl_por, yielders, [3, 2]}, Never#{reduction => false}),
+    ?assert(2 * maps:get(product_states, YOn) < maps:get(product_states, YOff)).

@@ -154,10 +154,12 @@ off_reasons_test_() ->
                 {#{mailbox_bound => 10}, mailbox_bound},
                 {#{shortest => true}, shortest},
                 {#{max_depth => 1000}, max_depth}]),
-             %% the LTL check is reduced only without fairness
-             %% (mce_ltl_por_tests); the default is weak fairness
+             %% the LTL check is reduced under weak fairness (the
+             %% default) too (mce_ltl_por_tests), but not with next
              R = check(E, #{ltl => "[] true"}),
-             ?assertEqual({off, weak_fairness}, maps:get(reduction, stats(R)))
+             ?assertEqual(on, maps:get(reduction, stats(R))),
+             RX = check(E, #{ltl => "[] (true -> X true)"}),
+             ?assertEqual({off, next}, maps:get(reduction, stats(RX)))
      end}.
 
 bad_option_test() ->

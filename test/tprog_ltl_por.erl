@@ -5,6 +5,7 @@
 %% cycle proviso.
 -module(tprog_ltl_por).
 -export([yielders/2, order/0, ignoring/0, ignoring_crash/0, spin_then_done/0, peeker/0]).
+-export([flip_then_done/0, flip_and_wait/0]).
 
 %% N workers, each taking K local steps (polls) and then waiting forever;
 %% the entry marks `done' once it has spawned them all.  The workers' polls
@@ -72,4 +73,30 @@ peeker() ->
     W = spawn(fun() -> polls(2), wait() end),
     _ = process_info(W, status),
     mcerlang:prop(done),
+    wait().
+
+%% Weak fairness (mce_ltl_por_tests:weak_fairness_test_): a spinner that
+%% flips between two states (so its first poll leads to a state its own
+%% expansion discovers, and the reduction may keep that poll alone) beside
+%% a worker that polls and then stands at `done'.  Under weak fairness the
+%% worker, enabled throughout, must run: `<> done' holds.  A fairness test
+%% that took the enabled processes from the reduced graph would see the
+%% worker disabled where only the spinner's poll is kept, and pass the
+%% spinner's cycle as fair.
+-spec flip_then_done() -> no_return().
+flip_then_done() ->
+    spawn(fun() -> flip(a) end),
+    spawn(fun() -> polls(2), mcerlang:prop(done), wait() end),
+    wait().
+
+flip(a) -> erlang:yield(), flip(b);
+flip(b) -> erlang:yield(), flip(a).
+
+%% The same spinner beside a worker that waits for a message nobody sends:
+%% `<> done' fails under weak fairness too (the worker is never enabled),
+%% and the lasso is the spinner's cycle.
+-spec flip_and_wait() -> no_return().
+flip_and_wait() ->
+    spawn(fun() -> flip(a) end),
+    spawn(fun() -> polls(2), wait(), mcerlang:prop(done) end),
     wait().
