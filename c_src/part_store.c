@@ -252,6 +252,22 @@ part_store *part_store_new(void)
     return part_store_new_sized(2048);
 }
 
+/* A zeroed index, its pages written now.  calloc's fresh pages are mapped
+** to the shared zero page until written, and lookups read empty slots
+** before an intern writes them: with two threads each such first write is
+** a copy-on-write fault that flushes the TLB of the other core too (an
+** interprocessor interrupt), a tenth of the CPU the kernel took with two
+** workers.  The index fills uniformly, so every page is touched anyway. */
+static slot_t *index_alloc(size_t nslots)
+{
+    if (nslots > SIZE_MAX / sizeof(slot_t))
+        return NULL;
+    slot_t *index = malloc(nslots * sizeof *index);
+    if (index != NULL)
+        memset(index, 0, nslots * sizeof *index);
+    return index;
+}
+
 part_store *part_store_new_sized(size_t slots)
 {
     size_t per_shard = slots / NSHARDS, nslots = 16;
@@ -272,7 +288,7 @@ part_store *part_store_new_sized(size_t slots)
     int failed = ensure_segment(ps, 0) != 0;
     for (unsigned s = 0; s < NSHARDS; s++) {
         shard *sh = &ps->shards[s];
-        sh->index = calloc(nslots, sizeof *sh->index);
+        sh->index = index_alloc(nslots);
         sh->nslots = nslots;
         atomic_init(&sh->pub_index, sh->index);
         atomic_init(&sh->pub_mask, nslots - 1);
@@ -401,7 +417,7 @@ static int grow_index(part_store *ps, shard *sh)
 {
     move_slots(ps, sh, SIZE_MAX);   /* a previous growth, if unfinished */
     size_t nslots = sh->nslots * 2;
-    slot_t *index = calloc(nslots, sizeof *index);
+    slot_t *index = index_alloc(nslots);
     if (index == NULL)
         return -1;
     sh->old_index = sh->index;

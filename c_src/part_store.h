@@ -48,7 +48,8 @@ enum part_kind {
     PART_PROC = 3,     /* process record, see sys_state.h */
     PART_STATE = 4,    /* root: PART_WORLD id (or 0), then PART_PROC ids by pid */
     PART_WORLD = 5,    /* nodes, faults, node monitors, ether: sys_state.h */
-    PART_SIGNAL = 6    /* a signal in the ether: kind and three words */
+    PART_SIGNAL = 6,   /* a signal in the ether: kind and three words */
+    PART_LABEL = 7     /* a step's label (search_pool.c keeps one per node) */
 };
 
 typedef struct part {

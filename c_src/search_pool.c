@@ -2,12 +2,20 @@
 ** search_pool.c: owns the breadth-first search's nodes, its queue and the
 ** count of workers expanding (see search_pool.h for the protocol).
 **
-** Invariants, under `lock`: nodes[0..nnodes) are the discovered states in
-** the order they were added; queue[head..tail) the queued ones, oldest
-** first; `busy` is the number of workers between a POOL_WORK take and
-** their next take (expanding, or holding nodes they kept).  A node's
-** fields never change once added (a path copies them), so the lock only
-** guards the arrays' growth and the counters.  A node is its own parent
+** Invariants: node i (0 <= i < `next`) is the i-th discovered state; its
+** index is taken with one atomic add and it is written in a segment that
+** never moves (segments.h), so adding a node, the step every new state
+** takes, needs no lock: with two workers the one mutex of every add was
+** their main point of contention (futex waits and wake-ups, about a
+** tenth of their CPU on client_server(6,2)).  A node is written by its
+** adder before its index goes anywhere (kept by that worker, queued under
+** the lock, or returned), so whoever follows an index sees it whole; its
+** `state` is stored last, with release, and is never 0 once written (part
+** ids start at 1), which is how a lookup by an index from outside tells a
+** node from a hole.  A node's fields never change once added (a path
+** copies them).  Under `lock`: queue[head..tail) the queued nodes, oldest
+** first; `busy` the number of workers between a POOL_WORK take and their
+** next take (expanding, or holding nodes they kept).  A node is its own parent
 ** when it starts a segment: the root, and in a distributed search a state
 ** whose parent is another participant's (search_pool_add_remote); a path
 ** runs from the start of its segment.  `hungry` (atomic) counts
@@ -22,13 +30,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A node's label is interned in the store (PART_LABEL): a step's label
+** (its effects, the messages it sent) recurs across the states it is taken
+** in, and a malloc'd copy per node was most of a breadth-first search's
+** memory (client_server(6,2), 2 workers: 261 MB against 79 MB depth-first),
+** and its first touches most of the page faults. */
 typedef struct pool_node {
-    part_id state;
+    _Atomic part_id state;      /* 0 until the node is written */
     uint32_t parent;
     uint32_t depth;
     uint32_t nperm;
-    uint8_t *label;
-    size_t label_len;
+    part_id label;              /* 0: none (the root) */
     sym_pair *perm;
 } pool_node;
 
@@ -39,21 +51,25 @@ typedef struct pool_node {
 #define FULL_SEG0 ((uint64_t)1 << FULL_SEG_BITS)
 #define FULL_NSEGS 17       /* up to 2^33 bits: every part id */
 
+/* The nodes: segment k holds NODE_SEG0 << k of them. */
+#define NODE_SEG_BITS 10
+#define NODE_SEG0 ((uint64_t)1 << NODE_SEG_BITS)
+#define NODE_NSEGS 23       /* up to 2^33 nodes: every 32-bit index */
+
 struct search_pool {
     _Atomic(atomic_uchar *) full[FULL_NSEGS];
     pthread_mutex_t lock;
     atomic_int refs;
+    _Atomic(pool_node *) nodes[NODE_NSEGS];
     part_store *ps;
-    pool_node *nodes;
-    size_t nnodes, cap;
     uint32_t *queue;
     size_t head, tail, capqueue;
     uint32_t busy;
-    atomic_size_t bytes;        /* nodes' array, labels and renamings */
-    atomic_uint_fast64_t count; /* nnodes, readable without the lock */
-    /* Read by every worker at every step: on cache lines of their own, so
-    ** that adding nodes (the lock, the counters above) does not evict them
-    ** from the other cores' caches. */
+    atomic_size_t bytes;        /* nodes' segments, labels and renamings */
+    /* The nodes taken so far (the next index), written by every add: on a
+    ** cache line of its own, as are the flags below that every worker
+    ** reads at every step, so that adding nodes does not evict those. */
+    alignas(64) atomic_uint_fast64_t next;
     alignas(64) atomic_int stopped;
     alignas(64) atomic_int hungry;
     char pad[64 - sizeof(atomic_int)];
@@ -76,7 +92,9 @@ search_pool *search_pool_new(part_store *ps, int concurrent)
     atomic_init(&p->stopped, 0);
     atomic_init(&p->hungry, 0);
     atomic_init(&p->bytes, 0);
-    atomic_init(&p->count, 0);
+    atomic_init(&p->next, 0);
+    for (unsigned k = 0; k < NODE_NSEGS; k++)
+        atomic_init(&p->nodes[k], NULL);
     p->ps = ps;
     return p;
 }
@@ -90,11 +108,15 @@ void search_pool_release(search_pool *p)
 {
     if (p == NULL || atomic_fetch_sub(&p->refs, 1) != 1)
         return;
-    for (size_t i = 0; i < p->nnodes; i++) {
-        free(p->nodes[i].label);
-        free(p->nodes[i].perm);
+    uint64_t n = atomic_load(&p->next);
+    for (unsigned k = 0; k < NODE_NSEGS; k++) {
+        pool_node *seg = atomic_load(&p->nodes[k]);
+        uint64_t first = (NODE_SEG0 << k) - NODE_SEG0;
+        for (uint64_t j = 0; seg != NULL && j < (NODE_SEG0 << k) && first + j < n; j++) {
+            free(seg[j].perm);
+        }
+        free(seg);
     }
-    free(p->nodes);
     free(p->queue);
     for (unsigned k = 0; k < FULL_NSEGS; k++)
         free(atomic_load(&p->full[k]));
@@ -133,41 +155,93 @@ static int queue_reserve(search_pool *p, size_t n)
     return 0;
 }
 
+/* Node i, in a segment that exists (i was taken by an add). */
+static pool_node *node_at(const search_pool *p, uint64_t i)
+{
+    uint64_t off;
+    unsigned k = segment_of(i, NODE_SEG_BITS, &off);
+    pool_node *seg = atomic_load_explicit((_Atomic(pool_node *) *)&p->nodes[k],
+                                          memory_order_acquire);
+    return &seg[off];
+}
+
+/* Whether node i was added and written (for indices from outside). */
+static int node_exists(const search_pool *p, uint64_t i)
+{
+    return i < atomic_load_explicit((atomic_uint_fast64_t *)&p->next, memory_order_acquire) &&
+           atomic_load_explicit(&node_at(p, i)->state, memory_order_acquire) != 0;
+}
+
+/* The segment of node i, allocated by whichever adder needs it first. */
+static int node_segment(search_pool *p, uint64_t i)
+{
+    uint64_t off;
+    unsigned k = segment_of(i, NODE_SEG_BITS, &off);
+    if (atomic_load_explicit(&p->nodes[k], memory_order_acquire) != NULL)
+        return 0;
+    size_t count = (size_t)(NODE_SEG0 << k);
+    pool_node *fresh = calloc(count, sizeof *fresh);
+    if (fresh == NULL)
+        return -1;
+    pool_node *expected = NULL;
+    if (atomic_compare_exchange_strong_explicit(&p->nodes[k], &expected, fresh,
+                                                memory_order_acq_rel, memory_order_acquire))
+        atomic_fetch_add(&p->bytes, count * sizeof *fresh);
+    else
+        free(fresh);
+    return 0;
+}
+
 /* search_pool_add, and with `remote` a node that is its own parent at
-** depth *depth (search_pool_add_remote). */
+** depth *depth (search_pool_add_remote).  The node is written without the
+** lock (see the invariants); queuing it takes the lock. */
 static int pool_add(search_pool *p, part_id state, uint32_t parent, uint8_t *label,
                     size_t label_len, sym_pair *perm, uint32_t nperm, int queue,
                     int remote, uint32_t *index, uint32_t *depth)
 {
-    pthread_mutex_lock(&p->lock);
-    if (p->nnodes >= UINT32_MAX - 1 || (!remote && p->nnodes > 0 && parent >= p->nnodes) ||
-        (queue && queue_reserve(p, 1) != 0)) {
-        pthread_mutex_unlock(&p->lock);
+    if (state == 0 || label_len > UINT32_MAX)
         return -1;
+    part_id label_id = 0;
+    if (label != NULL) {
+        int is_new;
+        label_id = part_store_intern(p->ps, PART_LABEL, label, (uint32_t)label_len, NULL, 0,
+                                     &is_new);
+        if (label_id == 0)
+            return -1;
     }
-    if (p->nnodes == p->cap) {
-        size_t cap = p->cap ? 2 * p->cap : 1024;
-        pool_node *grown = realloc(p->nodes, cap * sizeof *grown);
-        if (grown == NULL) {
+    uint64_t i = atomic_load_explicit(&p->next, memory_order_relaxed);
+    do {
+        if (i >= UINT32_MAX - 1 || (!remote && i > 0 && parent >= i))
+            return -1;
+    } while (!atomic_compare_exchange_weak_explicit(&p->next, &i, i + 1, memory_order_acq_rel,
+                                                    memory_order_relaxed));
+    /* On failure below the index stays taken: a hole (state 0) that no
+    ** path or lookup accepts, holding nothing of the caller's. */
+    if (node_segment(p, i) != 0)
+        return -1;
+    pool_node *n = node_at(p, i);
+    uint32_t d = remote ? *depth : i == 0 ? 0 : node_at(p, parent)->depth + 1;
+    n->parent = i == 0 || remote ? (uint32_t)i : parent;
+    n->depth = d;
+    if (queue) {
+        pthread_mutex_lock(&p->lock);
+        if (queue_reserve(p, 1) != 0) {
             pthread_mutex_unlock(&p->lock);
             return -1;
         }
-        atomic_fetch_add(&p->bytes, (cap - p->cap) * sizeof *grown);
-        p->nodes = grown;
-        p->cap = cap;
     }
-    uint32_t i = (uint32_t)p->nnodes;
-    uint32_t d = remote ? *depth : i == 0 ? 0 : p->nodes[parent].depth + 1;
-    p->nodes[i] = (pool_node){ .state = state, .parent = i == 0 || remote ? i : parent,
-                               .depth = d, .nperm = nperm, .label = label,
-                               .label_len = label_len, .perm = perm };
-    p->nnodes++;
-    if (queue)
-        p->queue[p->tail++] = i;
-    atomic_store(&p->count, p->nnodes);
-    pthread_mutex_unlock(&p->lock);
-    atomic_fetch_add(&p->bytes, label_len + (size_t)nperm * sizeof *perm);
-    *index = i;
+    n->nperm = nperm;
+    n->label = label_id;
+    n->perm = perm;
+    atomic_store_explicit(&n->state, state, memory_order_release);
+    if (queue) {
+        p->queue[p->tail++] = (uint32_t)i;
+        pthread_mutex_unlock(&p->lock);
+    }
+    free(label);
+    if (nperm > 0)
+        atomic_fetch_add(&p->bytes, (size_t)nperm * sizeof *perm);
+    *index = (uint32_t)i;
     *depth = d;
     return 0;
 }
@@ -188,15 +262,15 @@ int search_pool_add_remote(search_pool *p, part_id state, uint32_t depth, uint8_
 /* The first node of node i's segment (under the lock). */
 static uint32_t segment_start(const search_pool *p, uint32_t i)
 {
-    while (p->nodes[i].parent != i)
-        i = p->nodes[i].parent;
+    while (node_at(p, i)->parent != i)
+        i = node_at(p, i)->parent;
     return i;
 }
 
 int search_pool_segment(search_pool *p, uint32_t i, uint32_t *start)
 {
     pthread_mutex_lock(&p->lock);
-    int r = i < p->nnodes ? 0 : -1;
+    int r = node_exists(p, i) ? 0 : -1;
     if (r == 0)
         *start = segment_start(p, i);
     pthread_mutex_unlock(&p->lock);
@@ -223,8 +297,9 @@ int search_pool_hungry(const search_pool *p)
 void search_pool_node(search_pool *p, uint32_t i, part_id *state, uint32_t *depth)
 {
     pthread_mutex_lock(&p->lock);
-    *state = p->nodes[i].state;
-    *depth = p->nodes[i].depth;
+    const pool_node *n = node_at(p, i);
+    *state = atomic_load_explicit(&n->state, memory_order_acquire);
+    *depth = n->depth;
     pthread_mutex_unlock(&p->lock);
 }
 
@@ -240,9 +315,9 @@ enum pool_take search_pool_take(search_pool *p, int *busy, int *hungry, uint32_t
     if (atomic_load(&p->stopped)) {
         r = POOL_STOPPED;
     } else if (p->head < p->tail) {
-        const pool_node *n = &p->nodes[p->queue[p->head]];
+        const pool_node *n = node_at(p, p->queue[p->head]);
         *node = p->queue[p->head++];
-        *state = n->state;
+        *state = atomic_load_explicit(&n->state, memory_order_acquire);
         *depth = n->depth;
         *busy = 1;
         p->busy++;
@@ -308,7 +383,7 @@ int search_pool_stopped(const search_pool *p)
 
 uint64_t search_pool_count(const search_pool *p)
 {
-    return atomic_load(&((search_pool *)p)->count);
+    return atomic_load(&((search_pool *)p)->next);
 }
 
 size_t search_pool_bytes(const search_pool *p)
@@ -328,24 +403,25 @@ void search_pool_path_free(pool_step *path, size_t len)
 int search_pool_path(search_pool *p, uint32_t i, pool_step **out, size_t *len)
 {
     pthread_mutex_lock(&p->lock);
-    if (i >= p->nnodes) {
+    if (!node_exists(p, i)) {
         pthread_mutex_unlock(&p->lock);
         return -1;
     }
-    size_t n = (size_t)(p->nodes[i].depth - p->nodes[segment_start(p, i)].depth) + 1;
+    size_t n = (size_t)(node_at(p, i)->depth - node_at(p, segment_start(p, i))->depth) + 1;
     pool_step *path = calloc(n, sizeof *path);
     int failed = path == NULL;
     size_t d = n;
-    for (uint32_t k = i; !failed && d > 0; k = p->nodes[k].parent) {
-        const pool_node *node = &p->nodes[k];
+    for (uint32_t k = i; !failed && d > 0; k = node_at(p, k)->parent) {
+        const pool_node *node = node_at(p, k);
         pool_step *step = &path[--d];
-        step->state = node->state;
-        if (node->label != NULL) {
-            step->label = malloc(node->label_len ? node->label_len : 1);
+        step->state = atomic_load_explicit(&node->state, memory_order_acquire);
+        const part *label = node->label != 0 ? part_store_get(p->ps, node->label) : NULL;
+        if (label != NULL) {
+            step->label = malloc(label->len ? label->len : 1);
             failed |= step->label == NULL;
             if (step->label != NULL) {
-                memcpy(step->label, node->label, node->label_len);
-                step->label_len = node->label_len;
+                memcpy(step->label, label->data, label->len);
+                step->label_len = label->len;
             }
         }
         if (node->perm != NULL) {

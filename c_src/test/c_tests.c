@@ -3251,9 +3251,22 @@ static void *pool_worker_run(void *arg)
         if (r != POOL_WORK)
             return NULL;
         w->taken++;
+        /* The path to it, through nodes other threads wrote without the
+        ** pool's lock: state k + 1 at depth k. */
+        pool_step *path;
+        size_t len;
+        if (search_pool_path(w->p, node, &path, &len) != 0 || len != (size_t)depth + 1) {
+            w->failed = 1;
+        } else {
+            for (size_t k = 0; k < len; k++)
+                if (path[k].state != (part_id)k + 1)
+                    w->failed = 1;
+            search_pool_path_free(path, len);
+        }
+        /* One child queued when added, the other kept, then handed over. */
         for (int c = 0; c < 2 && depth < POOL_TREE_DEPTH; c++)
-            if (search_pool_add(w->p, state + 1, node, NULL, 0, NULL, 0, 1, &idx, &d) != 0 ||
-                d != depth + 1)
+            if (search_pool_add(w->p, state + 1, node, NULL, 0, NULL, 0, c == 0, &idx, &d) != 0 ||
+                d != depth + 1 || (c == 1 && search_pool_queue(w->p, &idx, 1) != 0))
                 w->failed = 1;
     }
 }
