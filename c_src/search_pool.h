@@ -28,9 +28,11 @@
 ** violation, a limit, an error) stops the pool, and the others end at
 ** their next request.
 **
-** Concurrency: every function may be called from any thread; the node
-** array and the queue are under one mutex, held for a few instructions at
-** a time.  search_pool_stop and search_pool_stopped are lock-free.  The
+** Concurrency: every function may be called from any thread.  Adding a
+** node takes no lock (an atomic index, segments that never move, the
+** label interned in the store); the queue is under one mutex, held for a
+** few instructions at a time.  search_pool_stop and search_pool_stopped
+** are lock-free.  The
 ** pool is reference counted: each worker's search holds one reference;
 ** the last release frees it with its store.
 */
