@@ -132,7 +132,16 @@ int etf_scan_keys(uint8_t *buf, size_t len, const etf_nodes *nodes,
 typedef struct open_map {
     uint64_t end, left;
     uint8_t big, in_key;
+    uint8_t key_ids;    /* the current pair's key holds a pid or ref */
 } open_map;
+
+/* A simulated pid or ref was met: the keys being read hold one. */
+static void mark_keys(open_map *maps, size_t depth)
+{
+    for (size_t d = 0; d < depth; d++)
+        if (maps[d].in_key)
+            maps[d].key_ids = 1;
+}
 
 int etf_walk_keys(uint8_t *buf, size_t len, const etf_nodes *nodes,
                   uint32_t creation, etf_key_visit visit, void *ctx)
@@ -161,12 +170,16 @@ int etf_walk_keys(uint8_t *buf, size_t len, const etf_nodes *nodes,
             nkey -= m->in_key && !m->big;
             nbig -= m->in_key && m->big;
             m->in_key = m->left % 2 == 0;
+            if (m->in_key)
+                m->key_ids = 0;
             nkey += m->in_key && !m->big;
             nbig += m->in_key && m->big;
             m->left--;
         }
         int where = (depth > 0 ? ETF_IN_MAP : 0) | (nkey > 0 ? ETF_IN_MAP_KEY : 0) |
-                    (nbig > 0 ? ETF_IN_BIG_MAP_KEY : 0);
+                    (nbig > 0 ? ETF_IN_BIG_MAP_KEY : 0) |
+                    (depth > 0 && !maps[depth - 1].in_key && !maps[depth - 1].key_ids
+                         ? ETF_IN_NAMED_VALUE : 0);
         pending--;
         if (!need(&r, 1))
             goto done;
@@ -232,7 +245,7 @@ int etf_walk_keys(uint8_t *buf, size_t len, const etf_nodes *nodes,
                 maps = grown;
                 cap *= 2;
             }
-            maps[depth++] = (open_map){ pending, 2 * (uint64_t)n, n > ETF_SMALL_MAP, 0 };
+            maps[depth++] = (open_map){ pending, 2 * (uint64_t)n, n > ETF_SMALL_MAP, 0, 0 };
             pending += 2 * (uint64_t)n;
             r.p += 4;
             break;
@@ -247,6 +260,8 @@ int etf_walk_keys(uint8_t *buf, size_t len, const etf_nodes *nodes,
             uint32_t cr = tag == NEW_PID_EXT ? be32(r.p + 8) : r.p[8];
             int ni = cr == creation && num < ETF_NUM_LIMIT
                          ? node_index(nodes, text, n) : -1;
+            if (ni >= 0)
+                mark_keys(maps, depth);
             if (ni >= 0 &&
                 visit(ctx, (uint32_t)ni << ETF_NODE_SHIFT | num, r.p, where) != 0)
                 goto done;
@@ -271,6 +286,8 @@ int etf_walk_keys(uint8_t *buf, size_t len, const etf_nodes *nodes,
                     ours = be32(r.p + 4 + 4 * w) == 0 ||
                            (w == 2 && be32(r.p + 4 + 4 * w) == ETF_REF_TID_MARK);
                 int ni = ours ? node_index(nodes, text, n) : -1;
+                if (ni >= 0)
+                    mark_keys(maps, depth);
                 if (ni >= 0 &&
                     visit(ctx, ((uint32_t)ni << ETF_NODE_SHIFT | id) | ETF_REF_TAG,
                           r.p + 8, where) != 0)

@@ -76,12 +76,16 @@ int etf_scan_keys(uint8_t *buf, size_t len, const etf_nodes *nodes,
 ** the ETF_IN_* bits saying whether it occurs inside a map, inside a key of
 ** a small map (the VM writes those in term order of the keys: a pid renamed
 ** there needs the pairs re-sorted, etf_order.h) or inside a key of a map of
-** more than ETF_SMALL_MAP pairs (hash-ordered: not to be renamed).  A
+** more than ETF_SMALL_MAP pairs (hash-ordered: not to be renamed), or
+** (ETF_IN_NAMED_VALUE) inside the value of a map whose key for it holds no
+** pid or ref, the innermost map around it (`#{worker => #child{pid =
+** P}}': a process the map names by a role, symmetry.c pins it).  A
 ** nonzero return stops the walk with -1.  Fun creator pids are zeroed as by
 ** etf_scan_keys. */
 #define ETF_IN_MAP 1
 #define ETF_IN_MAP_KEY 2
 #define ETF_IN_BIG_MAP_KEY 4
+#define ETF_IN_NAMED_VALUE 8
 typedef int (*etf_key_visit)(void *ctx, uint32_t key, uint8_t *word, int where);
 int etf_walk_keys(uint8_t *buf, size_t len, const etf_nodes *nodes,
                   uint32_t creation, etf_key_visit visit, void *ctx);

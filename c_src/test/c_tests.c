@@ -326,6 +326,12 @@ static void test_etf_sort_maps(void)
         CHECK(wh[4] == ETF_IN_MAP);                      /* P1, a value */
     }
     free(buf);
+    /* #{a => {P1}}: a pid held under a pid-free key (a named value). */
+    bstart(&e); b8(&e, 116); b32(&e, 1); batom(&e, "a"); b8(&e, 104); b8(&e, 1);
+    bpid(&e, NODE, 1, 0, CREATION);
+    sink.n = 0;
+    CHECK(etf_walk_keys(e.b, e.n, &nodes, CREATION, where_visit, &sink) == 0);
+    CHECK(sink.n == 1 && wh[0] == (ETF_IN_MAP | ETF_IN_NAMED_VALUE));
     /* A map of 33 pairs is hash-ordered: left alone; its keys reported. */
     uint32_t many[33];
     for (int i = 0; i < 33; i++)
