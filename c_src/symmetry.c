@@ -32,7 +32,8 @@
 ** entry process, pids of 2^14 and more, and processes whose pids or refs
 ** occur where a renaming would reorder what cannot be re-sorted keep their
 ** numbers (pin_all: ETS object keys, keys of large maps or of maps with a
-** key type etf_order.c does not order, and with symmetry 3 every map key).
+** key type etf_order.c does not order, with symmetry 3 every map key), and
+** so do processes a map names by a pid-free key (term_of: for cost).
 */
 #include "symmetry.h"
 

@@ -15,16 +15,18 @@
 ** region.  Only processes
 ** with numbers below ETF_REF_CREATOR_LIMIT take part (a larger one makes
 ** its refs in the shared region 0, which is never renamed).  A renamed
-** pid inside a small map's key, or an ETS object's key, moves its pair
-** (the VM writes a small map's keys, and mce_ets keeps a table's objects,
-** in term order): sym_rename.c re-sorts them (etf_order.c); processes whose
-** pid or refs occur where that cannot be done (a key of a map of more than
-** 32 pairs, hash-ordered; a map or table with a key type etf_order.c does
-** not order, such as a float) keep their numbers.  The precondition, which
-** the user asserts by asking for `symmetry => true', is that the program
+** pid inside a small map's key moves its pair (the VM writes a small map's
+** keys in term order): sym_rename.c re-sorts the pairs (etf_order.c).
+** Processes whose pids or refs occur where that cannot be done (a key of
+** a map of more than 32 pairs, hash-ordered; of a map with a key type
+** etf_order.c does not order, such as a float; an ETS object's key, in
+** whose order mce_ets iterates) keep their numbers, and so, for cost
+** alone, do processes a map holds under a pid-free key.  The
+** precondition, which the user asserts by asking for `symmetry => true',
+** is that the program
 ** never observes pid *order* (<, lists:sort of pids, ordered structures
-** keyed by pids, term_to_binary, pid_to_list, phash2 of a pid,
-** erlang:processes/0's order).
+** keyed by pids, iterating a map keyed by pids, term_to_binary,
+** pid_to_list, phash2 of a pid, erlang:processes/0's order).
 **
 ** Invariant: symmetry_canon leaves st in the orbit of the state it was
 ** given (one such bijection of pid numbers per node, applied to every pid
