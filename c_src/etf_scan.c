@@ -8,6 +8,8 @@
 #include "etf_scan.h"
 
 #include <stdlib.h>
+
+#include "etf_order.h"
 #include <string.h>
 
 enum {
@@ -114,10 +116,10 @@ int etf_scan_pids(uint8_t *buf, size_t len, const char *node,
     return etf_scan_keys(buf, len, &one, creation, sink);
 }
 
-static int sink_visit(void *ctx, uint32_t key, uint8_t *word, int in_map)
+static int sink_visit(void *ctx, uint32_t key, uint8_t *word, int where)
 {
     (void)word;
-    (void)in_map;
+    (void)where;
     return sink_push(ctx, key);
 }
 
@@ -127,6 +129,20 @@ int etf_scan_keys(uint8_t *buf, size_t len, const etf_nodes *nodes,
     return etf_walk_keys(buf, len, nodes, creation, sink_visit, sink);
 }
 
+typedef struct open_map {
+    uint64_t end, left;
+    uint8_t big, in_key;
+    uint8_t key_ids;    /* the current pair's key holds a pid or ref */
+} open_map;
+
+/* A simulated pid or ref was met: the keys being read hold one. */
+static void mark_keys(open_map *maps, size_t depth)
+{
+    for (size_t d = 0; d < depth; d++)
+        if (maps[d].in_key)
+            maps[d].key_ids = 1;
+}
+
 int etf_walk_keys(uint8_t *buf, size_t len, const etf_nodes *nodes,
                   uint32_t creation, etf_key_visit visit, void *ctx)
 {
@@ -134,16 +150,39 @@ int etf_walk_keys(uint8_t *buf, size_t len, const etf_nodes *nodes,
     if (!need(&r, 1) || *r.p++ != 131)
         return -1;
     uint64_t pending = 1;   /* terms still to read */
-    /* Inside a map: the terms of the outermost map end when `pending' is
-    ** back to map_end (terms are read depth-first, in order). */
-    int in_map = 0;
-    uint64_t map_end = 0;
+    /* The maps open around the term being read (terms are read depth-first,
+    ** in order): a map's terms end when `pending' is back to its `end', and
+    ** its next pair's key or value starts when `pending' is end + left (the
+    ** terms of the child before it all read).  nkey and nbig count the open
+    ** maps whose key is being read, small and large. */
+    open_map local[16], *maps = local;
+    size_t depth = 0, cap = 16;
+    uint32_t nkey = 0, nbig = 0;
+    int rc = -1;
     while (pending > 0) {
-        if (in_map && pending == map_end)
-            in_map = 0;
+        while (depth > 0 && pending == maps[depth - 1].end) {
+            depth--;
+            nkey -= maps[depth].in_key && !maps[depth].big;
+            nbig -= maps[depth].in_key && maps[depth].big;
+        }
+        if (depth > 0 && pending == maps[depth - 1].end + maps[depth - 1].left) {
+            open_map *m = &maps[depth - 1];
+            nkey -= m->in_key && !m->big;
+            nbig -= m->in_key && m->big;
+            m->in_key = m->left % 2 == 0;
+            if (m->in_key)
+                m->key_ids = 0;
+            nkey += m->in_key && !m->big;
+            nbig += m->in_key && m->big;
+            m->left--;
+        }
+        int where = (depth > 0 ? ETF_IN_MAP : 0) | (nkey > 0 ? ETF_IN_MAP_KEY : 0) |
+                    (nbig > 0 ? ETF_IN_BIG_MAP_KEY : 0) |
+                    (depth > 0 && !maps[depth - 1].in_key && !maps[depth - 1].key_ids
+                         ? ETF_IN_NAMED_VALUE : 0);
         pending--;
         if (!need(&r, 1))
-            return -1;
+            goto done;
         uint8_t tag = *r.p++;
         size_t skip = 0;
         switch (tag) {
@@ -153,82 +192,92 @@ int etf_walk_keys(uint8_t *buf, size_t len, const etf_nodes *nodes,
         case NEW_FLOAT_EXT: skip = 8; break;
         case NIL_EXT: break;
         case ATOM_EXT: case ATOM_UTF8_EXT:
-            if (!need(&r, 2)) return -1;
+            if (!need(&r, 2)) goto done;
             skip = 2 + (size_t)be16(r.p);
             break;
         case SMALL_ATOM_EXT: case SMALL_ATOM_UTF8_EXT:
-            if (!need(&r, 1)) return -1;
+            if (!need(&r, 1)) goto done;
             skip = 1 + (size_t)r.p[0];
             break;
         case STRING_EXT:
-            if (!need(&r, 2)) return -1;
+            if (!need(&r, 2)) goto done;
             skip = 2 + (size_t)be16(r.p);
             break;
         case BINARY_EXT:
-            if (!need(&r, 4)) return -1;
+            if (!need(&r, 4)) goto done;
             skip = 4 + (size_t)be32(r.p);
             break;
         case BIT_BINARY_EXT:
-            if (!need(&r, 4)) return -1;
+            if (!need(&r, 4)) goto done;
             skip = 5 + (size_t)be32(r.p);
             break;
         case SMALL_BIG_EXT:
-            if (!need(&r, 1)) return -1;
+            if (!need(&r, 1)) goto done;
             skip = 2 + (size_t)r.p[0];
             break;
         case LARGE_BIG_EXT:
-            if (!need(&r, 4)) return -1;
+            if (!need(&r, 4)) goto done;
             skip = 5 + (size_t)be32(r.p);
             break;
         case SMALL_TUPLE_EXT:
-            if (!need(&r, 1)) return -1;
+            if (!need(&r, 1)) goto done;
             pending += *r.p++;
             break;
         case LARGE_TUPLE_EXT:
-            if (!need(&r, 4)) return -1;
+            if (!need(&r, 4)) goto done;
             pending += be32(r.p);
             r.p += 4;
             break;
         case LIST_EXT:
-            if (!need(&r, 4)) return -1;
+            if (!need(&r, 4)) goto done;
             pending += (uint64_t)be32(r.p) + 1;   /* elements and tail */
             r.p += 4;
             break;
-        case MAP_EXT:
-            if (!need(&r, 4)) return -1;
-            if (!in_map) {
-                in_map = 1;
-                map_end = pending;
+        case MAP_EXT: {
+            if (!need(&r, 4)) goto done;
+            uint32_t n = be32(r.p);
+            if (depth == cap) {
+                open_map *grown = malloc(2 * cap * sizeof *grown);
+                if (grown == NULL) goto done;
+                memcpy(grown, maps, depth * sizeof *maps);
+                if (maps != local)
+                    free(maps);
+                maps = grown;
+                cap *= 2;
             }
-            pending += 2 * (uint64_t)be32(r.p);
+            maps[depth++] = (open_map){ pending, 2 * (uint64_t)n, n > ETF_SMALL_MAP, 0, 0 };
+            pending += 2 * (uint64_t)n;
             r.p += 4;
             break;
+        }
         case PID_EXT: case NEW_PID_EXT: {
             uint8_t *text;
             size_t n;
-            if (read_atom(&r, &text, &n) != 0) return -1;
+            if (read_atom(&r, &text, &n) != 0) goto done;
             size_t tail = tag == NEW_PID_EXT ? 12 : 9;
-            if (!need(&r, tail)) return -1;
+            if (!need(&r, tail)) goto done;
             uint32_t num = be32(r.p);
             uint32_t cr = tag == NEW_PID_EXT ? be32(r.p + 8) : r.p[8];
             int ni = cr == creation && num < ETF_NUM_LIMIT
                          ? node_index(nodes, text, n) : -1;
+            if (ni >= 0)
+                mark_keys(maps, depth);
             if (ni >= 0 &&
-                visit(ctx, (uint32_t)ni << ETF_NODE_SHIFT | num, r.p, in_map) != 0)
-                return -1;
+                visit(ctx, (uint32_t)ni << ETF_NODE_SHIFT | num, r.p, where) != 0)
+                goto done;
             skip = tail;
             break;
         }
         case NEW_REFERENCE_EXT: case NEWER_REFERENCE_EXT: {
-            if (!need(&r, 2)) return -1;
+            if (!need(&r, 2)) goto done;
             size_t words = be16(r.p);
             r.p += 2;
             uint8_t *text;
             size_t n;
-            if (read_atom(&r, &text, &n) != 0) return -1;
+            if (read_atom(&r, &text, &n) != 0) goto done;
             size_t crlen = tag == NEWER_REFERENCE_EXT ? 4 : 1;
             skip = crlen + 4 * words;
-            if (!need(&r, skip)) return -1;
+            if (!need(&r, skip)) goto done;
             if (tag == NEWER_REFERENCE_EXT && words >= 2 && be32(r.p) == creation) {
                 uint32_t counter = be32(r.p + 4), creator = be32(r.p + 8);
                 uint32_t id = creator << ETF_REF_COUNTER_BITS | counter;
@@ -237,10 +286,12 @@ int etf_walk_keys(uint8_t *buf, size_t len, const etf_nodes *nodes,
                     ours = be32(r.p + 4 + 4 * w) == 0 ||
                            (w == 2 && be32(r.p + 4 + 4 * w) == ETF_REF_TID_MARK);
                 int ni = ours ? node_index(nodes, text, n) : -1;
+                if (ni >= 0)
+                    mark_keys(maps, depth);
                 if (ni >= 0 &&
                     visit(ctx, ((uint32_t)ni << ETF_NODE_SHIFT | id) | ETF_REF_TAG,
-                          r.p + 8, in_map) != 0)
-                    return -1;
+                          r.p + 8, where) != 0)
+                    goto done;
             }
             break;
         }
@@ -250,30 +301,34 @@ int etf_walk_keys(uint8_t *buf, size_t len, const etf_nodes *nodes,
         case NEW_FUN_EXT: {
             /* Size, arity, uniq[16], index, numfree, then module, old index,
             ** old uniq, creator pid, and numfree free variables. */
-            if (!need(&r, 29)) return -1;
+            if (!need(&r, 29)) goto done;
             pending += be32(r.p + 25);
             r.p += 29;
             uint8_t *text;
             size_t n;
             if (read_atom(&r, &text, &n) != 0 || skip_integer(&r) != 0 ||
                 skip_integer(&r) != 0 || !need(&r, 1))
-                return -1;
+                goto done;
             uint8_t ptag = *r.p++;
             if ((ptag != NEW_PID_EXT && ptag != PID_EXT) ||
                 read_atom(&r, &text, &n) != 0)
-                return -1;
+                goto done;
             skip = ptag == NEW_PID_EXT ? 12 : 9;
-            if (!need(&r, skip)) return -1;
+            if (!need(&r, skip)) goto done;
             memset(r.p, 0, skip);
             break;
         }
         default:
             /* Ports, old-style refs and funs cannot occur in a model. */
-            return -1;
+            goto done;
         }
         if (!need(&r, skip))
-            return -1;
+            goto done;
         r.p += skip;
     }
-    return r.p == r.end ? 0 : -1;
+    rc = r.p == r.end ? 0 : -1;
+done:
+    if (maps != local)
+        free(maps);
+    return rc;
 }

@@ -68,15 +68,25 @@ typedef struct etf_nodes {
 int etf_scan_keys(uint8_t *buf, size_t len, const etf_nodes *nodes,
                   uint32_t creation, etf_pid_sink *sink);
 
-/* The walk under etf_scan_keys, for those that rewrite keys (symmetry.c):
-** calls visit(ctx, key, word, in_map) for each simulated pid or ref, in
-** order of occurrence, with the key as etf_scan_keys records it, `word' the
-** four big-endian bytes that carry the pid's number or the ref's creator
-** (ID word 1), which visit may rewrite in place, and in_map whether it
-** occurs inside a map (the VM writes a map's keys in term order, so a pid
-** renamed there gives bytes the VM would not write).  A nonzero return
-** stops the walk with -1.  Fun creator pids are zeroed as by etf_scan_keys. */
-typedef int (*etf_key_visit)(void *ctx, uint32_t key, uint8_t *word, int in_map);
+/* The walk under etf_scan_keys, for those that rewrite keys (symmetry.c,
+** sym_rename.c): calls visit(ctx, key, word, where) for each simulated pid
+** or ref, in order of occurrence, with the key as etf_scan_keys records it,
+** `word' the four big-endian bytes that carry the pid's number or the
+** ref's creator (ID word 1), which visit may rewrite in place, and `where'
+** the ETF_IN_* bits saying whether it occurs inside a map, inside a key of
+** a small map (the VM writes those in term order of the keys: a pid renamed
+** there needs the pairs re-sorted, etf_order.h) or inside a key of a map of
+** more than ETF_SMALL_MAP pairs (hash-ordered: not to be renamed), or
+** (ETF_IN_NAMED_VALUE) inside the value of a map whose key for it holds no
+** pid or ref, the innermost map around it (`#{worker => #child{pid =
+** P}}': a process the map names by a role, symmetry.c pins it).  A
+** nonzero return stops the walk with -1.  Fun creator pids are zeroed as by
+** etf_scan_keys. */
+#define ETF_IN_MAP 1
+#define ETF_IN_MAP_KEY 2
+#define ETF_IN_BIG_MAP_KEY 4
+#define ETF_IN_NAMED_VALUE 8
+typedef int (*etf_key_visit)(void *ctx, uint32_t key, uint8_t *word, int where);
 int etf_walk_keys(uint8_t *buf, size_t len, const etf_nodes *nodes,
                   uint32_t creation, etf_key_visit visit, void *ctx);
 

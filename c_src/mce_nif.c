@@ -4,6 +4,7 @@
 ** nif_search.c (the search resource and the calls that drive it),
 ** nif_effects.c (a step's effects, for ran/5), nif_peek.c (the reads the
 ** runtime makes during a step), nif_state.c (views of the top state),
+** nif_sym.c (symmetry reduction's renaming of one term, for the tests),
 ** nif_buchi.c (the Büchi resource), nif_atoms.c (every atom, made once
 ** here in load), nif_common.c (shared helpers).
 **
@@ -22,6 +23,7 @@
 #include "nif_peek.h"
 #include "nif_search.h"
 #include "nif_state.h"
+#include "nif_sym.h"
 #include "nif_wire.h"
 
 static int load(ErlNifEnv *env, void **priv, ERL_NIF_TERM info)
@@ -111,6 +113,8 @@ static ErlNifFunc nif_funcs[] = {
     {"registered", 2, nif_registered, 0},
     {"processes", 2, nif_processes, 0},
     {"pid_order", 1, nif_pid_order, 0},
+    {"key_order", 1, nif_key_order, 0},
+    {"rename_term", 5, nif_rename_term, 0},
     {"buchi_check", 2, nif_buchi_check, ERL_NIF_DIRTY_JOB_CPU_BOUND},
     {"expand", 2, nif_expand, 0},
     {"focus", 2, nif_focus, 0},

@@ -353,6 +353,20 @@ ERL_NIF_TERM nif_processes(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     return peek_key_list(env, argv, search_peek_pids);
 }
 
+/* key_order(Search) -> ok: the running code iterated a map with pids in
+** its keys (mce_rt_order:map_keys/1). */
+ERL_NIF_TERM nif_key_order(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
+{
+    (void)argc;
+    search_res *r;
+    if (!get_res(env, argv[0], &r))
+        return enif_make_badarg(env);
+    enif_mutex_lock(r->lock);
+    search_key_order(r->s);
+    enif_mutex_unlock(r->lock);
+    return ATOM(env, ok);
+}
+
 /* pid_order(Search) -> ok: the running code observed the order of pids
 ** (mce_rt_order); a symmetric search is void. */
 ERL_NIF_TERM nif_pid_order(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])

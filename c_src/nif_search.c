@@ -60,7 +60,8 @@ static int get_marks(ErlNifEnv *env, ERL_NIF_TERM list, run_result *res)
 **       hash_compact, bitstate: visited.h), bitstate_bits => N,
 **       step_cache => 0 | 1, step_cache_entries => N, step_cache_bytes => N,
 **       reduction => 0 | 1,
-**       symmetry => 0 | 1 | 2 (2: without the pid order guard),
+**       symmetry => 0 | 1 | 2 | 3 (2: without the pid order guard; 3:
+**           with it, map keys' pids pinned),
 **       cluster_n => N, cluster_me => I (a distributed search's participant
 **       I of N: breadth_first, one worker, no reduction, no symmetry)})
 **   -> Resource
@@ -130,7 +131,7 @@ ERL_NIF_TERM nif_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
         map_u64(env, argv[0], ATOM(env, step_cache_bytes), &cache_bytes) < 0 ||
         cache_bytes > ((uint64_t)1 << 40) ||
         map_u64(env, argv[0], ATOM(env, reduction), &reduction) < 0 || reduction > 1 ||
-        map_u64(env, argv[0], ATOM(env, symmetry), &symmetry) < 0 || symmetry > 2 ||
+        map_u64(env, argv[0], ATOM(env, symmetry), &symmetry) < 0 || symmetry > 3 ||
         map_u64(env, argv[0], ATOM(env, workers), &workers) < 0 || workers == 0 ||
         workers > 1024 || (workers > 1 && (!bfs || expand_only)) ||
         map_u64(env, argv[0], ATOM(env, cluster_n), &cluster_n) < 0 || cluster_n > 1024 ||
@@ -367,6 +368,7 @@ static ERL_NIF_TERM request_term(ErlNifEnv *env, const search_res *r, const requ
     case REQ_ABANDONED: return ATOM(env, abandoned);
     case REQ_REDUCTION_VOID: {
         ERL_NIF_TERM why = q->why == SYM_VOID_PID_ORDER ? ATOM(env, pid_order)
+                         : q->why == SYM_VOID_KEY_ORDER ? ATOM(env, key_order)
                          : q->why == POR_VOID_EXIT ? ATOM(env, exit_signal)
                          : q->why == POR_VOID_LINK ? ATOM(env, link)
                          : q->why == POR_VOID_PROCESSES ? ATOM(env, processes)

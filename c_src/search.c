@@ -129,7 +129,7 @@ static search *search_create(const search_config *cfg, search *first)
         return NULL;
     }
     if (cfg->symmetry && !cfg->expand_only && !cfg->observe &&
-        (s->sym = symmetry_new()) == NULL) {
+        (s->sym = symmetry_new(cfg->symmetry == 3)) == NULL) {
         search_free(s);
         return NULL;
     }
@@ -588,7 +588,8 @@ static int next_request(search *s, request *req)
     if (s->por_void || s->sym_void) {
         s->finished = 1;
         s->pending = req->kind = REQ_REDUCTION_VOID;
-        req->why = s->sym_void ? SYM_VOID_PID_ORDER : s->por_void;
+        req->why = s->sym_void == 1 ? SYM_VOID_PID_ORDER
+                 : s->sym_void == 2 ? SYM_VOID_KEY_ORDER : s->por_void;
         return 0;
     }
     if (s->cfg.breadth_first && s->depth == 0) {
@@ -950,7 +951,7 @@ static int canonical(search *s, sys_state *st, int stop)
 #define SYM_SAMPLE_STATES 5000
 static void sym_judge(search *s, int is_new)
 {
-    if (is_new && s->sym != NULL && s->cfg.symmetry == 1 &&
+    if (is_new && s->sym != NULL && (s->cfg.symmetry == 1 || s->cfg.symmetry == 3) &&
         s->st.states == SYM_SAMPLE_STATES && symmetry_renamed(s->sym) * 4 < s->st.states)
         s->st.symmetry_stopped = s->st.states;
 }
@@ -1245,8 +1246,14 @@ void search_por_hazard(search *s, int why)
 
 void search_pid_order(search *s)
 {
-    if (s->sym != NULL && s->cfg.symmetry == 1)
+    if (s->sym != NULL && (s->cfg.symmetry == 1 || s->cfg.symmetry == 3))
         s->sym_void = 1;
+}
+
+void search_key_order(search *s)
+{
+    if (s->sym != NULL && s->cfg.symmetry == 1 && s->sym_void == 0)
+        s->sym_void = 2;
 }
 
 /* The run-time guard of sending safe steps (rule 7, por.h): a step that

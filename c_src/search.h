@@ -132,7 +132,11 @@ typedef struct search_config {
                                   representative of its orbit under pid
                                   permutation (symmetry.h), and the search
                                   is void once the program observes pid
-                                  order (search_pid_order); 2: the same,
+                                  order (search_pid_order) or iterates a
+                                  map with pids in its keys
+                                  (search_key_order); 3: as 1, but the
+                                  processes named in map keys keep their
+                                  numbers (no key order guard); 2: as 1,
                                   the user asserting that it never does
                                   (no guard); ignored by expand_only and
                                   observe searches */
@@ -268,8 +272,10 @@ enum por_void_why {
                                taken as safe */
     POR_VOID_LINK,          /* link/1 to another process, likewise */
     POR_VOID_PROCESSES,     /* processes/0, likewise */
-    SYM_VOID_PID_ORDER      /* symmetry: a step observed the order of
+    SYM_VOID_PID_ORDER,     /* symmetry: a step observed the order of
                                pids (search_pid_order) */
+    SYM_VOID_KEY_ORDER      /* symmetry renaming pids in map keys: a step
+                               iterated such a map (search_key_order) */
 };
 
 enum run_kind { RUN_START = 1, RUN_RECEIVE, RUN_TIMEOUT, RUN_CHOICE };
@@ -419,8 +425,8 @@ typedef struct search_stats {
                                       other than themselves */
     uint64_t symmetry_groups;      /* the most live processes of one node
                                       sharing one signature in a state */
-    int pid_order;                 /* the symmetric search is void
-                                      (search_pid_order) */
+    int pid_order;                 /* the symmetric search is void:
+                                      1 search_pid_order, 2 search_key_order */
     uint64_t symmetry_stopped;     /* symmetry => auto gave up canonicalising
                                       at this many states (search.c:
                                       sym_judge); 0: it did not */
@@ -438,6 +444,12 @@ void search_get_stats(const search *s, search_stats *st);
 ** program, so a symmetric search is void (REQ_REDUCTION_VOID with
 ** SYM_VOID_PID_ORDER at the next request).  Nothing without symmetry. */
 void search_pid_order(search *s);
+
+/* The running code iterated a map with two pids or refs among its keys
+** (mce_rt_order:map_keys/1): a symmetric search that renames pids in map
+** keys (symmetry 1) is void (SYM_VOID_KEY_ORDER; the check runs again with
+** symmetry 3, which pins them).  Nothing otherwise. */
+void search_key_order(search *s);
 
 const part_store *search_store(const search *s);
 /* The state on top of the stack (decoded), or NULL. */

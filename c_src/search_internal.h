@@ -118,8 +118,9 @@ struct search {
     symmetry *sym;
     sym_pair *sym_perm;
     uint32_t sym_nperm;
-    /* A step observed the order of pids (search_pid_order): the symmetric
-    ** search proves nothing (REQ_REDUCTION_VOID, SYM_VOID_PID_ORDER). */
+    /* A step observed the order of pids (search_pid_order, 1) or of a
+    ** map's pid keys (search_key_order, 2): the symmetric search proves
+    ** nothing (REQ_REDUCTION_VOID, SYM_VOID_PID_ORDER or _KEY_ORDER). */
     int sym_void;
     search_stats st;
     int finished;

@@ -6,12 +6,21 @@
 ** ends, signals, node-pair envelopes, timers), node monitors and ETS tables;
 ** then the canonical order is restored.  symmetry.c chooses the renaming.
 **
+** A term is renamed in its bytes; where a renamed pid or ref sits inside a
+** key of a small map, the map's pairs are then put back into term order of
+** the keys (etf_order.c), so the bytes are those the VM writes for the
+** renamed term (symmetry.c pins the pids of the maps this cannot repair:
+** large ones, and keys of types etf_order.c does not order, and the pids
+** in ETS object keys, whose order mce_ets's iteration shows).
+**
 ** Invariant: a renamed state is the same state with every occurrence of a
-** renamed pid (and ref creator) replaced, in the order sys_state.h requires.
+** renamed pid (and ref creator) replaced, in the order sys_state.h requires,
+** and every renamed term is byte for byte what term_to_binary gives for it.
 */
 #include <stdlib.h>
 #include <string.h>
 
+#include "etf_order.h"
 #include "etf_scan.h"
 #include "symmetry_internal.h"
 
@@ -25,6 +34,7 @@ typedef struct renamer {
     const sym_pair *perm;
     uint32_t nperm;
     etf_pid_sink keys;  /* the renamed term's keys, for its part */
+    int resort;         /* a key inside a small map's key moved */
 } renamer;
 
 static uint32_t map_pid(const renamer *r, uint32_t key)
@@ -57,12 +67,14 @@ static uint32_t map_key(const renamer *r, uint32_t key)
     return key & ETF_REF_TAG ? map_ref(r, key) : map_pid(r, key);
 }
 
-static int rename_visit(void *ctx, uint32_t key, uint8_t *word, int in_map)
+static int rename_visit(void *ctx, uint32_t key, uint8_t *word, int where)
 {
-    (void)in_map;
     renamer *r = ctx;
     uint32_t to = map_key(r, key);
     if (to != key) {
+        if (where & ETF_IN_BIG_MAP_KEY)
+            return -1;      /* symmetry.c pins these */
+        r->resort |= (where & ETF_IN_MAP_KEY) != 0;
         uint32_t num = KEY_NUM(to & ~ETF_REF_TAG);
         sym_put_be32(word, key & ETF_REF_TAG ? num >> ETF_REF_COUNTER_BITS : num);
     }
@@ -75,8 +87,73 @@ static int rename_visit(void *ctx, uint32_t key, uint8_t *word, int in_map)
     return 0;
 }
 
+static int rescan_visit(void *ctx, uint32_t key, uint8_t *word, int where)
+{
+    (void)word;
+    (void)where;
+    etf_pid_sink *s = ctx;
+    size_t cap = s->cap;
+    if (sym_grow((void **)&s->pids, &cap, (size_t)s->n + 1, sizeof *s->pids))
+        return -1;
+    s->cap = (uint32_t)cap;
+    s->pids[s->n++] = key;
+    return 0;
+}
+
+/* Renames the term buf[0..len) (version byte first) in place; r->keys gets
+** its keys in order of occurrence.  ets: the term is an ETS table's data,
+** whose objects are kept sorted by key (mce_ets).  0, or -1 on malformed
+** input, out of memory, or a renamed key in a map that cannot be re-sorted
+** (which symmetry.c never asks for). */
+static int moved_visit(void *ctx, uint32_t key, uint8_t *word, int where)
+{
+    (void)word;
+    (void)where;
+    return map_key(ctx, key) != key;
+}
+
+/* Renames the term buf[0..len) (version byte first) in place; r->keys gets
+** its keys in order of occurrence.  ets: the term is an ETS table's data,
+** whose objects mce_ets keeps in order of their keys: no pid in a key may
+** move.  0, or -1 on malformed input, out of memory, or a renamed key where
+** the VM's order cannot be restored (which symmetry.c never asks for). */
+static int rename_bytes(renamer *r, const etf_nodes *nodes, uint32_t creation,
+                        uint8_t *buf, size_t len, int ets)
+{
+    if (ets) {
+        uint8_t *keys;
+        size_t n;
+        if (etf_ets_keys(buf, len, &keys, &n) != 0)
+            return -1;
+        int rc = etf_walk_keys(keys, n, nodes, creation, moved_visit, r);
+        free(keys);
+        if (rc != 0)
+            return -1;
+    }
+    r->keys.n = 0;
+    r->resort = 0;
+    if (etf_walk_keys(buf, len, nodes, creation, rename_visit, r) != 0)
+        return -1;
+    if (!r->resort)
+        return 0;
+    if (etf_sort_maps(buf, len, creation, 0) != 0)
+        return -1;
+    /* The pairs moved: the keys again, in their new order. */
+    r->keys.n = 0;
+    return etf_walk_keys(buf, len, nodes, creation, rescan_visit, &r->keys);
+}
+
+int symmetry_rename_term(const etf_nodes *nodes, uint32_t creation, uint8_t *buf,
+                         size_t len, int ets, const sym_pair *perm, uint32_t nperm)
+{
+    renamer r = { NULL, NULL, perm, nperm, { NULL, 0, 0 }, 0 };
+    int rc = rename_bytes(&r, nodes, creation, buf, len, ets);
+    free(r.keys.pids);
+    return rc;
+}
+
 /* The term renamed (id itself when it names no key that moves). */
-static part_id rename_term(renamer *r, part_id id)
+static part_id rename_term_as(renamer *r, part_id id, int ets)
 {
     if (id == 0)
         return 0;
@@ -92,13 +169,17 @@ static part_id rename_term(renamer *r, part_id id)
     if (sym_grow((void **)&sy->buf, &sy->capbuf, p->len, 1))
         return 0;
     memcpy(sy->buf, p->data, p->len);
-    r->keys.n = 0;
-    if (etf_walk_keys(sy->buf, p->len, &r->cx->names.nodes,
-                      r->cx->names.creation, rename_visit, r) != 0)
+    if (rename_bytes(r, &r->cx->names.nodes, r->cx->names.creation, sy->buf, p->len,
+                     ets) != 0)
         return 0;
     int fresh;
     return part_store_intern(r->cx->ps, PART_TERM, sy->buf, p->len,
                              r->keys.pids, r->keys.n, &fresh);
+}
+
+static part_id rename_term(renamer *r, part_id id)
+{
+    return rename_term_as(r, id, 0);
 }
 
 /* Renames each element of a vector of parts (a mailbox: terms; a channel
@@ -220,15 +301,20 @@ static int cmp_table(const void *a, const void *b)
 }
 
 /* A term field renamed in place; -1 when it could not be. */
-static int term_field(renamer *r, part_id *id)
+static int term_field_as(renamer *r, part_id *id, int ets)
 {
     if (*id == 0)
         return 0;
-    part_id to = rename_term(r, *id);
+    part_id to = rename_term_as(r, *id, ets);
     if (to == 0)
         return -1;
     *id = to;
     return 0;
+}
+
+static int term_field(renamer *r, part_id *id)
+{
+    return term_field_as(r, id, 0);
 }
 
 int symmetry_rename(symmetry *sy, trans_ctx *cx, sys_state *st,
@@ -236,7 +322,7 @@ int symmetry_rename(symmetry *sy, trans_ctx *cx, sys_state *st,
 {
     if (st->npend != 0)
         return -1;
-    renamer r = { sy, cx, perm, nperm, { NULL, 0, 0 } };
+    renamer r = { sy, cx, perm, nperm, { NULL, 0, 0 }, 0 };
     int err = 0;
     for (uint32_t i = 0; i < st->nprocs && !err; i++) {
         proc *p = &st->procs[i];
@@ -274,7 +360,7 @@ int symmetry_rename(symmetry *sy, trans_ctx *cx, sys_state *st,
         t->owner = map_pid(&r, t->owner);
         if (t->heir != 0)
             t->heir = map_pid(&r, t->heir);
-        err = term_field(&r, &t->heir_data) || term_field(&r, &t->data);
+        err = term_field(&r, &t->heir_data) || term_field_as(&r, &t->data, 1);
     }
     if (!err)
         sym_sort(st->tables, st->ntables, sizeof *st->tables, cmp_table);

@@ -30,7 +30,10 @@
 ** round of refinement and the walk in pid order).
 ** Dead processes still named by terms (ghosts) are of the plain class; the
 ** entry process, pids of 2^14 and more, and processes whose pids or refs
-** an ETS table or a map holds keep their numbers (see where each is set).
+** occur where a renaming would reorder what cannot be re-sorted keep their
+** numbers (pin_all: ETS object keys, keys of large maps or of maps with a
+** key type etf_order.c does not order, with symmetry 3 every map key), and
+** so do processes a map names by a pid-free key (term_of: for cost).
 */
 #include "symmetry.h"
 
@@ -38,12 +41,16 @@
 #include <string.h>
 #include <xxhash.h>
 
+#include "etf_order.h"
 #include "etf_scan.h"
 #include "symmetry_internal.h"
 
-symmetry *symmetry_new(void)
+symmetry *symmetry_new(int pin_keys)
 {
-    return calloc(1, sizeof(symmetry));
+    symmetry *sy = calloc(1, sizeof(symmetry));
+    if (sy != NULL)
+        sy->pin_keys = pin_keys;
+    return sy;
 }
 
 void symmetry_free(symmetry *sy)
@@ -54,6 +61,8 @@ void symmetry_free(symmetry *sy)
     free(sy->keys);
     free(sy->mkeys);
     free(sy->buf);
+    free(sy->buf2);
+    free(sy->wh);
     free(sy->ids);
     free(sy);
 }
@@ -62,7 +71,7 @@ size_t symmetry_bytes(const symmetry *sy)
 {
     return sizeof *sy + sy->capinfo * sizeof *sy->info +
            (sy->capkeys + sy->capmkeys) * sizeof *sy->keys + sy->capbuf +
-           sy->capids * sizeof *sy->ids;
+           sy->capbuf2 + sy->capwh + sy->capids * sizeof *sy->ids;
 }
 
 uint64_t symmetry_renamed(const symmetry *sy)
@@ -79,17 +88,15 @@ uint32_t symmetry_max_group(const symmetry *sy)
 ** Step 1: the pid-free hash of a term.
 */
 
-static int mask_visit(void *ctx, uint32_t key, uint8_t *word, int in_map)
+static int mask_visit(void *ctx, uint32_t key, uint8_t *word, int where)
 {
     symmetry *sy = ctx;
-    if (sym_grow((void **)&sy->keys, &sy->capkeys, sy->nkeys + 1, sizeof *sy->keys))
+    size_t at = sy->nkeys - sy->kbase;
+    if (sym_grow((void **)&sy->keys, &sy->capkeys, sy->nkeys + 1, sizeof *sy->keys) ||
+        sym_grow((void **)&sy->wh, &sy->capwh, at + 1, 1))
         return -1;
     sy->keys[sy->nkeys++] = key;
-    if (in_map) {
-        if (sym_grow((void **)&sy->mkeys, &sy->capmkeys, sy->nmkeys + 1, sizeof *sy->mkeys))
-            return -1;
-        sy->mkeys[sy->nmkeys++] = key;
-    }
+    sy->wh[at] = (uint8_t)where;
     sym_put_be32(word, 0);
     return 0;
 }
@@ -127,17 +134,61 @@ static const term_info *term_of(symmetry *sy, const trans_ctx *cx, part_id id)
         if (sym_grow((void **)&sy->buf, &sy->capbuf, p->len, 1))
             return NULL;
         memcpy(sy->buf, p->data, p->len);
-        size_t before = sy->nkeys, mbefore = sy->nmkeys;
+        size_t before = sy->nkeys;
+        sy->kbase = before;
         if (etf_walk_keys(sy->buf, p->len, &cx->names.nodes, cx->names.creation,
                           mask_visit, sy) != 0) {
             sy->nkeys = before;
-            sy->nmkeys = mbefore;
             return NULL;
+        }
+        /* Pids in small maps' keys: their pairs move when they are renamed,
+        ** so the pairs of the masked term are sorted again (the hash is then
+        ** the orbit's) and the keys taken in that order, from a copy
+        ** permuted alike; when the maps cannot be sorted, those pids keep
+        ** their numbers. */
+        int inkey = 0, sortable = 1;
+        for (size_t j = 0; j < sy->nkeys - before; j++)
+            inkey |= sy->wh[j] & ETF_IN_MAP_KEY;
+        if (inkey && (sy->pin_keys || etf_sort_maps(sy->buf, p->len, cx->names.creation, 1) != 0))
+            sortable = 0;
+        if (inkey && sortable) {
+            if (sym_grow((void **)&sy->buf2, &sy->capbuf2, p->len, 1))
+                goto fail;
+            memcpy(sy->buf2, p->data, p->len);
+            if (etf_sort_maps_with(sy->buf, sy->buf2, p->len, cx->names.creation) != 0)
+                goto fail;
+            sy->nkeys = before;
+            if (etf_walk_keys(sy->buf2, p->len, &cx->names.nodes, cx->names.creation,
+                              mask_visit, sy) != 0)
+                goto fail;
+        }
+        /* Pinned: keys of large maps, of maps that cannot be sorted, and
+        ** pids a map holds as the value of a pid-free key: a process the map
+        ** names by a role (a one_for_one supervisor's children by id, as
+        ** #child records) is told apart from its peers by that name, and
+        ** renaming it merges nothing (the locker(aEx5,1): the same 644,684
+        ** states, 843,634 of them renamed, 9 times the CPU; locker_buggy's
+        ** violation found after 94,939 states instead of 85, the renamed
+        ** states being explored in another order). */
+        for (size_t j = 0; j < sy->nkeys - before; j++) {
+            if (!(sy->wh[j] & (ETF_IN_BIG_MAP_KEY | ETF_IN_NAMED_VALUE)) &&
+                (sortable || !(sy->wh[j] & ETF_IN_MAP_KEY)))
+                continue;
+            if (sym_grow((void **)&sy->mkeys, &sy->capmkeys, sy->nmkeys + 1,
+                         sizeof *sy->mkeys))
+                goto fail;
+            sy->mkeys[sy->nmkeys++] = sy->keys[before + j];
         }
         ti.hash = XXH3_64bits(sy->buf, p->len);
         ti.n = (uint32_t)(sy->nkeys - before);
-        ti.mn = (uint32_t)(sy->nmkeys - mbefore);
+        ti.mn = (uint32_t)(sy->nmkeys - ti.moff);
+        goto ok;
+    fail:
+        sy->nkeys = before;
+        sy->nmkeys = ti.moff;
+        return NULL;
     }
+ok:
     sy->info[id] = ti;
     return &sy->info[id];
 }
@@ -169,6 +220,8 @@ typedef struct canon_ctx {
     uint32_t *ghosts;   /* the ghosts' keys, sorted */
     uint32_t nghosts;
     uint32_t self;      /* the process whose terms are being hashed */
+    uint32_t *pinned;   /* pid keys that keep their numbers (pin_all) */
+    size_t npinned, cappinned;
 } canon_ctx;
 
 /* Whether candidate i takes part. */
@@ -444,35 +497,82 @@ static int cmp_pair(const void *a, const void *b)
     return x->from < y->from ? -1 : x->from > y->from;
 }
 
-/* Marks as fixed the processes whose pid or refs occur inside a map of
-** the term: renaming them would unsort its keys (see etf_walk_keys), and
-** the bytes would differ from those the VM writes for the renamed term, so
-** the same state would be stored twice. */
-static void pin_map_keys(canon_ctx *k, part_id id, int *err)
+/* Pins the pid key a key belongs to: its process (or ghost) takes no
+** part, and node_pairs keeps its number (a ref's creator may be a free
+** number, which would otherwise move with the free numbers). */
+static int pin_key(canon_ctx *k, uint32_t key)
 {
+    uint32_t pk = owner_key(key);
+    int q = find(k, pk);
+    if (q >= 0)
+        k->c[q].idx = UINT32_MAX;
+    if (sym_grow((void **)&k->pinned, &k->cappinned, k->npinned + 1, sizeof *k->pinned))
+        return -1;
+    k->pinned[k->npinned++] = pk;
+    return 0;
+}
+
+/* Pins the keys of term id that must keep their numbers: those in a key of
+** a map whose order renaming would break beyond repair (term_of). */
+static void pin_term(canon_ctx *k, part_id id, int *err)
+{
+    if (id == 0 || *err)
+        return;
     const term_info *ti = term_of(k->sy, k->cx, id);
     if (ti == NULL) {
         *err = 1;
         return;
     }
-    for (uint32_t j = 0; j < ti->mn; j++) {
-        int q = find(k, owner_key(k->sy->mkeys[ti->moff + j]));
-        if (q >= 0)
-            k->c[q].idx = UINT32_MAX;
-    }
+    uint32_t moff = ti->moff, mn = ti->mn;   /* ti moves as the memo grows */
+    for (uint32_t j = 0; j < mn && !*err; j++)
+        *err = pin_key(k, k->sy->mkeys[moff + j]) != 0;
 }
 
-static void pin_maps(canon_ctx *k, int *err)
+/* Pins the pids and refs in the keys of an ETS table's objects: mce_ets
+** keeps the objects in key order, which first/next, tab2list, match and
+** select show (etf_ets_keys); pids elsewhere in the objects are renamed
+** (the order of the keys does not change). */
+static void pin_ets_keys(canon_ctx *k, part_id data, int *err)
+{
+    const part *p = data && !*err ? part_store_get(k->cx->ps, data) : NULL;
+    if (p == NULL || p->npids == 0)
+        return;
+    uint8_t *keys;
+    size_t n;
+    etf_pid_sink sink = { NULL, 0, 0 };
+    if (etf_ets_keys(p->data, p->len, &keys, &n) != 0) {
+        *err = 1;
+        return;
+    }
+    if (etf_scan_keys(keys, n, &k->cx->names.nodes, k->cx->names.creation, &sink) != 0)
+        *err = 1;
+    for (uint32_t j = 0; j < sink.n && !*err; j++)
+        *err = pin_key(k, sink.pids[j]) != 0;
+    free(sink.pids);
+    free(keys);
+}
+
+static void pin_monitors(canon_ctx *k, const monitor_set *ms, int *err)
+{
+    for (uint32_t j = 0; j < ms->n; j++)
+        pin_term(k, ms->m[j].item, err);
+}
+
+/* Every term of the state sym_rename.c renames, for its pins. */
+static void pin_all(canon_ctx *k, int *err)
 {
     const sys_state *st = k->st;
     const part_store *ps = k->cx->ps;
     for (uint32_t i = 0; i < st->nprocs && !*err; i++) {
         const proc *p = &st->procs[i];
-        pin_map_keys(k, p->cont, err);
-        pin_map_keys(k, p->dict, err);
+        pin_term(k, p->cont, err);
+        pin_term(k, p->dict, err);
+        pin_term(k, p->name, err);
+        pin_monitors(k, &p->mons, err);
+        pin_monitors(k, &p->monby, err);
         uint32_t m = mailbox_length(ps, p->mailbox);
         for (uint32_t j = 0; j < m && !*err; j++)
-            pin_map_keys(k, mailbox_at(ps, p->mailbox, j), err);
+            pin_term(k, mailbox_at(ps, p->mailbox, j), err);
     }
     for (uint32_t i = 0; i < st->nchans && !*err; i++) {
         uint32_t m = mailbox_length(ps, st->chans[i].queue);
@@ -484,24 +584,22 @@ static void pin_maps(canon_ctx *k, int *err)
             if (signal_get(ps, id, sig) != 0)
                 continue;
             if (sig[0] == SIG_MSG || sig[0] == SIG_EXIT || sig[0] == SIG_ALIAS_MSG)
-                pin_map_keys(k, sig[1], err);
-            else if (sig[0] == SIG_DOWN)
-                pin_map_keys(k, sig[3], err);
+                pin_term(k, sig[1], err);
+            else if (sig[0] == SIG_MONITOR)
+                pin_term(k, sig[2], err);
+            else if (sig[0] == SIG_DOWN) {
+                pin_term(k, sig[2], err);
+                pin_term(k, sig[3], err);
+            }
         }
     }
-    if (!*err)
-        pin_map_keys(k, st->app_env, err);
-}
-
-/* Marks as fixed the processes whose pid or refs the term names. */
-static void pin_term(canon_ctx *k, part_id id)
-{
-    const part *p = id ? part_store_get(k->cx->ps, id) : NULL;
-    for (uint32_t j = 0; p != NULL && j < p->npids; j++) {
-        int q = find(k, owner_key(p->pids[j]));
-        if (q >= 0)
-            k->c[q].idx = UINT32_MAX;
+    for (uint32_t t = 0; t < st->ntables && !*err; t++) {
+        pin_ets_keys(k, st->tables[t].data, err);
+        pin_term(k, st->tables[t].data, err);
+        pin_term(k, st->tables[t].heir_data, err);
     }
+    pin_term(k, st->app_env, err);
+    pin_term(k, st->observer, err);
 }
 
 /* Ghost gathering: every pid key term part id names that no live process
@@ -837,7 +935,8 @@ static int classes_shared(cand *ord, uint32_t m)
 ** or used by nothing the search saw) map in order onto those left.  A
 ** bijection of [1, max], fixed keys kept, free numbers in order. */
 static int node_pairs(const cand *ord, uint32_t m, const uint32_t *used,
-                      size_t nused, sym_pair **pairs, uint32_t *np, size_t *cap)
+                      size_t nused, const uint32_t *pinned, size_t npinned,
+                      sym_pair **pairs, uint32_t *np, size_t *cap)
 {
     uint32_t node = ord[0].node;
     uint32_t *u = malloc(m * sizeof *u), *t = malloc(m * sizeof *t);
@@ -854,6 +953,7 @@ static int node_pairs(const cand *ord, uint32_t m, const uint32_t *used,
     ** kills the process holding it (ether.c), so no process may be moved
     ** onto it or off it (tprog_por:killed_server missed its violation). */
 #define FIXED(x) (MAKE_KEY(node, (x)) == ENTRY_KEY || \
+                  in_sorted(pinned, npinned, MAKE_KEY(node, (x))) || \
                   (in_sorted(used, nused, MAKE_KEY(node, (x))) && !in_sorted(u, m, (x))))
     uint32_t x = 1;
     for (uint32_t j = 0; j < m && !err; j++) {
@@ -893,7 +993,7 @@ int symmetry_canon(symmetry *sy, trans_ctx *cx, sys_state *st,
     if (n == 0)
         return 0;
     int err = 0;
-    canon_ctx k = { sy, cx, st, NULL, NULL, 0, UINT32_MAX };
+    canon_ctx k = { sy, cx, st, NULL, NULL, 0, UINT32_MAX, NULL, 0, 0 };
     cand *c = NULL, *order = NULL;
     uint64_t *tmp = NULL;
     sym_pair *pairs = NULL;
@@ -935,13 +1035,10 @@ int symmetry_canon(symmetry *sy, trans_ctx *cx, sys_state *st,
         c[i] = (cand){ .idx = fixed ? UINT32_MAX : i,
                        .node = KEY_NODE(key), .rank = UINT32_MAX, .pid = key };
     }
-    for (uint32_t t = 0; t < st->ntables; t++) {
-        pin_term(&k, st->tables[t].data);
-        pin_term(&k, st->tables[t].heir_data);
-    }
-    pin_maps(&k, &err);
+    pin_all(&k, &err);
     if (err)
         goto done;
+    k.npinned = sym_sort_unique_u32(k.pinned, k.npinned);
     /* The classes first (a ghost's is unknown: that of a process with no
     ** name nor dictionary, the plain spawns whose pids programs pass
     ** around.  It trades places with the live ones of that class even when
@@ -1024,7 +1121,8 @@ lay_out:
     for (uint32_t a = 0, b; a < nc; a = b) {
         for (b = a + 1; b < nc && order[b].node == order[a].node; b++)
             ;
-        if (node_pairs(order + a, b - a, used, nused, &pairs, &np, &cappairs) != 0) {
+        if (node_pairs(order + a, b - a, used, nused, k.pinned, k.npinned, &pairs, &np,
+                       &cappairs) != 0) {
             err = 1;
             goto done;
         }
@@ -1042,6 +1140,7 @@ lay_out:
     pairs = NULL;
 done:
     free(used);
+    free(k.pinned);
     free(k.ghosts);
     free(c);
     free(order);

@@ -14,14 +14,19 @@
 ** creator pi(p), and the next ref p makes is still the least free in its
 ** region.  Only processes
 ** with numbers below ETF_REF_CREATOR_LIMIT take part (a larger one makes
-** its refs in the shared region 0, which is never renamed), and none whose
-** pid or refs an ETS table's data holds (mce_ets keeps objects sorted by
-** key: renaming a key there would unsort them) or a map holds (the VM
-** writes a map's keys in term order).  The precondition, which
-** the user asserts by asking for `symmetry => true', is that the program
+** its refs in the shared region 0, which is never renamed).  A renamed
+** pid inside a small map's key moves its pair (the VM writes a small map's
+** keys in term order): sym_rename.c re-sorts the pairs (etf_order.c).
+** Processes whose pids or refs occur where that cannot be done (a key of
+** a map of more than 32 pairs, hash-ordered; of a map with a key type
+** etf_order.c does not order, such as a float; an ETS object's key, in
+** whose order mce_ets iterates) keep their numbers, and so, for cost
+** alone, do processes a map holds under a pid-free key.  The
+** precondition, which the user asserts by asking for `symmetry => true',
+** is that the program
 ** never observes pid *order* (<, lists:sort of pids, ordered structures
-** keyed by pids, term_to_binary, pid_to_list, phash2 of a pid,
-** erlang:processes/0's order).
+** keyed by pids, iterating a map keyed by pids, term_to_binary,
+** pid_to_list, phash2 of a pid, erlang:processes/0's order).
 **
 ** Invariant: symmetry_canon leaves st in the orbit of the state it was
 ** given (one such bijection of pid numbers per node, applied to every pid
@@ -36,6 +41,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "etf_scan.h"
 #include "sys_state.h"
 #include "transition.h"
 
@@ -46,7 +52,11 @@ typedef struct sym_pair {
 
 typedef struct symmetry symmetry;
 
-symmetry *symmetry_new(void);
+/* pin_keys: processes whose pids or refs occur in a map's key keep their
+** numbers (renaming them reorders the map's iteration, which the program
+** may observe: the search with the guard runs again this way when it does,
+** search_key_order); otherwise only where the pairs cannot be re-sorted. */
+symmetry *symmetry_new(int pin_keys);
 void symmetry_free(symmetry *sy);
 size_t symmetry_bytes(const symmetry *sy);
 /* Successors renamed to a representative other than themselves, and the
@@ -66,5 +76,16 @@ int symmetry_canon(symmetry *sy, trans_ctx *cx, sys_state *st,
 ** canonical order.  0 or -1 as symmetry_canon. */
 int symmetry_rename(symmetry *sy, trans_ctx *cx, sys_state *st,
                     const sym_pair *perm, uint32_t nperm);
+
+/* Renames one term, buf[0..len) with its version byte, in place by perm
+** (as symmetry_rename renames the terms of a state): the pids and ref
+** creators, then the pairs of small maps whose keys moved re-sorted, and
+** with ets (an mce_ets table's data) its objects, into the order the VM
+** writes.  nodes and creation: the simulated nodes' (etf_scan.h).  0, or -1 (malformed, out of memory, or
+** a moved key the VM's order cannot be restored for: in a large map's key,
+** or beside a key type etf_order.h does not order).  For the tests
+** (mce_nif:rename_term/4). */
+int symmetry_rename_term(const etf_nodes *nodes, uint32_t creation, uint8_t *buf,
+                         size_t len, int ets, const sym_pair *perm, uint32_t nperm);
 
 #endif

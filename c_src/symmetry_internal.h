@@ -13,11 +13,16 @@
 
 /* A term part's pid-free hash and the keys it names, in order of
 ** occurrence (pids, and refs tagged ETF_REF_TAG), memoised by part id:
-** terms recur across states. */
+** terms recur across states.  The hash is of the bytes with every pid
+** masked and then the small maps' pairs sorted again (by masked key, then
+** bytes), and the keys are in the order of that layout, so renaming the
+** pids in map keys (which moves their pairs) does not change either. */
 typedef struct term_info {
     uint64_t hash;
     uint32_t off, n;    /* keys[off .. off+n) */
-    uint32_t moff, mn;  /* mkeys[moff .. moff+mn): those inside maps */
+    uint32_t moff, mn;  /* mkeys[moff .. moff+mn): those that must keep
+                           their numbers (in a key of a map whose order
+                           cannot be restored after renaming) */
     uint8_t done;
 } term_info;
 
@@ -30,10 +35,16 @@ struct symmetry {
     size_t nmkeys, capmkeys;
     uint8_t *buf;       /* scratch copy of a term's bytes */
     size_t capbuf;
+    uint8_t *buf2;      /* a second one (term_of) */
+    size_t capbuf2;
+    uint8_t *wh;        /* ETF_IN_* bits of the keys of the term being
+                           scanned, from keys[kbase] on */
+    size_t capwh, kbase;
     uint32_t *ids;      /* scratch vector of part ids */
     size_t capids;
     uint64_t renamed;
     uint32_t max_group;
+    int pin_keys;       /* pids in map keys keep their numbers (symmetry_new) */
 };
 
 /* The group leader word of a process record is the leader's key xor'ed

@@ -10,7 +10,7 @@
          alias_active/3, timer/2, unique/1, live_searches/0, process/2, ets_table/2, app_env/1,
          ets_named/3, ets_tables/2,
          stats/1, trace/1, renamings/1,
-         top_state/1, top_conts/1, part_term/2, alive/2, group_leader/2, whereis/3, registered/2, processes/2, pid_order/1, monitor_active/3,
+         top_state/1, top_conts/1, part_term/2, alive/2, group_leader/2, whereis/3, registered/2, processes/2, pid_order/1, key_order/1, rename_term/5, monitor_active/3,
          buchi_check/2, expand/2, focus/2, label_binaries/1,
          buchi_new/1, buchi_start/2, buchi_answer/4, buchi_lasso/1, buchi_stats/1]).
 
@@ -227,6 +227,25 @@ processes(_Search, _Node) -> erlang:nif_error(not_loaded).
 %% symmetric search is void and the check runs again without symmetry.
 -spec pid_order(search()) -> ok.
 pid_order(_Search) -> erlang:nif_error(not_loaded).
+
+%% @doc The running code iterated a map with pids or refs among its keys
+%% (mce_rt_order:map_keys/1): a symmetric search that renames pids in map
+%% keys is void, and the check runs again with them pinned.
+-spec key_order(search()) -> ok.
+key_order(_Search) -> erlang:nif_error(not_loaded).
+
+%% @doc Symmetry reduction's renaming of one term (c_src/sym_rename.c),
+%% for the tests: `Bytes' (external format) with the pid keys of
+%% `Pairs' ({From, To}, a bijection) renamed, pids and ref creators, the
+%% pairs of small maps whose keys moved re-sorted and, with `Ets', an
+%% mce_ets table's objects, into the order the VM writes.  `Nodes': the
+%% simulated nodes' names, `Creation' theirs (mce_pid:creation/0).  `error'
+%% when a moved key sits where the VM's order cannot be restored (a large
+%% map's key, a key type c_src/etf_order.c does not order).
+-spec rename_term(binary(), [binary()], pos_integer(),
+                  [{non_neg_integer(), non_neg_integer()}], boolean()) ->
+          {ok, binary()} | error.
+rename_term(_Bytes, _Nodes, _Creation, _Pairs, _Ets) -> erlang:nif_error(not_loaded).
 
 %% @doc Büchi emptiness check (c_src/buchi.c) over an explicit graph, for
 %% the oracle tests.  `Stem' and `Cycle' are `{Key, SuccIndex}' steps: each

@@ -336,6 +336,13 @@ apply(M, F, Args) ->
 
 apply_unstubbed(M, F, Args) ->
     case mce_rt_order:observes(M, F, length(Args)) of
+        none when M =:= maps ->
+            %% A higher-order function of maps: the maps it iterates are
+            %% looked at first (the guard of map order), as
+            %% mce_translate_order does for a call written in the source.
+            Iterated = mce_rt_order:iterates_map(F, length(Args)),
+            _ = [mce_rt_order:map_keys(lists:nth(I, Args)) || I <- Iterated],
+            apply_classified(M, F, Args);
         none -> apply_classified(M, F, Args);
         _ -> mce_rt_order:call(M, F, Args)
     end.

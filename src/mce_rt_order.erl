@@ -23,12 +23,14 @@
 -module(mce_rt_order).
 
 -export([observes/3, call/3, compare/3, opaque/0, processes/0, process_record/2, make_fun/3,
-         quiet/1]).
+         quiet/1, map_keys/1, iterates_map/2]).
 
 %% What an operation observes: the relative order of pids (two are needed
 %% to observe it), their numbers as hashes or text (one is enough), or
 %% pid numbers whatever its arguments (`list_to_pid/1').
--type kind() :: order | hash | always.
+%% `keys': the order of a map's keys (its iteration: two distinct pids or
+%% refs among the keys are needed).
+-type kind() :: order | hash | always | keys.
 
 %% @doc Whether `M:F/A' observes pid numbers, and how; `none' for the
 %% operations a renaming of pids leaves alone.  The higher-order functions
@@ -59,6 +61,8 @@ observes(M, F, A) when M =:= sets; M =:= dict ->
 observes(proplists, F, A) when (F =:= get_keys andalso A =:= 1); (F =:= compact andalso A =:= 1);
                                (F =:= normalize andalso A =:= 2) ->
     hash;
+observes(maps, F, 1) when F =:= keys; F =:= values; F =:= to_list; F =:= iterator ->
+    keys;
 observes(io_lib, F, A) when F =:= format; F =:= fwrite; F =:= write; F =:= print;
                             F =:= build_text ->
     _ = code:ensure_loaded(io_lib),
@@ -89,6 +93,56 @@ call(M, F, Args) ->
         Kind -> observe(Kind, Args)
     end,
     erlang:apply(M, F, Args).
+
+%% @doc The arguments (1-based positions) of `maps:F/A' that are maps it
+%% iterates in key order, calling a fun per pair (its higher-order
+%% functions, which run translated: mce_translate_order leaves the call and
+%% passes those arguments through map_keys/1 instead), or those of the
+%% functions observes/3 gives `keys'.
+-spec iterates_map(atom(), arity()) -> [pos_integer()].
+iterates_map(F, 1) when F =:= keys; F =:= values; F =:= to_list; F =:= iterator -> [1];
+iterates_map(fold, 3) -> [3];
+iterates_map(F, 2) when F =:= foreach; F =:= map; F =:= filter; F =:= filtermap -> [2];
+iterates_map(F, 3) when F =:= merge_with; F =:= intersect_with -> [2, 3];
+iterates_map(_, _) -> [].
+
+%% @doc A map about to be iterated in key order (a higher-order function of
+%% maps, see iterates_map/2): reports when its keys name two distinct
+%% processes (a pid, or a ref's creator), whose order a renaming of pids
+%% may change (symmetry reduction renames pids in map keys and re-sorts the
+%% pairs, so the iteration order would be no image of the original's).
+%% Refs made by one process keep their order (by their counter) when it is
+%% renamed: `#{MRef => Pid}' of a server's monitors does not report.
+%% Returns M.
+-spec map_keys(T) -> T.
+map_keys(M) when is_map(M) ->
+    case map_size(M) >= 2 andalso length(owners(numbered(maps:keys(M), [], infinity), [])) >= 2 of
+        true -> report_keys();
+        false -> ok
+    end,
+    M;
+map_keys(T) ->
+    T.
+
+%% The distinct processes that the pids and refs Ids stand for (a ref's
+%% number carries its creator's, mce_ref); an id that is not simulated
+%% stands for itself.
+owners([], Acc) ->
+    Acc;
+owners([Id | Ids], Acc) ->
+    O = case is_pid(Id) of
+            true -> Id;
+            false ->
+                case mce_ref:number(Id) of
+                    {ok, K} -> {creator, K bsr 24, (K band 16#ffffff) bsr 10};
+                    error ->
+                        case mce_ref:tid_number(Id) of
+                            {ok, K} -> {creator, K bsr 24, (K band 16#ffffff) bsr 10};
+                            error -> Id
+                        end
+                end
+        end,
+    owners(Ids, lists:usort([O | Acc])).
 
 %% @doc `A Op B' for an order operator of checked code's bodies (`<',
 %% `>', `=<', `>=', and erlang:max/2, erlang:min/2): the cheap test first,
@@ -149,6 +203,9 @@ quiet(Fun) ->
 -spec observe(kind(), [term()]) -> ok.
 observe(always, _Args) ->
     report();
+observe(keys, [M]) ->
+    _ = map_keys(M),
+    ok;
 observe(Kind, Args) ->
     Need = case Kind of
                order -> 2;
@@ -188,4 +245,13 @@ report() ->
         true -> ok;
         undefined -> ok;
         Search -> mce_nif:pid_order(Search)
+    end.
+
+%% The order of pids in a map's keys was observed: a symmetric search that
+%% renamed pids in map keys runs again with them pinned (mce_nif:key_order/1).
+report_keys() ->
+    case erlang:get('$mce_order_quiet') =:= true orelse erlang:get('$mce_search') of
+        true -> ok;
+        undefined -> ok;
+        Search -> mce_nif:key_order(Search)
     end.

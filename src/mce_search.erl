@@ -94,7 +94,9 @@ run(InitCall, Opts0) ->
 %% processes: c_src/por.h, rule 7) and the check runs again, from the start, without
 %% the reduction, within the same time limit.  A symmetric search in which
 %% the program observed the order of pids (`{reduction_void, pid_order}',
-%% mce_rt_order) runs again the same way without symmetry.
+%% mce_rt_order) runs again the same way without symmetry; one in which it
+%% iterated a map whose keys hold pids (`{reduction_void, key_order}')
+%% runs again with symmetry, the processes named in map keys pinned.
 safety(InitCall, Ctx) ->
     First = mce_nif:start(Ctx#ctx.search, InitCall, 1),
     case try judge_initial(First, Ctx)
@@ -104,6 +106,11 @@ safety(InitCall, Ctx) ->
             %% Symmetry's guard (mce_rt_order): again without symmetry,
             %% with the reduction as it was.
             Opts = mce_symmetry:void(Ctx#ctx.opts, pid_order),
+            safety(InitCall, again(Ctx, new_context(Opts, false, Ctx#ctx.reduction)));
+        {reduction_void, key_order} ->
+            %% The program iterated a map whose keys hold pids, which the
+            %% symmetric search renamed: again with symmetry, those pinned.
+            Opts = mce_symmetry:void(Ctx#ctx.opts, key_order),
             safety(InitCall, again(Ctx, new_context(Opts, false, Ctx#ctx.reduction)));
         {reduction_void, Why} ->
             safety(InitCall, again(Ctx, new_context(Ctx#ctx.opts, false, {off, Why})));
@@ -794,6 +801,7 @@ megabytes(Bytes) ->
 counterexample(Violation, #ctx{search = S} = Ctx) ->
     case maps:get(pid_order, mce_nif:stats(S), 0) of
         1 -> {reduction_void, pid_order};
+        2 -> {reduction_void, key_order};
         _ -> {error, build_cex(Violation, Ctx)}
     end.
 
@@ -902,6 +910,13 @@ stats(#ctx{search = S, started = T0, reduction = Reduction, opts = Opts}) ->
         workers => Workers,
         reduction => Reduction,
         symmetry => mce_symmetry:status(Opts, false),
+        %% Whether symmetry renamed pids in map keys, or (the program
+        %% iterated such a map: mce_rt_order) ran again with them pinned.
+        symmetry_keys => case {mce_symmetry:status(Opts, false), maps:get(symmetry, Opts, auto)} of
+                             {on, {auto, keys_pinned}} -> pinned;
+                             {on, _} -> renamed;
+                             _ -> none
+                         end,
         states_per_second => States * 1000 div max(Ms, 1),
         %% The state store's bytes: the step cache is bounded and apart.
         bytes_per_state => (maps:get(memory_used, St) - maps:get(step_cache_bytes, St, 0))

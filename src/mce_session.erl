@@ -248,11 +248,25 @@ same_step(Expected, Step) ->
 
 %% A step without the source lines it stops at: a counterexample still
 %% replays on a program whose lines moved (comments added, code elsewhere
-%% changed), as long as the processes do the same things.
+%% changed), as long as the processes do the same things.  Its output with
+%% the text of pids and refs masked: symmetry reduction maps a
+%% counterexample's steps to the pids of a real run (mce_symmetry:concrete/2),
+%% but not the text a step printed (a supervisor's report names the child's
+%% pid), so that text may name the representative's pids.
 unplaced(#{outcome := {waiting, {M, F, A, _File, _Line}}} = Step) ->
-    Step#{outcome := {waiting, {M, F, A}}};
+    masked(Step#{outcome := {waiting, {M, F, A}}});
 unplaced(Step) ->
+    masked(Step).
+
+masked(#{output := Out} = Step) when is_list(Out) ->
+    Step#{output := [mask_ids(O) || O <- Out]};
+masked(Step) ->
     Step.
+
+mask_ids(Text) ->
+    try re:replace(Text, "(#Ref)?<[0-9]+(\\.[0-9]+)+>", "<_>", [global, unicode, {return, binary}])
+    catch error:badarg -> Text
+    end.
 
 %% The walk went through every step without a step or state being a
 %% violation: a deadlock at its end, or an LTL lasso whose cycle closes and

@@ -31,20 +31,27 @@ active(Opts, ExpandOnly) ->
 
 %% @doc The C search's `symmetry' setting: 0 off; 1 on with the guard of
 %% pid order (`auto', the default: the search is void once the program
-%% observes the order of pids, mce_rt_order); 2 on without it (`true': the
-%% user asserts that the program never does).
--spec nif_setting(map(), boolean()) -> 0 | 1 | 2.
+%% observes the order of pids, or iterates a map with pids among its keys,
+%% mce_rt_order); 3 the same, the pids in map keys kept (after such an
+%% iteration: `{auto, keys_pinned}'); 2 on without the guard (`true': the
+%% user asserts that the program never observes pid order, map iteration
+%% included).
+-spec nif_setting(map(), boolean()) -> 0 | 1 | 2 | 3.
 nif_setting(Opts, ExpandOnly) ->
     case active(Opts, ExpandOnly) of
         false -> 0;
         true when map_get(symmetry, Opts) =:= true -> 2;
+        true when map_get(symmetry, Opts) =:= {auto, keys_pinned} -> 3;
         true -> 1
     end.
 
-%% @doc The options of the check that runs again, without symmetry, after
-%% a symmetric search was void because the program observed the order of
-%% pids (`Why': `pid_order').
+%% @doc The options of the check that runs again after a symmetric search
+%% was void: without symmetry when the program observed the order of pids
+%% (`Why': `pid_order'); with symmetry, the pids in map keys pinned, when
+%% it iterated a map with pids among its keys (`key_order').
 -spec void(map(), atom()) -> map().
+void(Opts, key_order) ->
+    Opts#{symmetry => {auto, keys_pinned}};
 void(Opts, Why) ->
     Opts#{symmetry => {off, Why}}.
 

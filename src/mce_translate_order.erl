@@ -171,6 +171,19 @@ expr({call, L, {atom, FL, F}, As}, Defs) ->
             observed(L, erlang, F, As1);
         _ -> {call, L, {atom, FL, F}, As1}
     end;
+expr({call, L, {remote, RL, {atom, ML, maps}, {atom, FL, F}}, As}, Defs)
+  when F =:= fold; F =:= foreach; F =:= map; F =:= filter; F =:= filtermap; F =:= merge_with;
+       F =:= intersect_with ->
+    %% A higher-order function of maps, which runs translated (its fun may
+    %% block): the call stays, the maps it iterates pass through
+    %% mce_rt_order:map_keys/1 first.
+    As1 = [expr(A, Defs) || A <- As],
+    Iterated = mce_rt_order:iterates_map(F, length(As)),
+    As2 = [case lists:member(I, Iterated) of
+               true -> rt(L, map_keys, [A]);
+               false -> A
+           end || {I, A} <- lists:zip(lists:seq(1, length(As1)), As1)],
+    {call, L, {remote, RL, {atom, ML, maps}, {atom, FL, F}}, As2};
 expr({call, L, {remote, RL, {atom, ML, M}, {atom, FL, F}}, As}, Defs) ->
     As1 = [expr(A, Defs) || A <- As],
     case mce_rt_order:observes(M, F, length(As)) of

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "ether.h"
+#include "etf_order.h"
 #include "etf_scan.h"
 #include "part_store.h"
 #include "por.h"
@@ -162,6 +163,230 @@ static int all_prefixes_fail(const etfb *e)
         free(sink.pids);
     }
     return ok;
+}
+
+/* ------------------------------------------------------------------ */
+/* etf_order: Erlang term order on external format, map re-sorting    */
+
+static void bref3(etfb *e, const char *node, uint32_t w0, uint32_t w1, uint32_t w2)
+{
+    b8(e, 90);
+    b16(e, 3);
+    batom(e, node);
+    b32(e, CREATION);
+    b32(e, w0);
+    b32(e, w1);
+    b32(e, w2);
+}
+
+static void bbig(etfb *e, int neg, const uint8_t *le, unsigned n)
+{
+    b8(e, 110);
+    b8(e, n);
+    b8(e, neg);
+    bbytes(e, le, n);
+}
+
+/* Compares two built terms (version bytes skipped) on exact-size copies. */
+static int order_of(const etfb *a, const etfb *b, int *order)
+{
+    uint8_t *x = xmalloc(a->n - 1), *y = xmalloc(b->n - 1);
+    memcpy(x, a->b + 1, a->n - 1);
+    memcpy(y, b->b + 1, b->n - 1);
+    int rc = etf_order_cmp(x, a->n - 1, y, b->n - 1, CREATION, order);
+    free(x);
+    free(y);
+    return rc;
+}
+
+static void test_etf_order(void)
+{
+    static const uint8_t big70[9] = { 0, 0, 0, 0, 0, 0, 0, 0, 64 };
+    static const uint8_t big40[6] = { 0, 0, 0, 0, 0, 1 };
+    enum { N = 33 };
+    etfb *t = xmalloc(N * sizeof *t);
+    int n = 0;
+    /* Ascending, as OTP 25's compare/2 orders them. */
+    bstart(&t[n]); bbig(&t[n++], 1, big70, 9);                  /* -2^70 */
+    bstart(&t[n]); b8(&t[n], 98); b32(&t[n++], (uint32_t)-300);  /* -300 */
+    bstart(&t[n]); bint(&t[n++], 0);
+    bstart(&t[n]); bint(&t[n++], 5);
+    bstart(&t[n]); b8(&t[n], 98); b32(&t[n++], 300);
+    bstart(&t[n]); bbig(&t[n++], 0, big40, 6);                  /* 2^40 */
+    bstart(&t[n]); batom(&t[n++], "");
+    bstart(&t[n]); batom(&t[n++], "a");
+    bstart(&t[n]); bsatom_utf8(&t[n++], "ab");
+    bstart(&t[n]); batom(&t[n++], "b");
+    bstart(&t[n]); b8(&t[n], 100); b16(&t[n], 1); b8(&t[n++], 0xe9);   /* 'é', Latin-1 */
+    bstart(&t[n]); b8(&t[n], 119); b8(&t[n], 2); b8(&t[n], 0xc3); b8(&t[n++], 0xb6); /* 'ö' */
+    bstart(&t[n]); bref3(&t[n++], NODE, 0, 1, 0);
+    bstart(&t[n]); bref3(&t[n++], NODE, 1, 1, 0);
+    bstart(&t[n]); bref3(&t[n++], NODE, 0, 2, 0);
+    bstart(&t[n]); bref3(&t[n++], NODE, 0, 1, 1);                /* a tid */
+    bstart(&t[n]); bref3(&t[n++], "zz@h", 0, 0, 0);
+    bstart(&t[n]); bpid(&t[n++], NODE, 1, 0, CREATION);
+    bstart(&t[n]); bpid(&t[n++], "zz@h", 1, 0, CREATION);       /* number first */
+    bstart(&t[n]); bpid(&t[n++], NODE, 2, 0, CREATION);
+    bstart(&t[n]); b8(&t[n], 104); b8(&t[n++], 0);              /* {} */
+    bstart(&t[n]); b8(&t[n], 104); b8(&t[n], 1); bint(&t[n++], 1);
+    bstart(&t[n]); b8(&t[n], 104); b8(&t[n], 1); bint(&t[n++], 2);
+    bstart(&t[n]); b8(&t[n], 104); b8(&t[n], 2); bint(&t[n], 1); bint(&t[n++], 1);
+    bstart(&t[n]); b8(&t[n++], 106);                            /* [] */
+    bstart(&t[n]); b8(&t[n], 107); b16(&t[n], 1); b8(&t[n++], 'a');    /* "a" */
+    bstart(&t[n]); b8(&t[n], 108); b32(&t[n], 2); bint(&t[n], 'a');
+    batom(&t[n], "x"); b8(&t[n++], 106);                        /* [$a, x] */
+    bstart(&t[n]); b8(&t[n], 107); b16(&t[n], 1); b8(&t[n++], 'b');    /* "b" */
+    bstart(&t[n]); b8(&t[n], 108); b32(&t[n], 1); bpid(&t[n], NODE, 1, 0, CREATION);
+    b8(&t[n++], 106);                                           /* [Pid] */
+    bstart(&t[n]); b8(&t[n], 109); b32(&t[n++], 0);             /* <<>> */
+    bstart(&t[n]); b8(&t[n], 109); b32(&t[n], 1); b8(&t[n++], 1);
+    bstart(&t[n]); b8(&t[n], 109); b32(&t[n], 2); b8(&t[n], 1); b8(&t[n++], 0);
+    bstart(&t[n]); b8(&t[n], 109); b32(&t[n], 1); b8(&t[n++], 2);
+    CHECK(n == N);
+    int all = 1;
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < N; j++) {
+            int order = 2;
+            if (order_of(&t[i], &t[j], &order) != 0 || order != (i < j ? -1 : i > j)) {
+                fprintf(stderr, "etf_order: %d vs %d gave %d\n", i, j, order);
+                all = 0;
+            }
+        }
+    CHECK(all);
+    /* "ab" as a string and as a list are one term. */
+    etfb s, l;
+    bstart(&s); b8(&s, 107); b16(&s, 2); b8(&s, 'a'); b8(&s, 'b');
+    bstart(&l); b8(&l, 108); b32(&l, 2); bint(&l, 'a'); bint(&l, 'b'); b8(&l, 106);
+    int order = 2;
+    CHECK(order_of(&s, &l, &order) == 0 && order == 0);
+    /* Unsupported: floats, maps, improper lists, pids of another creation. */
+    etfb f, m, im, op;
+    bstart(&f); b8(&f, 70); for (int i = 0; i < 8; i++) b8(&f, i == 0 ? 0x3f : 0);
+    bstart(&m); b8(&m, 116); b32(&m, 0);
+    bstart(&im); b8(&im, 108); b32(&im, 1); bint(&im, 1); bint(&im, 2);
+    bstart(&op); bpid(&op, NODE, 1, 0, CREATION + 1);
+    CHECK(order_of(&f, &f, &order) == -1);
+    CHECK(order_of(&m, &t[0], &order) == -1);
+    CHECK(order_of(&im, &im, &order) == -1);
+    CHECK(order_of(&op, &t[17], &order) == -1);
+    free(t);
+}
+
+/* Builds #{K1 => V1, ...} of n pairs of pids (keys: the numbers given,
+** values: small integers). */
+static void bpidmap(etfb *e, const uint32_t *nums, int n)
+{
+    b8(e, 116);
+    b32(e, (uint32_t)n);
+    for (int i = 0; i < n; i++) {
+        bpid(e, NODE, nums[i], 0, CREATION);
+        bint(e, (uint8_t)nums[i]);
+    }
+}
+
+static int where_visit(void *ctx, uint32_t key, uint8_t *word, int where)
+{
+    (void)key;
+    (void)word;
+    etf_pid_sink *s = ctx;
+    if (s->n < s->cap)
+        s->pids[s->n++] = (uint32_t)where;
+    return 0;
+}
+
+static void test_etf_sort_maps(void)
+{
+    /* {#{P3 => 3, P1 => 1, P2 => 2}, #{{P2} => P1}}: sorted, the first
+    ** map's pairs in key order, the other as it was. */
+    etfb e, want;
+    uint32_t unsorted[3] = { 3, 1, 2 }, sorted[3] = { 1, 2, 3 };
+    bstart(&e); b8(&e, 104); b8(&e, 2); bpidmap(&e, unsorted, 3);
+    b8(&e, 116); b32(&e, 1); b8(&e, 104); b8(&e, 1); bpid(&e, NODE, 2, 0, CREATION);
+    bpid(&e, NODE, 1, 0, CREATION);
+    bstart(&want); b8(&want, 104); b8(&want, 2); bpidmap(&want, sorted, 3);
+    bbytes(&want, e.b + want.n, e.n - want.n);
+    uint8_t *buf = xmalloc(e.n);
+    memcpy(buf, e.b, e.n);
+    CHECK(etf_sort_maps(buf, e.n, CREATION, 1) == 0);
+    CHECK(memcmp(buf, e.b, e.n) == 0);                  /* check_only */
+    CHECK(etf_sort_maps(buf, e.n, CREATION, 0) == 0);
+    CHECK(want.n == e.n && memcmp(buf, want.b, e.n) == 0);
+    /* Where the walker says each pid is. */
+    uint32_t wh[8];
+    etf_pid_sink sink = { wh, 0, 8 };
+    etf_nodes nodes = { .n = 1 };
+    nodes.names[0] = NODE;
+    nodes.lens[0] = strlen(NODE);
+    CHECK(etf_walk_keys(buf, e.n, &nodes, CREATION, where_visit, &sink) == 0);
+    CHECK(sink.n == 5);
+    if (sink.n == 5) {
+        CHECK(wh[0] == (ETF_IN_MAP | ETF_IN_MAP_KEY));
+        CHECK(wh[2] == (ETF_IN_MAP | ETF_IN_MAP_KEY));
+        CHECK(wh[3] == (ETF_IN_MAP | ETF_IN_MAP_KEY));  /* {P2}, a key */
+        CHECK(wh[4] == ETF_IN_MAP);                      /* P1, a value */
+    }
+    free(buf);
+    /* #{a => {P1}}: a pid held under a pid-free key (a named value). */
+    bstart(&e); b8(&e, 116); b32(&e, 1); batom(&e, "a"); b8(&e, 104); b8(&e, 1);
+    bpid(&e, NODE, 1, 0, CREATION);
+    sink.n = 0;
+    CHECK(etf_walk_keys(e.b, e.n, &nodes, CREATION, where_visit, &sink) == 0);
+    CHECK(sink.n == 1 && wh[0] == (ETF_IN_MAP | ETF_IN_NAMED_VALUE));
+    /* A map of 33 pairs is hash-ordered: left alone; its keys reported. */
+    uint32_t many[33];
+    for (int i = 0; i < 33; i++)
+        many[i] = (uint32_t)(33 - i);
+    bstart(&e); bpidmap(&e, many, 33);
+    buf = xmalloc(e.n);
+    memcpy(buf, e.b, e.n);
+    CHECK(etf_sort_maps(buf, e.n, CREATION, 0) == 0);
+    CHECK(memcmp(buf, e.b, e.n) == 0);
+    sink.n = 0;
+    CHECK(etf_walk_keys(buf, e.n, &nodes, CREATION, where_visit, &sink) == 0);
+    CHECK(sink.n == 8 && wh[0] == (ETF_IN_MAP | ETF_IN_BIG_MAP_KEY));
+    free(buf);
+    /* A float beside a pid among the keys: refused. */
+    bstart(&e); b8(&e, 116); b32(&e, 2);
+    bpid(&e, NODE, 1, 0, CREATION); bint(&e, 1);
+    b8(&e, 70); for (int i = 0; i < 8; i++) b8(&e, i == 0 ? 0x3f : 0);
+    bint(&e, 2);
+    buf = xmalloc(e.n);
+    memcpy(buf, e.b, e.n);
+    CHECK(etf_sort_maps(buf, e.n, CREATION, 1) == -1);
+    CHECK(etf_sort_maps(buf, e.n, CREATION, 0) == -1);
+    free(buf);
+    /* An ETS table's data: {set, public, 1, [{P2, [{P2, P3}]}, {P1, [{P1,
+    ** P3}]}], none}: its keys are [P2, P1]. */
+    etfb w2;
+    bstart(&e); b8(&e, 104); b8(&e, 5); batom(&e, "set"); batom(&e, "public"); bint(&e, 1);
+    b8(&e, 108); b32(&e, 2);
+    for (uint32_t k = 2; k >= 1; k--) {
+        b8(&e, 104); b8(&e, 2); bpid(&e, NODE, k, 0, CREATION);
+        b8(&e, 108); b32(&e, 1); b8(&e, 104); b8(&e, 2); bpid(&e, NODE, k, 0, CREATION);
+        bpid(&e, NODE, 3, 0, CREATION);
+        b8(&e, 106);
+    }
+    b8(&e, 106); batom(&e, "none");
+    bstart(&w2); b8(&w2, 108); b32(&w2, 2); bpid(&w2, NODE, 2, 0, CREATION);
+    bpid(&w2, NODE, 1, 0, CREATION); b8(&w2, 106);
+    buf = xmalloc(e.n);
+    memcpy(buf, e.b, e.n);
+    uint8_t *keys;
+    size_t nkeys;
+    CHECK(etf_ets_keys(buf, e.n, &keys, &nkeys) == 0);
+    CHECK(nkeys == w2.n && memcmp(keys, w2.b, nkeys) == 0);
+    free(keys);
+    /* Every proper prefix is malformed, and refused without overreading. */
+    int prefixes = 1;
+    for (size_t k = 0; k < e.n; k++) {
+        uint8_t *p = xmalloc(k ? k : 1);
+        memcpy(p, e.b, k);
+        prefixes &= etf_ets_keys(p, k, &keys, &nkeys) == -1 && keys == NULL &&
+                    etf_sort_maps(p, k, CREATION, 0) == -1;
+        free(p);
+    }
+    CHECK(prefixes);
+    free(buf);
 }
 
 /* ------------------------------------------------------------------ */
@@ -3007,7 +3232,7 @@ static void sym_clients(trans_ctx *cx, sys_state *st, uint32_t asker)
 static void test_symmetry(void)
 {
     part_store *ps = part_store_new();
-    symmetry *sy = symmetry_new();
+    symmetry *sy = symmetry_new(0);
     CHECK(ps != NULL && sy != NULL);
     if (ps == NULL || sy == NULL)
         return;
@@ -3778,6 +4003,8 @@ int main(int argc, char **argv)
     test_etf_pids();
     test_etf_fun();
     test_etf_mutations();
+    test_etf_order();
+    test_etf_sort_maps();
     test_sys_state();
     test_por_sends();
     test_search_single();
