@@ -190,6 +190,15 @@ expr({call, L, {remote, RL, {atom, ML, M}, {atom, FL, F}}, As}, Defs) ->
         none -> {call, L, {remote, RL, {atom, ML, M}, {atom, FL, F}}, As1};
         _ -> observed(L, M, F, As1)
     end;
+expr({'fun', L, {function, {atom, ML, maps}, {atom, FL, F}, {integer, _, A}}}, Defs)
+  when (F =:= fold andalso A =:= 3); F =:= foreach andalso A =:= 2; F =:= map andalso A =:= 2;
+       F =:= filter andalso A =:= 2; F =:= filtermap andalso A =:= 2;
+       F =:= merge_with andalso A =:= 3; F =:= intersect_with andalso A =:= 3 ->
+    %% `fun maps:fold/3': a fun that makes the call above, so the maps it
+    %% iterates pass through mce_rt_order:map_keys/1 however it is called.
+    Vars = [{var, L, list_to_atom("MceOrdF" ++ integer_to_list(I))} || I <- lists:seq(1, A)],
+    Call = expr({call, L, {remote, L, {atom, ML, maps}, {atom, FL, F}}, Vars}, Defs),
+    {'fun', L, {clauses, [{clause, L, Vars, [], [Call]}]}};
 expr({'fun', L, {function, {atom, _, M}, {atom, _, F}, {integer, _, A}}} = Fun, _Defs) ->
     case mce_rt_order:observes(M, F, A) of
         none -> Fun;

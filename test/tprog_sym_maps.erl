@@ -22,10 +22,12 @@
 %%                     renaming pids in the map's keys would let another
 %%                     client lead, so the guard (mce_rt_order:map_keys/1)
 %%                     makes the symmetric search run again with them pinned.
+%%   leader_fold(N)    the same, the least key found by iterating the map
+%%                     with `fun maps:fold/3' called as a fun value.
 -module(tprog_sym_maps).
 %% The gen_server and the supervisor callbacks (init/1 serves both).
 
--export([pool/2, pid_keys/2, ref_keys/2, leader/1]).
+-export([pool/2, pid_keys/2, ref_keys/2, leader/1, leader_fold/1]).
 -export([init/1, handle_call/3, handle_cast/2, handle_info/2]).
 -export([start_worker/2, counter/1, pool_client/3, member_client/2, joiner/2]).
 
@@ -107,11 +109,17 @@ member_client(Server, Coord) ->
     end.
 
 leader(N) ->
+    leader(N, leader).
+
+leader_fold(N) ->
+    leader(N, leader_fold).
+
+leader(N, Ask) ->
     Me = self(),
     {ok, Server} = gen_server:start(?MODULE, {pid_keys, false, Me}, []),
     [First | _] = Cs = [spawn(?MODULE, joiner, [Server, Me]) || _ <- lists:seq(1, N)],
     [receive {joined, _} -> ok end || _ <- Cs],
-    case gen_server:call(Server, leader, infinity) of
+    case gen_server:call(Server, Ask, infinity) of
         First -> [C ! stop || C <- Cs], ok;
         Other -> error({leader, Other, First})
     end.
@@ -146,6 +154,9 @@ handle_call(leave, {Pid, _}, {ref_keys, Bug, Coord, M}) ->
     {reply, ok, {ref_keys, Bug, Coord, maps:remove(Ref, M)}};
 handle_call(leader, _From, {pid_keys, _, _, M} = S) ->
     {reply, hd(maps:keys(M)), S};
+handle_call(leader_fold, _From, {pid_keys, _, _, M} = S) ->
+    Fold = fun maps:fold/3,
+    {reply, lists:last(Fold(fun(K, _, Acc) -> [K | Acc] end, [], M)), S};
 handle_call(count, _From, {_, _, _, M} = S) ->
     {reply, map_size(M), S}.
 
