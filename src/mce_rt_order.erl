@@ -63,6 +63,9 @@ observes(proplists, F, A) when (F =:= get_keys andalso A =:= 1); (F =:= compact 
     hash;
 observes(maps, F, 1) when F =:= keys; F =:= values; F =:= to_list; F =:= iterator ->
     keys;
+%% A library function that iterates a map inside, untranslated.
+observes(proplists, from_map, 1) ->
+    keys;
 observes(io_lib, F, A) when F =:= format; F =:= fwrite; F =:= write; F =:= print;
                             F =:= build_text ->
     _ = code:ensure_loaded(io_lib),

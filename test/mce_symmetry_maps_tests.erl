@@ -395,6 +395,8 @@ key_order_guard_test() ->
     ?assertEqual([keys], lists:usort([mce_rt_order:observes(maps, F, 1)
                                       || F <- [keys, values, to_list, iterator]])),
     ?assertEqual([3], mce_rt_order:iterates_map(fold, 3)),
+    %% untranslated library code that iterates a map inside
+    ?assertEqual(keys, mce_rt_order:observes(proplists, from_map, 1)),
     %% Without a search, map_keys/1 only returns its argument.
     M = #{a => 1},
     ?assertEqual(M, mce_rt_order:map_keys(M)).
