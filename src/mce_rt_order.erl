@@ -23,7 +23,7 @@
 -module(mce_rt_order).
 
 -export([observes/3, call/3, compare/3, opaque/0, processes/0, process_record/2, make_fun/3,
-         quiet/1, map_keys/1, iterates_map/2]).
+         quiet/1, map_keys/1, iterates_map/2, map_iterator_made/2]).
 
 %% What an operation observes: the relative order of pids (two are needed
 %% to observe it), their numbers as hashes or text (one is enough), or
@@ -126,6 +126,18 @@ map_keys(M) when is_map(M) ->
     M;
 map_keys(T) ->
     T.
+
+%% @doc A fun of `maps:F/A' made at run time (erlang:make_fun/3, or `fun
+%% M:F/A' with computed parts), which runs translated: when F iterates the
+%% maps it is given, the maps it will meet are not known here, so a search
+%% that renames pids in map keys runs again with them pinned (the same as
+%% an iteration of such a map: conservative, and rare).
+-spec map_iterator_made(atom(), arity()) -> ok.
+map_iterator_made(F, A) ->
+    case iterates_map(F, A) of
+        [] -> ok;
+        _ -> report_keys()
+    end.
 
 %% The distinct processes that the pids and refs Ids stand for (a ref's
 %% number carries its creator's, mce_ref); an id that is not simulated

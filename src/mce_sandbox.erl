@@ -135,8 +135,18 @@ call_fun(M, F, A, Fun, Where) ->
     case stub_or_classify(M, F, A, Where) of
         {stub, Stub} -> Stub;
         direct -> order_fun(M, F, A, Fun);
-        {RM, RF} -> erlang:make_fun(RM, RF, A)
+        {RM, RF} -> redirected_fun(M, F, A, RM, RF)
     end.
+
+%% The translated (or modelled) function a fun of M:F/A runs; a maps
+%% function that iterates maps in key order reports that it was made
+%% (mce_rt_order:map_iterator_made/2, the guard of map order).
+redirected_fun(M, F, A, RM, RF) ->
+    ok = case M of
+             maps -> mce_rt_order:map_iterator_made(F, A);
+             _ -> ok
+         end,
+    erlang:make_fun(RM, RF, A).
 
 %% A fun of an operation that observes pid order reports it when called
 %% (mce_rt_order, the guard of symmetry reduction).
@@ -152,7 +162,7 @@ make_fun(M, F, A) when is_atom(M), is_atom(F), is_integer(A), A >= 0, A =< 255 -
     case stub_or_classify(M, F, A, make_fun) of
         {stub, Stub} -> Stub;
         direct -> order_fun(M, F, A, erlang:make_fun(M, F, A));
-        {RM, RF} -> erlang:make_fun(RM, RF, A)
+        {RM, RF} -> redirected_fun(M, F, A, RM, RF)
     end;
 make_fun(M, F, A) ->
     erlang:error(badarg, [M, F, A]).

@@ -391,7 +391,7 @@ key_order_guard_test() ->
          Entry = {tprog_sym_maps, F, [N]},
          ?assertMatch({Entry, {ok, #{symmetry := on, symmetry_keys := pinned}}}, {Entry, check(Entry, #{})}),
          ?assertMatch({Entry, {ok, #{symmetry := off}}}, {Entry, check(Entry, #{symmetry => false})})
-     end || N <- [2, 3], F <- [leader, leader_fold]],
+     end || N <- [2, 3], F <- [leader, leader_fold, leader_made]],
     ?assertEqual([keys], lists:usort([mce_rt_order:observes(maps, F, 1)
                                       || F <- [keys, values, to_list, iterator]])),
     ?assertEqual([3], mce_rt_order:iterates_map(fold, 3)),

@@ -24,10 +24,12 @@
 %%                     makes the symmetric search run again with them pinned.
 %%   leader_fold(N)    the same, the least key found by iterating the map
 %%                     with `fun maps:fold/3' called as a fun value.
+%%   leader_made(N)    the same with a fun of maps:fold/3 made at run time
+%%                     (erlang:make_fun/3 of a computed module name).
 -module(tprog_sym_maps).
 %% The gen_server and the supervisor callbacks (init/1 serves both).
 
--export([pool/2, pid_keys/2, ref_keys/2, leader/1, leader_fold/1]).
+-export([pool/2, pid_keys/2, ref_keys/2, leader/1, leader_fold/1, leader_made/1]).
 -export([init/1, handle_call/3, handle_cast/2, handle_info/2]).
 -export([start_worker/2, counter/1, pool_client/3, member_client/2, joiner/2]).
 
@@ -114,6 +116,9 @@ leader(N) ->
 leader_fold(N) ->
     leader(N, leader_fold).
 
+leader_made(N) ->
+    leader(N, leader_made).
+
 leader(N, Ask) ->
     Me = self(),
     {ok, Server} = gen_server:start(?MODULE, {pid_keys, false, Me}, []),
@@ -154,6 +159,9 @@ handle_call(leave, {Pid, _}, {ref_keys, Bug, Coord, M}) ->
     {reply, ok, {ref_keys, Bug, Coord, maps:remove(Ref, M)}};
 handle_call(leader, _From, {pid_keys, _, _, M} = S) ->
     {reply, hd(maps:keys(M)), S};
+handle_call(leader_made, _From, {pid_keys, _, _, M} = S) ->
+    Fold = erlang:make_fun(list_to_atom("ma" ++ "ps"), fold, 3),
+    {reply, lists:last(Fold(fun(K, _, Acc) -> [K | Acc] end, [], M)), S};
 handle_call(leader_fold, _From, {pid_keys, _, _, M} = S) ->
     Fold = fun maps:fold/3,
     {reply, lists:last(Fold(fun(K, _, Acc) -> [K | Acc] end, [], M)), S};
