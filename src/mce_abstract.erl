@@ -63,28 +63,17 @@ initial_call(Entry) ->
     {M, F, Args} = abstract_entry(Entry),
     mce_abs_eval:entry(M, F, Args).
 
-%% The entry as a call the interpreter can start: the abstract mode reads
-%% the program's forms, so a closure compiled elsewhere is not one.
-abstract_entry({M, F, Args} = Entry) when is_atom(M), is_atom(F), is_list(Args) ->
-    case code:ensure_loaded(M) of
-        {module, M} -> ok;
-        _ -> erlang:error({mcerlang, {undefined_module, M}})
-    end,
-    erlang:function_exported(M, F, length(Args)) orelse
-        erlang:error({mcerlang, {undefined_function, {M, F, length(Args)}}}),
-    Entry;
-abstract_entry(Fun) when is_function(Fun, 0) ->
-    case erlang:fun_info(Fun, type) of
-        {type, external} ->
-            {module, M} = erlang:fun_info(Fun, module),
-            {name, F} = erlang:fun_info(Fun, name),
-            abstract_entry({M, F, []});
-        {type, local} ->
+%% The entry as a call the interpreter can start (checked as every entry
+%% is, mcerlang:entry_call/1): the abstract mode reads the program's
+%% forms, so a closure compiled elsewhere is not one.
+abstract_entry(Entry) ->
+    case mcerlang:entry_call(Entry) of
+        {closure, Fun} ->
             erlang:error({mcerlang, {bad_entry, Fun,
-                                     "with abstraction, the entry is {Module, Function, Args} or fun M:F/0"}})
-    end;
-abstract_entry(Other) ->
-    erlang:error({mcerlang, {bad_entry, Other, "expected {Module, Function, Args} or fun M:F/0"}}).
+                                     "with abstraction, the entry is {Module, Function, Args} or fun M:F/0"}});
+        Call ->
+            Call
+    end.
 
 %% @doc The interpreter's initial calls `{mce_abs_eval, start, [Machine]}'
 %% in an abstract counterexample (or one of its steps), shown as the

@@ -14,6 +14,8 @@
          clear_translation_cache/0, abstract/1]).
 %% For the debugger (mce_debug) and the command line (mce_cli).
 -export([options/1, entry/1, entry/2, isolated/2, replayable/2]).
+%% For the abstract mode (mce_abstract): the entry checked, untranslated.
+-export([entry_call/1]).
 %% For the LTL search (mce_ltl_search): the predicates built in.
 -export([builtin_predicates/0]).
 
@@ -648,32 +650,44 @@ clear_translation_cache() ->
 
 %% @doc The initial call of the program `Entry' starts, in translated code.
 -spec entry(entry()) -> term().
-entry({M, F, Args} = Entry) when is_atom(M), is_atom(F), is_list(Args) ->
-    proper(Args) orelse
-        erlang:error({mcerlang, {bad_entry, Entry, "the arguments are an improper list"}}),
-    check_module(M),
-    Arity = length(Args),
-    case erlang:function_exported(M, F, Arity) of
-        true -> mce_translate:init_call({M, F, mce_sandbox:entry_args(Args)});
-        false -> erlang:error({mcerlang, {undefined_function, {M, F, Arity}}})
-    end;
-entry(Fun) when is_function(Fun, 0) ->
-    case erlang:fun_info(Fun, type) of
-        {type, external} ->
-            {module, M} = erlang:fun_info(Fun, module),
-            {name, F} = erlang:fun_info(Fun, name),
-            entry({M, F, []});
-        {type, local} ->
+entry(Entry) ->
+    case entry_call(Entry) of
+        {closure, Fun} ->
             {module, M} = erlang:fun_info(Fun, module),
             case mce_translate:translatable(M) of
                 true -> mce_closure:entry(Fun);         % compiled into a user module
                 false -> mce_translate:init_call(Fun)   % a shell fun, or refused
-            end
+            end;
+        {M, F, Args} ->
+            mce_translate:init_call({M, F, mce_sandbox:entry_args(Args)})
+    end.
+
+%% @doc The call `Entry' names, checked and untranslated: `{M, F, Args}'
+%% of a user module's exported function (`fun M:F/0' is `{M, F, []}'), or
+%% `{closure, Fun}' for a local fun of no arguments.  Bad entries raise
+%% `{mcerlang, Why}' naming the culprit.
+-spec entry_call(entry()) -> {module(), atom(), [term()]} | {closure, fun(() -> term())}.
+entry_call({M, F, Args} = Entry) when is_atom(M), is_atom(F), is_list(Args) ->
+    proper(Args) orelse
+        erlang:error({mcerlang, {bad_entry, Entry, "the arguments are an improper list"}}),
+    check_module(M),
+    Arity = length(Args),
+    erlang:function_exported(M, F, Arity) orelse
+        erlang:error({mcerlang, {undefined_function, {M, F, Arity}}}),
+    Entry;
+entry_call(Fun) when is_function(Fun, 0) ->
+    case erlang:fun_info(Fun, type) of
+        {type, external} ->
+            {module, M} = erlang:fun_info(Fun, module),
+            {name, F} = erlang:fun_info(Fun, name),
+            entry_call({M, F, []});
+        {type, local} ->
+            {closure, Fun}
     end;
-entry(Fun) when is_function(Fun) ->
+entry_call(Fun) when is_function(Fun) ->
     {arity, A} = erlang:fun_info(Fun, arity),
     erlang:error({mcerlang, {bad_entry, Fun, {arity, A}, "an entry fun takes no arguments"}});
-entry(Other) ->
+entry_call(Other) ->
     erlang:error({mcerlang, {bad_entry, Other, "expected {Module, Function, Args} or fun M:F/0"}}).
 
 %% treat_as_normal: atoms and other terms are reasons, a fun of one
