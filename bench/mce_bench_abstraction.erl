@@ -43,13 +43,8 @@ main(Rounds) ->
     ok.
 
 run(Entry, Opts) ->
-    erlang:garbage_collect(),
-    {Cpu0, _} = erlang:statistics(runtime),
-    T0 = erlang:monotonic_time(microsecond),
-    Result = mcerlang:check(Entry, Opts#{max_time => 120000, progress => false,
-                                         memory => 2000000000}),
-    Wall = erlang:monotonic_time(microsecond) - T0,
-    {Cpu1, _} = erlang:statistics(runtime),
+    {Result, Wall, Cpu} = mce_bench_workers:timed_check(Entry, Opts#{max_time => 120000, progress => false,
+                                                                     memory => 2000000000}),
     {Verdict, Stats} = case Result of
                            {ok, St} -> {ok, St};
                            {error, #{stats := St}} -> {error, St};
@@ -57,7 +52,7 @@ run(Entry, Opts) ->
                            {inconclusive, Why, St} -> {Why, St}
                        end,
     #{verdict => Verdict, states => maps:get(states, Stats),
-      transitions => maps:get(transitions, Stats), wall_us => Wall, cpu_s => (Cpu1 - Cpu0) / 1000}.
+      transitions => maps:get(transitions, Stats), wall_us => Wall, cpu_s => Cpu}.
 
 print(Label, #{verdict := V, states := S, transitions := T, wall_us := Us, cpu_s := Cpu}) ->
     io:format("~-30s ~-14s ~9b ~10b ~9b ~8.2f~n",

@@ -16,7 +16,7 @@
 %% measure of speed, the wall time to the verdict is shown beside it.
 -module(mce_bench_workers).
 
--export([main/0, main/1, median_row/1]).
+-export([main/0, main/1, median_row/1, timed_check/2]).
 
 -define(ROUNDS, 3).
 -define(MAX_TIME, 120000).
@@ -49,12 +49,7 @@ main(Rounds) ->
     ok.
 
 run(Entry, Opts) ->
-    erlang:garbage_collect(),
-    {Cpu0, _} = erlang:statistics(runtime),
-    T0 = erlang:monotonic_time(microsecond),
-    Result = mcerlang:check(Entry, Opts#{max_time => ?MAX_TIME, progress => false}),
-    Wall = erlang:monotonic_time(microsecond) - T0,
-    {Cpu1, _} = erlang:statistics(runtime),
+    {Result, Wall, Cpu} = timed_check(Entry, Opts#{max_time => ?MAX_TIME, progress => false}),
     Stats = case Result of
                 {ok, St} -> St;
                 {error, #{stats := St}} -> St;
@@ -62,7 +57,19 @@ run(Entry, Opts) ->
             end,
     #{verdict => element(1, Result), states => maps:get(states, Stats),
       transitions => maps:get(transitions, Stats), wall_us => Wall,
-      cpu_s => (Cpu1 - Cpu0) / 1000, workers => maps:get(workers, Stats, 1)}.
+      cpu_s => Cpu, workers => maps:get(workers, Stats, 1)}.
+
+%% @doc One check, measured: its result, the wall microseconds and the
+%% VM's CPU seconds (every thread) it took (also mce_bench_abstraction's).
+-spec timed_check(mcerlang:entry(), map()) -> {mcerlang:result(), integer(), float()}.
+timed_check(Entry, Opts) ->
+    erlang:garbage_collect(),
+    {Cpu0, _} = erlang:statistics(runtime),
+    T0 = erlang:monotonic_time(microsecond),
+    Result = mcerlang:check(Entry, Opts),
+    Wall = erlang:monotonic_time(microsecond) - T0,
+    {Cpu1, _} = erlang:statistics(runtime),
+    {Result, Wall, (Cpu1 - Cpu0) / 1000}.
 
 %% The run of median wall time (also mce_bench_cluster's).
 -spec median_row([#{wall_us := integer(), atom() => term()}, ...]) -> map().
