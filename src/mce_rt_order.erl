@@ -256,17 +256,16 @@ numbered(_T, Acc, _Need) ->
 %% Tells the search of the running step (none outside one: a term built
 %% by the checker itself; nothing while quiet/1 runs).
 report() ->
-    case erlang:get('$mce_order_quiet') =:= true orelse erlang:get('$mce_search') of
-        true -> ok;
-        undefined -> ok;
-        Search -> mce_nif:pid_order(Search)
-    end.
+    tell_search(fun mce_nif:pid_order/1).
 
 %% The order of pids in a map's keys was observed: a symmetric search that
 %% renamed pids in map keys runs again with them pinned (mce_nif:key_order/1).
 report_keys() ->
+    tell_search(fun mce_nif:key_order/1).
+
+tell_search(Tell) ->
     case erlang:get('$mce_order_quiet') =:= true orelse erlang:get('$mce_search') of
         true -> ok;
         undefined -> ok;
-        Search -> mce_nif:key_order(Search)
+        Search -> Tell(Search)
     end.
