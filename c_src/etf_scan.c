@@ -71,7 +71,7 @@ static int read_atom(reader *r, uint8_t **text, size_t *n)
     return 0;
 }
 
-static int sink_push(etf_pid_sink *s, uint32_t pid)
+int etf_sink_push(etf_pid_sink *s, uint32_t pid)
 {
     if (s->n == s->cap) {
         uint32_t cap = s->cap ? s->cap * 2 : 8;
@@ -120,7 +120,7 @@ static int sink_visit(void *ctx, uint32_t key, uint8_t *word, int where)
 {
     (void)word;
     (void)where;
-    return sink_push(ctx, key);
+    return etf_sink_push(ctx, key);
 }
 
 int etf_scan_keys(uint8_t *buf, size_t len, const etf_nodes *nodes,

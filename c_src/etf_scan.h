@@ -18,6 +18,9 @@ typedef struct etf_pid_sink {
     uint32_t n, cap;
 } etf_pid_sink;
 
+/* Appends a key to the sink (which grows).  0, or -1 when out of memory. */
+int etf_sink_push(etf_pid_sink *s, uint32_t key);
+
 /* Refs are recorded in the same sink as pids, tagged with this bit. */
 #define ETF_REF_TAG 0x80000000u
 

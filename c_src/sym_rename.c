@@ -78,33 +78,10 @@ static int rename_visit(void *ctx, uint32_t key, uint8_t *word, int where)
         uint32_t num = KEY_NUM(to & ~ETF_REF_TAG);
         sym_put_be32(word, key & ETF_REF_TAG ? num >> ETF_REF_COUNTER_BITS : num);
     }
-    etf_pid_sink *s = &r->keys;
-    size_t cap = s->cap;
-    if (sym_grow((void **)&s->pids, &cap, (size_t)s->n + 1, sizeof *s->pids))
-        return -1;
-    s->cap = (uint32_t)cap;
-    s->pids[s->n++] = to;
-    return 0;
+    return etf_sink_push(&r->keys, to);
 }
 
-static int rescan_visit(void *ctx, uint32_t key, uint8_t *word, int where)
-{
-    (void)word;
-    (void)where;
-    etf_pid_sink *s = ctx;
-    size_t cap = s->cap;
-    if (sym_grow((void **)&s->pids, &cap, (size_t)s->n + 1, sizeof *s->pids))
-        return -1;
-    s->cap = (uint32_t)cap;
-    s->pids[s->n++] = key;
-    return 0;
-}
-
-/* Renames the term buf[0..len) (version byte first) in place; r->keys gets
-** its keys in order of occurrence.  ets: the term is an ETS table's data,
-** whose objects are kept sorted by key (mce_ets).  0, or -1 on malformed
-** input, out of memory, or a renamed key in a map that cannot be re-sorted
-** (which symmetry.c never asks for). */
+/* Stops the walk at a key the renaming moves (of an ETS object's key). */
 static int moved_visit(void *ctx, uint32_t key, uint8_t *word, int where)
 {
     (void)word;
@@ -140,7 +117,7 @@ static int rename_bytes(renamer *r, const etf_nodes *nodes, uint32_t creation,
         return -1;
     /* The pairs moved: the keys again, in their new order. */
     r->keys.n = 0;
-    return etf_walk_keys(buf, len, nodes, creation, rescan_visit, &r->keys);
+    return etf_scan_keys(buf, len, nodes, creation, &r->keys);
 }
 
 int symmetry_rename_term(const etf_nodes *nodes, uint32_t creation, uint8_t *buf,
