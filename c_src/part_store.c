@@ -7,22 +7,27 @@
 **    the first id in them is claimed, and never move or shrink, so a reader
 **    needs no lock to follow an id (a realloc'd array would be freed under
 **    it).  Each segment's parts are followed by one ready byte per part.
-**  - Ids below `next_id` are claimed.  A claimed part's ready byte is set
-**    (release) after its fields and bytes are written and before its id is
-**    put in the index, so every id found in an index or handed out names a
-**    whole part.  An id is claimed only after its bytes are copied and its
-**    segment exists: a failed intern claims nothing, and ids stay dense.
+**  - Ids below `next_id` are taken.  An unshared store claims them one by
+**    one; a shared store's shard takes ID_BLOCK at a time and claims them
+**    in order, so an id its block never gave out is a hole whose ready byte
+**    stays 0 (part_store_get answers NULL).  A claimed part's ready byte is
+**    set (release) after its fields and bytes are written and before its
+**    id is put in the index, so every id found in an index or handed out
+**    names a whole part.  An id is claimed only after its bytes are copied
+**    and its segment exists: a failed intern claims nothing, and an
+**    unshared store's ids stay dense.
 **  - The index is split into NSHARDS shards by the top bits of the hash.  A
 **    part's id is in the index of its shard, and only there; the shard's
 **    mutex (on a shared store) covers its index, its counts and its arena.
 **    So "absent, then added" is atomic per content, which is what makes
 **    exactly one interner see is_new.
-**  - Each shard's index is open addressing with linear probing over ids
-**    (0 = empty) on the low bits of the hash, doubling at 70% load.  While
-**    it grows, the old index is kept whole and still probed; its slots move
-**    to the new one MOVES at each intern into the shard, so no call
-**    rehashes millions of ids.  Lookups compare the 64-bit hash first, then
-**    kind, length and bytes, so the table is exact.
+**  - Each shard's index is open addressing with linear probing over
+**    entries (an id and the low 32 bits of its part's hash; 0 = empty) on
+**    the low bits of the hash, doubling at 70% load.  While it grows, the
+**    old index is kept whole and still probed; its slots move to the new
+**    one MOVES at each intern into the shard, so no call rehashes millions
+**    of ids.  Lookups compare the entry's hash bits, then the part's 64-bit
+**    hash, kind, length and bytes, so the table is exact.
 **
 ** Parts live in chunked bump arenas (a search only adds parts, never frees
 ** one): one arena for an unshared store, one per shard for a shared one (it
@@ -61,11 +66,8 @@
 
 #define MAX_ID (UINT32_MAX - 2u)
 
-#if defined(__GNUC__) || defined(__clang__)
-#define PREFETCH(p) __builtin_prefetch(p)
-#else
-#define PREFETCH(p) ((void)(p))
-#endif
+/* Ids a shard of a shared store claims at once (claim_id). */
+#define ID_BLOCK 64u
 
 typedef struct arena_chunk {
     struct arena_chunk *next;
@@ -78,10 +80,19 @@ typedef struct arena {
     size_t next_cap;        /* the next chunk's size (ordinary parts) */
 } arena;
 
-/* The index's slots are atomics so that a shared store can be looked up
-** without the lock (part_store_intern); relaxed loads and stores of them
-** are plain moves, so an unshared store pays nothing. */
-typedef _Atomic part_id slot_t;
+/* An index slot holds a part's id in its low 32 bits and the low 32 bits
+** of the part's hash above them (0: empty; ids start at 1).  The hash bits
+** let a probe pass a slot without reading the part, a cache miss each (a
+** new part's probe passes about six slots at 70% load), and let the index
+** grow without reading any part.  The slots are atomics so that a shared
+** store can be looked up without the lock (part_store_intern); relaxed
+** loads and stores of them are plain moves, so an unshared store pays
+** nothing. */
+typedef _Atomic uint64_t slot_t;
+
+/* A shard's index never passes 2^32 slots: a slot's position is the low
+** bits of its hash, and the slot keeps 32 of them. */
+#define MAX_SLOTS ((size_t)1 << 32)
 
 /* Index generations a shared store retired but must keep: a lock-free
 ** lookup may still probe one.  Each is half the next, so together they
@@ -90,9 +101,13 @@ typedef _Atomic part_id slot_t;
 
 typedef struct shard {
     alignas(64) pthread_mutex_t lock;   /* shared stores only */
-    slot_t *index;          /* ids, 0 = empty; nslots a power of two */
+    slot_t *index;          /* entries, 0 = empty; nslots a power of two */
     size_t nslots;
-    size_t nids;            /* ids in this shard */
+    _Atomic size_t nids;    /* ids in this shard (written under the lock) */
+    /* Shared stores: the ids this shard claimed from `next_id` and has not
+    ** given out yet, [id_next, id_end).  Taking ids a block at a time keeps
+    ** new parts from bumping one counter every thread writes. */
+    size_t id_next, id_end;
     slot_t *old_index;      /* while growing: the previous index, whole */
     size_t old_nslots;
     size_t moved;           /* old slots below this are in `index` too */
@@ -187,25 +202,31 @@ static int ensure_segment(part_store *ps, size_t id)
     return 0;
 }
 
-/* Claims the next id, its segment made first.  0 when the ids are spent or
-** the segment cannot be allocated; nothing is claimed then. */
-static part_id claim_id(part_store *ps)
+/* Claims the next id, its segment made first: an unshared store's next
+** one; a shared store's next one of the shard's block (`sh`, whose lock is
+** held), a new block of ID_BLOCK taken when it is spent.  0 when the ids
+** are spent or the segment cannot be allocated; nothing is claimed then. */
+static part_id claim_id(part_store *ps, shard *sh)
 {
-    size_t n = atomic_load_explicit(&ps->next_id, memory_order_relaxed);
-    for (;;) {
+    if (!ps->concurrent) {
+        size_t n = atomic_load_explicit(&ps->next_id, memory_order_relaxed);
         if (n > MAX_ID || ensure_segment(ps, n) != 0)
             return 0;
-        if (!ps->concurrent) {
-            atomic_store_explicit(&ps->next_id, n + 1, memory_order_relaxed);
-            return (part_id)n;
-        }
-        /* Relaxed: the part is published by its ready byte, not by the
-        ** counter. */
-        if (atomic_compare_exchange_weak_explicit(&ps->next_id, &n, n + 1,
-                                                  memory_order_relaxed,
-                                                  memory_order_relaxed))
-            return (part_id)n;
+        atomic_store_explicit(&ps->next_id, n + 1, memory_order_relaxed);
+        return (part_id)n;
     }
+    if (sh->id_next == sh->id_end) {
+        /* Relaxed: a part is published by its ready byte, not by the
+        ** counter. */
+        size_t first = atomic_fetch_add_explicit(&ps->next_id, ID_BLOCK, memory_order_relaxed);
+        if (first > MAX_ID)
+            return 0;
+        sh->id_next = first;
+        sh->id_end = first + ID_BLOCK <= (size_t)MAX_ID + 1 ? first + ID_BLOCK : (size_t)MAX_ID + 1;
+    }
+    if (ensure_segment(ps, sh->id_next) != 0)
+        return 0;
+    return (part_id)sh->id_next++;
 }
 
 /* ---- arenas -------------------------------------------------------- */
@@ -226,11 +247,17 @@ static void *arena_alloc(part_store *ps, arena *a, size_t n)
         if (a->next_cap < ARENA_CHUNK)
             a->next_cap *= 2;
         stat_add(ps, &ps->arena_bytes, sizeof *fresh + cap);
+        /* A shared store counts its shards' chunks as used whole: a count
+        ** bumped by every part of every thread would be one more cache
+        ** line they all write. */
+        if (ps->concurrent)
+            stat_add(ps, &ps->arena_used, sizeof *fresh + cap);
         c = fresh;
     }
     void *p = c->mem + c->used;
     c->used += n;
-    stat_add(ps, &ps->arena_used, n);
+    if (!ps->concurrent)
+        stat_add(ps, &ps->arena_used, n);
     return p;
 }
 
@@ -257,14 +284,20 @@ part_store *part_store_new(void)
 ** before an intern writes them: with two threads each such first write is
 ** a copy-on-write fault that flushes the TLB of the other core too (an
 ** interprocessor interrupt), a tenth of the CPU the kernel took with two
-** workers.  The index fills uniformly, so every page is touched anyway. */
+** workers.  The index fills uniformly, so every page is touched anyway.
+** The touch is an atomic store: a malloc followed by a memset of zeros is
+** turned into calloc by the compiler, which is how an earlier memset here
+** came to do nothing. */
 static slot_t *index_alloc(size_t nslots)
 {
-    if (nslots > SIZE_MAX / sizeof(slot_t))
+    if (nslots > MAX_SLOTS || nslots > SIZE_MAX / sizeof(slot_t))
         return NULL;
-    slot_t *index = malloc(nslots * sizeof *index);
-    if (index != NULL)
-        memset(index, 0, nslots * sizeof *index);
+    slot_t *index = calloc(nslots, sizeof *index);
+    if (index == NULL)
+        return NULL;
+    size_t per_page = 4096 / sizeof *index;
+    for (size_t i = 0; i < nslots; i += per_page)
+        atomic_store_explicit(&index[i], 0, memory_order_relaxed);
     return index;
 }
 
@@ -292,6 +325,7 @@ part_store *part_store_new_sized(size_t slots)
         sh->nslots = nslots;
         atomic_init(&sh->pub_index, sh->index);
         atomic_init(&sh->pub_mask, nslots - 1);
+        atomic_init(&sh->nids, 0);
         failed |= sh->index == NULL;
         stat_add(ps, &ps->index_slots, nslots);
     }
@@ -350,55 +384,55 @@ static shard *shard_of(part_store *ps, uint64_t h)
     return &ps->shards[h >> (64 - SHARD_BITS)];
 }
 
-static part_id slot_get(const slot_t *index, size_t i)
+static uint64_t slot_get(const slot_t *index, size_t i)
 {
     return atomic_load_explicit((slot_t *)&index[i], memory_order_relaxed);
 }
 
-/* Release: a lock-free lookup that reads the id (acquire) sees the part
-** whole, its ready byte set before. */
-static void slot_set(slot_t *index, size_t i, part_id id)
+static uint64_t entry_of(uint64_t hash, part_id id)
 {
-    atomic_store_explicit(&index[i], id, memory_order_release);
+    return (hash << 32) | id;
 }
 
-static void index_put(slot_t *index, size_t nslots, uint64_t hash, part_id id)
+static part_id entry_id(uint64_t entry)
 {
-    size_t i = hash & (nslots - 1);
+    return (part_id)(entry & 0xffffffffu);
+}
+
+/* Whether an entry may be the part of this hash: its hash bits agree. */
+static int entry_may_be(uint64_t entry, uint64_t hash)
+{
+    return (uint32_t)(entry >> 32) == (uint32_t)hash;
+}
+
+/* Release: a lock-free lookup that reads the entry (acquire) sees the part
+** whole, its ready byte set before. */
+static void slot_set(slot_t *index, size_t i, uint64_t entry)
+{
+    atomic_store_explicit(&index[i], entry, memory_order_release);
+}
+
+static void index_put(slot_t *index, size_t nslots, uint64_t entry)
+{
+    size_t i = (entry >> 32) & (nslots - 1);
     while (slot_get(index, i) != 0)
         i = (i + 1) & (nslots - 1);
-    slot_set(index, i, id);
+    slot_set(index, i, entry);
 }
 
 /* Moves up to n old slots into the grown index; frees the old one when
-** done.  A moved id's hash is in its part, a cache miss away, so each batch
-** of slots asks for all its parts before it reads the first (the old
-** one-array store moved ids in id order, reading the parts in a row). */
+** done.  An entry carries the hash bits that place it, so no part is read. */
 static void move_slots(part_store *ps, shard *sh, size_t n)
 {
     if (sh->old_index == NULL)
         return;
-    while (n > 0 && sh->moved < sh->old_nslots) {
-        size_t batch = sh->old_nslots - sh->moved;
-        batch = batch < n ? batch : n;
-        batch = batch < MOVES ? batch : MOVES;
-        const part *p[MOVES];
-        part_id ids[MOVES];
-        size_t k = 0;
-        for (size_t j = 0; j < batch; j++) {
-            part_id id = slot_get(sh->old_index, sh->moved + j);
-            if (id != 0) {
-                ids[k] = id;
-                p[k] = slot_of(ps, id);
-                PREFETCH(&p[k]->hash);
-                k++;
-            }
-        }
-        for (size_t j = 0; j < k; j++)
-            index_put(sh->index, sh->nslots, p[j]->hash, ids[j]);
-        sh->moved += batch;
-        n -= batch;
+    size_t end = sh->old_nslots - sh->moved < n ? sh->old_nslots : sh->moved + n;
+    for (size_t j = sh->moved; j < end; j++) {
+        uint64_t entry = slot_get(sh->old_index, j);
+        if (entry != 0)
+            index_put(sh->index, sh->nslots, entry);
     }
+    sh->moved = end;
     if (sh->moved == sh->old_nslots) {
         /* A shared store keeps it: a lock-free lookup may be probing it. */
         if (ps->concurrent && sh->nretired < MAX_RETIRED) {
@@ -441,13 +475,15 @@ static part_id probe(const part_store *ps, const slot_t *index, size_t nslots, u
     size_t mask = nslots - 1;
     size_t i = h & mask;
     for (;;) {
-        part_id id = slot_get(index, i);
-        if (id == 0)
+        uint64_t entry = slot_get(index, i);
+        if (entry == 0)
             break;
-        const part *p = slot_of(ps, id);
-        if (p->hash == h && p->kind == kind && p->len == len &&
-            (len == 0 || memcmp(p->data, data, len) == 0))
-            return id;
+        if (entry_may_be(entry, h)) {
+            const part *p = slot_of(ps, entry_id(entry));
+            if (p->hash == h && p->kind == kind && p->len == len &&
+                (len == 0 || memcmp(p->data, data, len) == 0))
+                return entry_id(entry);
+        }
         i = (i + 1) & mask;
     }
     *slot = i;
@@ -471,13 +507,15 @@ static part_id lookup_lock_free(const part_store *ps, shard *sh, uint64_t h, uin
     size_t mask = atomic_load_explicit(&sh->pub_mask, memory_order_acquire);
     const slot_t *index = atomic_load_explicit(&sh->pub_index, memory_order_acquire);
     for (size_t i = h & mask;; i = (i + 1) & mask) {
-        part_id id = atomic_load_explicit((slot_t *)&index[i], memory_order_acquire);
-        if (id == 0)
+        uint64_t entry = atomic_load_explicit((slot_t *)&index[i], memory_order_acquire);
+        if (entry == 0)
             return 0;
-        const part *p = slot_of(ps, id);
+        if (!entry_may_be(entry, h))
+            continue;
+        const part *p = slot_of(ps, entry_id(entry));
         if (p->hash == h && p->kind == kind && p->len == len &&
             (len == 0 || memcmp(p->data, data, len) == 0))
-            return id;
+            return entry_id(entry);
     }
 }
 
@@ -491,7 +529,8 @@ static part_id intern_in(part_store *ps, shard *sh, uint64_t h, uint8_t kind,
     *is_new = 0;
     /* Grow before probing so the index never fills: a failed grow is an
     ** allocation failure like any other. */
-    if (sh->nids * 10 > sh->nslots * 7 && grow_index(ps, sh) != 0)
+    size_t nids = atomic_load_explicit(&sh->nids, memory_order_relaxed);
+    if (nids * 10 > sh->nslots * 7 && grow_index(ps, sh) != 0)
         return 0;
     move_slots(ps, sh, MOVES);
     size_t i = 0, unused;
@@ -520,7 +559,7 @@ static part_id intern_in(part_store *ps, shard *sh, uint64_t h, uint8_t kind,
             if (nuniq == 0 || pidcopy[nuniq - 1] != pidcopy[k])
                 pidcopy[nuniq++] = pidcopy[k];
     }
-    part_id id = claim_id(ps);
+    part_id id = claim_id(ps, sh);
     if (id == 0)
         return 0;
     size_t off;
@@ -529,8 +568,8 @@ static part_id intern_in(part_store *ps, shard *sh, uint64_t h, uint8_t kind,
     seg[off] = (part){ .hash = h, .data = copy, .len = len,
                        .kind = kind, .npids = nuniq, .pids = pidcopy };
     atomic_store_explicit(&ready_bytes(seg, k)[off], 1, memory_order_release);
-    slot_set(sh->index, i, id);
-    sh->nids++;
+    slot_set(sh->index, i, entry_of(h, id));
+    atomic_store_explicit(&sh->nids, nids + 1, memory_order_relaxed);
     *is_new = 1;
     return id;
 }
@@ -590,17 +629,22 @@ const part *part_store_get(const part_store *ps, part_id id)
 
 size_t part_store_count(const part_store *ps)
 {
-    return stat_get(&ps->next_id) - 1;
+    if (!ps->concurrent)
+        return stat_get(&ps->next_id) - 1;
+    size_t n = 0;
+    for (unsigned s = 0; s < NSHARDS; s++)
+        n += atomic_load_explicit(&ps->shards[s].nids, memory_order_relaxed);
+    return n;
 }
 
 size_t part_store_used_bytes(const part_store *ps)
 {
     return sizeof *ps + stat_get(&ps->arena_used) + stat_get(&ps->next_id) * (sizeof(part) + 1) +
-           stat_get(&ps->index_slots) * sizeof(part_id);
+           stat_get(&ps->index_slots) * sizeof(slot_t);
 }
 
 size_t part_store_bytes(const part_store *ps)
 {
     return sizeof *ps + stat_get(&ps->arena_bytes) + stat_get(&ps->seg_bytes) +
-           stat_get(&ps->index_slots) * sizeof(part_id);
+           stat_get(&ps->index_slots) * sizeof(slot_t);
 }

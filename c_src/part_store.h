@@ -9,8 +9,9 @@
 ** visited-set test (with the lossy tables of visited.h, roots are not
 ** interned: the store then holds only the sub-parts).
 **
-** Ids are dense, start at 1 (0 means "none"), and are assigned in interning
-** order, which is deterministic for a deterministic search.  A part never
+** Ids start at 1 (0 means "none").  An unshared store's are dense and
+** assigned in interning order, which is deterministic for a deterministic
+** search.  A part never
 ** moves once stored: a `const part *` stays valid until part_store_free.
 **
 ** Concurrency contract.  A store is unshared when made: one thread at a
@@ -26,11 +27,12 @@
 **    read, reads the part's fields and bytes without further ado;
 **  - part_store_get never blocks, and returns NULL for an id not (yet)
 **    published;
-**  - ids stay dense: an id is claimed only once the part's bytes are copied,
-**    so a failed intern leaves no hole, but ids are handed out in the order
-**    threads claim them, which is not deterministic;
+**  - ids are not dense: each shard of the index takes ids a block at a
+**    time, so ids a block never gave out are holes (part_store_get answers
+**    NULL for them), and the order of ids is not deterministic;
 **  - the statistics are relaxed counters: exact once the other threads are
-**    joined, a moment stale while they run;
+**    joined, a moment stale while they run; the parts' bytes in use are
+**    counted a whole arena chunk at a time;
 **  - part_store_new*, part_store_set_concurrent and part_store_free are not
 **    concurrent with anything.
 */
@@ -93,7 +95,8 @@ part_id part_store_intern_hinted(part_store *ps, part_id hint, uint8_t kind,
 ** published).  Lock-free. */
 const part *part_store_get(const part_store *ps, part_id id);
 
-/* Any thread, no lock (relaxed counters; they feed the memory cap). */
+/* Any thread, no lock (relaxed counters; they feed the memory cap).
+** part_store_count: the parts stored (holes not counted). */
 size_t part_store_count(const part_store *ps);
 size_t part_store_bytes(const part_store *ps);   /* all memory held */
 size_t part_store_used_bytes(const part_store *ps);  /* bytes actually in use */

@@ -378,7 +378,10 @@ static int bfs_add(search *s, part_id state, uint8_t *label, size_t label_len,
         s->kept = grown;
         s->capkept = cap;
     }
-    if (search_pool_add(s->pool, state, s->expanding, label, label_len, s->sym_perm,
+    /* One worker takes the indices one by one, so they number the nodes in
+    ** discovery order (a distributed search's origins name them so). */
+    pool_cursor *cursor = s->cfg.workers > 1 ? &s->pool_cursor : NULL;
+    if (search_pool_add(s->pool, cursor, state, s->expanding, label, label_len, s->sym_perm,
                         s->sym_nperm, !keep, index, &depth) != 0)
         return -1;
     s->sym_perm = NULL;
@@ -966,8 +969,11 @@ static int after_commit(search *s, int stop, request *req)
         s->pending = req->kind = REQ_STOPPED;
         return 1;
     }
-    uint64_t states = s->cfg.workers > 1 ? search_pool_count(s->pool) : s->st.states;
-    if (s->cfg.max_states != 0 && states >= s->cfg.max_states) {
+    /* With workers the count is a cache line they all write: read only
+    ** when there is a limit. */
+    if (s->cfg.max_states != 0 &&
+        (s->cfg.workers > 1 ? search_pool_count(s->pool, &s->pool_cursor) : s->st.states) >=
+            s->cfg.max_states) {
         s->finished = 1;
         s->pending = req->kind = REQ_LIMIT_STATES;
         return 1;

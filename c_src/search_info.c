@@ -36,7 +36,7 @@ void search_get_stats(const search *s, search_stats *st)
     st->bytes = part_store_bytes(s->ps) + nodes + fixed;
     st->used_bytes = part_store_used_bytes(s->ps) + nodes + fixed;
     st->shared_bytes = s->cfg.workers > 1 ? part_store_bytes(s->ps) + nodes : 0;
-    st->pool_states = s->cfg.workers > 1 ? search_pool_count(s->pool) : 0;
+    st->pool_states = s->cfg.workers > 1 ? search_pool_count(s->pool, &s->pool_cursor) : 0;
     st->table_mode = s->cfg.table_mode;
     st->reduction = s->cfg.reduction;
     if (s->cache != NULL) {

@@ -145,6 +145,7 @@ struct search {
     ** the stack, so the trace and the final state read the same way in
     ** both orders. */
     search_pool *pool;
+    pool_cursor pool_cursor;    /* this worker's node indices (search_pool.h) */
     int pool_busy, pool_hungry;
     uint32_t expanding;
     /* workers: the nodes this worker discovered and keeps to expand

@@ -2,12 +2,14 @@
 ** search_pool.c: owns the breadth-first search's nodes, its queue and the
 ** count of workers expanding (see search_pool.h for the protocol).
 **
-** Invariants: node i (0 <= i < `next`) is the i-th discovered state; its
-** index is taken with one atomic add and it is written in a segment that
-** never moves (segments.h), so adding a node, the step every new state
-** takes, needs no lock: with two workers the one mutex of every add was
-** their main point of contention (futex waits and wake-ups, about a
-** tenth of their CPU on client_server(6,2)).  A node is written by its
+** Invariants: the indices below `next` are taken; a worker takes them a
+** block at a time (pool_cursor) and a node's index comes from its adder's
+** block, so indices follow discovery only within one worker.  A node is
+** written in a segment that never moves (segments.h), so adding a node,
+** the step every new state takes, needs no lock: with two workers the one
+** mutex of every add was their main point of contention (futex waits and
+** wake-ups, about a tenth of their CPU on client_server(6,2)).  A node's
+** parent was added before it.  A node is written by its
 ** adder before its index goes anywhere (kept by that worker, queued under
 ** the lock, or returned), so whoever follows an index sees it whole; its
 ** `state` is stored last, with release, and is never 0 once written (part
@@ -70,6 +72,8 @@ struct search_pool {
     ** cache line of its own, as are the flags below that every worker
     ** reads at every step, so that adding nodes does not evict those. */
     alignas(64) atomic_uint_fast64_t next;
+    /* The nodes added, as the cursors flushed them (search_pool_count). */
+    alignas(64) atomic_uint_fast64_t counted;
     alignas(64) atomic_int stopped;
     alignas(64) atomic_int hungry;
     char pad[64 - sizeof(atomic_int)];
@@ -93,6 +97,7 @@ search_pool *search_pool_new(part_store *ps, int concurrent)
     atomic_init(&p->hungry, 0);
     atomic_init(&p->bytes, 0);
     atomic_init(&p->next, 0);
+    atomic_init(&p->counted, 0);
     for (unsigned k = 0; k < NODE_NSEGS; k++)
         atomic_init(&p->nodes[k], NULL);
     p->ps = ps;
@@ -192,12 +197,45 @@ static int node_segment(search_pool *p, uint64_t i)
     return 0;
 }
 
+/* The next node index: from the worker's cursor (reserving a block when
+** it is spent), or taken alone.  0 and *i, or -1 when the indices are
+** spent. */
+static int next_index(search_pool *p, pool_cursor *cursor, uint64_t *i)
+{
+    if (cursor != NULL && cursor->next < cursor->end) {
+        *i = cursor->next++;
+        return 0;
+    }
+    uint64_t n = cursor != NULL ? POOL_BLOCK : 1;
+    uint64_t first = atomic_fetch_add_explicit(&p->next, n, memory_order_acq_rel);
+    if (first >= UINT32_MAX - 1)
+        return -1;
+    if (cursor != NULL) {
+        cursor->next = first + 1;
+        cursor->end = first + n < UINT32_MAX - 1 ? first + n : UINT32_MAX - 1;
+    }
+    *i = first;
+    return 0;
+}
+
+/* Counts an added node: in the cursor, flushed to the pool's count a block
+** at a time. */
+static void count_node(search_pool *p, pool_cursor *cursor)
+{
+    if (cursor == NULL) {
+        atomic_fetch_add_explicit(&p->counted, 1, memory_order_relaxed);
+    } else if (++cursor->uncounted == POOL_BLOCK) {
+        atomic_fetch_add_explicit(&p->counted, POOL_BLOCK, memory_order_relaxed);
+        cursor->uncounted = 0;
+    }
+}
+
 /* search_pool_add, and with `remote` a node that is its own parent at
 ** depth *depth (search_pool_add_remote).  The node is written without the
 ** lock (see the invariants); queuing it takes the lock. */
-static int pool_add(search_pool *p, part_id state, uint32_t parent, uint8_t *label,
-                    size_t label_len, sym_pair *perm, uint32_t nperm, int queue,
-                    int remote, uint32_t *index, uint32_t *depth)
+static int pool_add(search_pool *p, pool_cursor *cursor, part_id state, uint32_t parent,
+                    uint8_t *label, size_t label_len, sym_pair *perm, uint32_t nperm,
+                    int queue, int remote, uint32_t *index, uint32_t *depth)
 {
     if (state == 0 || label_len > UINT32_MAX)
         return -1;
@@ -209,12 +247,9 @@ static int pool_add(search_pool *p, part_id state, uint32_t parent, uint8_t *lab
         if (label_id == 0)
             return -1;
     }
-    uint64_t i = atomic_load_explicit(&p->next, memory_order_relaxed);
-    do {
-        if (i >= UINT32_MAX - 1 || (!remote && i > 0 && parent >= i))
-            return -1;
-    } while (!atomic_compare_exchange_weak_explicit(&p->next, &i, i + 1, memory_order_acq_rel,
-                                                    memory_order_relaxed));
+    uint64_t i;
+    if (next_index(p, cursor, &i) != 0 || (!remote && i > 0 && !node_exists(p, parent)))
+        return -1;
     /* On failure below the index stays taken: a hole (state 0) that no
     ** path or lookup accepts, holding nothing of the caller's. */
     if (node_segment(p, i) != 0)
@@ -241,22 +276,24 @@ static int pool_add(search_pool *p, part_id state, uint32_t parent, uint8_t *lab
     free(label);
     if (nperm > 0)
         atomic_fetch_add(&p->bytes, (size_t)nperm * sizeof *perm);
+    count_node(p, cursor);
     *index = (uint32_t)i;
     *depth = d;
     return 0;
 }
 
-int search_pool_add(search_pool *p, part_id state, uint32_t parent, uint8_t *label,
-                    size_t label_len, sym_pair *perm, uint32_t nperm, int queue,
-                    uint32_t *index, uint32_t *depth)
+int search_pool_add(search_pool *p, pool_cursor *cursor, part_id state, uint32_t parent,
+                    uint8_t *label, size_t label_len, sym_pair *perm, uint32_t nperm,
+                    int queue, uint32_t *index, uint32_t *depth)
 {
-    return pool_add(p, state, parent, label, label_len, perm, nperm, queue, 0, index, depth);
+    return pool_add(p, cursor, state, parent, label, label_len, perm, nperm, queue, 0, index,
+                    depth);
 }
 
 int search_pool_add_remote(search_pool *p, part_id state, uint32_t depth, uint8_t *label,
                            size_t label_len, uint32_t *index)
 {
-    return pool_add(p, state, 0, label, label_len, NULL, 0, 1, 1, index, &depth);
+    return pool_add(p, NULL, state, 0, label, label_len, NULL, 0, 1, 1, index, &depth);
 }
 
 /* The first node of node i's segment (under the lock). */
@@ -381,9 +418,10 @@ int search_pool_stopped(const search_pool *p)
     return atomic_load(&((search_pool *)p)->stopped);
 }
 
-uint64_t search_pool_count(const search_pool *p)
+uint64_t search_pool_count(const search_pool *p, const pool_cursor *cursor)
 {
-    return atomic_load(&((search_pool *)p)->next);
+    return atomic_load_explicit(&((search_pool *)p)->counted, memory_order_relaxed) +
+           (cursor != NULL ? cursor->uncounted : 0);
 }
 
 size_t search_pool_bytes(const search_pool *p)

@@ -61,9 +61,22 @@ part_store *search_pool_store(const search_pool *p);
 ** success, and queues it if `queue`; else the caller keeps it to expand
 ** itself (or to queue later: search_pool_queue).  0 and the node's index
 ** and depth, or -1 when out of memory (nothing taken). */
-int search_pool_add(search_pool *p, part_id state, uint32_t parent, uint8_t *label,
-                    size_t label_len, sym_pair *perm, uint32_t nperm, int queue,
-                    uint32_t *index, uint32_t *depth);
+/* A worker's own reservation of node indices, taken POOL_BLOCK at a time,
+** and the nodes it added that the pool's count does not hold yet: adding a
+** node then writes no cache line that another worker writes (one shared
+** counter bumped at every add cost two workers a tenth of their CPU).  The
+** indices a worker reserved but never used are holes, like a failed add's.
+** Private to one worker; all zero before its first add. */
+#define POOL_BLOCK 64
+
+typedef struct pool_cursor {
+    uint64_t next, end;
+    uint32_t uncounted;
+} pool_cursor;
+
+int search_pool_add(search_pool *p, pool_cursor *cursor, part_id state, uint32_t parent,
+                    uint8_t *label, size_t label_len, sym_pair *perm, uint32_t nperm,
+                    int queue, uint32_t *index, uint32_t *depth);
 /* Distributed search (search_cluster.c): adds and queues a node whose
 ** parent is on another participant, at depth `depth` of the whole path; it
 ** starts a segment (it is its own parent), and the caller remembers where
@@ -106,8 +119,10 @@ int search_pool_is_full(const search_pool *p, part_id state);
 void search_pool_stop(search_pool *p);
 int search_pool_stopped(const search_pool *p);
 
-/* The nodes added so far (the states the search has discovered). */
-uint64_t search_pool_count(const search_pool *p);
+/* The nodes added so far (the states the search has discovered), less
+** those the workers' cursors have not counted yet (fewer than POOL_BLOCK
+** each); with `cursor`, that worker's are counted too. */
+uint64_t search_pool_count(const search_pool *p, const pool_cursor *cursor);
 /* Memory held for the nodes and their labels and renamings, in bytes (not
 ** the store's). */
 size_t search_pool_bytes(const search_pool *p);

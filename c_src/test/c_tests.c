@@ -739,10 +739,11 @@ static void test_part_store_threads(void)
     CHECK(rd.ok);
     CHECK(rd.seen > 0);
 
-    /* Every content one id, exactly one is_new per content, ids dense. */
+    /* Every content one id, exactly one is_new per content; the ids no
+    ** content got are holes of the shards' blocks (64 shards of 64 ids). */
     int calls_ok = 1, one_id = 1, one_new = 1, data_ok = 1;
-    size_t distinct = 0;
-    uint8_t *id_used = calloc(RACE_CONTENTS + 1, 1);
+    size_t distinct = 0, max_id = RACE_CONTENTS + 64 * 64;
+    uint8_t *id_used = calloc(max_id + 1, 1);
     if (id_used == NULL)
         exit(2);
     for (int t = 0; t < RACE_THREADS; t++)
@@ -764,7 +765,7 @@ static void test_part_store_threads(void)
         distinct++;
         if (news != 1)
             one_new = 0;
-        if (id > RACE_CONTENTS || id_used[id]++)
+        if (id > max_id || id_used[id]++)
             one_id = 0;
         const part *p = part_store_get(ps, id);
         uint32_t got = 0;
@@ -779,11 +780,10 @@ static void test_part_store_threads(void)
     CHECK(data_ok);
     CHECK(distinct > RACE_CONTENTS / 2);
     CHECK(part_store_count(ps) == distinct);
-    int dense = 1;
-    for (size_t id = 1; id <= distinct; id++)
-        dense &= id_used[id] == 1;
-    CHECK(dense);
-    CHECK(part_store_get(ps, (part_id)distinct + 1) == NULL);
+    int holes_empty = 1;
+    for (size_t id = 1; id <= max_id; id++)
+        holes_empty &= id_used[id] == 1 || part_store_get(ps, (part_id)id) == NULL;
+    CHECK(holes_empty);
     CHECK(part_store_used_bytes(ps) <= part_store_bytes(ps));
     free(id_used);
     for (int t = 0; t < RACE_THREADS; t++) {
@@ -3403,7 +3403,7 @@ static void test_search_pool_single(void)
     uint32_t node, depth, idx, d;
     part_id state;
     CHECK(search_pool_take(p, &busy, &hb, &node, &state, &depth) == POOL_DONE);
-    CHECK(search_pool_add(p, 10, 0, NULL, 0, NULL, 0, 1, &idx, &d) == 0 && idx == 0 && d == 0);
+    CHECK(search_pool_add(p, NULL, 10, 0, NULL, 0, NULL, 0, 1, &idx, &d) == 0 && idx == 0 && d == 0);
     CHECK(search_pool_take(p, &busy, &hb, &node, &state, &depth) == POOL_WORK);
     CHECK(node == 0 && state == 10 && depth == 0 && busy == 1);
     /* while the root is expanded, another worker waits, hungry */
@@ -3412,7 +3412,7 @@ static void test_search_pool_single(void)
     CHECK(search_pool_hungry(p) && ho == 1);
     /* a node kept by its finder is not queued until handed over */
     uint32_t kept;
-    CHECK(search_pool_add(p, 20, 0, NULL, 0, NULL, 0, 0, &kept, &d) == 0 && kept == 1);
+    CHECK(search_pool_add(p, NULL, 20, 0, NULL, 0, NULL, 0, 0, &kept, &d) == 0 && kept == 1);
     CHECK(search_pool_take(p, &other, &ho, &node, &state, &depth) == POOL_WAIT);
     CHECK(search_pool_queue(p, &kept, 1) == 0);
     CHECK(search_pool_take(p, &other, &ho, &node, &state, &depth) == POOL_WORK && node == 1 &&
@@ -3420,14 +3420,14 @@ static void test_search_pool_single(void)
     CHECK(!search_pool_hungry(p) && ho == 0);
     search_pool_node(p, 1, &state, &depth);
     CHECK(state == 20 && depth == 1);
-    CHECK(search_pool_add(p, 11, 0, label_copy("a"), 2, NULL, 0, 1, &idx, &d) == 0 && idx == 2 && d == 1);
+    CHECK(search_pool_add(p, NULL, 11, 0, label_copy("a"), 2, NULL, 0, 1, &idx, &d) == 0 && idx == 2 && d == 1);
     sym_pair *perm = malloc(sizeof *perm);
     CHECK(perm != NULL);
     if (perm != NULL)
         *perm = (sym_pair){ .from = 3, .to = 2 };
-    CHECK(search_pool_add(p, 12, 2, label_copy("b"), 2, perm, 1, 1, &idx, &d) == 0 && idx == 3 && d == 2);
-    CHECK(search_pool_add(p, 13, 7, NULL, 0, NULL, 0, 1, &idx, &d) == -1);   /* no node 7 */
-    CHECK(search_pool_count(p) == 4);
+    CHECK(search_pool_add(p, NULL, 12, 2, label_copy("b"), 2, perm, 1, 1, &idx, &d) == 0 && idx == 3 && d == 2);
+    CHECK(search_pool_add(p, NULL, 13, 7, NULL, 0, NULL, 0, 1, &idx, &d) == -1);   /* no node 7 */
+    CHECK(search_pool_count(p, NULL) == 4);
     CHECK(search_pool_take(p, &other, &ho, &node, &state, &depth) == POOL_WORK && node == 2);
     CHECK(search_pool_take(p, &busy, &hb, &node, &state, &depth) == POOL_WORK && node == 3 && depth == 2);
     CHECK(search_pool_take(p, &other, &ho, &node, &state, &depth) == POOL_WAIT);
@@ -3456,6 +3456,7 @@ static void test_search_pool_single(void)
 #define POOL_TREE_DEPTH 12
 typedef struct pool_worker {
     search_pool *p;
+    pool_cursor cursor;         /* node indices a block at a time */
     uint32_t taken, waits;
     int failed;
 } pool_worker;
@@ -3490,7 +3491,8 @@ static void *pool_worker_run(void *arg)
         }
         /* One child queued when added, the other kept, then handed over. */
         for (int c = 0; c < 2 && depth < POOL_TREE_DEPTH; c++)
-            if (search_pool_add(w->p, state + 1, node, NULL, 0, NULL, 0, c == 0, &idx, &d) != 0 ||
+            if (search_pool_add(w->p, &w->cursor, state + 1, node, NULL, 0, NULL, 0, c == 0,
+                                &idx, &d) != 0 ||
                 d != depth + 1 || (c == 1 && search_pool_queue(w->p, &idx, 1) != 0))
                 w->failed = 1;
     }
@@ -3503,24 +3505,27 @@ static void test_search_pool_threads(void)
     if (p == NULL)
         return;
     uint32_t idx, d;
-    CHECK(search_pool_add(p, 1, 0, NULL, 0, NULL, 0, 1, &idx, &d) == 0);
+    CHECK(search_pool_add(p, NULL, 1, 0, NULL, 0, NULL, 0, 1, &idx, &d) == 0);
     pool_worker w[4];
     pthread_t th[4];
     for (int i = 0; i < 4; i++) {
         w[i] = (pool_worker){ .p = p };
         CHECK(pthread_create(&th[i], NULL, pool_worker_run, &w[i]) == 0);
     }
-    uint32_t taken = 0;
+    uint32_t taken = 0, uncounted = 0;
     int failed = 0;
     for (int i = 0; i < 4; i++) {
         pthread_join(th[i], NULL);
         taken += w[i].taken;
         failed += w[i].failed;
+        uncounted += w[i].cursor.uncounted;
+        CHECK(w[i].cursor.uncounted < POOL_BLOCK);
     }
     uint32_t expected = (1u << (POOL_TREE_DEPTH + 1)) - 1;
     CHECK(failed == 0);
     CHECK(taken == expected);
-    CHECK(search_pool_count(p) == expected);
+    CHECK(search_pool_count(p, NULL) + uncounted == expected);
+    CHECK(search_pool_count(p, &w[0].cursor) == search_pool_count(p, NULL) + w[0].cursor.uncounted);
     int busy = 0, hb = 0;
     uint32_t node, depth;
     part_id state;
