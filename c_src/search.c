@@ -806,6 +806,8 @@ static int next_request(search *s, request *req)
         if (s->cfg.breadth_first && s->cfg.reduction && f->expand && !f->reduced &&
             f->state != 0)
             (void)search_pool_mark_full(s->pool, f->state);
+        if (s->cfg.breadth_first && s->cfg.reduction)
+            (void)search_pool_expanded(s->pool, s->expanding);
         if (s->cfg.breadth_first) {
             int r = bfs_continue(s, req);
             if (r == 1)
@@ -1343,7 +1345,7 @@ static int apply_run(search *s, run_result *res, uint8_t *label, size_t label_le
     ** being expanded on its own, so its frame explores nothing more.
     ** Depth-first the proviso is Holzmann & Peled's: the successor is not
     ** on the stack; breadth-first it is new (committing it counted a
-    ** state). */
+    ** state), fully expanded or finished (search_pool_expanded). */
     guard_effects(s, res);
     enum por_verdict safe = step_is_safe(s, res, &st);
     step_key k = run_key(s);
@@ -1356,7 +1358,8 @@ static int apply_run(search *s, run_result *res, uint8_t *label, size_t label_le
                   (s->stack_proviso && s->last_successor != 0 &&
                    !stack_set_has(&s->on_stack, s->last_successor)) ||
                   (s->cfg.breadth_first && s->last_successor != 0 &&
-                   search_pool_is_full(s->pool, (part_id)s->last_successor));
+                   (search_pool_is_full(s->pool, (part_id)s->last_successor) ||
+                    search_pool_is_finished(s->pool, (part_id)s->last_successor)));
     if (r >= 0 && safe != POR_UNSAFE && proviso && fi < s->depth &&
         !s->stack[fi].reduced) {
         s->stack[fi].reduced = 1;

@@ -43,10 +43,15 @@ typedef struct pool_node {
     uint32_t depth;
     uint32_t nperm;
     part_id label;              /* 0: none (the root) */
+    /* What keeps the node from being finished: its own expansion, until
+    ** search_pool_expanded, and each child not finished yet. */
+    _Atomic uint32_t pending;
     sym_pair *perm;
 } pool_node;
 
-/* The fully expanded states: one bit per part id, in segments that never
+/* The fully expanded states, and the finished ones (their expansion and
+** every child's ended, search_pool_expanded): one bit per part id each, in
+** segments that never
 ** move (segment k holds FULL_SEG0 << k bits), allocated by whoever needs
 ** one first. */
 #define FULL_SEG_BITS 16
@@ -60,6 +65,7 @@ typedef struct pool_node {
 
 struct search_pool {
     _Atomic(atomic_uchar *) full[FULL_NSEGS];
+    _Atomic(atomic_uchar *) done[FULL_NSEGS];
     pthread_mutex_t lock;
     atomic_int refs;
     _Atomic(pool_node *) nodes[NODE_NSEGS];
@@ -93,6 +99,8 @@ search_pool *search_pool_new(part_store *ps, int concurrent)
     atomic_init(&p->refs, 1);
     for (unsigned k = 0; k < FULL_NSEGS; k++)
         atomic_init(&p->full[k], NULL);
+    for (unsigned k = 0; k < FULL_NSEGS; k++)
+        atomic_init(&p->done[k], NULL);
     atomic_init(&p->stopped, 0);
     atomic_init(&p->hungry, 0);
     atomic_init(&p->bytes, 0);
@@ -125,6 +133,8 @@ void search_pool_release(search_pool *p)
     free(p->queue);
     for (unsigned k = 0; k < FULL_NSEGS; k++)
         free(atomic_load(&p->full[k]));
+    for (unsigned k = 0; k < FULL_NSEGS; k++)
+        free(atomic_load(&p->done[k]));
     part_store_free(p->ps);
     pthread_mutex_destroy(&p->lock);
     free(p);
@@ -268,6 +278,11 @@ static int pool_add(search_pool *p, pool_cursor *cursor, part_id state, uint32_t
     n->nperm = nperm;
     n->label = label_id;
     n->perm = perm;
+    /* The parent is being expanded (its own count is held), so it cannot
+    ** finish before this child is counted. */
+    atomic_store_explicit(&n->pending, 1, memory_order_relaxed);
+    if (n->parent != i)
+        atomic_fetch_add_explicit(&node_at(p, n->parent)->pending, 1, memory_order_relaxed);
     atomic_store_explicit(&n->state, state, memory_order_release);
     if (queue) {
         p->queue[p->tail++] = (uint32_t)i;
@@ -375,18 +390,20 @@ static unsigned full_seg(uint64_t id, uint64_t *bit)
     return segment_of(id, FULL_SEG_BITS, bit);
 }
 
-int search_pool_mark_full(search_pool *p, part_id state)
+/* Sets a state's bit in one of the bitsets (full, done): 0, or -1 when
+** out of memory. */
+static int mark_bit(search_pool *p, _Atomic(atomic_uchar *) *bits, part_id state)
 {
     uint64_t bit;
     unsigned k = full_seg(state, &bit);
-    atomic_uchar *seg = atomic_load_explicit(&p->full[k], memory_order_acquire);
+    atomic_uchar *seg = atomic_load_explicit(&bits[k], memory_order_acquire);
     if (seg == NULL) {
         size_t bytes = (size_t)((FULL_SEG0 << k) / 8);
         atomic_uchar *fresh = calloc(bytes, 1);
         if (fresh == NULL)
             return -1;
         atomic_uchar *expected = NULL;
-        if (atomic_compare_exchange_strong(&p->full[k], &expected, fresh)) {
+        if (atomic_compare_exchange_strong(&bits[k], &expected, fresh)) {
             atomic_fetch_add(&p->bytes, bytes);
             seg = fresh;
         } else {
@@ -394,18 +411,56 @@ int search_pool_mark_full(search_pool *p, part_id state)
             seg = expected;
         }
     }
+    /* Release: whoever reads the bit set (acquire) sees what led to it. */
     atomic_fetch_or_explicit(&seg[bit / 8], (unsigned char)(1u << (bit % 8)),
-                             memory_order_relaxed);
+                             memory_order_release);
     return 0;
+}
+
+static int has_bit(_Atomic(atomic_uchar *) const *bits, part_id state)
+{
+    uint64_t bit;
+    unsigned k = full_seg(state, &bit);
+    atomic_uchar *seg = atomic_load_explicit((_Atomic(atomic_uchar *) *)&bits[k],
+                                             memory_order_acquire);
+    return seg != NULL &&
+           (atomic_load_explicit(&seg[bit / 8], memory_order_acquire) >> (bit % 8)) & 1;
+}
+
+int search_pool_mark_full(search_pool *p, part_id state)
+{
+    return mark_bit(p, p->full, state);
 }
 
 int search_pool_is_full(const search_pool *p, part_id state)
 {
-    uint64_t bit;
-    unsigned k = full_seg(state, &bit);
-    atomic_uchar *seg = atomic_load_explicit(&((search_pool *)p)->full[k], memory_order_acquire);
-    return seg != NULL &&
-           (atomic_load_explicit(&seg[bit / 8], memory_order_relaxed) >> (bit % 8)) & 1;
+    return has_bit(p->full, state);
+}
+
+int search_pool_expanded(search_pool *p, uint32_t i)
+{
+    if (!node_exists(p, i))
+        return -1;
+    int r = 0;
+    for (;;) {
+        pool_node *n = node_at(p, i);
+        if (atomic_fetch_sub_explicit(&n->pending, 1, memory_order_acq_rel) != 1)
+            break;
+        /* Finished: so is the parent, if this was the last thing it waited
+        ** for.  A state not marked for want of memory only stays
+        ** unfinished, which cuts less. */
+        if (mark_bit(p, p->done, atomic_load_explicit(&n->state, memory_order_acquire)) != 0)
+            r = -1;
+        if (n->parent == i)
+            break;
+        i = n->parent;
+    }
+    return r;
+}
+
+int search_pool_is_finished(const search_pool *p, part_id state)
+{
+    return has_bit(p->done, state);
 }
 
 void search_pool_stop(search_pool *p)

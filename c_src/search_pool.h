@@ -115,6 +115,18 @@ enum pool_take search_pool_take(search_pool *p, int *busy, int *hungry, uint32_t
 int search_pool_mark_full(search_pool *p, part_id state);
 int search_pool_is_full(const search_pool *p, part_id state);
 
+/* Node i's expansion ended (every transition it took, or a partial-order
+** cut, or none at all past a depth bound): once its children are finished
+** too, it is *finished*, and so, in turn, may be its parent.  A state
+** finished before the one being expanded: the breadth-first cycle proviso
+** may cut a step toward it (search.c, apply_run; the argument is in
+** docs/ARCHITECTURE.md, "Partial-order reduction").  Call it once per
+** node taken or kept for expansion.  0, or -1 when i is no node or a
+** finished state could not be marked for want of memory (it then only
+** counts as unfinished). */
+int search_pool_expanded(search_pool *p, uint32_t i);
+int search_pool_is_finished(const search_pool *p, part_id state);
+
 /* Stops the search: every worker's next take answers POOL_STOPPED. */
 void search_pool_stop(search_pool *p);
 int search_pool_stopped(const search_pool *p);

@@ -158,15 +158,18 @@ reductions_keep_verdicts_test_() ->
 %% The cycle proviso: a spinner whose poll returns to a state already seen
 %% (safe, invisible) must not be taken alone there, or the process that
 %% crashes never runs.  Fails when the parallel search cuts steps toward
-%% any state seen (checked by hand).
+%% any state seen (checked by hand).  With the spinner going round two
+%% states, it fails when the parallel search takes a state as finished once
+%% its own expansion ended, its children's aside (checked by hand: the
+%% parent's count left out in search_pool.c).
 cycle_proviso_test_() ->
     {timeout, 60,
      fun() ->
-             [?assertMatch({W, {error, #{violation := {abnormal_exit, _, crashed},
-                                         stats := #{reduced_states := R}}}} when R > 0,
-                           {W, mcerlang:check({tprog_ltl_por, ignoring_crash, []},
-                                              ?QUIET#{workers => W, symmetry => false})})
-              || W <- [1, 2]]
+             [?assertMatch({Entry, W, {error, #{violation := {abnormal_exit, _, crashed},
+                                                stats := #{reduced_states := R}}}} when R > 0,
+                           {Entry, W, mcerlang:check({tprog_ltl_por, Entry, []},
+                                                     ?QUIET#{workers => W, symmetry => false})})
+              || Entry <- [ignoring_crash, ignoring_crash_two], W <- [1, 2, 4]]
      end}.
 
 %% Monitors and invariants are judged by every worker.

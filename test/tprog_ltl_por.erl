@@ -5,7 +5,7 @@
 %% cycle proviso.
 -module(tprog_ltl_por).
 -export([yielders/2, order/0, ignoring/0, ignoring_crash/0, spin_then_done/0, peeker/0]).
--export([flip_then_done/0, flip_and_wait/0]).
+-export([flip_then_done/0, flip_and_wait/0, ignoring_crash_two/0]).
 
 %% N workers, each taking K local steps (polls) and then waiting forever;
 %% the entry marks `done' once it has spawned them all.  The workers' polls
@@ -56,6 +56,26 @@ ignoring_crash() ->
     spawn(fun spin/0),
     spawn(fun() -> erlang:yield(), exit(crashed) end),
     wait().
+
+%% The same with a spinner whose polls go round two states: the step from
+%% the second back to the first meets a state already expanded, whose
+%% expansion took the spinner's poll alone.  A parallel search that cut
+%% toward a state once its own expansion ended (rather than once its
+%% children's ended too) would go round the two forever without the other
+%% process (mce_workers_tests).
+-spec ignoring_crash_two() -> no_return().
+ignoring_crash_two() ->
+    spawn(fun spin_a/0),
+    spawn(fun() -> erlang:yield(), exit(crashed) end),
+    wait().
+
+spin_a() ->
+    erlang:yield(),
+    spin_b().
+
+spin_b() ->
+    erlang:yield(),
+    spin_a().
 
 %% A spinner beside a worker that takes local steps and then stands at
 %% `done': without fairness the spinner may run forever.

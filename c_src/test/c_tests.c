@@ -3441,6 +3441,18 @@ static void test_search_pool_single(void)
         search_pool_path_free(path, len);
     }
     CHECK(search_pool_path(p, 4, &path, &len) == -1);
+    /* A node is finished once its expansion and its children's ended:
+    ** 0 (state 10) has children 1 (20) and 2 (11), and 2 has 3 (12). */
+    CHECK(!search_pool_is_finished(p, 10));
+    CHECK(search_pool_expanded(p, 0) == 0 && !search_pool_is_finished(p, 10));
+    CHECK(search_pool_expanded(p, 2) == 0 && !search_pool_is_finished(p, 11));
+    CHECK(search_pool_expanded(p, 3) == 0 && search_pool_is_finished(p, 12) &&
+          search_pool_is_finished(p, 11) && !search_pool_is_finished(p, 10));
+    CHECK(search_pool_expanded(p, 1) == 0 && search_pool_is_finished(p, 20) &&
+          search_pool_is_finished(p, 10));
+    CHECK(!search_pool_is_full(p, 10));
+    CHECK(search_pool_expanded(p, 4) == -1);    /* the failed add's hole */
+    CHECK(search_pool_expanded(p, 9) == -1);
     CHECK(search_pool_take(p, &busy, &hb, &node, &state, &depth) == POOL_DONE && busy == 0);
     CHECK(search_pool_bytes(p) > 0);
     search_pool_stop(p);
@@ -3495,6 +3507,8 @@ static void *pool_worker_run(void *arg)
                                 &idx, &d) != 0 ||
                 d != depth + 1 || (c == 1 && search_pool_queue(w->p, &idx, 1) != 0))
                 w->failed = 1;
+        if (search_pool_expanded(w->p, node) != 0)
+            w->failed = 1;
     }
 }
 
@@ -3526,6 +3540,9 @@ static void test_search_pool_threads(void)
     CHECK(taken == expected);
     CHECK(search_pool_count(p, NULL) + uncounted == expected);
     CHECK(search_pool_count(p, &w[0].cursor) == search_pool_count(p, NULL) + w[0].cursor.uncounted);
+    /* Every node expanded, in whatever order the threads ended them: the
+    ** root (state 1) is finished. */
+    CHECK(search_pool_is_finished(p, 1));
     int busy = 0, hb = 0;
     uint32_t node, depth;
     part_id state;
