@@ -70,7 +70,9 @@ compare(Tab, I) ->
                1 -> #{granularity => small};
                0 -> #{}
            end,
-    Status = mce_reduction_tests:same_verdicts({Label, {?MODULE_NAME, list_to_atom(Label), []}, Opts, sym}),
+    %% and with two workers, whose cycle proviso is their own
+    Status = mce_reduction_tests:same_verdicts({Label, {?MODULE_NAME, list_to_atom(Label), []}, Opts, sym},
+                                               [par]),
     ets:insert(Tab, {I, Status}),
     case Status of
         compared -> ok;

@@ -38,20 +38,22 @@
 -module(mce_reduction_tests).
 -include_lib("eunit/include/eunit.hrl").
 
--export([programs/0, same_verdicts/1, observe/3]).
+-export([programs/0, same_verdicts/1, same_verdicts/2, observe/3]).
 -export_type([program/0]).
 
 -define(LIMITS, #{max_states => 100000, max_time => 10000, progress => false}).
 -define(MODES, #{off => #{reduction => false, symmetry => false},
                  por => #{reduction => true, symmetry => false},
                  auto => #{reduction => true, symmetry => auto},
-                 sym => #{reduction => true, symmetry => true}}).
+                 sym => #{reduction => true, symmetry => true},
+                 %% the parallel search's own cycle proviso (mce_workers_tests)
+                 par => #{reduction => true, symmetry => auto, workers => 2}}).
 %% At most this many distinct abnormal exits are collected per program.
 -define(MAX_EXITS, 16).
 %% The share of programs that must be compared (not skipped).
 -define(MIN_COMPARED, 0.9).
 
--type mode() :: off | por | auto | sym.
+-type mode() :: off | por | auto | sym | par.
 -type program() :: {string(), mcerlang:entry(), map(), sym | no_sym}.
 
 warm_up_test_() ->
@@ -124,11 +126,16 @@ compare(Tab, {Label, _, _, _} = Program) ->
 %% agree and that the counterexamples of the reduced modes replay;
 %% `{skipped, [{Mode, Why}]}' when a check was inconclusive.
 -spec same_verdicts(program()) -> compared | {skipped, [{mode(), term()}]}.
-same_verdicts({Label, Entry, Opts, Sym}) ->
+same_verdicts(Program) ->
+    same_verdicts(Program, []).
+
+%% @doc The same, in these modes too.
+-spec same_verdicts(program(), [mode()]) -> compared | {skipped, [{mode(), term()}]}.
+same_verdicts({Label, Entry, Opts, Sym}, Extra) ->
     Modes = case Sym of
                 sym -> [off, por, auto, sym];
                 no_sym -> [off, por, auto]
-            end,
+            end ++ Extra,
     Observed = [{Mode, observe(Entry, Opts, Mode)} || Mode <- Modes],
     case [{Mode, Why} || {Mode, {inconclusive, Why}} <- Observed] of
         [] ->
@@ -202,7 +209,7 @@ counterexamples(Obs) ->
 %% The observations without their counterexamples; under symmetry the
 %% exit reasons with their pids erased.
 comparable(Mode, Obs) ->
-    maps:map(fun(exits, {Reasons, _}) when Mode =:= sym; Mode =:= auto ->
+    maps:map(fun(exits, {Reasons, _}) when Mode =:= sym; Mode =:= auto; Mode =:= par ->
                      lists:usort([erase_pids(R) || R <- Reasons]);
                 (_, {Value, _}) -> Value
              end, Obs).
