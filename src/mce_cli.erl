@@ -47,6 +47,7 @@ command(["simulate" | Args]) -> simulate(parse(Args, simulate));
 command(["replay" | Args]) -> replay(parse(Args, replay));
 command(["debug" | Args]) -> debug(parse(Args, debug));
 command(["clear-cache" | Args]) -> clear_cache(parse(Args, clear_cache));
+command(["node" | Args]) -> serve(parse(Args, node));
 command([Other | _]) -> throw({usage, io_lib:format("unknown command ~ts", [Other])}).
 
 usage() ->
@@ -56,11 +57,13 @@ usage() ->
       "       mcerlang replay   [OPTIONS] COUNTEREXAMPLE_FILE\n"
       "       mcerlang debug    [OPTIONS] COUNTEREXAMPLE_FILE | [FILE.erl ...] 'Module:Function(Args)'\n"
       "       mcerlang clear-cache [--translation-cache DIR]\n"
+      "       mcerlang node     --sname NAME | --name NAME [--cookie C] [-pa DIR]\n"
       "\n"
       "check explores every interleaving of the program the call starts; simulate runs\n"
       "random schedules; replay reruns a saved counterexample (--save) and says whether\n"
       "it still reproduces; debug steps through a counterexample or a program;\n"
-      "clear-cache deletes the translations kept on disk.\n"
+      "clear-cache deletes the translations kept on disk; node runs a node that other\n"
+      "machines' checks search with (--cluster), until it is stopped.\n"
       "FILE.erl arguments are compiled (with debug_info) and loaded first.\n"
       "\n"
       "Exit codes: 0 holds (replay: no longer reproduces), 1 violation (replay: reproduces),\n"
@@ -101,6 +104,12 @@ usage() ->
       "                               possibly spurious (exit 2)\n"
       "  --workers N|auto             N workers search at once (breadth-first, one shared\n"
       "                               state store; auto: one per scheduler; default 1)\n"
+      "  --cluster N1@H,N2@H          search with these nodes too (each started with\n"
+      "                               mcerlang node, or any node running mcerlang): the\n"
+      "                               states are shared out by hash; the FILE.erl modules\n"
+      "                               are sent to them; this run becomes a node itself\n"
+      "                               (--sname NAME or --name NAME, default mcerlang_PID)\n"
+      "  --cookie C                   the distribution cookie (default ~/.erlang.cookie's)\n"
       "  --nodes N1@H,N2@H            simulated nodes (the entry runs on the first)\n"
       "  --faults KIND=N[,KIND=N]     crash_node, disconnect, kill: how many may happen\n"
       "                               KIND=N:T1:T2 aims them (kill: name=A, module=M;\n"
@@ -135,6 +144,8 @@ usage() ->
               save = none :: none | string(),
               quiet = false :: boolean(),
               paths = [] :: [string()],
+              %% this VM's distribution: name => {Name, shortnames | longnames}, cookie
+              dist = #{} :: map(),
               files = [] :: [string()],
               positional = [] :: [string()]}).
 
@@ -228,6 +239,11 @@ option({"reduction", "off"}, Cli) -> set(reduction, false, Cli);
 option({"reduction", V}, _Cli) ->
     throw({usage, io_lib:format("--reduction ~ts: expected on or off", [V])});
 option({"nodes", V}, Cli) -> set(nodes, [atom(N, "--nodes") || N <- string:lexemes(V, ",")], Cli);
+option({"cluster", V}, Cli) ->
+    set(cluster, [atom(N, "--cluster") || N <- string:lexemes(V, ",")], Cli);
+option({"cookie", V}, Cli) -> Cli#cli{dist = (Cli#cli.dist)#{cookie => atom(V, "--cookie")}};
+option({"sname", V}, Cli) -> Cli#cli{dist = (Cli#cli.dist)#{name => {atom(V, "--sname"), shortnames}}};
+option({"name", V}, Cli) -> Cli#cli{dist = (Cli#cli.dist)#{name => {atom(V, "--name"), longnames}}};
 option({"faults", V}, Cli) ->
     set(faults, maps:from_list([fault_budget(KV, V) || KV <- string:lexemes(V, ",")]), Cli);
 option({"env", V}, Cli) -> set(env, term(V, "--env"), Cli);
@@ -409,7 +425,7 @@ prepare(#cli{paths = Paths, files = Files}) ->
                                                      throw({usage, io_lib:format("-pa ~ts: no such directory", [D])})],
     %% Not named mcerlang-*: code:lib_dir(mcerlang) would take it for the
     %% application directory (name-version) and look for the NIF there.
-    Out = filename:join(tmp_dir(), "mce_cli_build_" ++ os:getpid()),
+    Out = build_dir(),
     ok = filelib:ensure_path(Out),
     code:add_patha(Out),
     lists:foreach(
@@ -427,6 +443,101 @@ prepare(#cli{paths = Paths, files = Files}) ->
               end
       end, Files).
 
+%% --cluster: this VM becomes a node (unless it is one), and the modules
+%% of the FILE.erl arguments go to every other node, whose checks translate
+%% them from their own copy of the beam (the check refuses a node whose
+%% translation of a module differs from this one's).
+join_cluster(#cli{options = #{cluster := [_ | _] = Nodes}} = Cli) ->
+    Default = case lists:any(fun(N) -> lists:member($., host(N)) end, Nodes) of
+                  true -> longnames;
+                  false -> shortnames
+              end,
+    distribute(Cli, {list_to_atom("mcerlang_" ++ os:getpid()), Default}),
+    Modules = [M || {M, Path} <- code:all_loaded(), is_list(Path),
+                    filename:dirname(Path) =:= build_dir()],
+    [send_modules(N, Modules) || N <- Nodes],
+    ok;
+join_cluster(_) ->
+    ok.
+
+host(Node) ->
+    case string:split(atom_to_list(Node), "@") of
+        [_, Host] -> Host;
+        _ -> ""
+    end.
+
+%% Starts distribution with --sname/--name (else Default) and the cookie.
+distribute(#cli{dist = Dist}, Default) ->
+    case node() of
+        nonode@nohost ->
+            _ = os:cmd("epmd -daemon"),
+            {Name, Mode} = maps:get(name, Dist, Default),
+            %% A failure is told below in one line, not by the kernel's
+            %% supervisor reports.
+            #{level := Level} = logger:get_primary_config(),
+            ok = logger:set_primary_config(level, emergency),
+            Started = net_kernel:start([Name, Mode]),
+            ok = logger:set_primary_config(level, Level),
+            case Started of
+                {ok, _} -> ok;
+                {error, _} ->
+                    throw({usage, io_lib:format("cannot start distribution as ~ts: the name is "
+                                                "taken on this host, or epmd does not run", [Name])})
+            end;
+        _ ->
+            ok
+    end,
+    case Dist of
+        #{cookie := Cookie} -> erlang:set_cookie(Cookie);
+        _ -> ok
+    end.
+
+%% A module sent to a node: its beam written into a directory of the
+%% node's own, put first in its code path, and loaded.
+send_modules(Node, Modules) ->
+    Call = fun(M, F, A) ->
+                   case rpc:call(Node, M, F, A, 30000) of
+                       {badrpc, Why} ->
+                           throw({usage, io_lib:format("--cluster ~ts: the node does not answer "
+                                                       "(~tp): is it running mcerlang node, with "
+                                                       "this cookie?", [Node, Why])});
+                       R -> R
+                   end
+           end,
+    Dir = filename:join(Call(os, getenv, ["TMPDIR", "/tmp"]),
+                        "mce_cli_cluster_" ++ atom_to_list(node())),
+    ok = Call(filelib, ensure_path, [Dir]),
+    true = Call(code, add_patha, [Dir]),
+    lists:foreach(
+      fun(M) ->
+              {M, Bin, _} = code:get_object_code(M),
+              Beam = filename:join(Dir, atom_to_list(M) ++ ".beam"),
+              ok = Call(file, write_file, [Beam, Bin]),
+              _ = Call(code, purge, [M]),
+              {module, M} = Call(code, load_abs, [filename:rootname(Beam)])
+      end, Modules).
+
+%% Where prepare/1 compiles the FILE.erl arguments.
+build_dir() ->
+    filename:join(tmp_dir(), "mce_cli_build_" ++ os:getpid()).
+
+%% mcerlang node: a distributed node with mcerlang loaded that other runs'
+%% checks search with (--cluster), until the VM is stopped or its process
+%% `mcerlang_node' gets `stop'.
+serve(#cli{dist = #{name := _}, positional = []} = Cli) ->
+    prepare(Cli),
+    distribute(Cli, none),
+    %% loaded now, not at the first check's call (the code path is this
+    %% script's)
+    {module, _} = code:ensure_loaded(mce_cluster),
+    true = register(mcerlang_node, self()),
+    io:format("mcerlang node ~ts ready~n", [node()]),
+    receive stop -> ?HOLDS end;
+serve(#cli{positional = []}) ->
+    throw({usage, "node needs --sname NAME or --name NAME"});
+serve(#cli{positional = Args}) ->
+    throw({usage, io_lib:format("node takes no arguments: ~ts", [lists:join(" ", Args)])}).
+
 tmp_dir() ->
     case os:getenv("TMPDIR") of
         false -> "/tmp";
@@ -440,6 +551,7 @@ tmp_dir() ->
 check(Cli) ->
     prepare(Cli),
     Entry = entry(Cli),
+    join_cluster(Cli),
     report(mcerlang:check(Entry, Cli#cli.options), Cli).
 
 simulate(Cli) ->

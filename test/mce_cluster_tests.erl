@@ -204,3 +204,55 @@ wait_until(F) ->
         true -> ok;
         false -> timer:sleep(10), wait_until(F)
     end.
+
+%% The command line: two `mcerlang node's, and a check with --cluster
+%% that sends them the module it compiled from the file it was given: the
+%% verdict and the counts of the same check alone.  A node that does not
+%% run is named.
+cli_test_() ->
+    {timeout, 300,
+     fun() ->
+             _ = os:cmd("epmd -daemon"),
+             {ok, Host} = inet:gethostname(),
+             Names = ["mce_cli_node_" ++ os:getpid() ++ "_" ++ integer_to_list(I) || I <- [1, 2]],
+             Nodes = [start_cli_node(N) || N <- Names],
+             try
+                 Args = ["--reduction", "off", "--symmetry", "off", "--no-progress",
+                         "test/tprog_por.erl", "tprog_por:workers(5)"],
+                 {0, Alone} = mce_cli_tests:run_cli(["check" | Args]),
+                 Cluster = lists:join(",", [N ++ "@" ++ Host || N <- Names]),
+                 {0, Shared} = mce_cli_tests:run_cli(["check", "--cluster", lists:flatten(Cluster) | Args]),
+                 Holds = fun(Out) -> hd([L || L <- string:split(Out, "\n", all),
+                                              string:prefix(L, "holds:") =/= nomatch]) end,
+                 ?assertMatch("holds: " ++ _, Holds(Alone)),
+                 %% "holds: N states, T transitions, MS ms": all but the time
+                 ?assertEqual(lists:sublist(string:lexemes(Holds(Alone), " "), 5),
+                              lists:sublist(string:lexemes(Holds(Shared), " "), 5)),
+                 {2, Down} = mce_cli_tests:run_cli(["check", "--cluster", "mce_no_such_node@" ++ Host | Args]),
+                 ?assertNotEqual(nomatch, string:find(Down, "--cluster mce_no_such_node@")),
+                 {2, NoName} = mce_cli_tests:run_cli(["node"]),
+                 ?assertNotEqual(nomatch, string:find(NoName, "node needs --sname NAME or --name NAME"))
+             after
+                 [stop_cli_node(Port) || Port <- Nodes]
+             end
+     end}.
+
+%% bin/mcerlang node --sname Name, once it says it is ready.
+start_cli_node(Name) ->
+    Root = mce_cli_tests:root(),
+    Port = open_port({spawn_executable, filename:join([Root, "bin", "mcerlang"])},
+                     [{args, ["node", "--sname", Name]}, {cd, Root}, exit_status, stderr_to_stdout,
+                      {line, 4096}]),
+    receive
+        {Port, {data, {eol, "mcerlang node " ++ _}}} -> Port;
+        {Port, {exit_status, Code}} -> erlang:error({cli_node_exited, Name, Code})
+    after 60000 -> erlang:error({cli_node_not_ready, Name})
+    end.
+
+stop_cli_node(Port) ->
+    case erlang:port_info(Port, os_pid) of
+        {os_pid, Pid} -> os:cmd("kill " ++ integer_to_list(Pid));
+        undefined -> ok
+    end,
+    catch port_close(Port),
+    ok.
