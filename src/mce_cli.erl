@@ -504,17 +504,33 @@ send_modules(Node, Modules) ->
                        R -> R
                    end
            end,
+    Failed = fun(What, Why) ->
+                     throw({usage, io_lib:format("--cluster ~ts: ~ts failed there: ~tp",
+                                                 [Node, What, Why])})
+             end,
     Dir = filename:join(Call(os, getenv, ["TMPDIR", "/tmp"]),
                         "mce_cli_cluster_" ++ atom_to_list(node())),
-    ok = Call(filelib, ensure_path, [Dir]),
-    true = Call(code, add_patha, [Dir]),
+    case Call(filelib, ensure_path, [Dir]) of
+        ok -> ok;
+        Error -> Failed(["making ", Dir], Error)
+    end,
+    case Call(code, add_patha, [Dir]) of
+        true -> ok;
+        Error1 -> Failed(["adding ", Dir, " to the code path"], Error1)
+    end,
     lists:foreach(
       fun(M) ->
               {M, Bin, _} = code:get_object_code(M),
               Beam = filename:join(Dir, atom_to_list(M) ++ ".beam"),
-              ok = Call(file, write_file, [Beam, Bin]),
+              case Call(file, write_file, [Beam, Bin]) of
+                  ok -> ok;
+                  Error2 -> Failed(["writing ", Beam], Error2)
+              end,
               _ = Call(code, purge, [M]),
-              {module, M} = Call(code, load_abs, [filename:rootname(Beam)])
+              case Call(code, load_abs, [filename:rootname(Beam)]) of
+                  {module, M} -> ok;
+                  Error3 -> Failed(["loading ", atom_to_list(M)], Error3)
+              end
       end, Modules).
 
 %% Where prepare/1 compiles the FILE.erl arguments.
