@@ -137,7 +137,7 @@ ERL_NIF_TERM nif_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
         map_u64(env, argv[0], ATOM(env, cluster_n), &cluster_n) < 0 || cluster_n > 1024 ||
         map_u64(env, argv[0], ATOM(env, cluster_me), &cluster_me) < 0 ||
         (cluster_n > 1 && (cluster_me >= cluster_n || !bfs || expand_only || workers > 1 ||
-                           reduction || symmetry)))
+                           reduction)))
         return enif_make_badarg(env);
     search_config cfg = { .creation = (uint32_t)creation,
                           .max_states = max_states, .max_depth = max_depth,

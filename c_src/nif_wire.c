@@ -9,6 +9,7 @@
 ** answers an error tuple for bytes that are no state of this check.
 */
 #include <erl_nif.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "nif_common.h"
@@ -25,9 +26,56 @@ static int make_bin(ErlNifEnv *env, const uint8_t *b, size_t n, ERL_NIF_TERM *ou
     return 1;
 }
 
-/* cluster_outbox(Search) -> [{Owner, Parent, Depth, Wire, Label}], the
-** successors routed to other participants since the last call, oldest
-** first; they are the caller's now. */
+/* A renaming as a list of {From, To} pid keys (symmetry.h). */
+static ERL_NIF_TERM perm_term(ErlNifEnv *env, const sym_pair *perm, uint32_t nperm)
+{
+    ERL_NIF_TERM list = enif_make_list(env, 0);
+    for (uint32_t k = nperm; k-- > 0;)
+        list = enif_make_list_cell(env,
+                                   enif_make_tuple2(env, enif_make_uint(env, perm[k].from),
+                                                    enif_make_uint(env, perm[k].to)),
+                                   list);
+    return list;
+}
+
+/* A renaming back from perm_term's list: 1 and *perm (malloc'd, NULL when
+** empty) and *nperm, or 0 when it is no such list (or out of memory, when
+** *perm is left NULL with *nperm 1). */
+static int get_perm(ErlNifEnv *env, ERL_NIF_TERM list, sym_pair **perm, uint32_t *nperm)
+{
+    unsigned n;
+    *perm = NULL;
+    *nperm = 0;
+    if (!enif_get_list_length(env, list, &n) || n > (1u << 24))
+        return 0;
+    if (n == 0)
+        return 1;
+    sym_pair *p = malloc(n * sizeof *p);
+    if (p == NULL) {
+        *nperm = 1;
+        return 0;
+    }
+    ERL_NIF_TERM head;
+    for (unsigned k = 0; enif_get_list_cell(env, list, &head, &list); k++) {
+        const ERL_NIF_TERM *el;
+        int arity;
+        unsigned from, to;
+        if (!enif_get_tuple(env, head, &arity, &el) || arity != 2 ||
+            !enif_get_uint(env, el[0], &from) || !enif_get_uint(env, el[1], &to)) {
+            free(p);
+            return 0;
+        }
+        p[k] = (sym_pair){ .from = from, .to = to };
+    }
+    *perm = p;
+    *nperm = n;
+    return 1;
+}
+
+/* cluster_outbox(Search) -> [{Owner, Parent, Depth, Wire, Label, Perm}],
+** the successors routed to other participants since the last call, oldest
+** first (Perm: the renaming to the representative, [] when none); they are
+** the caller's now. */
 ERL_NIF_TERM nif_cluster_outbox(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
 {
     (void)argc;
@@ -45,21 +93,20 @@ ERL_NIF_TERM nif_cluster_outbox(ErlNifEnv *env, int argc, const ERL_NIF_TERM arg
             enif_mutex_unlock(r->lock);
             return ERROR(env, "out of memory");
         }
-        list = enif_make_list_cell(
-            env,
-            enif_make_tuple5(env, enif_make_uint(env, out[k].owner),
-                             enif_make_uint(env, out[k].parent),
-                             enif_make_uint(env, out[k].depth), wire, label),
-            list);
+        ERL_NIF_TERM el[6] = { enif_make_uint(env, out[k].owner),
+                               enif_make_uint(env, out[k].parent),
+                               enif_make_uint(env, out[k].depth), wire, label,
+                               perm_term(env, out[k].perm, out[k].nperm) };
+        list = enif_make_list_cell(env, enif_make_tuple_from_array(env, el, 6), list);
     }
     search_cluster_taken(r->s);
     enif_mutex_unlock(r->lock);
     return list;
 }
 
-/* cluster_import(Search, From, [{FromIndex, Depth, Wire, Label}]) ->
-** {ok, New}: the states participant From sent, each a child of its node
-** FromIndex; New of them were new here and are queued. */
+/* cluster_import(Search, From, [{FromIndex, Depth, Wire, Label, Perm}])
+** -> {ok, New}: the states participant From sent, each a child of its node
+** FromIndex, with its renaming; New of them were new here and are queued. */
 ERL_NIF_TERM nif_cluster_import(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
 {
     (void)argc;
@@ -75,9 +122,11 @@ ERL_NIF_TERM nif_cluster_import(ErlNifEnv *env, int argc, const ERL_NIF_TERM arg
         int arity;
         unsigned u;
         ErlNifBinary b;
-        if (!enif_get_tuple(env, head, &arity, &el) || arity != 4 ||
+        unsigned n;
+        if (!enif_get_tuple(env, head, &arity, &el) || arity != 5 ||
             !enif_get_uint(env, el[0], &u) || !enif_get_uint(env, el[1], &u) ||
-            !enif_inspect_binary(env, el[2], &b) || !enif_inspect_binary(env, el[3], &b))
+            !enif_inspect_binary(env, el[2], &b) || !enif_inspect_binary(env, el[3], &b) ||
+            !enif_get_list_length(env, el[4], &n))
             return enif_make_badarg(env);
     }
     if (!enif_is_empty_list(env, list))
@@ -96,8 +145,14 @@ ERL_NIF_TERM nif_cluster_import(ErlNifEnv *env, int argc, const ERL_NIF_TERM arg
         enif_get_uint(env, el[1], &depth);
         enif_inspect_binary(env, el[2], &wire);
         enif_inspect_binary(env, el[3], &label);
+        sym_pair *perm;
+        uint32_t nperm;
+        if (!get_perm(env, el[4], &perm, &nperm)) {
+            why = nperm == 1 ? "out of memory" : "a renaming that is no list of {From, To}";
+            break;
+        }
         int n = search_cluster_import(r->s, wire.data, wire.size, from, index, depth,
-                                      label.data, label.size, &why);
+                                      label.data, label.size, perm, nperm, &why);
         if (n > 0)
             fresh++;
     }
@@ -113,11 +168,12 @@ static ERL_NIF_TERM origin_term(ErlNifEnv *env, int r, uint32_t from, uint32_t i
                   : ATOM(env, none);
 }
 
-/* cluster_path(Search, Index) -> {[Label], Origin}: the labels (ETF
-** binaries) of the path from the start of node Index's segment to it,
-** including the step into the start when it came from another
-** participant; Origin is that participant's {From, FromIndex}, or none at
-** the root. */
+/* cluster_path(Search, Index) -> {[{Label | none, Perm}], Origin}: the
+** nodes of the path from the start of node Index's segment to it: the
+** label (ETF) of the step into each (none at the root: the step into the
+** start when it came from another participant is there) and the renaming
+** that made it its orbit's representative ([] when none); Origin is that
+** participant's {From, FromIndex}, or none at the root. */
 ERL_NIF_TERM nif_cluster_path(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
 {
     (void)argc;
@@ -137,14 +193,14 @@ ERL_NIF_TERM nif_cluster_path(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[
     enif_mutex_unlock(r->lock);
     ERL_NIF_TERM list = enif_make_list(env, 0);
     int ok = 1;
-    for (size_t k = len; k-- > 0;) {
-        ERL_NIF_TERM label;
-        if (path[k].label != NULL) {
-            if (ok && !make_bin(env, path[k].label, path[k].label_len, &label))
-                ok = 0;
-            else if (ok)
-                list = enif_make_list_cell(env, label, list);
-        }
+    for (size_t k = len; ok && k-- > 0;) {
+        ERL_NIF_TERM label = ATOM(env, none);
+        if (path[k].label != NULL && !make_bin(env, path[k].label, path[k].label_len, &label))
+            ok = 0;
+        else
+            list = enif_make_list_cell(
+                env, enif_make_tuple2(env, label, perm_term(env, path[k].perm, path[k].nperm)),
+                list);
     }
     search_pool_path_free(path, len);
     if (!ok)

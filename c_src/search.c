@@ -39,11 +39,11 @@
 ** given). */
 static search *search_create(const search_config *cfg, search *first)
 {
-    /* A distributed search's share: breadth-first, one worker, neither
-    ** reduction (search_cluster.h). */
+    /* A distributed search's share: breadth-first, one worker, no
+    ** partial-order reduction (search_cluster.h). */
     if (cfg->cluster_n > 1 &&
         (!cfg->breadth_first || cfg->expand_only || cfg->workers > 1 ||
-         cfg->cluster_me >= cfg->cluster_n || cfg->symmetry || cfg->reduction))
+         cfg->cluster_me >= cfg->cluster_n || cfg->reduction))
         return NULL;
     /* Workers share a breadth-first search's pool (search_pool.h). */
     if (cfg->workers > 1 && (!cfg->breadth_first || cfg->expand_only))
@@ -992,8 +992,12 @@ static int commit_successor(search *s, sys_state *st, uint8_t *label,
 {
     if (s->vis != NULL)
         return commit_lossy(s, st, label, label_len, stop, req);
-    if (s->cfg.cluster_n > 1 && !stop && !s->cfg.expand_only) {
-        /* Another participant's state goes to its owner, unstored. */
+    /* With symmetry the representative is what is owned and stored: made
+    ** before routing, once (a second canonical() would drop the renaming). */
+    int canon = canonical(s, st, stop);
+    if (s->cfg.cluster_n > 1 && !stop && !s->cfg.expand_only && canon == 0) {
+        /* Another participant's state goes to its owner, unstored, with
+        ** its renaming. */
         int r = search_cluster_route(s, st, label, label_len);
         if (r != 0) {
             sys_state_move(&s->spare, st);
@@ -1006,7 +1010,7 @@ static int commit_successor(search *s, sys_state *st, uint8_t *label,
         }
     }
     int is_new;
-    part_id root = canonical(s, st, stop) == 0 ? sys_state_encode(s->ps, st, &is_new) : 0;
+    part_id root = canon == 0 ? sys_state_encode(s->ps, st, &is_new) : 0;
     sys_state_move(&s->spare, st);
     if (root == 0) {
         free(label);

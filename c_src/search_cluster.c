@@ -79,6 +79,7 @@ void search_cluster_taken(search *s)
     for (size_t k = 0; k < c->nout; k++) {
         free(c->out[k].wire);
         free(c->out[k].label);
+        free(c->out[k].perm);
     }
     c->nout = 0;
     c->st.outbox_bytes = 0;
@@ -139,9 +140,14 @@ int search_cluster_route(search *s, const sys_state *st, uint8_t *label, size_t 
     uint32_t depth;
     search_pool_node(s->pool, s->expanding, &state, &depth);
     free(label);
+    /* The renaming goes with the state: the owner's node keeps it for the
+    ** counterexample's way back to concrete pids. */
     c->out[c->nout++] = (cluster_out){ .owner = owner, .parent = s->expanding,
                                        .depth = depth + 1, .wire = wire, .wire_len = len,
-                                       .label = sent_label, .label_len = sent_len };
+                                       .label = sent_label, .label_len = sent_len,
+                                       .perm = s->sym_perm, .nperm = s->sym_nperm };
+    s->sym_perm = NULL;
+    s->sym_nperm = 0;
     c->st.sent++;
     c->st.sent_bytes += len + sent_len;
     c->st.outbox_bytes += len + sent_len;
@@ -150,9 +156,24 @@ int search_cluster_route(search *s, const sys_state *st, uint8_t *label, size_t 
     return 1;
 }
 
+static int import(search *s, const uint8_t *wire, size_t len, uint32_t from,
+                  uint32_t from_index, uint32_t depth, const uint8_t *label,
+                  size_t label_len, sym_pair *perm, uint32_t nperm, const char **why);
+
 int search_cluster_import(search *s, const uint8_t *wire, size_t len, uint32_t from,
                           uint32_t from_index, uint32_t depth, const uint8_t *label,
-                          size_t label_len, const char **why)
+                          size_t label_len, sym_pair *perm, uint32_t nperm, const char **why)
+{
+    int r = import(s, wire, len, from, from_index, depth, label, label_len, perm, nperm, why);
+    if (r != 1)
+        free(perm);
+    return r;
+}
+
+/* search_cluster_import, perm taken only by a new state's node (1). */
+static int import(search *s, const uint8_t *wire, size_t len, uint32_t from,
+                  uint32_t from_index, uint32_t depth, const uint8_t *label,
+                  size_t label_len, sym_pair *perm, uint32_t nperm, const char **why)
 {
     struct search_cluster *c = cl_of(s);
     if (c == NULL || s->pool == NULL) {
@@ -201,7 +222,7 @@ int search_cluster_import(search *s, const uint8_t *wire, size_t len, uint32_t f
     }
     if (label_len > 0)          /* an empty binary's data may be NULL */
         memcpy(copy, label, label_len);
-    if (search_pool_add_remote(s->pool, root, depth, copy, label_len, &index) != 0) {
+    if (search_pool_add_remote(s->pool, root, depth, copy, label_len, perm, nperm, &index) != 0) {
         free(copy);
         *why = "out of memory";
         return -1;

@@ -5,8 +5,10 @@
 ** its own, with its own store, over the states it owns: the owner of a
 ** state is the hash of its canonical bytes (state_wire.h) mod n.  A
 ** successor owned elsewhere is not interned here: its bytes wait in the
-** outbox, with its parent (this participant's pool node) and the label of
-** the step into it, until the driver sends them to their owner, which
+** outbox, with its parent (this participant's pool node), the label of
+** the step into it and, under symmetry, the renaming that made it its
+** orbit's representative (the bytes are the representative's, so an orbit
+** has one owner), until the driver sends them to their owner, which
 ** imports them (a new one is queued as a node whose parent is remote).
 **
 ** Invariants: every state this search stores as discovered (counted in
@@ -43,6 +45,9 @@ typedef struct cluster_out {
     uint8_t *label;            /* ETF of the step into it, encoded for the
                                   connection to the owner (label_dict.h) */
     size_t label_len;
+    sym_pair *perm;            /* the renaming that made it its orbit's
+                                  representative (symmetry.h), or NULL */
+    uint32_t nperm;
 } cluster_out;
 
 /* The successors routed since the last take, in the order found; the
@@ -53,12 +58,14 @@ void search_cluster_taken(search *s);
 /* Imports a state that participant `from` found as a child of its pool
 ** node `from_index` at depth `depth`, by the step `label` (copied), both in
 ** the transport form of the connection from `from` (its states must come
-** in the order they were routed).  1: new, queued; 0: seen before (or the
+** in the order they were routed), with the renaming `perm` the sender
+** made it its orbit's representative by (taken by a new state's node,
+** else freed; NULL when none).  1: new, queued; 0: seen before (or the
 ** search is over); -1 and *why: bytes that are no state of this check, or
-** out of memory. */
+** out of memory (perm freed). */
 int search_cluster_import(search *s, const uint8_t *wire, size_t len, uint32_t from,
                           uint32_t from_index, uint32_t depth, const uint8_t *label,
-                          size_t label_len, const char **why);
+                          size_t label_len, sym_pair *perm, uint32_t nperm, const char **why);
 
 /* Where the segment of node i starts: 0 at the root; 1 at a node whose
 ** parent is node *from_index of participant *from.  -1: no node i. */

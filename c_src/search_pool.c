@@ -306,9 +306,9 @@ int search_pool_add(search_pool *p, pool_cursor *cursor, part_id state, uint32_t
 }
 
 int search_pool_add_remote(search_pool *p, part_id state, uint32_t depth, uint8_t *label,
-                           size_t label_len, uint32_t *index)
+                           size_t label_len, sym_pair *perm, uint32_t nperm, uint32_t *index)
 {
-    return pool_add(p, NULL, state, 0, label, label_len, NULL, 0, 1, 1, index, &depth);
+    return pool_add(p, NULL, state, 0, label, label_len, perm, nperm, 1, 1, index, &depth);
 }
 
 /* The first node of node i's segment (under the lock). */

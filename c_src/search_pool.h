@@ -82,7 +82,7 @@ int search_pool_add(search_pool *p, pool_cursor *cursor, part_id state, uint32_t
 ** starts a segment (it is its own parent), and the caller remembers where
 ** its parent is.  0 and *index, or -1 when out of memory. */
 int search_pool_add_remote(search_pool *p, part_id state, uint32_t depth, uint8_t *label,
-                           size_t label_len, uint32_t *index);
+                           size_t label_len, sym_pair *perm, uint32_t nperm, uint32_t *index);
 /* The node starting node i's segment (the root, or a remote node's): 0
 ** and *start, or -1 when i is no node. */
 int search_pool_segment(search_pool *p, uint32_t i, uint32_t *start);

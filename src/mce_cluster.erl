@@ -12,7 +12,9 @@
 %% owner (a batch), to the owner's driver, which imports the states and
 %% queues the new ones (c_src/search_cluster.h).  Every state is stored and
 %% expanded by its owner alone, once, so the states and transitions of the
-%% participants add up to the sequential search's.
+%% participants add up to the sequential search's.  Under symmetry the
+%% finder routes an orbit's representative, with the renaming to it, so
+%% an orbit has one owner and a path's renamings are all kept.
 %%
 %% Termination: the coordinator (a process on the calling node) runs
 %% waves: it asks every driver for its count of batches sent and received
@@ -153,22 +155,35 @@ serve(S, #share{coordinator = Coord, coordinator_ref = CRef} = Share) ->
     end.
 
 %% The trace of a violation found here starts at the state this
-%% participant imported: the others hold the steps before it.
+%% participant imported: the others hold the steps before it, and under
+%% symmetry the renamings of the states they lead through, which the
+%% counterexample's way back to concrete pids needs from the initial state
+%% on (mce_search:concrete/1).
 whole_path(S, Share, #{trace := Trace} = Cex) ->
     case mce_nif:cluster_stack(S) of
         {_, none} ->
-            {error, Cex};
+            {error, mce_search:concrete(Cex)};
         {Label, {From, Index}} when is_binary(Label) ->
             case prefix(S, Share, From, Index, []) of
                 {ok, Prefix} ->
-                    Steps = [mce_search:step(binary_to_term(B)) || B <- Prefix ++ [Label]],
-                    {error, Cex#{trace => Steps ++ Trace}};
+                    Steps = [mce_search:step(binary_to_term(B))
+                             || B <- [L || {L, _} <- Prefix, is_binary(L)] ++ [Label]],
+                    Whole = renamed_from_root(Cex#{trace => Steps ++ Trace},
+                                              [Perm || {_, Perm} <- Prefix]),
+                    {error, mce_search:concrete(Whole)};
                 {node_down, Node} ->
                     {inconclusive, {node_down, Node}, maps:get(stats, Cex)}
             end;
         Error ->
             mce_search:internal_error(Error)
     end.
+
+%% The renamings of the states before this participant's stack (the
+%% renamings the pool kept are lists of pid-key pairs, as the stack's).
+renamed_from_root(#{'$mce_concrete' := {Renamings, InitCall, Opts}} = Cex, Before) ->
+    Cex#{'$mce_concrete' => {Before ++ Renamings, InitCall, Opts}};
+renamed_from_root(Cex, _Before) ->
+    Cex.
 
 prefix(S, Share, From, Index, Acc) ->
     case path_of(S, Share, From, Index) of
@@ -226,9 +241,10 @@ send_outbox(S, #share{peers = Peers, me = Me} = Share) ->
         [] ->
             Share;
         Out when is_list(Out) ->
-            ByOwner = lists:foldr(fun({Owner, Parent, Depth, Wire, Label}, Acc) ->
-                                          maps:update_with(Owner, fun(L) -> [{Parent, Depth, Wire, Label} | L] end,
-                                                           [{Parent, Depth, Wire, Label}], Acc)
+            ByOwner = lists:foldr(fun({Owner, Parent, Depth, Wire, Label, Perm}, Acc) ->
+                                          Entry = {Parent, Depth, Wire, Label, Perm},
+                                          maps:update_with(Owner, fun(L) -> [Entry | L] end,
+                                                           [Entry], Acc)
                                   end, #{}, Out),
             maps:foreach(fun(Owner, Batch) ->
                                  element(Owner + 1, Peers) ! {mce_cluster_batch, Me, Batch}
@@ -456,8 +472,9 @@ collect(Co) ->
     end.
 
 %% A node down wins over everything but a whole counterexample (a real
-%% path of the program, whoever died after); then a violation, an error
-%% raised, a limit; the end announced is `ok'.
+%% path of the program, whoever died after); then a symmetric search
+%% voided by the program's use of pid order (mce_search:safety/2 runs the
+%% check again), an error raised, a limit; the end announced is `ok'.
 final(#co{results = Results, nodes = Nodes}) ->
     Ordered = [maps:get(I, Results) || I <- lists:seq(0, length(Nodes) - 1)],
     Stats = merge_stats([St || R <- Ordered, St <- [result_stats(R)], St =/= none]),
@@ -465,14 +482,16 @@ final(#co{results = Results, nodes = Nodes}) ->
                              || {I, {error, Cex}} <- lists:enumerate(0, Ordered)]),
     Down = [Node || {node_down, Node} <- Ordered]
         ++ [Node || {inconclusive, {node_down, Node}, _} <- Ordered],
+    Voids = [V || {reduction_void, _} = V <- Ordered],
     Raised = [R || {raise, _, _} = R <- Ordered],
     Limits = [Why || {inconclusive, Why, _} <- Ordered, not cluster_end(Why)],
-    case {Violations, Down, Raised, Limits} of
-        {[{_, _, Cex} | _], _, _, _} -> {error, Cex#{stats => Stats}};
-        {[], [Node | _], _, _} -> {inconclusive, {node_down, Node}, Stats};
-        {[], [], [Raise | _], _} -> Raise;
-        {[], [], [], [Why | _]} -> {inconclusive, Why, Stats};
-        {[], [], [], []} -> {ok, Stats}
+    case {Violations, Down, Voids, Raised, Limits} of
+        {[{_, _, Cex} | _], _, _, _, _} -> {error, Cex#{stats => Stats}};
+        {[], [Node | _], _, _, _} -> {inconclusive, {node_down, Node}, Stats};
+        {[], [], [Void | _], _, _} -> Void;
+        {[], [], [], [Raise | _], _} -> Raise;
+        {[], [], [], [], [Why | _]} -> {inconclusive, Why, Stats};
+        {[], [], [], [], []} -> {ok, Stats}
     end.
 
 cluster_end({cluster, _}) -> true;

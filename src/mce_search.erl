@@ -26,7 +26,8 @@
 %% For the distributed search (mce_cluster): a participant's search on
 %% another node, the share of the work a context carries, and the
 %% options a participant runs with.
--export([participant/3, share/1, set_share/2, cluster_options/1, init_call/1]).
+-export([participant/3, share/1, set_share/2, init_call/1]).
+-export([concrete/1]).
 %% For both: the stats of a search made of several.
 -export([combine_stats/4]).
 
@@ -73,8 +74,7 @@
 -define(TICK, 256).
 
 -spec run(term(), map()) -> mcerlang:result().
-run(InitCall, Opts0) ->
-    Opts = cluster_options(Opts0),
+run(InitCall, Opts) ->
     Ltl = maps:get(ltl, Opts) =/= none,
     Reduction = case maps:get(ltl, Opts) of
                     {_, Formula} when map_get(reduction, Opts) -> ltl_reduction(Formula, Opts);
@@ -151,15 +151,6 @@ drive(First, Ctx) ->
         _ -> mce_workers:run(First, Ctx)
     end.
 
-%% The options of a check with `cluster': symmetry off (its renamings
-%% are not the same on every node's share), and the reduction too
-%% (reduction/2); unchanged otherwise.
--spec cluster_options(map()) -> map().
-cluster_options(#{cluster := [_ | _], symmetry := Sym} = Opts) when Sym =/= false ->
-    Opts#{symmetry => {off, cluster}};
-cluster_options(Opts) ->
-    Opts.
-
 %% Which participant of how many a search is: the calling node is the
 %% first of a check with `cluster'; a participant on another node is told
 %% ('$mce_cluster').  Never for sessions (replay, simulate: expand-only).
@@ -172,8 +163,7 @@ cluster_conf(_Opts, false) -> none.
 %% Opts (with '$mce_cluster' => {N, I}) from its initial state, the
 %% exchange with the others in `Share'.
 -spec participant(term(), map(), term()) -> {mce_nif:search(), term()}.
-participant(InitCall, Opts0, Share) ->
-    Opts = cluster_options(Opts0),
+participant(InitCall, Opts, Share) ->
     Ctx = (new_context(Opts, false, reduction(Opts, false)))#ctx{init_call = InitCall,
                                                                 share = Share},
     {Ctx#ctx.search, loop(mce_nif:start(Ctx#ctx.search, InitCall, 1), Ctx)}.
@@ -816,10 +806,27 @@ build_cex(Violation, #ctx{search = S, opts = Opts} = Ctx) ->
             %% The stack holds representatives: back to the pids of a real run.
             Renamings = mce_nif:renamings(S),
             internal_error(Renamings),
-            mce_symmetry:replayable(mce_symmetry:concrete(Cex, Renamings), Ctx#ctx.init_call, Opts);
+            Raw = Cex#{'$mce_concrete' => {Renamings, Ctx#ctx.init_call, Opts}},
+            case Ctx#ctx.cluster of
+                %% A distributed search's path may start on another node:
+                %% mce_cluster adds the steps before it, then maps back.
+                {_, _} -> Raw;
+                none -> concrete(Raw)
+            end;
         false ->
             Cex
     end.
+
+%% @doc A counterexample of representatives (as build_cex leaves it for a
+%% distributed search, `'$mce_concrete'' holding the renamings of its
+%% states, the initial one first) with the pids of a real run; any other
+%% unchanged.
+-spec concrete(map()) -> map().
+concrete(#{'$mce_concrete' := {Renamings, InitCall, Opts}} = Cex) ->
+    mce_symmetry:replayable(mce_symmetry:concrete(maps:remove('$mce_concrete', Cex), Renamings),
+                            InitCall, Opts);
+concrete(Cex) ->
+    Cex.
 
 %% The processes of the state on top of the search (a counterexample's
 %% last state).

@@ -19,6 +19,7 @@ cluster_test_() ->
               {timeout, 300, fun() -> violation_replays(Nodes) end},
               {timeout, 300, fun() -> stats_per_node(Nodes) end},
               {timeout, 120, fun() -> bad_values(Nodes) end},
+              {timeout, 300, fun() -> symmetry(Nodes) end},
               {timeout, 300, fun() -> limits(Nodes) end}]
      end}.
 
@@ -64,22 +65,27 @@ bad_batches_test() ->
                       cluster_n => 2, cluster_me => 0, reduction => 0, symmetry => 0}),
     ?assert(is_reference(S)),
     rand:seed(exsss, {1, 2, 3}),
-    Results = [mce_nif:cluster_import(S, 1, [{0, 1, Bin, <<131, 106>>}])
+    Results = [mce_nif:cluster_import(S, 1, [{0, 1, Bin, <<131, 106>>, []}])
                || Bin <- [<<>>, <<"M">>, <<"M", 1>>, <<"M", 1, 0, 1>>]
                       ++ [<<"M", 1, (rand:bytes(rand:uniform(64)))/binary>> || _ <- lists:seq(1, 300)]],
     ?assertEqual([], [R || R <- Results, not is_error(R), R =/= {ok, 0}]),
     ?assert(length([R || R <- Results, is_error(R)]) > 250),
-    ?assertError(badarg, mce_nif:cluster_import(S, 1, [{0, 1, not_a_binary, <<>>}])),
+    ?assertError(badarg, mce_nif:cluster_import(S, 1, [{0, 1, not_a_binary, <<>>, []}])),
     ?assertError(badarg, mce_nif:cluster_import(S, 1, [{0, 1, <<>>}])),
+    ?assertError(badarg, mce_nif:cluster_import(S, 1, [{0, 1, <<>>, <<>>}])),
+    ?assertError(badarg, mce_nif:cluster_import(S, 1, [{0, 1, <<>>, <<>>, not_a_list}])),
     ?assertError(badarg, mce_nif:cluster_import(S, 1, improper)),
+    %% A renaming that is no list of {From, To}: an error, nothing imported.
+    ?assertMatch({error, _, _}, mce_nif:cluster_import(S, 1, [{0, 1, <<"M", 1>>, <<>>, [x]}])),
+    ?assertMatch({error, _, _}, mce_nif:cluster_import(S, 1, [{0, 1, <<"M", 1>>, <<>>, [{1, -1}]}])),
     %% From itself or from no participant: refused.
-    ?assertMatch({error, _, _}, mce_nif:cluster_import(S, 0, [{0, 1, <<"M", 1>>, <<>>}])),
-    ?assertMatch({error, _, _}, mce_nif:cluster_import(S, 5, [{0, 1, <<"M", 1>>, <<>>}])),
+    ?assertMatch({error, _, _}, mce_nif:cluster_import(S, 0, [{0, 1, <<"M", 1>>, <<>>, []}])),
+    ?assertMatch({error, _, _}, mce_nif:cluster_import(S, 5, [{0, 1, <<"M", 1>>, <<>>, []}])),
     ?assertMatch([], mce_nif:cluster_outbox(S)),
     ?assertMatch(#{sent := 0}, mce_nif:cluster_stats(S)),
     %% A search made for no cluster has none of it.
     Plain = mce_nif:new(#{node => nonode@nohost, creation => mce_pid:creation()}),
-    ?assertMatch({error, _, _}, mce_nif:cluster_import(Plain, 1, [{0, 1, <<"M", 1>>, <<>>}])),
+    ?assertMatch({error, _, _}, mce_nif:cluster_import(Plain, 1, [{0, 1, <<"M", 1>>, <<>>, []}])),
     %% The NIF refuses a participant that is not breadth-first or reduced.
     ?assertError(badarg, mce_nif:new(#{node => nonode@nohost, creation => 1, cluster_n => 2,
                                        cluster_me => 0})),
@@ -139,9 +145,37 @@ stats_per_node(Nodes) ->
     {ok, St2} = mcerlang:check({client_server, start, [3, 2]},
                                #{progress => false, cluster => Nodes}),
     ?assertEqual({off, cluster}, maps:get(reduction, St2)),
-    ?assertEqual({off, cluster}, maps:get(symmetry, St2)),
-    ?assertEqual(maps:get(states, St), maps:get(states, St2)),
+    %% symmetry => auto: on, the clients being interchangeable
+    ?assertEqual(on, maps:get(symmetry, St2)),
+    ?assert(maps:get(states, St2) < maps:get(states, St)),
     [?assert(maps:get(bytes_sent, Sh) > 0) || Sh <- maps:get(node_stats, St)].
+
+%% Symmetry across the nodes: a representative is what is owned, sent
+%% with the renaming its finder made, so the counts are the sequential
+%% symmetric search's; a counterexample maps back to concrete pids from
+%% the initial state, across the nodes' segments, and replays; a program
+%% that observes pid order voids the search on every node, and the check
+%% runs again without symmetry.
+symmetry(Nodes) ->
+    Sym = ?FULL#{symmetry => true},
+    [begin
+         {ok, One} = mcerlang:check(E, maps:merge(Sym, O)),
+         {ok, Many} = mcerlang:check(E, maps:merge(Sym, O#{cluster => Nodes})),
+         ?assertEqual({E, maps:with([states, transitions], One)},
+                      {E, maps:with([states, transitions], Many)}),
+         {ok, Plain} = mcerlang:check(E, maps:merge(?FULL, O)),
+         ?assert(maps:get(states, Many) < maps:get(states, Plain))
+     end || {E, O} <- [{{client_server, start, [3, 2]}, #{}},
+                       {{counter_server, start, [3, 2]}, #{timeouts => when_idle}}]],
+    {error, Cex} = mcerlang:check({tprog_sym, lost_update, [3]}, Sym#{cluster => Nodes}),
+    ?assertMatch({abnormal_exit, _, {{lost_update, _, 3}, _}}, maps:get(violation, Cex)),
+    ?assertMatch(#{symmetry := on}, maps:get(stats, Cex)),
+    ?assertMatch({ok, _}, mcerlang:replay(Cex)),
+    {error, Leader} = mcerlang:check({tprog_autosym, min_leader, []},
+                                     ?FULL#{symmetry => auto, cluster => Nodes}),
+    ?assertMatch({abnormal_exit, _, {first_was_not_leader, _}}, maps:get(violation, Leader)),
+    ?assertEqual({off, pid_order}, maps:get(symmetry, maps:get(stats, Leader))),
+    ?assertMatch({ok, _}, mcerlang:replay(Leader)).
 
 bad_values(Nodes) ->
     E = {client_server, start, [2, 1]},

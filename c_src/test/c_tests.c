@@ -3828,7 +3828,7 @@ static size_t cluster_exchange(search **ss, uint32_t n)
             CHECK(out[j].owner != i && out[j].owner < n);
             CHECK(search_cluster_import(ss[out[j].owner], out[j].wire, out[j].wire_len, i,
                                         out[j].parent, out[j].depth, out[j].label,
-                                        out[j].label_len, &why) >= 0);
+                                        out[j].label_len, NULL, 0, &why) >= 0);
         }
         moved += k;
         search_cluster_taken(ss[i]);
