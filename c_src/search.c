@@ -379,8 +379,12 @@ static int bfs_add(search *s, part_id state, uint8_t *label, size_t label_len,
         s->capkept = cap;
     }
     /* One worker takes the indices one by one, so they number the nodes in
-    ** discovery order (a distributed search's origins name them so). */
-    pool_cursor *cursor = s->cfg.workers > 1 ? &s->pool_cursor : NULL;
+    ** discovery order (a distributed search's origins name them so); so do
+    ** workers under max_states, whose count must then be exact (a cursor's
+    ** nodes are counted a block at a time, which other workers would not
+    ** see: up to 63 states each past the limit). */
+    pool_cursor *cursor =
+        s->cfg.workers > 1 && s->cfg.max_states == 0 ? &s->pool_cursor : NULL;
     if (search_pool_add(s->pool, cursor, state, s->expanding, label, label_len, s->sym_perm,
                         s->sym_nperm, !keep, index, &depth) != 0)
         return -1;
@@ -956,7 +960,11 @@ static int canonical(search *s, sys_state *st, int stop)
 #define SYM_SAMPLE_STATES 5000
 static void sym_judge(search *s, int is_new)
 {
+    /* Not in a distributed search: a participant that stopped would route
+    ** states that are not their orbit's representative, so an orbit would
+    ** have several owners and the counts would change from run to run. */
     if (is_new && s->sym != NULL && (s->cfg.symmetry == 1 || s->cfg.symmetry == 3) &&
+        s->cfg.cluster_n <= 1 &&
         s->st.states == SYM_SAMPLE_STATES && symmetry_renamed(s->sym) * 4 < s->st.states)
         s->st.symmetry_stopped = s->st.states;
 }

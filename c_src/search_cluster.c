@@ -148,9 +148,10 @@ int search_cluster_route(search *s, const sys_state *st, uint8_t *label, size_t 
                                        .perm = s->sym_perm, .nperm = s->sym_nperm };
     s->sym_perm = NULL;
     s->sym_nperm = 0;
+    size_t perm_bytes = (size_t)c->out[c->nout - 1].nperm * sizeof(sym_pair);
     c->st.sent++;
-    c->st.sent_bytes += len + sent_len;
-    c->st.outbox_bytes += len + sent_len;
+    c->st.sent_bytes += len + sent_len + perm_bytes;
+    c->st.outbox_bytes += len + sent_len + perm_bytes;
     if (depth + 1 > s->st.max_depth_seen)
         s->st.max_depth_seen = depth + 1;
     return 1;
@@ -238,7 +239,7 @@ static int import(search *s, const uint8_t *wire, size_t len, uint32_t from,
 int search_cluster_origin(search *s, uint32_t i, uint32_t *from, uint32_t *from_index)
 {
     uint32_t start;
-    if (s->pool == NULL || search_pool_segment(s->pool, i, &start) != 0)
+    if (s->cfg.cluster_n <= 1 || s->pool == NULL || search_pool_segment(s->pool, i, &start) != 0)
         return -1;
     struct search_cluster *c = s->cl;
     size_t lo = 0, hi = c != NULL ? c->nlinks : 0;
@@ -258,7 +259,7 @@ int search_cluster_origin(search *s, uint32_t i, uint32_t *from, uint32_t *from_
 
 int search_cluster_labels(search *s, uint32_t i, pool_step **path, size_t *len)
 {
-    return s->pool != NULL ? search_pool_path(s->pool, i, path, len) : -1;
+    return s->cfg.cluster_n > 1 && s->pool != NULL ? search_pool_path(s->pool, i, path, len) : -1;
 }
 
 uint32_t search_cluster_stack_node(const search *s, const uint8_t **label, size_t *len)

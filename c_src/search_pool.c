@@ -180,10 +180,16 @@ static pool_node *node_at(const search_pool *p, uint64_t i)
     return &seg[off];
 }
 
-/* Whether node i was added and written (for indices from outside). */
+/* Whether node i was added and written (for indices from outside).  An
+** index below `next` may be in a worker's block before its segment exists. */
 static int node_exists(const search_pool *p, uint64_t i)
 {
-    return i < atomic_load_explicit((atomic_uint_fast64_t *)&p->next, memory_order_acquire) &&
+    if (i >= atomic_load_explicit((atomic_uint_fast64_t *)&p->next, memory_order_acquire))
+        return 0;
+    uint64_t off;
+    unsigned k = segment_of(i, NODE_SEG_BITS, &off);
+    return atomic_load_explicit((_Atomic(pool_node *) *)&p->nodes[k], memory_order_acquire) !=
+               NULL &&
            atomic_load_explicit(&node_at(p, i)->state, memory_order_acquire) != 0;
 }
 

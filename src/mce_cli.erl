@@ -151,7 +151,16 @@ usage() ->
 
 parse(Args, Verb) ->
     Cli = parse(Args, #cli{verb = Verb}, []),
+    distribution_flags(Cli),
     Cli#cli{options = maps:merge(#{progress => true}, Cli#cli.options)}.
+
+%% --sname, --name and --cookie make this run a node: for `node', and for
+%% a check with --cluster; anywhere else they would do nothing.
+distribution_flags(#cli{dist = Dist}) when map_size(Dist) =:= 0 -> ok;
+distribution_flags(#cli{verb = node}) -> ok;
+distribution_flags(#cli{verb = check, options = #{cluster := [_ | _]}}) -> ok;
+distribution_flags(_) ->
+    throw({usage, "--sname, --name and --cookie are for mcerlang node and for check --cluster"}).
 
 parse([], Cli, Pos) ->
     {Files, Rest} = lists:partition(fun(A) -> filename:extension(A) =:= ".erl" end,

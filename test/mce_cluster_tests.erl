@@ -265,7 +265,9 @@ cli_test_() ->
                  {2, Down} = mce_cli_tests:run_cli(["check", "--cluster", "mce_no_such_node@" ++ Host | Args]),
                  ?assertNotEqual(nomatch, string:find(Down, "--cluster mce_no_such_node@")),
                  {2, NoName} = mce_cli_tests:run_cli(["node"]),
-                 ?assertNotEqual(nomatch, string:find(NoName, "node needs --sname NAME or --name NAME"))
+                 ?assertNotEqual(nomatch, string:find(NoName, "node needs --sname NAME or --name NAME")),
+                 {2, Lone} = mce_cli_tests:run_cli(["check", "--cookie", "c" | Args]),
+                 ?assertNotEqual(nomatch, string:find(Lone, "are for mcerlang node and for check --cluster"))
              after
                  [stop_cli_node(Port) || Port <- Nodes]
              end
