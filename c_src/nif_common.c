@@ -66,3 +66,14 @@ int get_bool(ErlNifEnv *env, ERL_NIF_TERM t, int *out)
         return 0;
     return 1;
 }
+
+ERL_NIF_TERM renaming_term(ErlNifEnv *env, const uint32_t *pairs, uint32_t npairs)
+{
+    ERL_NIF_TERM list = enif_make_list(env, 0);
+    for (uint32_t k = npairs; k-- > 0;)
+        list = enif_make_list_cell(env,
+                                   enif_make_tuple2(env, enif_make_uint(env, pairs[2 * k]),
+                                                    enif_make_uint(env, pairs[2 * k + 1])),
+                                   list);
+    return list;
+}

@@ -61,6 +61,9 @@ int get_res(ErlNifEnv *env, ERL_NIF_TERM t, search_res **r);
 int map_u64(ErlNifEnv *env, ERL_NIF_TERM map, ERL_NIF_TERM key, uint64_t *out);
 
 int get_bool(ErlNifEnv *env, ERL_NIF_TERM t, int *out);
+/* A renaming of pid keys, npairs pairs of words (from, to), as the list
+** [{From, To}] the driver composes (mce_symmetry). */
+ERL_NIF_TERM renaming_term(ErlNifEnv *env, const uint32_t *pairs, uint32_t npairs);
 
 /* Decodes a stored PART_TERM; 0 if id is not one or does not decode. */
 int part_term(ErlNifEnv *env, const part_store *ps, part_id id, ERL_NIF_TERM *out);

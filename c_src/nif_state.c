@@ -59,13 +59,7 @@ ERL_NIF_TERM nif_renamings(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
             enif_mutex_unlock(r->lock);
             return ERROR(env, "no such stack entry");
         }
-        ERL_NIF_TERM ren = enif_make_list(env, 0);
-        for (uint32_t k = n; k-- > 0;)
-            ren = enif_make_list_cell(env, enif_make_tuple2(env,
-                                          enif_make_uint(env, pairs[2 * k]),
-                                          enif_make_uint(env, pairs[2 * k + 1])),
-                                      ren);
-        list = enif_make_list_cell(env, ren, list);
+        list = enif_make_list_cell(env, renaming_term(env, pairs, n), list);
     }
     enif_mutex_unlock(r->lock);
     return list;

@@ -29,13 +29,8 @@ static int make_bin(ErlNifEnv *env, const uint8_t *b, size_t n, ERL_NIF_TERM *ou
 /* A renaming as a list of {From, To} pid keys (symmetry.h). */
 static ERL_NIF_TERM perm_term(ErlNifEnv *env, const sym_pair *perm, uint32_t nperm)
 {
-    ERL_NIF_TERM list = enif_make_list(env, 0);
-    for (uint32_t k = nperm; k-- > 0;)
-        list = enif_make_list_cell(env,
-                                   enif_make_tuple2(env, enif_make_uint(env, perm[k].from),
-                                                    enif_make_uint(env, perm[k].to)),
-                                   list);
-    return list;
+    _Static_assert(sizeof(sym_pair) == 2 * sizeof(uint32_t), "pairs of words");
+    return renaming_term(env, (const uint32_t *)perm, nperm);
 }
 
 /* A renaming back from perm_term's list: 1 and *perm (malloc'd, NULL when
