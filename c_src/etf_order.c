@@ -12,32 +12,12 @@
 ** the depth); skipping over values does not (messages nest deeply).
 */
 #include "etf_order.h"
+#include "etf_tags.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-enum {
-    BIT_BINARY_EXT = 77, NEW_PID_EXT = 88, NEW_PORT_EXT = 89,
-    NEWER_REFERENCE_EXT = 90, NEW_FLOAT_EXT = 70, SMALL_INTEGER_EXT = 97,
-    INTEGER_EXT = 98, FLOAT_EXT = 99, ATOM_EXT = 100, REFERENCE_EXT = 101,
-    PORT_EXT = 102, PID_EXT = 103, SMALL_TUPLE_EXT = 104,
-    LARGE_TUPLE_EXT = 105, NIL_EXT = 106, STRING_EXT = 107, LIST_EXT = 108,
-    BINARY_EXT = 109, SMALL_BIG_EXT = 110, LARGE_BIG_EXT = 111,
-    NEW_FUN_EXT = 112, EXPORT_EXT = 113, NEW_REFERENCE_EXT = 114,
-    SMALL_ATOM_EXT = 115, MAP_EXT = 116, ATOM_UTF8_EXT = 118,
-    SMALL_ATOM_UTF8_EXT = 119, V4_PORT_EXT = 120
-};
 
-static uint32_t be32(const uint8_t *p)
-{
-    return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) |
-           ((uint32_t)p[2] << 8) | p[3];
-}
-
-static uint16_t be16(const uint8_t *p)
-{
-    return (uint16_t)(((unsigned)p[0] << 8) | p[1]);
-}
 
 /*
 ** Skipping a term without recursion.
@@ -53,7 +33,7 @@ static int skip_atom(const uint8_t **p, const uint8_t *end)
     if (q[0] == ATOM_EXT || q[0] == ATOM_UTF8_EXT) {
         if (end - q < 3)
             return -1;
-        n = 3 + (size_t)be16(q + 1);
+        n = 3 + (size_t)etf_be16(q + 1);
     } else if (q[0] == SMALL_ATOM_EXT || q[0] == SMALL_ATOM_UTF8_EXT) {
         n = 2 + (size_t)q[1];
     } else {
@@ -99,55 +79,29 @@ static int skip_term(const uint8_t *p, const uint8_t *end, const uint8_t **next,
         const uint8_t *at = p;
         uint8_t tag = *p++;
         size_t avail = (size_t)(end - p), skip = 0;
-        switch (tag) {
-        case SMALL_INTEGER_EXT: skip = 1; break;
-        case INTEGER_EXT: skip = 4; break;
-        case FLOAT_EXT: skip = 31; break;
-        case NEW_FLOAT_EXT: skip = 8; break;
-        case NIL_EXT: break;
-        case ATOM_EXT: case ATOM_UTF8_EXT: case STRING_EXT:
-            if (avail < 2) return -1;
-            skip = 2 + (size_t)be16(p);
-            break;
-        case SMALL_ATOM_EXT: case SMALL_ATOM_UTF8_EXT:
-            if (avail < 1) return -1;
-            skip = 1 + (size_t)p[0];
-            break;
-        case BINARY_EXT:
-            if (avail < 4) return -1;
-            skip = 4 + (size_t)be32(p);
-            break;
-        case BIT_BINARY_EXT:
-            if (avail < 4) return -1;
-            skip = 5 + (size_t)be32(p);
-            break;
-        case SMALL_BIG_EXT:
-            if (avail < 1) return -1;
-            skip = 2 + (size_t)p[0];
-            break;
-        case LARGE_BIG_EXT:
-            if (avail < 4) return -1;
-            skip = 5 + (size_t)be32(p);
-            break;
+        int leaf = etf_leaf_size(tag, p, avail, &skip);
+        if (leaf < 0)
+            return -1;
+        if (leaf == 0) switch (tag) {     /* the terms with terms inside, and pids and refs */
         case SMALL_TUPLE_EXT:
             if (avail < 1) return -1;
             pending += *p++;
             break;
         case LARGE_TUPLE_EXT:
             if (avail < 4) return -1;
-            pending += be32(p);
+            pending += etf_be32(p);
             p += 4;
             break;
         case LIST_EXT:
             if (avail < 4) return -1;
-            pending += (uint64_t)be32(p) + 1;
+            pending += (uint64_t)etf_be32(p) + 1;
             p += 4;
             break;
         case MAP_EXT:
             if (avail < 4) return -1;
             if (maps != NULL && push_offset(maps, (size_t)(at - base)) != 0)
                 return -1;
-            pending += 2 * (uint64_t)be32(p);
+            pending += 2 * (uint64_t)etf_be32(p);
             p += 4;
             break;
         case PID_EXT: case NEW_PID_EXT:
@@ -162,7 +116,7 @@ static int skip_term(const uint8_t *p, const uint8_t *end, const uint8_t **next,
         case NEW_REFERENCE_EXT: case NEWER_REFERENCE_EXT: {
             *pidref = 1;
             if (avail < 2) return -1;
-            size_t words = be16(p);
+            size_t words = etf_be16(p);
             p += 2;
             if (skip_atom(&p, end) != 0) return -1;
             skip = (tag == NEWER_REFERENCE_EXT ? 4 : 1) + 4 * words;
@@ -176,7 +130,7 @@ static int skip_term(const uint8_t *p, const uint8_t *end, const uint8_t **next,
             ** index, old uniq, creator pid and the free variables: five
             ** terms and numfree more. */
             if (avail < 29) return -1;
-            pending += 4 + (uint64_t)be32(p + 25);
+            pending += 4 + (uint64_t)etf_be32(p + 25);
             p += 29;
             break;
         default:
@@ -311,7 +265,7 @@ static int read_integer(const uint8_t **p, const uint8_t *end, integer *v)
         } else {
             if (avail < 5)
                 return -1;
-            int32_t x = (int32_t)be32(q + 1);
+            int32_t x = (int32_t)etf_be32(q + 1);
             v->neg = x < 0;
             m = x < 0 ? (uint32_t)0 - (uint32_t)x : (uint32_t)x;
             *p = q + 5;
@@ -324,7 +278,7 @@ static int read_integer(const uint8_t **p, const uint8_t *end, integer *v)
         size_t head = q[0] == SMALL_BIG_EXT ? 3 : 6;
         if (avail < head)
             return -1;
-        size_t n = q[0] == SMALL_BIG_EXT ? q[1] : be32(q + 1);
+        size_t n = q[0] == SMALL_BIG_EXT ? q[1] : etf_be32(q + 1);
         if (avail - head < n)
             return -1;
         v->neg = q[head - 1] != 0;
@@ -367,10 +321,10 @@ static int read_pid(const uint8_t **p, const uint8_t *end, uint32_t creation,
 {
     const uint8_t *q = *p + 1;
     if (**p != NEW_PID_EXT || read_atom(&q, end, &v->node) != 0 || end - q < 12 ||
-        be32(q + 8) != creation)
+        etf_be32(q + 8) != creation)
         return -1;
-    v->w[0] = be32(q);
-    v->w[1] = be32(q + 4);
+    v->w[0] = etf_be32(q);
+    v->w[1] = etf_be32(q + 4);
     *p = q + 12;
     return 0;
 }
@@ -379,13 +333,13 @@ static int read_ref(const uint8_t **p, const uint8_t *end, uint32_t creation,
                     ident *v)
 {
     const uint8_t *q = *p;
-    if (q[0] != NEWER_REFERENCE_EXT || end - q < 3 || be16(q + 1) != 3)
+    if (q[0] != NEWER_REFERENCE_EXT || end - q < 3 || etf_be16(q + 1) != 3)
         return -1;
     q += 3;
-    if (read_atom(&q, end, &v->node) != 0 || end - q < 16 || be32(q) != creation)
+    if (read_atom(&q, end, &v->node) != 0 || end - q < 16 || etf_be32(q) != creation)
         return -1;
     for (int j = 0; j < 3; j++)
-        v->w[j] = be32(q + 4 + 4 * j);
+        v->w[j] = etf_be32(q + 4 + 4 * j);
     *p = q + 16;
     return 0;
 }
@@ -403,15 +357,15 @@ static int open_list(const uint8_t **p, const uint8_t *end, cursor *c)
     const uint8_t *q = *p;
     size_t avail = (size_t)(end - q);
     if (q[0] == STRING_EXT) {
-        if (avail < 3 || avail - 3 < be16(q + 1))
+        if (avail < 3 || avail - 3 < etf_be16(q + 1))
             return -1;
-        c->left = be16(q + 1);
+        c->left = etf_be16(q + 1);
         c->string = 1;
         c->p = q + 3;
     } else if (q[0] == LIST_EXT) {
         if (avail < 5)
             return -1;
-        c->left = be32(q + 1);
+        c->left = etf_be32(q + 1);
         c->string = 0;
         c->p = q + 5;
     } else {
@@ -537,8 +491,8 @@ static int cmp_term(const uint8_t **pa, const uint8_t *ea, const uint8_t **pb,
         size_t ha = a[0] == SMALL_TUPLE_EXT ? 2 : 5, hb = b[0] == SMALL_TUPLE_EXT ? 2 : 5;
         if ((size_t)(ea - a) < ha || (size_t)(eb - b) < hb)
             return -1;
-        na = ha == 2 ? a[1] : be32(a + 1);
-        nb = hb == 2 ? b[1] : be32(b + 1);
+        na = ha == 2 ? a[1] : etf_be32(a + 1);
+        nb = hb == 2 ? b[1] : etf_be32(b + 1);
         *order = cmp_u32(na, nb);
         if (*order != 0)
             return 0;
@@ -559,7 +513,7 @@ static int cmp_term(const uint8_t **pa, const uint8_t *ea, const uint8_t **pb,
     case RANK_BINARY: {
         if (a[0] != BINARY_EXT || b[0] != BINARY_EXT || ea - a < 5 || eb - b < 5)
             return -1;
-        size_t na = be32(a + 1), nb = be32(b + 1);
+        size_t na = etf_be32(a + 1), nb = etf_be32(b + 1);
         if ((size_t)(ea - a) - 5 < na || (size_t)(eb - b) - 5 < nb)
             return -1;
         *order = cmp_bytes(a + 5, na, b + 5, nb);
@@ -672,7 +626,7 @@ static int sort_map(uint8_t *buf, uint8_t *follow, size_t len, size_t off,
     const uint8_t *end = buf + len;
     if (len - off < 5)
         return -1;
-    uint32_t n = be32(buf + off + 1);
+    uint32_t n = etf_be32(buf + off + 1);
     if (n > ETF_SMALL_MAP || n < 2)
         return 0;
     span s[ETF_SMALL_MAP];
@@ -731,7 +685,7 @@ int etf_ets_keys(const uint8_t *buf, size_t len, uint8_t **out, size_t *outlen)
             return -1;
     uint32_t n = 0;
     if (p < end && *p == LIST_EXT && end - p >= 5)
-        n = be32(p + 1);
+        n = etf_be32(p + 1);
     else if (p >= end || *p != NIL_EXT)
         return -1;
     /* At most the data's length: the keys are parts of it. */

@@ -10,19 +10,9 @@
 #include <stdlib.h>
 
 #include "etf_order.h"
+#include "etf_tags.h"
 #include <string.h>
 
-enum {
-    NEW_FLOAT_EXT = 70, BIT_BINARY_EXT = 77, NEWER_REFERENCE_EXT = 90,
-    SMALL_INTEGER_EXT = 97, INTEGER_EXT = 98, FLOAT_EXT = 99, ATOM_EXT = 100,
-    REFERENCE_EXT = 101, PORT_EXT = 102, PID_EXT = 103, SMALL_TUPLE_EXT = 104,
-    LARGE_TUPLE_EXT = 105, NIL_EXT = 106, STRING_EXT = 107, LIST_EXT = 108,
-    BINARY_EXT = 109, SMALL_BIG_EXT = 110, LARGE_BIG_EXT = 111,
-    NEW_FUN_EXT = 112, EXPORT_EXT = 113, NEW_REFERENCE_EXT = 114,
-    SMALL_ATOM_EXT = 115, MAP_EXT = 116, FUN_EXT = 117, ATOM_UTF8_EXT = 118,
-    SMALL_ATOM_UTF8_EXT = 119, V4_PORT_EXT = 120, NEW_PID_EXT = 88,
-    NEW_PORT_EXT = 89
-};
 
 typedef struct reader {
     uint8_t *p, *end;
@@ -33,16 +23,6 @@ static int need(const reader *r, size_t n)
     return (size_t)(r->end - r->p) >= n;
 }
 
-static uint32_t be32(const uint8_t *p)
-{
-    return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) |
-           ((uint32_t)p[2] << 8) | p[3];
-}
-
-static uint16_t be16(const uint8_t *p)
-{
-    return (uint16_t)(((unsigned)p[0] << 8) | p[1]);
-}
 
 /* Reads an atom, returning its text; -1 if the next term is not an atom. */
 static int read_atom(reader *r, uint8_t **text, size_t *n)
@@ -54,7 +34,7 @@ static int read_atom(reader *r, uint8_t **text, size_t *n)
     if (tag == ATOM_EXT || tag == ATOM_UTF8_EXT) {
         if (!need(r, 2))
             return -1;
-        len = be16(r->p);
+        len = etf_be16(r->p);
         r->p += 2;
     } else if (tag == SMALL_ATOM_EXT || tag == SMALL_ATOM_UTF8_EXT) {
         if (!need(r, 1))
@@ -185,57 +165,27 @@ int etf_walk_keys(uint8_t *buf, size_t len, const etf_nodes *nodes,
             goto done;
         uint8_t tag = *r.p++;
         size_t skip = 0;
-        switch (tag) {
-        case SMALL_INTEGER_EXT: skip = 1; break;
-        case INTEGER_EXT: skip = 4; break;
-        case FLOAT_EXT: skip = 31; break;
-        case NEW_FLOAT_EXT: skip = 8; break;
-        case NIL_EXT: break;
-        case ATOM_EXT: case ATOM_UTF8_EXT:
-            if (!need(&r, 2)) goto done;
-            skip = 2 + (size_t)be16(r.p);
-            break;
-        case SMALL_ATOM_EXT: case SMALL_ATOM_UTF8_EXT:
-            if (!need(&r, 1)) goto done;
-            skip = 1 + (size_t)r.p[0];
-            break;
-        case STRING_EXT:
-            if (!need(&r, 2)) goto done;
-            skip = 2 + (size_t)be16(r.p);
-            break;
-        case BINARY_EXT:
-            if (!need(&r, 4)) goto done;
-            skip = 4 + (size_t)be32(r.p);
-            break;
-        case BIT_BINARY_EXT:
-            if (!need(&r, 4)) goto done;
-            skip = 5 + (size_t)be32(r.p);
-            break;
-        case SMALL_BIG_EXT:
-            if (!need(&r, 1)) goto done;
-            skip = 2 + (size_t)r.p[0];
-            break;
-        case LARGE_BIG_EXT:
-            if (!need(&r, 4)) goto done;
-            skip = 5 + (size_t)be32(r.p);
-            break;
+        int leaf = etf_leaf_size(tag, r.p, (size_t)(r.end - r.p), &skip);
+        if (leaf < 0)
+            goto done;
+        if (leaf == 0) switch (tag) {     /* the terms with terms inside, and pids and refs */
         case SMALL_TUPLE_EXT:
             if (!need(&r, 1)) goto done;
             pending += *r.p++;
             break;
         case LARGE_TUPLE_EXT:
             if (!need(&r, 4)) goto done;
-            pending += be32(r.p);
+            pending += etf_be32(r.p);
             r.p += 4;
             break;
         case LIST_EXT:
             if (!need(&r, 4)) goto done;
-            pending += (uint64_t)be32(r.p) + 1;   /* elements and tail */
+            pending += (uint64_t)etf_be32(r.p) + 1;   /* elements and tail */
             r.p += 4;
             break;
         case MAP_EXT: {
             if (!need(&r, 4)) goto done;
-            uint32_t n = be32(r.p);
+            uint32_t n = etf_be32(r.p);
             if (depth == cap) {
                 open_map *grown = malloc(2 * cap * sizeof *grown);
                 if (grown == NULL) goto done;
@@ -256,8 +206,8 @@ int etf_walk_keys(uint8_t *buf, size_t len, const etf_nodes *nodes,
             if (read_atom(&r, &text, &n) != 0) goto done;
             size_t tail = tag == NEW_PID_EXT ? 12 : 9;
             if (!need(&r, tail)) goto done;
-            uint32_t num = be32(r.p);
-            uint32_t cr = tag == NEW_PID_EXT ? be32(r.p + 8) : r.p[8];
+            uint32_t num = etf_be32(r.p);
+            uint32_t cr = tag == NEW_PID_EXT ? etf_be32(r.p + 8) : r.p[8];
             int ni = cr == creation && num < ETF_NUM_LIMIT
                          ? node_index(nodes, text, n) : -1;
             if (ni >= 0)
@@ -270,7 +220,7 @@ int etf_walk_keys(uint8_t *buf, size_t len, const etf_nodes *nodes,
         }
         case NEW_REFERENCE_EXT: case NEWER_REFERENCE_EXT: {
             if (!need(&r, 2)) goto done;
-            size_t words = be16(r.p);
+            size_t words = etf_be16(r.p);
             r.p += 2;
             uint8_t *text;
             size_t n;
@@ -278,13 +228,13 @@ int etf_walk_keys(uint8_t *buf, size_t len, const etf_nodes *nodes,
             size_t crlen = tag == NEWER_REFERENCE_EXT ? 4 : 1;
             skip = crlen + 4 * words;
             if (!need(&r, skip)) goto done;
-            if (tag == NEWER_REFERENCE_EXT && words >= 2 && be32(r.p) == creation) {
-                uint32_t counter = be32(r.p + 4), creator = be32(r.p + 8);
+            if (tag == NEWER_REFERENCE_EXT && words >= 2 && etf_be32(r.p) == creation) {
+                uint32_t counter = etf_be32(r.p + 4), creator = etf_be32(r.p + 8);
                 uint32_t id = creator << ETF_REF_COUNTER_BITS | counter;
                 int ours = counter < ETF_REF_COUNTER_LIMIT && creator < ETF_REF_CREATOR_LIMIT;
                 for (size_t w = 2; ours && w < words; w++)
-                    ours = be32(r.p + 4 + 4 * w) == 0 ||
-                           (w == 2 && be32(r.p + 4 + 4 * w) == ETF_REF_TID_MARK);
+                    ours = etf_be32(r.p + 4 + 4 * w) == 0 ||
+                           (w == 2 && etf_be32(r.p + 4 + 4 * w) == ETF_REF_TID_MARK);
                 int ni = ours ? node_index(nodes, text, n) : -1;
                 if (ni >= 0)
                     mark_keys(maps, depth);
@@ -302,7 +252,7 @@ int etf_walk_keys(uint8_t *buf, size_t len, const etf_nodes *nodes,
             /* Size, arity, uniq[16], index, numfree, then module, old index,
             ** old uniq, creator pid, and numfree free variables. */
             if (!need(&r, 29)) goto done;
-            pending += be32(r.p + 25);
+            pending += etf_be32(r.p + 25);
             r.p += 29;
             uint8_t *text;
             size_t n;
