@@ -36,7 +36,7 @@
                             node/0, apply/2, apply/3, send/3]}).
 
 -export([yield/1, yield/2, yield/3, resume/1, prop/1, prop_resume/1, probe/2, self/0, node/0,
-         send/2, send/3, suspend/4, apply/2, apply/3, unsupported/3, fatal/1, clean_stack/1,
+         send/2, send/3, suspend/4, apply/2, apply/3, function_exported/3, unsupported/3, fatal/1, clean_stack/1,
          erlang_yield/0, send_nosuspend/2, send_nosuspend/3, choice/1, choice/2, hibernate/3,
          '$mce_hibernated'/5, put/2, get/0, get/1, erase/0, erase/1, get_keys/0, get_keys/1]).
 %% For the other modules of the runtime.
@@ -318,6 +318,27 @@ hibernate(M, F, A) ->
 '$mce_hibernated'(body, _Msg, M, F, A) ->
     effect({keep_message, true}),
     apply(M, F, A).
+
+%% @doc erlang:function_exported/3 from translated code.  OTP's behaviours
+%% ask it of their callback modules before calling them (gen_server's
+%% terminate/2, handle_info/2, code_change/3; gen_statem, gen_event,
+%% supervisor).  The program's modules run as their translations
+%% ('mce$M'), so whether the original module happens to be loaded in the
+%% checker's VM is an accident (a test that called it, an entry checked
+%% before): the BIF's answer would depend on it, and on a node of a
+%% distributed check that never loaded it a gen_server would end without
+%% calling terminate/2 where another node calls it (a wrong verdict, both
+%% on one node and across nodes).  A module the checker translates counts
+%% as loaded, as it is in a real run that calls it, and the answer is
+%% whether it exports F/A; any other module gets the VM's answer.
+-spec function_exported(term(), term(), term()) -> boolean().
+function_exported(M, F, A) when is_atom(M), is_atom(F), is_integer(A), F =/= '$mce_info' ->
+    case mce_translate:translatable(M) of
+        true -> erlang:function_exported(mce_translate:ensure(M), F, A);
+        false -> erlang:function_exported(M, F, A)
+    end;
+function_exported(M, F, A) ->
+    erlang:function_exported(M, F, A).
 
 %% @doc `apply(Fun, Args)' and `Fun(Args...)' from translated code.
 -spec apply(function(), [term()]) -> term().

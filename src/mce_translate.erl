@@ -534,6 +534,9 @@ classify_erlang(spawn, A) when A >= 1, A =< 4 -> {redirect, mce_rt_spawn, spawn}
 classify_erlang(spawn_link, A) when A >= 1, A =< 4 -> {redirect, mce_rt_spawn, spawn_link};
 classify_erlang(spawn_opt, A) when A =:= 2; A =:= 4 -> {redirect, mce_rt_spawn, spawn_opt};
 classify_erlang(apply, A) when A =:= 2; A =:= 3 -> {redirect, mce_rt, apply};
+%% Whether a callback module exports a function, asked of its translation
+%% (the original need not be loaded here: mce_rt:function_exported/3).
+classify_erlang(function_exported, 3) -> {redirect, mce_rt, function_exported};
 classify_erlang(now, 0) -> {redirect, mce_rt_time, timestamp};
 classify_erlang(send_nosuspend, A) when A =:= 2; A =:= 3 -> {redirect, mce_rt, send_nosuspend};
 classify_erlang(statistics, 1) -> {redirect, mce_rt_time, statistics};

@@ -20,6 +20,24 @@ warm_up_test_() ->
                                                                gen, proc_lib, supervisor, gen_statem,
                                                                gen_event, sys]] end}.
 
+%% A callback module nothing has loaded in this VM (the program's modules
+%% run as their translations): gen_server asks erlang:function_exported/3
+%% of it before calling handle_info/2 and terminate/2, and must get the
+%% answer of a real run, which has loaded it (mce_rt:function_exported/3;
+%% before, the unloaded module's info message was dropped as unexpected
+%% and terminate/2 never called).
+unloaded_callback_module_test_() ->
+    {timeout, 60,
+     fun() ->
+             Real = mce_otp_harness:real(tprog_callback, info_then_stop),
+             ?assertEqual({result, {ping, custom}}, Real),
+             code:purge(tprog_callback_server),
+             code:delete(tprog_callback_server),
+             code:purge(tprog_callback_server),
+             ?assertEqual(false, code:is_loaded(tprog_callback_server)),
+             ?assertEqual([Real], mce_otp_harness:checked(tprog_callback, info_then_stop))
+     end}.
+
 differential_test_() ->
     [{atom_to_list(M) ++ ":" ++ atom_to_list(F) ++ " - " ++ Desc,
       {timeout, 60, fun() -> mce_otp_harness:same_result(M, F) end}}
