@@ -1,9 +1,11 @@
 %% @doc The distributed search's bench (issue 20 item 2, `make
 %% bench-cluster'): the bench models checked by this node alone and with
 %% one and two peer nodes of this machine (started with OTP's `peer'),
-%% the reductions off so every run stores the same states.
+%% the reductions off so every run stores the same states; and one model
+%% with partial-order reduction on (`red'), whose counts grow with the
+%% nodes (a node cuts a state only toward a state it owns itself).
 %%
-%% Per row: the states and transitions (they must be the one-node row's),
+%% Per row: the states and transitions (the one-node row's, `red' aside),
 %% the wall time, the CPU time of all the nodes' VMs and per state, states
 %% per wall second, the successors sent to another node per state stored
 %% (a successor owned elsewhere crosses even when its owner has it), the
@@ -29,7 +31,8 @@ main(Rounds) ->
     Models = [{"client_server(5,2)", {client_server, start, [5, 2]}, Off},
               {"counter_server(4,2)", {counter_server, start, [4, 2]}, Off#{timeouts => when_idle}},
               {"locker(aEaEaS,1)", {locker, start, [[{a, exclusive}, {a, exclusive}, {a, shared}], 1]},
-               Off#{timeouts => when_idle, property => abnormal_exit}}],
+               Off#{timeouts => when_idle, property => abnormal_exit}},
+              {"client_server(5,2) red", {client_server, start, [5, 2]}, Off#{reduction => true}}],
     Paths = lists:usort([filename:absname(filename:dirname(code:which(M))) || M <- [mcerlang, client_server, ?MODULE]]),
     Peers = [begin
                  {ok, Pid, Node} = peer:start(#{name => peer:random_name(?MODULE),

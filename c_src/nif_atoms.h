@@ -46,7 +46,8 @@
     X(waiting) X(weak) X(yield) X(zero) X(poll) \
     X(idle) X(target) X(kill_targeted) X(crash_nodes) X(disconnect_pairs) \
     X(abandoned) X(workers) X(shared_memory) X(pool_states) \
-    X(cluster_n) X(cluster_me) X(sent) X(sent_bytes) X(received) X(received_new)
+    X(cluster_n) X(cluster_me) X(sent) X(sent_bytes) X(received) X(received_new) \
+    X(por_sent) X(por_hazard)
 
 typedef struct nif_atoms {
 #define NIF_ATOM_FIELD(name) ERL_NIF_TERM am_##name;

@@ -67,6 +67,16 @@ int get_bool(ErlNifEnv *env, ERL_NIF_TERM t, int *out)
     return 1;
 }
 
+ERL_NIF_TERM void_reason_term(ErlNifEnv *env, int why)
+{
+    return why == SYM_VOID_PID_ORDER ? ATOM(env, pid_order)
+         : why == SYM_VOID_KEY_ORDER ? ATOM(env, key_order)
+         : why == POR_VOID_EXIT ? ATOM(env, exit_signal)
+         : why == POR_VOID_LINK ? ATOM(env, link)
+         : why == POR_VOID_PROCESSES ? ATOM(env, processes)
+         : ATOM(env, reads_process_state);
+}
+
 ERL_NIF_TERM renaming_term(ErlNifEnv *env, const uint32_t *pairs, uint32_t npairs)
 {
     ERL_NIF_TERM list = enif_make_list(env, 0);

@@ -65,6 +65,11 @@ int get_bool(ErlNifEnv *env, ERL_NIF_TERM t, int *out);
 ** [{From, To}] the driver composes (mce_symmetry). */
 ERL_NIF_TERM renaming_term(ErlNifEnv *env, const uint32_t *pairs, uint32_t npairs);
 
+/* Why a reduced search is void (search.h: enum por_void_why), as the
+** driver names it: reads_process_state, exit_signal, link, processes,
+** pid_order, key_order. */
+ERL_NIF_TERM void_reason_term(ErlNifEnv *env, int why);
+
 /* Decodes a stored PART_TERM; 0 if id is not one or does not decode. */
 int part_term(ErlNifEnv *env, const part_store *ps, part_id id, ERL_NIF_TERM *out);
 

@@ -63,7 +63,7 @@ static int get_marks(ErlNifEnv *env, ERL_NIF_TERM list, run_result *res)
 **       symmetry => 0 | 1 | 2 | 3 (2: without the pid order guard; 3:
 **           with it, map keys' pids pinned),
 **       cluster_n => N, cluster_me => I (a distributed search's participant
-**       I of N: breadth_first, one worker, no reduction, no symmetry)})
+**       I of N: breadth_first, one worker)})
 **   -> Resource
 ** A lossy table_mode with breadth_first or expand_only is a badarg. */
 ERL_NIF_TERM nif_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
@@ -136,8 +136,7 @@ ERL_NIF_TERM nif_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
         workers > 1024 || (workers > 1 && (!bfs || expand_only)) ||
         map_u64(env, argv[0], ATOM(env, cluster_n), &cluster_n) < 0 || cluster_n > 1024 ||
         map_u64(env, argv[0], ATOM(env, cluster_me), &cluster_me) < 0 ||
-        (cluster_n > 1 && (cluster_me >= cluster_n || !bfs || expand_only || workers > 1 ||
-                           reduction)))
+        (cluster_n > 1 && (cluster_me >= cluster_n || !bfs || expand_only || workers > 1)))
         return enif_make_badarg(env);
     search_config cfg = { .creation = (uint32_t)creation,
                           .max_states = max_states, .max_depth = max_depth,
@@ -367,13 +366,7 @@ static ERL_NIF_TERM request_term(ErlNifEnv *env, const search_res *r, const requ
     case REQ_IDLE: return ATOM(env, idle);
     case REQ_ABANDONED: return ATOM(env, abandoned);
     case REQ_REDUCTION_VOID: {
-        ERL_NIF_TERM why = q->why == SYM_VOID_PID_ORDER ? ATOM(env, pid_order)
-                         : q->why == SYM_VOID_KEY_ORDER ? ATOM(env, key_order)
-                         : q->why == POR_VOID_EXIT ? ATOM(env, exit_signal)
-                         : q->why == POR_VOID_LINK ? ATOM(env, link)
-                         : q->why == POR_VOID_PROCESSES ? ATOM(env, processes)
-                         : ATOM(env, reads_process_state);
-        return enif_make_tuple2(env, ATOM(env, reduction_void), why);
+        return enif_make_tuple2(env, ATOM(env, reduction_void), void_reason_term(env, q->why));
     }
     case REQ_ERROR: return ERROR(env, q->error ? q->error : "search failed");
     }

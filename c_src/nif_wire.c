@@ -226,7 +226,8 @@ ERL_NIF_TERM nif_cluster_stack(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv
     return enif_make_tuple2(env, label, origin_term(env, o, from, index));
 }
 
-/* cluster_stats(Search) -> #{sent, sent_bytes, received, received_new} */
+/* cluster_stats(Search) -> #{sent, sent_bytes, received, received_new,
+** por_sent => boolean(), por_hazard => none | Why} */
 ERL_NIF_TERM nif_cluster_stats(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
 {
     (void)argc;
@@ -238,12 +239,14 @@ ERL_NIF_TERM nif_cluster_stats(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv
     search_cluster_stats(r->s, &st);
     enif_mutex_unlock(r->lock);
     ERL_NIF_TERM keys[] = { ATOM(env, sent), ATOM(env, sent_bytes), ATOM(env, received),
-                            ATOM(env, received_new) };
+                            ATOM(env, received_new), ATOM(env, por_sent), ATOM(env, por_hazard) };
     ERL_NIF_TERM vals[] = { enif_make_uint64(env, st.sent), enif_make_uint64(env, st.sent_bytes),
                             enif_make_uint64(env, st.received),
-                            enif_make_uint64(env, st.received_new) };
+                            enif_make_uint64(env, st.received_new), bool_term(env, st.por_sent),
+                            st.por_hazard != 0 ? void_reason_term(env, st.por_hazard)
+                                               : ATOM(env, none) };
     ERL_NIF_TERM map;
-    if (!enif_make_map_from_arrays(env, keys, vals, 4, &map))
+    if (!enif_make_map_from_arrays(env, keys, vals, 6, &map))
         return ERROR(env, "stats map");
     return map;
 }

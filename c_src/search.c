@@ -10,14 +10,15 @@
 ** Invariant: a frame's cursor (next_proc, msg_idx, fault_idx, phase) names
 ** the next transition of its state in one fixed order (processes in pid
 ** order, with the reduction a rotation of it that starts at the process
-** safe_first picks, then ether channels, then faults; with
+** search_safe_first picks, then ether channels, then faults; with
 ** timeouts_when_idle the timeouts in a second phase), and every request
 ** leaves it past the transition it asked about, so resuming after any answer continues where
 ** the search stopped and each transition is taken once.  The enumeration
 ** of a state's transitions stays here, beside that cursor, because it is
 ** resumable across the match questions it asks Erlang.  With the
 ** reduction (por.h) a frame whose safe step led to a new state is
-** `reduced`: its cursor stops there.
+** `reduced`: its cursor stops there.  What is safe and which successor
+** stands for its orbit are search_reduce.c's decisions.
 */
 #include "search.h"
 
@@ -39,11 +40,11 @@
 ** given). */
 static search *search_create(const search_config *cfg, search *first)
 {
-    /* A distributed search's share: breadth-first, one worker, no
-    ** partial-order reduction (search_cluster.h). */
+    /* A distributed search's share: breadth-first, one worker
+    ** (search_cluster.h). */
     if (cfg->cluster_n > 1 &&
         (!cfg->breadth_first || cfg->expand_only || cfg->workers > 1 ||
-         cfg->cluster_me >= cfg->cluster_n || cfg->reduction))
+         cfg->cluster_me >= cfg->cluster_n))
         return NULL;
     /* Workers share a breadth-first search's pool (search_pool.h). */
     if (cfg->workers > 1 && (!cfg->breadth_first || cfg->expand_only))
@@ -521,38 +522,6 @@ static int fail(request *req, const char *why)
 static int c_transition(search *s, uint32_t ci, const fault *f, request *req);
 static int cached_run(search *s, request *req);
 
-/* Reduction: the index of the process the top state's frame tries first:
-** the first, in pid order, whose next request (a start, a one-way resume,
-** or a receive of the first message the match memo knows to match) was
-** safe the last time a step was applied under it (por_hint.h); else 0. */
-static uint32_t safe_first(const search *s)
-{
-    for (uint32_t i = 0; i < s->cur.nprocs; i++) {
-        const proc *p = &s->cur.procs[i];
-        step_key k = { .pid = p->pid, .flags = p->flags, .cont = p->cont, .dict = p->dict };
-        if (p->status == PROC_INIT) {
-            k.run = RUN_START;
-        } else if (p->status == PROC_CHOICE) {
-            if ((p->flags >> PF_CHOICE_SHIFT) != 1)
-                continue;
-            k.run = RUN_CHOICE;
-        } else {
-            uint32_t n = mailbox_length(s->ps, p->mailbox);
-            int m = 0;
-            for (uint32_t j = 0; j < n && m == 0; j++) {
-                k.msg = mailbox_at(s->ps, p->mailbox, j);
-                m = match_memo_get(&s->memo, p->cont, k.msg);
-            }
-            if (m != 1)
-                continue;   /* none matches, or the memo does not know */
-            k.run = RUN_RECEIVE;
-        }
-        if (por_hint_safe(&s->hint, &k))
-            return i;
-    }
-    return 0;
-}
-
 /* Breadth-first, between two expansions: 1, the next node is on the
 ** stack; 0, *req says why there is none (REQ_IDLE: ask again later;
 ** REQ_ABANDONED: another worker ended the search); 2, the search is
@@ -631,7 +600,7 @@ static int next_request(search *s, request *req)
         int open = f->expand && !f->reduced;
         if (open && s->cfg.reduction && !s->cfg.expand_only && !f->rotated) {
             f->rotated = 1;
-            f->first = safe_first(s);
+            f->first = search_safe_first(s);
         }
         while (open && f->next_proc < s->cur.nprocs) {
             const proc *p = &s->cur.procs[(f->next_proc + f->first) % s->cur.nprocs];
@@ -929,46 +898,6 @@ static int record_successor(search *s, part_id state, uint8_t *label,
 static int commit_lossy(search *s, sys_state *st, uint8_t *label,
                         size_t label_len, int stop, request *req);
 
-/* Symmetry reduction (symmetry.h): st becomes the representative of its
-** orbit, and the renaming waits in s->sym_perm for the frame or node
-** pushed for it (a state already seen leaves it to the next call, which
-** frees it).  A state the search stops at keeps its pids: the violation
-** the driver reports names the pids of the step into it, which are those
-** of its parent's state, so the counterexample keeps one naming to map
-** back to concrete pids. */
-static int canonical(search *s, sys_state *st, int stop)
-{
-    free(s->sym_perm);
-    s->sym_perm = NULL;
-    s->sym_nperm = 0;
-    if (s->sym == NULL || s->st.symmetry_stopped != 0 || stop)
-        return 0;
-    return symmetry_canon(s->sym, &s->tx, st, &s->sym_perm, &s->sym_nperm);
-}
-
-/* symmetry => auto pays a canonicalisation per successor, which on a program
-** whose processes are seldom interchangeable buys nothing (door(4): 5 times
-** the CPU for 0.1% fewer states; the locker: twice, for none).  When the
-** search has found SYM_SAMPLE_STATES states and fewer than a quarter of its
-** successors were renamed to a representative other than themselves, it
-** stops canonicalising (measured: door(3) 14%, locker(aEaEaS,1) 0.1%; the
-** identical clients of client_server and counter_server 74-110%).  Only a
-** matter of cost: the states met so far stay representatives and later
-** ones are stored as they are, every orbit reached is still explored from
-** one of its states, so the search finds what the plain one finds; the
-** pid-order guard stays armed, since the first part was symmetric. */
-#define SYM_SAMPLE_STATES 5000
-static void sym_judge(search *s, int is_new)
-{
-    /* Not in a distributed search: a participant that stopped would route
-    ** states that are not their orbit's representative, so an orbit would
-    ** have several owners and the counts would change from run to run. */
-    if (is_new && s->sym != NULL && (s->cfg.symmetry == 1 || s->cfg.symmetry == 3) &&
-        s->cfg.cluster_n <= 1 &&
-        s->st.states == SYM_SAMPLE_STATES && symmetry_renamed(s->sym) * 4 < s->st.states)
-        s->st.symmetry_stopped = s->st.states;
-}
-
 /* The end of a committed successor, whatever the table: the search stops
 ** at it, or at max_states.  0: go on; 1: *req is final. */
 static int after_commit(search *s, int stop, request *req)
@@ -1002,7 +931,7 @@ static int commit_successor(search *s, sys_state *st, uint8_t *label,
         return commit_lossy(s, st, label, label_len, stop, req);
     /* With symmetry the representative is what is owned and stored: made
     ** before routing, once (a second canonical() would drop the renaming). */
-    int canon = canonical(s, st, stop);
+    int canon = search_canonical(s, st, stop);
     if (s->cfg.cluster_n > 1 && !stop && !s->cfg.expand_only && canon == 0) {
         /* Another participant's state goes to its owner, unstored, with
         ** its renaming. */
@@ -1028,7 +957,7 @@ static int commit_successor(search *s, sys_state *st, uint8_t *label,
     s->last_successor = root;
     if (is_new)
         s->st.states++;
-    sym_judge(s, is_new);
+    search_sym_judge(s, is_new);
     if (s->cfg.expand_only)
         return record_successor(s, root, label, label_len, stop, req);
     if (is_new || stop) {
@@ -1049,7 +978,7 @@ static int commit_lossy(search *s, sys_state *st, uint8_t *label,
                         size_t label_len, int stop, request *req)
 {
     uint32_t len;
-    uint8_t *root = canonical(s, st, stop) == 0 ? sys_state_encode_root(s->ps, st, &len)
+    uint8_t *root = search_canonical(s, st, stop) == 0 ? sys_state_encode_root(s->ps, st, &len)
                                                 : NULL;
     sys_state_move(&s->spare, st);
     int is_new = root != NULL ? visited_insert(s->vis, root, len) : -1;
@@ -1063,7 +992,7 @@ static int commit_lossy(search *s, sys_state *st, uint8_t *label,
     s->st.transitions++;
     if (is_new)
         s->st.states++;
-    sym_judge(s, is_new);
+    search_sym_judge(s, is_new);
     if (is_new || stop) {
         if (push_root(s, root, len, label, label_len) != 0) {
             free(root);
@@ -1109,7 +1038,7 @@ static int record_successor(search *s, part_id state, uint8_t *label,
 /* A successor: with safety monitors it waits for their verdict (the state
 ** and label move into the search; *req becomes REQ_OBSERVE), else it is
 ** committed at once.  0: go on; 1: *req is final or a request. */
-static int successor(search *s, sys_state *st, uint8_t *label, size_t label_len,
+int search_successor(search *s, sys_state *st, uint8_t *label, size_t label_len,
                      int stop, request *req)
 {
     if (sys_state_flush(s->ps, st) != 0) {
@@ -1216,105 +1145,7 @@ static int c_transition(search *s, uint32_t ci, const fault *f, request *req)
         free(lb.b);
         return fail(req, "out of memory, or a malformed ether");
     }
-    return successor(s, &st, lb.b, lb.n, 0, req);
-}
-
-/* The key of the outstanding run in the step cache. */
-static step_key run_key(const search *s)
-{
-    return (step_key){ .pid = s->run_pid, .run = s->run, .choice = s->run_choice,
-                       .flags = s->run_flags, .cont = s->run_cont,
-                       .msg = s->run == RUN_RECEIVE ? s->run_msg : 0,
-                       .dict = s->run_dict };
-}
-
-/* Reduction: whether the outstanding run, answered by res and giving st
-** (its successor, the running process still in it unless it exited), is
-** a safe step (por.h). */
-static enum por_verdict step_is_safe(const search *s, const run_result *res,
-                                     const sys_state *st)
-{
-    int i = sys_state_find(st, s->run_pid);
-    if (i < 0)
-        return POR_UNSAFE;
-    const trans_ctx *cx = &s->tx;
-    por_sends sends = { .before = &s->cur, .after = st, .memo = &s->memo,
-                        .effects = res->effects, .instant = !cx->delivery_ether,
-                        .timeouts_when_idle = cx->timeouts_when_idle,
-                        .faults_left = s->cur.crashes < cx->max_crashes ||
-                                       s->cur.kills < cx->max_kills };
-    por_step t = { .run = s->run, .choices = s->run_flags >> PF_CHOICE_SHIFT,
-                   .poll = s->run == RUN_TIMEOUT && (s->run_flags & PF_POLL) != 0,
-                   .pid = s->run_pid,
-                   .msg = s->run == RUN_RECEIVE ? s->run_msg : 0,
-                   .old_cont = s->run_cont, .old_dict = s->run_dict,
-                   .new_cont = st->procs[i].cont, .new_dict = st->procs[i].dict,
-                   .outcome = res->outcome, .neffects = res->neffects,
-                   .read_shared = s->run_reads, .stop = res->stop,
-                   .sends = &sends };
-    return por_step_safe(s->ps, &t);
-}
-
-void search_por_hazard(search *s, int why)
-{
-    if (!s->cfg.reduction || s->por_hazard != 0)
-        return;
-    s->por_hazard = why;
-    if (s->por_sent && s->por_void == 0)
-        s->por_void = why;
-}
-
-void search_pid_order(search *s)
-{
-    if (s->sym != NULL && (s->cfg.symmetry == 1 || s->cfg.symmetry == 3))
-        s->sym_void = 1;
-}
-
-void search_key_order(search *s)
-{
-    if (s->sym != NULL && s->cfg.symmetry == 1 && s->sym_void == 0)
-        s->sym_void = 2;
-}
-
-/* The run-time guard of sending safe steps (rule 7, por.h): a step that
-** sends an exit signal to another existing process or links to one. */
-static void guard_effects(search *s, const run_result *res)
-{
-    for (size_t e = 0; e < res->neffects; e++) {
-        const effect *ef = &res->effects[e];
-        if ((ef->kind == EFFECT_EXIT || ef->kind == EFFECT_LINK) &&
-            ef->pid != s->run_pid && sys_state_find(&s->cur, ef->pid) >= 0)
-            search_por_hazard(s, ef->kind == EFFECT_EXIT ? POR_VOID_EXIT : POR_VOID_LINK);
-    }
-}
-
-/* A sending safe step (rule 7) was taken, or marked for the LTL product:
-** from now on the first hazard met voids the search (search_por_hazard). */
-static void took_sending_step(search *s)
-{
-    s->por_sent = 1;
-    if (s->por_hazard != 0 && s->por_void == 0)
-        s->por_void = s->por_hazard;
-}
-
-/* The reduction in an expand-only search (the LTL product's program
-** graph, docs/ARCHITECTURE.md "Partial-order reduction of the LTL
-** check"): nothing is cut, the successor is only marked with the verdict
-** of por_step_safe, and the caller decides.  The run-time guards stay:
-** the reads of another process's record void the search (peek.c), and
-** since which marked step the caller takes is not known here, a sending
-** safe step counts as taken once it is marked (por_sent), so that a later
-** exit signal, link or list of the processes voids it too (conservative:
-** a void only costs a rerun without the reduction).  As successor. */
-static int expand_flagged(search *s, const run_result *res, sys_state *st,
-                          uint8_t *label, size_t label_len, request *req)
-{
-    guard_effects(s, res);
-    enum por_verdict safe = step_is_safe(s, res, st);
-    if (safe == POR_SAFE_SENDS)
-        took_sending_step(s);
-    s->exp_safe = safe;
-    return successor(s, st, label, label_len, res->stop, req);
+    return search_successor(s, &st, lb.b, lb.n, 0, req);
 }
 
 /* Applies the outcome res of the outstanding run to the state being
@@ -1341,7 +1172,7 @@ static int apply_run(search *s, run_result *res, uint8_t *label, size_t label_le
     /* A step that stops the search is reported by the driver, so it is
     ** never applied from the cache; out of memory only loses the entry. */
     if (record && s->cache != NULL && !res->stop && !s->log.poisoned) {
-        step_key k = run_key(s);
+        step_key k = search_run_key(s);
         res->label = label;
         (void)step_cache_add(s->cache, &k, &s->log, res);
         res->label = NULL;
@@ -1349,37 +1180,10 @@ static int apply_run(search *s, run_result *res, uint8_t *label, size_t label_le
     s->pending = 0;
     s->mover = (agent){ AGENT_PROC, s->run_pid, 0, 0 };
     if (s->cfg.reduction && s->cfg.expand_only)
-        return expand_flagged(s, res, &st, label, label_len, req);
+        return search_expand_flagged(s, res, &st, label, label_len, req);
     if (!s->cfg.reduction)
-        return successor(s, &st, label, label_len, res->stop, req);
-    /* Reduction, "commit, then decide": a safe step that passes the cycle
-    ** proviso (docs/ARCHITECTURE.md) is a persistent set of the state
-    ** being expanded on its own, so its frame explores nothing more.
-    ** Depth-first the proviso is Holzmann & Peled's: the successor is not
-    ** on the stack; breadth-first it is new (committing it counted a
-    ** state), fully expanded or finished (search_pool_expanded). */
-    guard_effects(s, res);
-    enum por_verdict safe = step_is_safe(s, res, &st);
-    step_key k = run_key(s);
-    por_hint_set(&s->hint, &k, safe != POR_UNSAFE);
-    size_t fi = s->depth - 1;
-    uint64_t states = s->st.states;
-    s->last_successor = 0;
-    int r = successor(s, &st, label, label_len, res->stop, req);
-    int proviso = s->st.states > states ||
-                  (s->stack_proviso && s->last_successor != 0 &&
-                   !stack_set_has(&s->on_stack, s->last_successor)) ||
-                  (s->cfg.breadth_first && s->last_successor != 0 &&
-                   (search_pool_is_full(s->pool, (part_id)s->last_successor) ||
-                    search_pool_is_finished(s->pool, (part_id)s->last_successor)));
-    if (r >= 0 && safe != POR_UNSAFE && proviso && fi < s->depth &&
-        !s->stack[fi].reduced) {
-        s->stack[fi].reduced = 1;
-        s->st.reduced_states++;
-        if (safe == POR_SAFE_SENDS)
-            took_sending_step(s);
-    }
-    return r;
+        return search_successor(s, &st, label, label_len, res->stop, req);
+    return search_reduced_successor(s, res, &st, label, label_len, req);
 }
 
 /* The outstanding run, from the step cache if an alternative stored under
@@ -1390,7 +1194,7 @@ static int apply_run(search *s, run_result *res, uint8_t *label, size_t label_le
 ** final or a request; -1: failure. */
 static int cached_run(search *s, request *req)
 {
-    step_key k = run_key(s);
+    step_key k = search_run_key(s);
     step_entry *e = step_cache_find(s->cache, &k);
     for (step_alt *a = e != NULL ? e->alts : NULL; a != NULL; a = a->next) {
         s->tx.nallocated = 0;

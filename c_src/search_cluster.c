@@ -275,6 +275,8 @@ void search_cluster_stats(const search *s, cluster_stats *st)
         *st = s->cl->st;
     else
         memset(st, 0, sizeof *st);
+    st->por_sent = s->por_sent;
+    st->por_hazard = s->por_hazard;
 }
 
 size_t search_cluster_bytes(const search *s)

@@ -16,7 +16,12 @@
 ** root, or a state the search stops at (a violation, never expanded); each
 ** owned state is expanded by its owner only, once, whoever found it, so
 ** the participants' states and transitions add up to the sequential
-** breadth-first search's.  An empty queue is not the end (REQ_IDLE, until
+** breadth-first search's (with the partial-order reduction off).  With it,
+** a frame is cut only by a safe step to a state this participant owns and
+** finds new, fully expanded or finished here: a routed successor counts no
+** state and leaves no last successor, so the cycle proviso is decided
+** locally (search_reduce.c; why that is enough: docs/ARCHITECTURE.md,
+** "Distributed search").  An empty queue is not the end (REQ_IDLE, until
 ** the driver says so: termination is the drivers' business, over the
 ** batches they count), and a path is rebuilt segment by segment: each
 ** pool node that came from elsewhere starts a segment and remembers its
@@ -84,6 +89,10 @@ typedef struct cluster_stats {
                                           (state and label) */
     uint64_t received, received_new;   /* states imported, and new ones */
     uint64_t outbox_bytes;             /* held until taken */
+    /* The guard of sending safe steps (por.h, rule 7 (g)): this
+    ** participant took one; the first hazard it met (POR_VOID_*), or 0.
+    ** The coordinator pairs them over the participants. */
+    int por_sent, por_hazard;
 } cluster_stats;
 void search_cluster_stats(const search *s, cluster_stats *st);
 

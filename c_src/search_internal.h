@@ -176,6 +176,31 @@ struct search {
 ** 0, or -1 when out of memory. */
 int search_decode_top(search *s);
 
+/* The key of the outstanding run in the step cache (and the reduction's
+** hints). */
+static inline step_key search_run_key(const search *s)
+{
+    return (step_key){ .pid = s->run_pid, .run = s->run, .choice = s->run_choice,
+                       .flags = s->run_flags, .cont = s->run_cont,
+                       .msg = s->run == RUN_RECEIVE ? s->run_msg : 0,
+                       .dict = s->run_dict };
+}
+
+/* search.c: hands a successor of the state being expanded on (taking st
+** and the label): with safety monitors it waits for their verdict (*req
+** becomes REQ_OBSERVE), else it is committed.  0: go on; 1: *req is final
+** or a request; -1: failure. */
+int search_successor(search *s, sys_state *st, uint8_t *label, size_t label_len,
+                     int stop, request *req);
+
+/* search_reduce.c: the reduction's decisions (its file header says which). */
+uint32_t search_safe_first(const search *s);
+int search_canonical(search *s, sys_state *st, int stop);
+void search_sym_judge(search *s, int is_new);
+int search_reduced_successor(search *s, const run_result *res, sys_state *st,
+                             uint8_t *label, size_t label_len, request *req);
+int search_expand_flagged(search *s, const run_result *res, sys_state *st,
+                          uint8_t *label, size_t label_len, request *req);
 /* The guard of sending safe steps: a step met a hazard (POR_VOID_*). */
 void search_por_hazard(search *s, int why);
 

@@ -127,6 +127,16 @@ int search_pool_is_full(const search_pool *p, part_id state);
 int search_pool_expanded(search_pool *p, uint32_t i);
 int search_pool_is_finished(const search_pool *p, part_id state);
 
+/* The guard of sending safe steps (por.h, rule 7 (g)) over all the
+** workers: a sending safe step taken by one and a hazard met by another
+** void the search as they do in one search.  search_pool_por_sent: a
+** worker took its first sending safe step; the hazard (POR_VOID_*) some
+** worker met, or 0.  search_pool_por_hazard: a worker met its first
+** hazard; whether some worker took a sending safe step.  Whichever of the
+** two comes second sees the first. */
+int search_pool_por_sent(search_pool *p);
+int search_pool_por_hazard(search_pool *p, int why);
+
 /* Stops the search: every worker's next take answers POOL_STOPPED. */
 void search_pool_stop(search_pool *p);
 int search_pool_stopped(const search_pool *p);

@@ -132,8 +132,10 @@ with_counts(S, {inconclusive, Why, St}) -> {inconclusive, Why, counts(S, St)};
 with_counts(_S, Other) -> Other.
 
 counts(S, St) ->
-    #{sent := Sent, sent_bytes := Bytes, received := Received} = mce_nif:cluster_stats(S),
-    St#{node => node(), states_sent => Sent, bytes_sent => Bytes, states_received => Received}.
+    #{sent := Sent, sent_bytes := Bytes, received := Received, por_sent := PorSent,
+      por_hazard := Hazard} = mce_nif:cluster_stats(S),
+    St#{node => node(), states_sent => Sent, bytes_sent => Bytes, states_received => Received,
+        '$mce_por_guard' => {PorSent, Hazard}}.
 
 serve(S, #share{coordinator = Coord, coordinator_ref = CRef} = Share) ->
     receive
@@ -472,17 +474,20 @@ collect(Co) ->
     end.
 
 %% A node down wins over everything but a whole counterexample (a real
-%% path of the program, whoever died after); then a symmetric search
-%% voided by the program's use of pid order (mce_search:safety/2 runs the
-%% check again), an error raised, a limit; the end announced is `ok'.
+%% path of the program, whoever died after); then a reduced search voided
+%% (mce_search:safety/2 runs the check again): by a participant (the
+%% program's use of pid order under symmetry, a read of another process's
+%% record), or by the guard of sending safe steps across participants
+%% (por_guard/1); then an error raised, a limit; the end announced is `ok'.
 final(#co{results = Results, nodes = Nodes}) ->
     Ordered = [maps:get(I, Results) || I <- lists:seq(0, length(Nodes) - 1)],
-    Stats = merge_stats([St || R <- Ordered, St <- [result_stats(R)], St =/= none]),
+    AllStats = [St || R <- Ordered, St <- [result_stats(R)], St =/= none],
+    Stats = merge_stats(AllStats),
     Violations = lists:sort([{length(maps:get(trace, Cex)), I, Cex}
                              || {I, {error, Cex}} <- lists:enumerate(0, Ordered)]),
     Down = [Node || {node_down, Node} <- Ordered]
         ++ [Node || {inconclusive, {node_down, Node}, _} <- Ordered],
-    Voids = [V || {reduction_void, _} = V <- Ordered],
+    Voids = [V || {reduction_void, _} = V <- Ordered] ++ por_guard(AllStats),
     Raised = [R || {raise, _, _} = R <- Ordered],
     Limits = [Why || {inconclusive, Why, _} <- Ordered, not cluster_end(Why)],
     case {Violations, Down, Voids, Raised, Limits} of
@@ -492,6 +497,23 @@ final(#co{results = Results, nodes = Nodes}) ->
         {[], [], [], [Raise | _], _} -> Raise;
         {[], [], [], [], [Why | _]} -> {inconclusive, Why, Stats};
         {[], [], [], [], []} -> {ok, Stats}
+    end.
+
+%% The guard of sending safe steps (c_src/por.h, rule 7 (g)) over the
+%% participants: one search is void when it both took a sending step as
+%% safe and met an exit signal or link to another process or a list of
+%% the processes; a distributed search is one search, so one participant's
+%% sending step and another's hazard void it too.  Each participant's
+%% search voids itself for its own pair; the pairs across participants
+%% are judged here, at the end, since a violation found meanwhile is a
+%% real run whatever the guard says (docs/ARCHITECTURE.md, "Distributed
+%% search").
+por_guard(AllStats) ->
+    Guards = [G || #{'$mce_por_guard' := G} <- AllStats],
+    case {lists:any(fun({Sent, _}) -> Sent end, Guards),
+          [Why || {_, Why} <- Guards, Why =/= none]} of
+        {true, [Why | _]} -> [{reduction_void, Why}];
+        _ -> []
     end.
 
 cluster_end({cluster, _}) -> true;
@@ -525,9 +547,10 @@ merge_stats([]) ->
     #{};
 merge_stats(All) ->
     Combined = mce_search:combine_stats(
-                 All, [transitions, parts, memory, match_memo, step_cache_hits,
-                       step_cache_misses, step_cache_entries, step_cache_bytes,
-                       states_sent, states_received, bytes_sent],
+                 [maps:remove('$mce_por_guard', St) || St <- All],
+                 [transitions, parts, memory, match_memo, step_cache_hits,
+                  step_cache_misses, step_cache_entries, step_cache_bytes,
+                  states_sent, states_received, bytes_sent, reduced_states, symmetric_states],
                  [max_depth], lists:sum([maps:get(memory_used, St, 0) || St <- All])),
     (maps:remove(node, Combined))#{
         cluster => length(All),

@@ -56,7 +56,7 @@
 %% Whether the check uses partial-order reduction, or why not (the
 %% `reduction' stat).
 -type reduction() :: on | {off, option | monitor | invariant | mailbox_bound | shortest | ltl
-                              | max_depth | expand_only | cluster | void_reason()}
+                              | max_depth | expand_only | void_reason()}
                    %% the LTL check (mce_ltl_search): a formula with next,
                    %% predicates of steps (sent, probes, scheduled ...), of the
                    %% view or of the processes' status
@@ -113,7 +113,10 @@ safety(InitCall, Ctx) ->
             Opts = mce_symmetry:void(Ctx#ctx.opts, key_order),
             safety(InitCall, again(Ctx, new_context(Opts, false, Ctx#ctx.reduction)));
         {reduction_void, Why} ->
-            safety(InitCall, again(Ctx, new_context(Ctx#ctx.opts, false, {off, Why})));
+            %% Off in the options too: a distributed search's other
+            %% participants take theirs from them (mce_cluster).
+            Opts = (Ctx#ctx.opts)#{reduction => false},
+            safety(InitCall, again(Ctx, new_context(Opts, false, {off, Why})));
         Result ->
             Result
     end.
@@ -239,8 +242,6 @@ reduction(#{reduction := false}, _ExpandOnly) ->
     {off, option};
 reduction(#{abstraction := Spec}, _ExpandOnly) when Spec =/= none ->
     {off, abstraction};
-reduction(#{cluster := [_ | _]}, false) ->
-    {off, cluster};
 reduction(Opts, ExpandOnly) ->
     %% The first that rules it out, in this order.
     Off = [Why || {Why, true} <- [{ltl, maps:get(ltl, Opts) =/= none},

@@ -20,6 +20,7 @@ cluster_test_() ->
               {timeout, 300, fun() -> stats_per_node(Nodes) end},
               {timeout, 120, fun() -> bad_values(Nodes) end},
               {timeout, 300, fun() -> symmetry(Nodes) end},
+              {timeout, 600, fun() -> reductions(Nodes) end},
               {timeout, 300, fun() -> limits(Nodes) end}]
      end}.
 
@@ -86,7 +87,8 @@ bad_batches_test() ->
     %% A search made for no cluster has none of it.
     Plain = mce_nif:new(#{node => nonode@nohost, creation => mce_pid:creation()}),
     ?assertMatch({error, _, _}, mce_nif:cluster_import(Plain, 1, [{0, 1, <<"M", 1>>, <<>>, []}])),
-    %% The NIF refuses a participant that is not breadth-first or reduced.
+    %% The NIF refuses a participant that is not breadth-first, or one
+    %% numbered past the participants.
     ?assertError(badarg, mce_nif:new(#{node => nonode@nohost, creation => 1, cluster_n => 2,
                                        cluster_me => 0})),
     ?assertError(badarg, mce_nif:new(#{node => nonode@nohost, creation => 1, cluster_n => 2,
@@ -144,7 +146,7 @@ stats_per_node(Nodes) ->
     ?assertEqual({off, option}, maps:get(reduction, St)),
     {ok, St2} = mcerlang:check({client_server, start, [3, 2]},
                                #{progress => false, cluster => Nodes}),
-    ?assertEqual({off, cluster}, maps:get(reduction, St2)),
+    ?assertEqual(on, maps:get(reduction, St2)),
     %% symmetry => auto: on, the clients being interchangeable
     ?assertEqual(on, maps:get(symmetry, St2)),
     ?assert(maps:get(states, St2) < maps:get(states, St)),
@@ -176,6 +178,47 @@ symmetry(Nodes) ->
     ?assertMatch({abnormal_exit, _, {first_was_not_leader, _}}, maps:get(violation, Leader)),
     ?assertEqual({off, pid_order}, maps:get(symmetry, maps:get(stats, Leader))),
     ?assertMatch({ok, _}, mcerlang:replay(Leader)).
+
+%% Partial-order reduction across the nodes: a frame is cut only toward a
+%% state its own node owns (c_src/search_cluster.h), so it reduces less
+%% than on one node, and the verdicts are the unreduced ones.  The
+%% programs: the supervisors (whose process_info reads void the reduced
+%% search, which every node must then run again without it), the OTP
+%% stops, the bugs of the hunts, the examples, and the guard of sending
+%% safe steps, whose two halves may be met on two different nodes.
+reductions(Nodes) ->
+    E = {client_server, start, [3, 2]},
+    {ok, Off} = mcerlang:check(E, ?FULL),
+    {ok, On} = mcerlang:check(E, ?FULL#{reduction => true, cluster => Nodes}),
+    ?assertEqual(on, maps:get(reduction, On)),
+    ?assert(maps:get(reduced_states, On) > 0),
+    ?assert(maps:get(states, On) < maps:get(states, Off)),
+    ?assertEqual(false, maps:is_key('$mce_por_guard', On)),
+    Chosen = [P || {Label, _, Opts, _} = P <- mce_reduction_tests:programs(),
+                   not lists:any(fun(K) -> maps:is_key(K, Opts) end,
+                                 [ltl, monitor, invariant, mailbox_bound, shortest]),
+                   lists:any(fun(Prefix) -> lists:prefix(Prefix, Label) end,
+                             ["tprog_sup", "tprog_statem:stop", "tprog_gs2:stop", "tprog_hunt1",
+                              "client_server", "counter_server", "locker", "dining", "door",
+                              "spawn_chain", "go_workers", "sup_worker", "pingpong"])],
+    ?assert(length(Chosen) > 40),
+    Compared = [mce_reduction_tests:same_verdicts_in(P, [{cluster, Nodes}]) || P <- Chosen],
+    ?assert(length([x || compared <- Compared]) >= length(Chosen) * 9 div 10),
+    %% The guard: the exit signal, the link or the list of processes
+    %% after a reply taken as safe voids the reduced search, whichever
+    %% nodes met them; the violation is found either way.
+    [begin
+         {error, Cex} = mcerlang:check({tprog_por, F, []},
+                                       #{progress => false, symmetry => false, cluster => Nodes,
+                                         property => abnormal_exit,
+                                         treat_as_normal => [normal, shutdown, killed]}),
+         ?assertMatch({F, {abnormal_exit, _, V}}, {F, maps:get(violation, Cex)}),
+         %% Found by the reduced search itself (a real run), or by the
+         %% check run again without it.
+         ?assert(lists:member(maps:get(reduction, maps:get(stats, Cex)), [on, {off, Why}])),
+         ?assertMatch({ok, _}, mcerlang:replay(Cex))
+     end || {F, V, Why} <- [{exit_guard, saw_down, exit_signal}, {link_guard, saw_down, link},
+                            {processes_guard, hi_first, processes}]].
 
 bad_values(Nodes) ->
     E = {client_server, start, [2, 1]},

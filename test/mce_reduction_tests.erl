@@ -38,7 +38,7 @@
 -module(mce_reduction_tests).
 -include_lib("eunit/include/eunit.hrl").
 
--export([programs/0, same_verdicts/1, same_verdicts/2, observe/3]).
+-export([programs/0, same_verdicts/1, same_verdicts/2, same_verdicts_in/2, observe/3]).
 -export_type([program/0]).
 
 -define(LIMITS, #{max_states => 100000, max_time => 10000, progress => false}).
@@ -53,7 +53,7 @@
 %% The share of programs that must be compared (not skipped).
 -define(MIN_COMPARED, 0.9).
 
--type mode() :: off | por | auto | sym | par.
+-type mode() :: off | por | auto | sym | par | {cluster, [node()]}.
 -type program() :: {string(), mcerlang:entry(), map(), sym | no_sym}.
 
 warm_up_test_() ->
@@ -131,11 +131,16 @@ same_verdicts(Program) ->
 
 %% @doc The same, in these modes too.
 -spec same_verdicts(program(), [mode()]) -> compared | {skipped, [{mode(), term()}]}.
-same_verdicts({Label, Entry, Opts, Sym}, Extra) ->
-    Modes = case Sym of
-                sym -> [off, por, auto, sym];
-                no_sym -> [off, por, auto]
-            end ++ Extra,
+same_verdicts({_, _, _, Sym} = Program, Extra) ->
+    same_verdicts_in(Program, case Sym of
+                                  sym -> [por, auto, sym];
+                                  no_sym -> [por, auto]
+                              end ++ Extra).
+
+%% @doc The same, in these modes only (and `off', the reference).
+-spec same_verdicts_in(program(), [mode()]) -> compared | {skipped, [{mode(), term()}]}.
+same_verdicts_in({Label, Entry, Opts, _Sym}, Modes0) ->
+    Modes = [off | Modes0],
     Observed = [{Mode, observe(Entry, Opts, Mode)} || Mode <- Modes],
     case [{Mode, Why} || {Mode, {inconclusive, Why}} <- Observed] of
         [] ->
@@ -164,7 +169,7 @@ coverage(Tab) ->
 %% counterexamples it met (dropped by comparable/2 before comparing).
 -spec observe(mcerlang:entry(), map(), mode()) -> {inconclusive, term()} | map().
 observe(Entry, Opts, Mode) ->
-    Run = maps:merge(maps:merge(Opts, ?LIMITS), maps:get(Mode, ?MODES)),
+    Run = maps:merge(maps:merge(Opts, ?LIMITS), mode_options(Mode)),
     try
         case has_property_options(Opts) of
             true -> #{verdict => verdict(Entry, Run)};
@@ -173,6 +178,11 @@ observe(Entry, Opts, Mode) ->
         end
     catch throw:{inconclusive, Why} -> {inconclusive, Why}
     end.
+
+%% A distributed search (mce_cluster_tests): the reductions on, over
+%% these nodes.
+mode_options({cluster, Nodes}) -> #{reduction => true, symmetry => auto, cluster => Nodes};
+mode_options(Mode) -> maps:get(Mode, ?MODES).
 
 has_property_options(Opts) ->
     maps:is_key(ltl, Opts) orelse maps:is_key(monitor, Opts) orelse maps:is_key(invariant, Opts).
@@ -209,7 +219,8 @@ counterexamples(Obs) ->
 %% The observations without their counterexamples; under symmetry the
 %% exit reasons with their pids erased.
 comparable(Mode, Obs) ->
-    maps:map(fun(exits, {Reasons, _}) when Mode =:= sym; Mode =:= auto; Mode =:= par ->
+    Renamed = lists:member(Mode, [sym, auto, par]) orelse is_tuple(Mode),
+    maps:map(fun(exits, {Reasons, _}) when Renamed ->
                      lists:usort([erase_pids(R) || R <- Reasons]);
                 (_, {Value, _}) -> Value
              end, Obs).

@@ -1,0 +1,232 @@
+/*
+** search_reduce.c: the search's reduction decisions, beside the search
+** order of search.c.  Partial-order reduction (por.h, issue 18): which
+** process a frame tries first (search_safe_first), whether an applied run
+** is a safe step and passes the cycle proviso, so that its frame is cut
+** (search_reduced_successor), and the run-time guards that void a reduced
+** search (search_por_hazard and the effects it watches).  Symmetry
+** reduction (symmetry.h): a successor made its orbit's representative
+** (search_canonical), `auto`'s judgement of whether that pays
+** (search_sym_judge), and the guards of pid and key order.
+**
+** Invariant: nothing here changes the order in which search.c enumerates a
+** state's transitions; a decision only cuts a frame (`reduced`) or
+** replaces a successor by its representative before it is committed.
+** With `cfg.reduction` off and no symmetry every function but the guards'
+** setters is a no-op or is never called, so counts are those of the plain
+** search (docs/ARCHITECTURE.md, "Exactness with it off").
+*/
+#include <stdlib.h>
+
+#include "match_memo.h"
+#include "por.h"
+#include "search_internal.h"
+
+/* Reduction: the index of the process the top state's frame tries first:
+** the first, in pid order, whose next request (a start, a one-way resume,
+** or a receive of the first message the match memo knows to match) was
+** safe the last time a step was applied under it (por_hint.h); else 0. */
+uint32_t search_safe_first(const search *s)
+{
+    for (uint32_t i = 0; i < s->cur.nprocs; i++) {
+        const proc *p = &s->cur.procs[i];
+        step_key k = { .pid = p->pid, .flags = p->flags, .cont = p->cont, .dict = p->dict };
+        if (p->status == PROC_INIT) {
+            k.run = RUN_START;
+        } else if (p->status == PROC_CHOICE) {
+            if ((p->flags >> PF_CHOICE_SHIFT) != 1)
+                continue;
+            k.run = RUN_CHOICE;
+        } else {
+            uint32_t n = mailbox_length(s->ps, p->mailbox);
+            int m = 0;
+            for (uint32_t j = 0; j < n && m == 0; j++) {
+                k.msg = mailbox_at(s->ps, p->mailbox, j);
+                m = match_memo_get(&s->memo, p->cont, k.msg);
+            }
+            if (m != 1)
+                continue;   /* none matches, or the memo does not know */
+            k.run = RUN_RECEIVE;
+        }
+        if (por_hint_safe(&s->hint, &k))
+            return i;
+    }
+    return 0;
+}
+
+/* Symmetry reduction (symmetry.h): st becomes the representative of its
+** orbit, and the renaming waits in s->sym_perm for the frame or node
+** pushed for it (a state already seen leaves it to the next call, which
+** frees it).  A state the search stops at keeps its pids: the violation
+** the driver reports names the pids of the step into it, which are those
+** of its parent's state, so the counterexample keeps one naming to map
+** back to concrete pids. */
+int search_canonical(search *s, sys_state *st, int stop)
+{
+    free(s->sym_perm);
+    s->sym_perm = NULL;
+    s->sym_nperm = 0;
+    if (s->sym == NULL || s->st.symmetry_stopped != 0 || stop)
+        return 0;
+    return symmetry_canon(s->sym, &s->tx, st, &s->sym_perm, &s->sym_nperm);
+}
+
+/* symmetry => auto pays a canonicalisation per successor, which on a program
+** whose processes are seldom interchangeable buys nothing (door(4): 5 times
+** the CPU for 0.1% fewer states; the locker: twice, for none).  When the
+** search has found SYM_SAMPLE_STATES states and fewer than a quarter of its
+** successors were renamed to a representative other than themselves, it
+** stops canonicalising (measured: door(3) 14%, locker(aEaEaS,1) 0.1%; the
+** identical clients of client_server and counter_server 74-110%).  Only a
+** matter of cost: the states met so far stay representatives and later
+** ones are stored as they are, every orbit reached is still explored from
+** one of its states, so the search finds what the plain one finds; the
+** pid-order guard stays armed, since the first part was symmetric. */
+#define SYM_SAMPLE_STATES 5000
+void search_sym_judge(search *s, int is_new)
+{
+    /* Not in a distributed search: a participant that stopped would route
+    ** states that are not their orbit's representative, so an orbit would
+    ** have several owners and the counts would change from run to run. */
+    if (is_new && s->sym != NULL && (s->cfg.symmetry == 1 || s->cfg.symmetry == 3) &&
+        s->cfg.cluster_n <= 1 &&
+        s->st.states == SYM_SAMPLE_STATES && symmetry_renamed(s->sym) * 4 < s->st.states)
+        s->st.symmetry_stopped = s->st.states;
+}
+
+/* Reduction: whether the outstanding run, answered by res and giving st
+** (its successor, the running process still in it unless it exited), is
+** a safe step (por.h). */
+static enum por_verdict step_is_safe(const search *s, const run_result *res,
+                                     const sys_state *st)
+{
+    int i = sys_state_find(st, s->run_pid);
+    if (i < 0)
+        return POR_UNSAFE;
+    const trans_ctx *cx = &s->tx;
+    por_sends sends = { .before = &s->cur, .after = st, .memo = &s->memo,
+                        .effects = res->effects, .instant = !cx->delivery_ether,
+                        .timeouts_when_idle = cx->timeouts_when_idle,
+                        .faults_left = s->cur.crashes < cx->max_crashes ||
+                                       s->cur.kills < cx->max_kills };
+    por_step t = { .run = s->run, .choices = s->run_flags >> PF_CHOICE_SHIFT,
+                   .poll = s->run == RUN_TIMEOUT && (s->run_flags & PF_POLL) != 0,
+                   .pid = s->run_pid,
+                   .msg = s->run == RUN_RECEIVE ? s->run_msg : 0,
+                   .old_cont = s->run_cont, .old_dict = s->run_dict,
+                   .new_cont = st->procs[i].cont, .new_dict = st->procs[i].dict,
+                   .outcome = res->outcome, .neffects = res->neffects,
+                   .read_shared = s->run_reads, .stop = res->stop,
+                   .sends = &sends };
+    return por_step_safe(s->ps, &t);
+}
+
+/* With workers the other workers' sending steps count too (a hazard met by
+** one and a sending step taken by another are the pair the guard is
+** about); a distributed search pairs its participants' at the end
+** (mce_cluster, from search_cluster_stats). */
+void search_por_hazard(search *s, int why)
+{
+    if (!s->cfg.reduction || s->por_hazard != 0)
+        return;
+    s->por_hazard = why;
+    int sent = s->por_sent;
+    if (s->cfg.workers > 1 && search_pool_por_hazard(s->pool, why))
+        sent = 1;
+    if (sent && s->por_void == 0)
+        s->por_void = why;
+}
+
+void search_pid_order(search *s)
+{
+    if (s->sym != NULL && (s->cfg.symmetry == 1 || s->cfg.symmetry == 3))
+        s->sym_void = 1;
+}
+
+void search_key_order(search *s)
+{
+    if (s->sym != NULL && s->cfg.symmetry == 1 && s->sym_void == 0)
+        s->sym_void = 2;
+}
+
+/* The run-time guard of sending safe steps (rule 7, por.h): a step that
+** sends an exit signal to another existing process or links to one. */
+static void guard_effects(search *s, const run_result *res)
+{
+    for (size_t e = 0; e < res->neffects; e++) {
+        const effect *ef = &res->effects[e];
+        if ((ef->kind == EFFECT_EXIT || ef->kind == EFFECT_LINK) &&
+            ef->pid != s->run_pid && sys_state_find(&s->cur, ef->pid) >= 0)
+            search_por_hazard(s, ef->kind == EFFECT_EXIT ? POR_VOID_EXIT : POR_VOID_LINK);
+    }
+}
+
+/* A sending safe step (rule 7) was taken, or marked for the LTL product:
+** from now on the first hazard met voids the search (search_por_hazard). */
+static void took_sending_step(search *s)
+{
+    int hazard = s->por_hazard;
+    if (!s->por_sent && s->cfg.workers > 1) {
+        int other = search_pool_por_sent(s->pool);
+        if (hazard == 0)
+            hazard = other;
+    }
+    s->por_sent = 1;
+    if (hazard != 0 && s->por_void == 0)
+        s->por_void = hazard;
+}
+
+/* The reduction in an expand-only search (the LTL product's program
+** graph, docs/ARCHITECTURE.md "Partial-order reduction of the LTL
+** check"): nothing is cut, the successor is only marked with the verdict
+** of por_step_safe, and the caller decides.  The run-time guards stay:
+** the reads of another process's record void the search (peek.c), and
+** since which marked step the caller takes is not known here, a sending
+** safe step counts as taken once it is marked (por_sent), so that a later
+** exit signal, link or list of the processes voids it too (conservative:
+** a void only costs a rerun without the reduction).  As successor. */
+int search_expand_flagged(search *s, const run_result *res, sys_state *st,
+                          uint8_t *label, size_t label_len, request *req)
+{
+    guard_effects(s, res);
+    enum por_verdict safe = step_is_safe(s, res, st);
+    if (safe == POR_SAFE_SENDS)
+        took_sending_step(s);
+    s->exp_safe = safe;
+    return search_successor(s, st, label, label_len, res->stop, req);
+}
+
+/* Reduction, "commit, then decide", on a run just applied (st, its
+** successor; the label taken): the successor is committed, and a safe step
+** that passes the cycle proviso (docs/ARCHITECTURE.md) is a persistent set
+** of the state being expanded on its own, so its frame explores nothing
+** more.  Depth-first the proviso is Holzmann & Peled's: the successor is
+** not on the stack; breadth-first it is new (committing it counted a
+** state), fully expanded or finished (search_pool_expanded).  As
+** search_successor. */
+int search_reduced_successor(search *s, const run_result *res, sys_state *st,
+                             uint8_t *label, size_t label_len, request *req)
+{
+    guard_effects(s, res);
+    enum por_verdict safe = step_is_safe(s, res, st);
+    step_key k = search_run_key(s);
+    por_hint_set(&s->hint, &k, safe != POR_UNSAFE);
+    size_t fi = s->depth - 1;
+    uint64_t states = s->st.states;
+    s->last_successor = 0;
+    int r = search_successor(s, st, label, label_len, res->stop, req);
+    int proviso = s->st.states > states ||
+                  (s->stack_proviso && s->last_successor != 0 &&
+                   !stack_set_has(&s->on_stack, s->last_successor)) ||
+                  (s->cfg.breadth_first && s->last_successor != 0 &&
+                   (search_pool_is_full(s->pool, (part_id)s->last_successor) ||
+                    search_pool_is_finished(s->pool, (part_id)s->last_successor)));
+    if (r >= 0 && safe != POR_UNSAFE && proviso && fi < s->depth &&
+        !s->stack[fi].reduced) {
+        s->stack[fi].reduced = 1;
+        s->st.reduced_states++;
+        if (safe == POR_SAFE_SENDS)
+            took_sending_step(s);
+    }
+    return r;
+}
