@@ -36,7 +36,8 @@
                             node/0, apply/2, apply/3, send/3]}).
 
 -export([yield/1, yield/2, yield/3, resume/1, prop/1, prop_resume/1, probe/2, self/0, node/0,
-         send/2, send/3, suspend/4, apply/2, apply/3, function_exported/3, unsupported/3, fatal/1, clean_stack/1,
+         send/2, send/3, suspend/4, apply/2, apply/3, function_exported/3, ensure_loaded/1,
+         unsupported/3, fatal/1, clean_stack/1,
          erlang_yield/0, send_nosuspend/2, send_nosuspend/3, choice/1, choice/2, hibernate/3,
          '$mce_hibernated'/5, put/2, get/0, get/1, erase/0, erase/1, get_keys/0, get_keys/1]).
 %% For the other modules of the runtime.
@@ -339,6 +340,23 @@ function_exported(M, F, A) when is_atom(M), is_atom(F), is_integer(A), F =/= '$m
     end;
 function_exported(M, F, A) ->
     erlang:function_exported(M, F, A).
+
+%% @doc code:ensure_loaded/1 from translated code.  Loading a module runs
+%% its on_load function in the checker's VM: a module the checker
+%% translates is never loaded, its translation is made instead (the
+%% program runs that) and the answer is the one a real run gets; OTP's own
+%% modules are loaded as asked.
+-spec ensure_loaded(term()) -> {module, module()} | {error, term()}.
+ensure_loaded(M) when is_atom(M) ->
+    case mce_translate:translatable(M) of
+        true ->
+            _ = mce_translate:ensure(M),
+            {module, M};
+        false ->
+            code:ensure_loaded(M)
+    end;
+ensure_loaded(M) ->
+    code:ensure_loaded(M).
 
 %% @doc `apply(Fun, Args)' and `Fun(Args...)' from translated code.
 -spec apply(function(), [term()]) -> term().

@@ -278,7 +278,10 @@ classify_call(timer, F, _) when F =:= seconds; F =:= minutes; F =:= hours; F =:=
 classify_call(os, F, A) when (F =:= getenv andalso A =< 2); (F =:= type andalso A =:= 0);
                              (F =:= version andalso A =:= 0) ->
     pure;
-classify_call(code, F, 1) when F =:= ensure_loaded; F =:= is_loaded; F =:= which ->
+%% Loading runs a module's on_load function: the program's own modules are
+%% translated instead (mce_rt:ensure_loaded/1).
+classify_call(code, ensure_loaded, 1) -> {redirect, mce_rt, ensure_loaded};
+classify_call(code, F, 1) when F =:= is_loaded; F =:= which ->
     pure;
 %% Where code is installed: read-only, the same all through a check.
 classify_call(code, F, A) when (F =:= root_dir andalso A =:= 0); (F =:= lib_dir andalso A =< 2);

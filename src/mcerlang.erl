@@ -672,7 +672,7 @@ entry_call({M, F, Args} = Entry) when is_atom(M), is_atom(F), is_list(Args) ->
         erlang:error({mcerlang, {bad_entry, Entry, "the arguments are an improper list"}}),
     check_module(M),
     Arity = length(Args),
-    erlang:function_exported(M, F, Arity) orelse
+    lists:member({F, Arity}, exports(M)) orelse
         erlang:error({mcerlang, {undefined_function, {M, F, Arity}}}),
     Entry;
 entry_call(Fun) when is_function(Fun, 0) ->
@@ -698,17 +698,33 @@ treat_as_normal([_ | T], All) -> treat_as_normal(T, All);
 treat_as_normal([], All) -> All;
 treat_as_normal(_Tail, All) -> erlang:error({mcerlang, {bad_option_value, treat_as_normal, All}}).
 
+%% The user's module is never loaded here: loading runs its on_load
+%% function in the checker's VM, which checked code must never reach (the
+%% translator refuses such a module, but only after reading it).  Its
+%% beam file says whether it exists and what it exports.
 check_module(M) ->
-    case code:ensure_loaded(M) of
-        {module, M} ->
+    case code:which(M) of
+        non_existing ->
+            erlang:error({mcerlang, {undefined_module, M, nofile}});
+        _ ->
             case mce_translate:translatable(M) of
                 true -> ok;
                 false -> erlang:error({mcerlang, {not_translatable, M,
                                                   "only user modules (outside OTP and mcerlang) "
                                                   "can be checked"}})
-            end;
-        {error, Why} ->
-            erlang:error({mcerlang, {undefined_module, M, Why}})
+            end
+    end.
+
+%% A checked module's exports: the loaded code's, else its beam file's.
+exports(M) ->
+    case code:is_loaded(M) of
+        {file, _} ->
+            M:module_info(exports);
+        false ->
+            case beam_lib:chunks(code:which(M), [exports]) of
+                {ok, {M, [{exports, Exports}]}} -> Exports;
+                {error, beam_lib, Why} -> erlang:error({mcerlang, {undefined_module, M, Why}})
+            end
     end.
 
 %% The nodes a crash_node or disconnect budget names are nodes of the

@@ -26,6 +26,34 @@ fun_from_term_put_test() -> mce_otp_harness:same_result(tprog_sandbox, fun_from_
 computed_fun_put_test() -> mce_otp_harness:same_result(tprog_sandbox, computed_fun_put).
 
 %%--------------------------------------------------------------------
+%% A module's on_load function never runs in the checker's VM: neither
+%% when it is the entry's module (the entry check read the exports by
+%% loading it) nor when checked code calls code:ensure_loaded/1 (which ran
+%% natively).  Both ran tprog_onload:mark/0 here before.
+%%--------------------------------------------------------------------
+
+on_load_never_runs_test() ->
+    Unload = fun() ->
+                     code:purge(tprog_onload),
+                     code:delete(tprog_onload),
+                     code:purge(tprog_onload),
+                     persistent_term:erase(tprog_onload_ran)
+             end,
+    Unload(),
+    ?assertError({mcerlang, {nif_module, tprog_onload, _}},
+                 mcerlang:check({tprog_onload, start, []}, #{progress => false})),
+    ?assertEqual(false, persistent_term:get(tprog_onload_ran, false)),
+    ?assertEqual(false, code:is_loaded(tprog_onload)),
+    %% From checked code: the module cannot be checked (it loads native
+    %% code), and the step that asked fails saying so.
+    R = mcerlang:check({tprog_sandbox, ensure_onload_loaded, []}, #{progress => false}),
+    ?assertMatch({error, #{violation := {abnormal_exit, _, {{mcerlang, {nif_module, tprog_onload, _}}, _}}}},
+                 R),
+    ?assertEqual(false, persistent_term:get(tprog_onload_ran, false)),
+    ?assertEqual(false, code:is_loaded(tprog_onload)),
+    Unload().
+
+%%--------------------------------------------------------------------
 %% Host I/O is refused, naming the call and where
 %%--------------------------------------------------------------------
 

@@ -13,6 +13,7 @@
 -export([piecewise_binary/1, count_down/2]).
 -export([checker_direct/0, checker_apply/0, checker_fun/0, checker_api/0, id/1]).
 -export([runtime_direct/0, runtime_apply/0]).
+-export([ensure_onload_loaded/0]).
 
 %% Funs of process-dictionary BIFs act on the simulated process's dictionary.
 fun_put() ->
@@ -196,3 +197,8 @@ map_anno_decoded(Bin) ->
     F = binary_to_term(Bin),
     _ = erl_parse:map_anno(F, {atom, k, a}),
     exit({result, get(k)}).
+
+%% Loading a module runs its on_load function: the checker must not load
+%% the program's modules itself (test/tprog_onload.erl).
+ensure_onload_loaded() ->
+    code:ensure_loaded(tprog_onload).
