@@ -334,10 +334,7 @@ hibernate(M, F, A) ->
 %% whether it exports F/A; any other module gets the VM's answer.
 -spec function_exported(term(), term(), term()) -> boolean().
 function_exported(M, F, A) when is_atom(M), is_atom(F), is_integer(A), F =/= '$mce_info' ->
-    case mce_translate:translatable(M) of
-        true -> erlang:function_exported(mce_translate:ensure(M), F, A);
-        false -> erlang:function_exported(M, F, A)
-    end;
+    erlang:function_exported(mce_translate:runtime_module(M), F, A);
 function_exported(M, F, A) ->
     erlang:function_exported(M, F, A).
 
@@ -348,12 +345,9 @@ function_exported(M, F, A) ->
 %% modules are loaded as asked.
 -spec ensure_loaded(term()) -> {module, module()} | {error, term()}.
 ensure_loaded(M) when is_atom(M) ->
-    case mce_translate:translatable(M) of
-        true ->
-            _ = mce_translate:ensure(M),
-            {module, M};
-        false ->
-            code:ensure_loaded(M)
+    case mce_translate:runtime_module(M) of
+        M -> code:ensure_loaded(M);
+        _Translation -> {module, M}
     end;
 ensure_loaded(M) ->
     code:ensure_loaded(M).

@@ -41,7 +41,7 @@
 %% translated again, under a global lock per node.
 -module(mce_translate).
 
--export([ensure/1, ensure_library/1, translated_name/1, translate/1, init_call/1,
+-export([ensure/1, ensure_library/1, translated_name/1, translate/1, init_call/1, runtime_module/1,
          classify_call/3, translatable/1, make_fun/3, shell_fun/1]).
 %% For measuring the translator's passes apart from the compiler.
 -export([debug_forms/1, debug_translate/1, compile_options/0, original_forms/1]).
@@ -90,13 +90,19 @@ translate(M) ->
     {ok, Forms} = translated_forms(M),
     {ok, lists:flatten([[erl_pp:form(F), $\n] || F <- Forms])}.
 
+%% @doc The module the checked program runs for `M': its translation
+%% (made if need be) when the checker translates M, else M itself.
+-spec runtime_module(module()) -> module().
+runtime_module(M) ->
+    case translatable(M) of
+        true -> ensure(M);
+        false -> M
+    end.
+
 %% @doc The initial call of a simulated process, in terms of translated code.
 -spec init_call(function() | {module(), atom(), [term()]}) -> function() | {module(), atom(), [term()]}.
 init_call({M, F, A}) ->
-    case translatable(M) of
-        true -> {ensure(M), F, A};
-        false -> {M, F, A}
-    end;
+    {runtime_module(M), F, A};
 init_call(Fun) when is_function(Fun) ->
     case erlang:fun_info(Fun, type) of
         {type, external} ->
@@ -205,10 +211,7 @@ translate_closure_from(M, Forms) ->
 %% @doc `fun M:F/A' for a module known only at run time.
 -spec make_fun(module(), atom(), arity()) -> function().
 make_fun(M, F, A) ->
-    case translatable(M) of
-        true -> erlang:make_fun(ensure(M), F, A);
-        false -> erlang:make_fun(M, F, A)
-    end.
+    erlang:make_fun(runtime_module(M), F, A).
 
 %% @doc How translated code must treat a call to `M:F/A'.
 -spec classify_call(module(), atom(), arity()) ->
