@@ -144,6 +144,12 @@ static int skip_term(const uint8_t *p, const uint8_t *end, const uint8_t **next,
     return 0;
 }
 
+int etf_skip_term(const uint8_t *p, const uint8_t *end, const uint8_t **next)
+{
+    int pidref = 0;
+    return skip_term(p, end, next, &pidref, NULL, p);
+}
+
 /*
 ** The order.
 */

@@ -44,6 +44,10 @@
 int etf_order_cmp(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen,
                   uint32_t creation, int *order);
 
+/* Skips the term at p (no version byte): *next gets its end.  0, or -1
+** when malformed or past end. */
+int etf_skip_term(const uint8_t *p, const uint8_t *end, const uint8_t **next);
+
 /* Sorts the pairs of every map of at most ETF_SMALL_MAP pairs whose keys
 ** hold a pid or ref into term order of the keys, in place, in the term
 ** buf[0..len) (version byte first).  With check_only, sorts nothing and

@@ -17,6 +17,7 @@
 #include "nif_common.h"
 #include "nif_effects.h"
 #include "nif_search.h"
+#include "dead_payload.h"
 #include "search.h"
 #include "visited.h"
 
@@ -36,12 +37,20 @@ void search_res_dtor(ErlNifEnv *env, void *obj)
 static int get_marks(ErlNifEnv *env, ERL_NIF_TERM list, run_result *res)
 {
     ERL_NIF_TERM head;
+    const ERL_NIF_TERM *pair;
+    int arity;
+    ErlNifBinary bin;
     while (enif_get_list_cell(env, list, &head, &list)) {
         if (enif_is_identical(head, ATOM(env, idle)))
             res->idle = 1;
         else if (enif_is_identical(head, ATOM(env, target)))
             res->target = 1;
-        else
+        else if (enif_get_tuple(env, head, &arity, &pair) && arity == 2 &&
+                 enif_is_identical(pair[0], ATOM(env, payload)) &&
+                 enif_inspect_binary(env, pair[1], &bin) && payload_desc_valid(bin.data, bin.size)) {
+            res->payload = bin.data;
+            res->payload_len = bin.size;
+        } else
             return 0;
     }
     return enif_is_empty_list(env, list);
@@ -84,6 +93,7 @@ ERL_NIF_TERM nif_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     ERL_NIF_TERM pairs;
     int timers_bounded = 0;
     uint64_t cache_entries = 0, cache_bytes = 0, reduction = 0, symmetry = 0, workers = 1;
+    uint64_t dead_payload = 0;
     uint64_t cluster_n = 0, cluster_me = 0;
     unsigned nnodes = 0;
     if (enif_get_map_value(env, argv[0], ATOM(env, nodes), &nodes)) {
@@ -131,6 +141,8 @@ ERL_NIF_TERM nif_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
         map_u64(env, argv[0], ATOM(env, step_cache_bytes), &cache_bytes) < 0 ||
         cache_bytes > ((uint64_t)1 << 40) ||
         map_u64(env, argv[0], ATOM(env, reduction), &reduction) < 0 || reduction > 1 ||
+        map_u64(env, argv[0], ATOM(env, dead_payload), &dead_payload) < 0 || dead_payload > 1 ||
+        (dead_payload && (expand_only || observe || cluster_n > 1)) ||
         map_u64(env, argv[0], ATOM(env, symmetry), &symmetry) < 0 || symmetry > 3 ||
         map_u64(env, argv[0], ATOM(env, workers), &workers) < 0 || workers == 0 ||
         workers > 1024 || (workers > 1 && (!bfs || expand_only)) ||
@@ -163,6 +175,7 @@ ERL_NIF_TERM nif_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
                           .step_cache_entries = (size_t)cache_entries,
                           .step_cache_bytes = (size_t)cache_bytes,
                           .reduction = (int)reduction,
+                          .dead_payload = (int)dead_payload,
                           .symmetry = (int)symmetry,
                           .workers = (uint32_t)workers,
                           .cluster_n = (uint32_t)cluster_n,
@@ -748,7 +761,9 @@ ERL_NIF_TERM nif_stats(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
         !enif_make_map_put(env, map, ATOM(env, step_cache_bytes),
                            enif_make_uint64(env, st.step_cache_bytes), &map) ||
         !enif_make_map_put(env, map, ATOM(env, reduced_states),
-                           enif_make_uint64(env, st.reduced_states), &map))
+                           enif_make_uint64(env, st.reduced_states), &map) ||
+        !enif_make_map_put(env, map, ATOM(env, dead_payloads),
+                           enif_make_uint64(env, st.dead_payloads), &map))
         return ERROR(env, "stats map");
     /* Symmetry reduction's counts, zero when it is off. */
     if (!enif_make_map_put(env, map, ATOM(env, symmetric_states),

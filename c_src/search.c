@@ -259,6 +259,7 @@ void search_free(search *s)
         part_store_free(s->ps);
     visited_free(s->vis);
     match_memo_free(&s->memo);
+    payload_table_free(&s->payloads);
     free(s->tx.allocated);
     free(s->tx.allocated_refs);
     sys_state_clear(&s->obs_st);
@@ -1169,6 +1170,11 @@ static int apply_run(search *s, run_result *res, uint8_t *label, size_t label_le
         free(label);
         return fail(req, why);
     }
+    /* A descriptor is a function of the continuation: kept by its part
+    ** for every state it is met in (from the step cache too).  Out of
+    ** memory only loses it. */
+    if (s->cfg.dead_payload && res->payload != NULL && res->outcome == OUTCOME_WAIT)
+        (void)payload_table_put(&s->payloads, res->cont.id, res->payload, res->payload_len);
     /* A step that stops the search is reported by the driver, so it is
     ** never applied from the cache; out of memory only loses the entry. */
     if (record && s->cache != NULL && !res->stop && !s->log.poisoned) {

@@ -123,6 +123,9 @@ typedef struct search_config {
                                   step cache (step_cache.h) without Erlang */
     size_t step_cache_entries; /* its bounds, 0: the defaults */
     size_t step_cache_bytes;
+    int dead_payload;          /* 1: the message a waiting process takes
+                                  next is stored with its dead parts
+                                  replaced (dead_payload.h) */
     int reduction;             /* 1: partial-order reduction (por.h): a
                                   state whose process step is safe and
                                   leads to a new state is not expanded
@@ -226,6 +229,10 @@ typedef struct run_result {
     uint8_t *label;            /* malloc'd ETF, ownership passes to search */
     size_t label_len;
     int stop;                  /* keep this successor on the stack and stop */
+    const uint8_t *payload;    /* WAIT: the receive's dead-payload descriptor
+                                  (dead_payload.h), NULL: none; borrowed
+                                  for the call */
+    size_t payload_len;
 } run_result;
 
 enum request_kind {
@@ -420,6 +427,7 @@ typedef struct search_stats {
                                                         bytes and used_bytes */
     int reduction;                 /* partial-order reduction is on */
     uint64_t reduced_states;       /* states expanded with a reduced set */
+    uint64_t dead_payloads;        /* messages stored with dead parts replaced */
     int symmetry;                  /* symmetry reduction is on */
     uint64_t symmetric_states;     /* successors renamed to a representative
                                       other than themselves */

@@ -13,6 +13,7 @@
 #ifndef MCE_SEARCH_INTERNAL_H
 #define MCE_SEARCH_INTERNAL_H
 
+#include "dead_payload.h"
 #include "match_memo.h"
 #include "por_hint.h"
 #include "search_pool.h"
@@ -78,6 +79,7 @@ struct search {
     uint64_t serial, cur_serial;
     size_t root_bytes;
     match_memo memo;      /* answers to match questions */
+    payload_table payloads;   /* dead-payload descriptors by continuation */
     /* the outstanding request */
     enum request_kind pending;
     enum run_kind run;

@@ -66,9 +66,39 @@ int search_canonical(search *s, sys_state *st, int stop)
     free(s->sym_perm);
     s->sym_perm = NULL;
     s->sym_nperm = 0;
+    if (s->cfg.dead_payload && !stop &&
+        payload_rewrite(&s->payloads, &s->tx, st, &s->st.dead_payloads) != 0)
+        return -1;
     if (s->sym == NULL || s->st.symmetry_stopped != 0 || stop)
         return 0;
-    return symmetry_canon(s->sym, &s->tx, st, &s->sym_perm, &s->sym_nperm);
+    if (!s->cfg.dead_payload || s->payloads.n == 0)
+        return symmetry_canon(s->sym, &s->tx, st, &s->sym_perm, &s->sym_nperm);
+    /* The representative's continuations are renamed parts: they keep
+    ** their originals' descriptors, which name free variables by
+    ** position, not by value. */
+    uint32_t n = st->nprocs, k = 0;
+    struct had_cont { uint32_t pid; part_id cont; } *had = malloc((n ? n : 1) * sizeof *had);
+    if (had == NULL)
+        return -1;
+    uint32_t len;
+    for (uint32_t i = 0; i < n; i++)
+        if (st->procs[i].status == PROC_WAITING &&
+            payload_table_get(&s->payloads, st->procs[i].cont, &len) != NULL)
+            had[k++] = (struct had_cont){ st->procs[i].pid, st->procs[i].cont };
+    int r = symmetry_canon(s->sym, &s->tx, st, &s->sym_perm, &s->sym_nperm);
+    for (uint32_t i = 0; r == 0 && i < k; i++) {
+        uint32_t to = had[i].pid;
+        for (uint32_t j = 0; j < s->sym_nperm; j++)
+            if (s->sym_perm[j].from == had[i].pid)
+                to = s->sym_perm[j].to;
+        int at = sys_state_find(st, to);
+        const uint8_t *desc = payload_table_get(&s->payloads, had[i].cont, &len);
+        if (at >= 0 && st->procs[at].cont != had[i].cont &&
+            payload_table_put(&s->payloads, st->procs[at].cont, desc, len) != 0)
+            r = -1;
+    }
+    free(had);
+    return r;
 }
 
 /* symmetry => auto pays a canonicalisation per successor, which on a program

@@ -645,6 +645,23 @@ part_id mailbox_append(part_store *ps, part_id mailbox, part_id msg)
     return id;
 }
 
+part_id mailbox_replace(part_store *ps, part_id mailbox, uint32_t index, part_id msg)
+{
+    const part *m = part_store_get(ps, mailbox);
+    if (m == NULL || index >= m->len / 4)
+        return 0;
+    uint32_t n = m->len / 4;
+    uint32_t *buf = malloc(n * sizeof *buf);
+    if (buf == NULL)
+        return 0;
+    for (uint32_t i = 0; i < n; i++)
+        buf[i] = i == index ? msg : word(m->data, i);
+    int fresh;
+    part_id id = part_store_intern(ps, PART_MAILBOX, buf, 4 * n, NULL, 0, &fresh);
+    free(buf);
+    return id;
+}
+
 part_id mailbox_remove(part_store *ps, part_id mailbox, uint32_t index)
 {
     const part *m = part_store_get(ps, mailbox);

@@ -306,6 +306,9 @@ int sys_state_flush(part_store *ps, sys_state *s);
 /* Mailbox parts (and ether queues) are vectors of message term ids. */
 part_id mailbox_append(part_store *ps, part_id mailbox, part_id msg);
 part_id mailbox_remove(part_store *ps, part_id mailbox, uint32_t index);
+/* The mailbox with its message at index replaced by msg; 0 when out of
+** memory or out of range. */
+part_id mailbox_replace(part_store *ps, part_id mailbox, uint32_t index, part_id msg);
 uint32_t mailbox_length(const part_store *ps, part_id mailbox);
 part_id mailbox_at(const part_store *ps, part_id mailbox, uint32_t index);
 

@@ -22,7 +22,7 @@
                  | {choice, pos_integer(), term(), [{term(), term()}], marks()}
                  | {exit, term()}.
 %% mce_marks: idle (PF_IDLE), target (PF_TARGET); the 4-tuple when none.
--type marks() :: [idle | target, ...].
+-type marks() :: [idle | target | {payload, binary()}, ...].
 -type label() :: #{pid := pos_integer(), action := term(), effects := list(),
                    output := [string()], outcome := term()}.
 -export_type([how/0, outcome/0, label/0]).
@@ -69,7 +69,7 @@ run(Search, Pid, How, Cont, Dict, TrapExit) ->
     %% process as the step leaves it (its name, its dictionary).
     Marks = case Result of
                 {wait, {'$mce_choice', _}, _} -> mce_marks:marks(choice, How, Cont);
-                {wait, Recv, _} -> mce_marks:marks(Recv, How, Cont);
+                {wait, Recv, Frames} -> mce_marks:marks(Recv, How, Cont) ++ payload(Recv, Frames);
                 _ -> []
             end,
     Suspensions = erase('$mce_suspensions'),
@@ -143,6 +143,14 @@ cleanup() ->
     ok.
 
 cont({wait, Recv, Frames}) -> {Recv, Frames}.
+
+%% The dead-payload descriptor of the receive the step ends in, when the
+%% check uses them (mce_payload).
+payload(Recv, Frames) ->
+    case get('$mce_dead_payload') =:= true andalso mce_payload:descriptor(Recv, Frames) of
+        Bin when is_binary(Bin) -> [{payload, Bin}];
+        _ -> []
+    end.
 
 %% `after 0' fires as soon as no message matches, whatever the timeouts
 %% option says: it is a poll, not the passing of time.  A finite time is

@@ -209,6 +209,7 @@ workers_off(_, _) -> none.
 -spec worker_loop(mce_nif:search(), #ctx{}) -> term().
 worker_loop(S, #ctx{opts = Opts, deadline = Deadline} = Ctx) ->
     setup_process(Opts),
+    put('$mce_dead_payload', dead_payload(Ctx#ctx.reduction, false, Ctx#ctx.cluster, observes(Ctx))),
     ok = guard_limits(Opts, Deadline),
     loop(mce_nif:work(S, 1), Ctx#ctx{search = S, steps = 0}).
 
@@ -315,6 +316,8 @@ new_context(Opts, ExpandOnly, Reduction) ->
                maps:get(mailbox_bound, Opts) =/= infinity) andalso not ExpandOnly,
     Cluster = cluster_conf(Opts, ExpandOnly),
     {Workers, _} = workers_used(Opts, ExpandOnly),
+    DeadPayload = dead_payload(Reduction, ExpandOnly, Cluster, Observe),
+    put('$mce_dead_payload', DeadPayload),
     ClusterConfig = case Cluster of
                         none -> #{};
                         {N, I} -> #{cluster_n => N, cluster_me => I}
@@ -373,6 +376,10 @@ new_context(Opts, ExpandOnly, Reduction) ->
                                             on -> 1;
                                             {off, _} -> 0
                                         end,
+                           dead_payload => case DeadPayload of
+                                               true -> 1;
+                                               false -> 0
+                                           end,
                            symmetry => mce_symmetry:nif_setting(Opts, ExpandOnly)}),
     internal_error(Search),
     Now = erlang:monotonic_time(millisecond),
@@ -386,6 +393,15 @@ new_context(Opts, ExpandOnly, Reduction) ->
          memory = maps:get(memory, Opts), progress = maps:get(progress, Opts),
          last_report = Now, monitors = Monitors, invariants = Invariants,
          initial_observer = Initial, reduction = Reduction, cluster = Cluster}.
+
+%% Dead payloads (mce_payload, c_src/dead_payload.h) go with the
+%% partial-order reduction of a safety check: the conditions that keep it
+%% (no monitor, invariant or mailbox bound looks at messages in states or
+%% labels; a read of another process's mailbox voids the search, as it
+%% voids the reduction) keep them.  Not in a distributed search, whose
+%% participants would each know the descriptors of their own steps only.
+dead_payload(on, false, none, false) -> true;
+dead_payload(_Reduction, _ExpandOnly, _Cluster, _Observe) -> false.
 
 %% The limits of the user callbacks this process runs (mce_guard): the
 %% check's deadline, memory cap and reductions budget.
@@ -815,7 +831,12 @@ build_cex(Violation, #ctx{search = S, opts = Opts} = Ctx) ->
                 none -> concrete(Raw)
             end;
         false ->
-            Cex
+            case mce_session:has_dead(maps:with([trace, final_state, ether], Cex)) of
+                %% Steps that show dead payloads: the replay takes the
+                %% real run's.
+                true -> mce_symmetry:replayable(Cex, Ctx#ctx.init_call, Opts);
+                false -> Cex
+            end
     end.
 
 %% @doc A counterexample of representatives (as build_cex leaves it for a

@@ -13,7 +13,7 @@
 -module(mce_session).
 
 -export([open/2, root/1, expand/2, judge/4, initial_observer/1, final_state/2,
-         view/3, violation_of/2, options/1, tick/1, stats/1, same_step/2]).
+         view/3, violation_of/2, options/1, tick/1, stats/1, same_step/2, has_dead/1]).
 -export([replay/3, simulate/3]).
 -export_type([session/0, successor/0]).
 
@@ -184,6 +184,7 @@ stats(#session{ctx = Ctx}) ->
 replay(InitCall, Opts, #{trace := Trace, violation := Violation} = Cex) ->
     %% A replay is not a search: the check's time limit is not its own.
     Sess0 = open(InitCall, Opts#{max_time => infinity}),
+    put('$mce_walked', []),
     Root = root(Sess0),
     Cycle = maps:get(cycle, Cex, []),
     case judge(Sess0, Root, none, initial_observer(Sess0)) of
@@ -217,7 +218,8 @@ walk(Steps, N, W, Observer, Sess) ->
 
 walk([], _N, _W, _Observer, Sess, Ends) ->
     {ok, lists:reverse(Ends), Sess};
-walk([#{kind := stutter} | Rest], N, W, Observer, Sess, Ends) ->
+walk([#{kind := stutter} = Stutter | Rest], N, W, Observer, Sess, Ends) ->
+    walked(Stutter),
     {Succs, _Deadlock, Sess1} = expand(Sess, W),
     case [S || #{agent := A} = S <- Succs, A =/= none] of
         [] -> walk(Rest, N + 1, W, Observer, Sess1, [{W, stutter} | Ends]);
@@ -228,9 +230,11 @@ walk([Expected | Rest], N, W, Observer, Sess, Ends) ->
     case [S || #{step := Step} = S <- Succs, same_step(Expected, Step)] of
         [] ->
             {error, {diverged, N, Expected, [S || #{step := S} <- Succs]}};
-        [#{state := W1, violation := V} | _] when V =/= none ->
+        [#{state := W1, violation := V, step := Step} | _] when V =/= none ->
+            walked(Step),
             {violation, N, {V, W1}, Sess1};
-        [#{state := W1, label := Label} | _] ->
+        [#{state := W1, label := Label, step := Step} | _] ->
+            walked(Step),
             case judge(Sess1, W1, Label, Observer) of
                 {ok, Observer1} -> walk(Rest, N + 1, W1, Observer1, Sess1, [{W1, Label} | Ends]);
                 {violation, V} -> {violation, N, {V, W1}, Sess1};
@@ -244,7 +248,32 @@ walk([Expected | Rest], N, W, Observer, Sess, Ends) ->
 same_step(Expected, Step) ->
     %% An abstract counterexample shows its processes' initial calls as
     %% the program's (mce_abstract:readable/1).
-    unplaced(Expected) =:= mce_abstract:readable(unplaced(Step)).
+    same_modulo_dead(unplaced(Expected), mce_abstract:readable(unplaced(Step))).
+
+%% A search with dead payloads (mce_payload) stored some messages with
+%% parts replaced by '$mce_dead', and its steps show them so: such a part
+%% stands for whatever the real run had there.
+same_modulo_dead(T, T) -> true;
+same_modulo_dead('$mce_dead', _) -> true;
+same_modulo_dead(A, B) when is_tuple(A), is_tuple(B), tuple_size(A) =:= tuple_size(B) ->
+    same_modulo_dead(tuple_to_list(A), tuple_to_list(B));
+same_modulo_dead([A | As], [B | Bs]) ->
+    same_modulo_dead(A, B) andalso same_modulo_dead(As, Bs);
+same_modulo_dead(A, B) when is_map(A), is_map(B), map_size(A) =:= map_size(B) ->
+    lists:all(fun({K, V}) -> is_map_key(K, B) andalso same_modulo_dead(V, map_get(K, B)) end,
+              maps:to_list(A));
+same_modulo_dead(_, _) -> false.
+
+%% @doc Does the counterexample show a dead payload ('$mce_dead')?
+-spec has_dead(term()) -> boolean().
+has_dead('$mce_dead') -> true;
+has_dead(T) when is_tuple(T) -> has_dead(tuple_to_list(T));
+has_dead([H | T]) -> has_dead(H) orelse has_dead(T);
+has_dead(M) when is_map(M) -> has_dead(maps:to_list(M));
+has_dead(_) -> false.
+
+walked(Step) ->
+    put('$mce_walked', [Step | get('$mce_walked')]).
 
 %% A step without the source lines it stops at: a counterexample still
 %% replays on a program whose lines moved (comments added, code elsewhere
@@ -325,7 +354,15 @@ same(_, _) -> false.
 
 rebuilt(Cex, Violation, W, Sess) ->
     Final = final_state(Sess, W),
-    {ok, maps:merge(Cex#{violation => Violation}, Final)}.
+    %% The steps walked are the real run's: they replace those showing
+    %% dead payloads.
+    Walked = lists:reverse(get('$mce_walked')),
+    Trace = maps:get(trace, Cex),
+    Cex1 = case has_dead(Trace) andalso length(Walked) >= length(Trace) of
+               true -> Cex#{trace => lists:sublist(Walked, length(Trace))};
+               false -> Cex
+           end,
+    {ok, maps:merge(Cex1#{violation => Violation}, Final)}.
 
 %%--------------------------------------------------------------------
 %% Simulation

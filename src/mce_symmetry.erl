@@ -125,6 +125,13 @@ replayable(Cex, InitCall, Opts) ->
                 _ ->
                     Cex
             end;
+        {ok, Rebuilt} ->
+            %% Its steps are the real run's where the search's showed dead
+            %% payloads (mce_session:rebuilt/4).
+            case mce_session:has_dead(maps:with([trace, final_state, ether], Cex)) of
+                true -> Rebuilt;
+                false -> Cex
+            end;
         _ ->
             Cex
     end.

@@ -47,6 +47,8 @@
 -export([debug_forms/1, debug_translate/1, compile_options/0, original_forms/1]).
 %% For the translator's passes (mce_translate_*).
 -export([model_call/3, library_modules/0, cached/1]).
+%% For the dead-payload analysis (mce_payload).
+-export([translated_forms/1]).
 
 -include("mce_translate.hrl").
 
@@ -898,6 +900,7 @@ debug_translate(M) ->
 compile_options() ->
     ?COMPILE_OPTS.
 
+-spec translated_forms(module()) -> {ok, [erl_parse:abstract_form()]} | error.
 translated_forms(M) ->
     case persistent_term:get({?MODULE, forms, M}, undefined) of
         undefined ->

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "ether.h"
+#include "dead_payload.h"
 #include "etf_order.h"
 #include "etf_scan.h"
 #include "part_store.h"
@@ -198,6 +199,44 @@ static int order_of(const etfb *a, const etfb *b, int *order)
     free(x);
     free(y);
     return rc;
+}
+
+/* dead_payload.c: descriptors are checked before they are kept, and kept
+** by continuation part. */
+static void test_dead_payload_table(void)
+{
+    /* One clause, no guard: {Env0, dead}; then a clause {'DOWN'...} as
+    ** unknown. */
+    static const uint8_t good[] = { 2, 0, 4, 2, 2, 0, 1, 1, 7 };
+    static const uint8_t cut[] = { 2, 0, 4, 2, 2, 0, 1, 1 };
+    static const uint8_t bad_op[] = { 1, 0, 9 };
+    static const uint8_t bad_guard[] = { 1, 2, 0 };
+    static const uint8_t long_lit[] = { 1, 0, 3, 0, 0, 0, 9, 100 };
+    static const uint8_t trailing[] = { 1, 0, 0, 0 };
+    CHECK(payload_desc_valid(good, sizeof good));
+    CHECK(!payload_desc_valid(cut, sizeof cut));
+    CHECK(!payload_desc_valid(bad_op, sizeof bad_op));
+    CHECK(!payload_desc_valid(bad_guard, sizeof bad_guard));
+    CHECK(!payload_desc_valid(long_lit, sizeof long_lit));
+    CHECK(!payload_desc_valid(trailing, sizeof trailing));
+    CHECK(!payload_desc_valid(good, 0));
+    payload_table t;
+    payload_table_init(&t);
+    uint32_t len = 0;
+    CHECK(payload_table_get(&t, 5, &len) == NULL);
+    CHECK(payload_table_put(&t, 0, good, sizeof good) == -1);
+    CHECK(payload_table_put(&t, 5, bad_op, sizeof bad_op) == -1);
+    int ok = 1;
+    for (uint32_t c = 1; c <= 1000; c++)
+        ok &= payload_table_put(&t, c, good, sizeof good) == 0;
+    CHECK(ok);
+    CHECK(t.n == 1000);
+    const uint8_t *d = payload_table_get(&t, 777, &len);
+    CHECK(d != NULL && len == sizeof good && memcmp(d, good, len) == 0);
+    CHECK(payload_table_get(&t, 1001, &len) == NULL);
+    CHECK(payload_table_put(&t, 777, good, sizeof good) == 0 && t.n == 1000);
+    CHECK(payload_table_bytes(&t) >= 1000 * sizeof good);
+    payload_table_free(&t);
 }
 
 static void test_etf_order(void)
@@ -4085,6 +4124,7 @@ static void test_search_cluster(void)
 int main(int argc, char **argv)
 {
     test_part_store();
+    test_dead_payload_table();
     test_part_store_segments();
     test_part_store_threads();
     test_search_pool_single();
