@@ -37,6 +37,7 @@
 
 -export([yield/1, yield/2, yield/3, resume/1, prop/1, prop_resume/1, probe/2, self/0, node/0,
          send/2, send/3, suspend/4, apply/2, apply/3, function_exported/3, ensure_loaded/1,
+         module_loaded/1, is_loaded/1,
          unsupported/3, fatal/1, clean_stack/1,
          erlang_yield/0, send_nosuspend/2, send_nosuspend/3, choice/1, choice/2, hibernate/3,
          '$mce_hibernated'/5, put/2, get/0, get/1, erase/0, erase/1, get_keys/0, get_keys/1]).
@@ -337,6 +338,34 @@ function_exported(M, F, A) when is_atom(M), is_atom(F), is_integer(A), F =/= '$m
     erlang:function_exported(mce_translate:runtime_module(M), F, A);
 function_exported(M, F, A) ->
     erlang:function_exported(M, F, A).
+
+%% @doc erlang:module_loaded/1 from translated code: as
+%% function_exported/3, a module the checker translates counts as loaded
+%% (the program runs its translation, and the original is loaded in the
+%% checker's VM only by accident); any other gets the VM's answer.
+-spec module_loaded(term()) -> boolean().
+module_loaded(M) when is_atom(M) ->
+    case mce_translate:translatable(M) of
+        true -> true;
+        false -> erlang:module_loaded(M)
+    end;
+module_loaded(M) ->
+    erlang:module_loaded(M).
+
+%% @doc code:is_loaded/1 from translated code, by the same rule: a
+%% translated module is loaded from where the code server would load it.
+-spec is_loaded(term()) -> {file, file:filename() | preloaded | cover_compiled} | false.
+is_loaded(M) when is_atom(M) ->
+    case mce_translate:translatable(M) of
+        true ->
+            case code:which(M) of
+                Path when is_list(Path) -> {file, Path};
+                _ -> {file, atom_to_list(M) ++ ".beam"}
+            end;
+        false -> code:is_loaded(M)
+    end;
+is_loaded(M) ->
+    code:is_loaded(M).
 
 %% @doc code:ensure_loaded/1 from translated code.  Loading a module runs
 %% its on_load function in the checker's VM: a module the checker

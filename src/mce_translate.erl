@@ -286,7 +286,10 @@ classify_call(os, F, A) when (F =:= getenv andalso A =< 2); (F =:= type andalso 
 %% Loading runs a module's on_load function: the program's own modules are
 %% translated instead (mce_rt:ensure_loaded/1).
 classify_call(code, ensure_loaded, 1) -> {redirect, mce_rt, ensure_loaded};
-classify_call(code, F, 1) when F =:= is_loaded; F =:= which ->
+%% Whether the program's own modules are loaded, asked of their
+%% translations (mce_rt:is_loaded/1), as function_exported/3 is.
+classify_call(code, is_loaded, 1) -> {redirect, mce_rt, is_loaded};
+classify_call(code, which, 1) ->
     pure;
 %% Where code is installed: read-only, the same all through a check.
 classify_call(code, F, A) when (F =:= root_dir andalso A =:= 0); (F =:= lib_dir andalso A =< 2);
@@ -545,6 +548,7 @@ classify_erlang(apply, A) when A =:= 2; A =:= 3 -> {redirect, mce_rt, apply};
 %% Whether a callback module exports a function, asked of its translation
 %% (the original need not be loaded here: mce_rt:function_exported/3).
 classify_erlang(function_exported, 3) -> {redirect, mce_rt, function_exported};
+classify_erlang(module_loaded, 1) -> {redirect, mce_rt, module_loaded};
 classify_erlang(now, 0) -> {redirect, mce_rt_time, timestamp};
 classify_erlang(send_nosuspend, A) when A =:= 2; A =:= 3 -> {redirect, mce_rt, send_nosuspend};
 classify_erlang(statistics, 1) -> {redirect, mce_rt_time, statistics};

@@ -35,7 +35,15 @@ unloaded_callback_module_test_() ->
              code:delete(tprog_callback_server),
              code:purge(tprog_callback_server),
              ?assertEqual(false, code:is_loaded(tprog_callback_server)),
-             ?assertEqual([Real], mce_otp_harness:checked(tprog_callback, info_then_stop))
+             ?assertEqual([Real], mce_otp_harness:checked(tprog_callback, info_then_stop)),
+             %% erlang:module_loaded/1 and code:is_loaded/1 answer as the
+             %% real run did, the module unloaded here.
+             Loaded = mce_otp_harness:real(tprog_callback, loaded_after_use),
+             ?assertEqual({result, {true, file}}, Loaded),
+             code:purge(tprog_callback_server),
+             code:delete(tprog_callback_server),
+             code:purge(tprog_callback_server),
+             ?assertEqual([Loaded], mce_otp_harness:checked(tprog_callback, loaded_after_use))
      end}.
 
 differential_test_() ->

@@ -5,7 +5,7 @@
 %% erlang:function_exported/3 of the callback module before it calls
 %% handle_info/2 and terminate/2.
 -module(tprog_callback).
--export([info_then_stop/0]).
+-export([info_then_stop/0, loaded_after_use/0]).
 
 %% An info message answered by handle_info/2, then stop/3 with a custom
 %% reason seen by terminate/2.
@@ -16,3 +16,9 @@ info_then_stop() ->
     ok = gen_server:stop(Pid, custom, infinity),
     Terminated = receive {terminated, R} -> R after 0 -> not_called end,
     exit({result, {Info, Terminated}}).
+
+%% A module the program has called is loaded, as both BIFs tell.
+loaded_after_use() ->
+    {ok, self} = tprog_callback_server:init(self),
+    exit({result, {erlang:module_loaded(tprog_callback_server),
+                   element(1, code:is_loaded(tprog_callback_server))}}).
