@@ -153,8 +153,11 @@ strip_sim(Other) -> Other.
 %% The cache does its work: most steps of a gen_server model are hits
 %% (in the plain space: symmetry reduction, the default, leaves 254 states).
 hits_test() ->
+    %% Unreduced: the reductions (dead payloads above all) leave too few
+    %% states for the repetition the cache is for.
     {ok, St} = mcerlang:check({counter_server, start, [3, 2]},
-                              #{timeouts => when_idle, progress => false, symmetry => false}),
+                              #{timeouts => when_idle, progress => false, symmetry => false,
+                                reduction => false}),
     #{step_cache_hits := Hits, step_cache_misses := Misses, transitions := T} = St,
     ?assert(Hits + Misses =< T),
     ?assert(Hits > 10 * Misses),
