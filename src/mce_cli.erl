@@ -94,6 +94,8 @@ usage() ->
       "  --granularity big|small  --delivery instant|ether\n"
       "  --ordering process_pair|node_pair\n"
       "  --reduction on|off           partial-order reduction (default on)\n"
+      "  --dead-payloads on|off       merge states differing in message parts no run\n"
+      "                               reads (default on, with the reduction)\n"
       "  --symmetry auto|on|off       symmetry reduction under pid permutation (default auto:\n"
       "                               on until the program observes pid order; on: you\n"
       "                               assert it never does)\n"
@@ -247,6 +249,10 @@ option({"reduction", "on"}, Cli) -> set(reduction, true, Cli);
 option({"reduction", "off"}, Cli) -> set(reduction, false, Cli);
 option({"reduction", V}, _Cli) ->
     throw({usage, io_lib:format("--reduction ~ts: expected on or off", [V])});
+option({"dead-payloads", "on"}, Cli) -> set(dead_payloads, true, Cli);
+option({"dead-payloads", "off"}, Cli) -> set(dead_payloads, false, Cli);
+option({"dead-payloads", V}, _Cli) ->
+    throw({usage, io_lib:format("--dead-payloads ~ts: expected on or off", [V])});
 option({"nodes", V}, Cli) -> set(nodes, [atom(N, "--nodes") || N <- string:lexemes(V, ",")], Cli);
 option({"cluster", V}, Cli) ->
     set(cluster, [atom(N, "--cluster") || N <- string:lexemes(V, ",")], Cli);

@@ -209,7 +209,9 @@ workers_off(_, _) -> none.
 -spec worker_loop(mce_nif:search(), #ctx{}) -> term().
 worker_loop(S, #ctx{opts = Opts, deadline = Deadline} = Ctx) ->
     setup_process(Opts),
-    put('$mce_dead_payload', dead_payload(Ctx#ctx.reduction, false, Ctx#ctx.cluster, observes(Ctx))),
+    put('$mce_dead_payload', maps:get(dead_payloads, Opts, true) andalso
+                                 dead_payload(Ctx#ctx.reduction, false, Ctx#ctx.cluster,
+                                              observes(Ctx))),
     ok = guard_limits(Opts, Deadline),
     loop(mce_nif:work(S, 1), Ctx#ctx{search = S, steps = 0}).
 
@@ -316,7 +318,8 @@ new_context(Opts, ExpandOnly, Reduction) ->
                maps:get(mailbox_bound, Opts) =/= infinity) andalso not ExpandOnly,
     Cluster = cluster_conf(Opts, ExpandOnly),
     {Workers, _} = workers_used(Opts, ExpandOnly),
-    DeadPayload = dead_payload(Reduction, ExpandOnly, Cluster, Observe),
+    DeadPayload = maps:get(dead_payloads, Opts, true) andalso
+                      dead_payload(Reduction, ExpandOnly, Cluster, Observe),
     put('$mce_dead_payload', DeadPayload),
     ClusterConfig = case Cluster of
                         none -> #{};

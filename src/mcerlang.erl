@@ -53,6 +53,7 @@
                      idle => mce_marks:idle(),
                      step_cache => boolean(),
                      reduction => boolean(),
+                     dead_payloads => boolean(),
                      symmetry => boolean() | auto,
                      workers => pos_integer() | auto,
                      cluster => [node()],
@@ -144,6 +145,9 @@
                     %% Partial-order reduction (mce_search:reduction/2 says
                     %% when a check cannot use it).
                     reduction => true,
+                    %% Dead payloads, with the reduction of a safety check
+                    %% (mce_search:dead_payload/4, mce_payload).
+                    dead_payloads => true,
                     %% Symmetry reduction where the program never observes
                     %% pid order (mce_symmetry:status/2, mce_rt_order).
                     symmetry => auto,
@@ -791,6 +795,9 @@ option(step_cache, B) when is_boolean(B) -> B;
 option(reduction, B) when is_boolean(B) -> B;
 option(reduction, V) ->
     erlang:error({mcerlang, {bad_option_value, reduction, V, "expected true or false"}});
+option(dead_payloads, B) when is_boolean(B) -> B;
+option(dead_payloads, V) ->
+    erlang:error({mcerlang, {bad_option_value, dead_payloads, V, "expected true or false"}});
 option(symmetry, B) when is_boolean(B) -> B;
 option(symmetry, auto) -> auto;
 option(symmetry, V) ->

@@ -43,6 +43,19 @@ counter_series_test_() ->
              ?assertEqual([{30, 50}, {58, 254}, {103, 1443}], Counts)
      end}.
 
+%% `dead_payloads => false': the messages as they are, and the counts of
+%% before (the reductions otherwise on).
+option_test_() ->
+    {timeout, 120,
+     fun() ->
+             {ok, Off} = mcerlang:check({counter_server, start, [3, 2]},
+                                        ?OPTS#{dead_payloads => false}),
+             ?assertMatch(#{states := 185, dead_payloads := 0, reduction := on}, Off),
+             ?assertError({mcerlang, {bad_option_value, dead_payloads, yes, _}},
+                          mcerlang:check({counter_server, start, [3, 2]},
+                                         #{dead_payloads => yes}))
+     end}.
+
 %% Replies that are used are never rewritten.
 used_replies_test_() ->
     {timeout, 120,
