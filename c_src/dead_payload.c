@@ -21,6 +21,19 @@ enum { M_NO = 0, M_YES = 1, M_UNKNOWN = 2 };
 #define MAX_ENV 256
 #define PATTERN_DEPTH 64
 
+typedef struct span {
+    const uint8_t *p, *end;
+} span;
+
+typedef struct matcher {
+    span env[MAX_ENV];      /* the receive's free variables' terms */
+    unsigned nenv;
+    uint32_t creation;
+    span dead[MAX_DEAD];    /* the clause's dead parts found */
+    unsigned ndead;
+    int too_many;
+} matcher;
+
 static const uint8_t DEAD_ATOM[] = { SMALL_ATOM_UTF8_EXT, 9, '$', 'm', 'c', 'e', '_', 'd', 'e', 'a', 'd' };
 
 /*
@@ -40,12 +53,14 @@ void payload_table_free(payload_table *t)
     free(t->keys);
     free(t->descs);
     free(t->lens);
+    free(t->scratch);
     memset(t, 0, sizeof *t);
 }
 
 size_t payload_table_bytes(const payload_table *t)
 {
-    return t->bytes + t->nslots * (sizeof *t->keys + sizeof *t->descs + sizeof *t->lens);
+    return t->bytes + t->nslots * (sizeof *t->keys + sizeof *t->descs + sizeof *t->lens) +
+           (t->scratch != NULL ? sizeof *t->scratch : 0);
 }
 
 static size_t slot_of(uint32_t key, size_t nslots)
@@ -183,19 +198,6 @@ int payload_desc_valid(const uint8_t *desc, size_t len)
 /*
 ** Matching one clause's pattern against a message.
 */
-
-typedef struct span {
-    const uint8_t *p, *end;
-} span;
-
-typedef struct matcher {
-    span env[MAX_ENV];      /* the receive's free variables' terms */
-    unsigned nenv;
-    uint32_t creation;
-    span dead[MAX_DEAD];    /* the clause's dead parts found */
-    unsigned ndead;
-    int too_many;
-} matcher;
 
 /* The view matched: a term [p, end), or, in_list, the rest of a LIST_EXT
 ** from its element at p with `left' elements to go before the tail. */
@@ -404,17 +406,15 @@ static uint8_t *replaced(const matcher *m, const uint8_t *msg, size_t len, size_
     return out;
 }
 
-/* The taken message of process i, rewritten.  0, or -1 when out of memory. */
-static int rewrite_proc(const uint8_t *desc, uint32_t desclen, trans_ctx *cx, proc *pr,
-                        uint64_t *rewritten)
+/* The taken message of process i, rewritten (m: the scratch record).  0,
+** or -1 when out of memory. */
+static int rewrite_proc(matcher *m, const uint8_t *desc, uint32_t desclen, trans_ctx *cx,
+                        proc *pr, uint64_t *rewritten)
 {
     const part *cont = part_store_get(cx->ps, pr->cont);
     uint32_t n = mailbox_length(cx->ps, pr->mailbox);
     if (cont == NULL || n == 0)
         return 0;
-    matcher *m = malloc(sizeof *m);
-    if (m == NULL)
-        return -1;
     m->creation = cx->names.creation;
     int result = 0;
     if (env_of(m, cont->data, cont->data + cont->len) != 0)
@@ -461,15 +461,16 @@ static int rewrite_proc(const uint8_t *desc, uint32_t desclen, trans_ctx *cx, pr
         goto done;
     }
 done:
-    free(m);
     return result;
 }
 
-int payload_rewrite(const payload_table *t, trans_ctx *cx, sys_state *st,
+int payload_rewrite(payload_table *t, trans_ctx *cx, sys_state *st,
                     uint64_t *rewritten)
 {
     if (t->n == 0)
         return 0;
+    if (t->scratch == NULL && (t->scratch = malloc(sizeof *t->scratch)) == NULL)
+        return -1;
     for (uint32_t i = 0; i < st->nprocs; i++) {
         proc *pr = &st->procs[i];
         uint32_t len;
@@ -477,7 +478,7 @@ int payload_rewrite(const payload_table *t, trans_ctx *cx, sys_state *st,
         if (pr->status != PROC_WAITING || pr->mailbox == cx->empty_mailbox ||
             (desc = payload_table_get(t, pr->cont, &len)) == NULL)
             continue;
-        if (rewrite_proc(desc, len, cx, pr, rewritten) != 0)
+        if (rewrite_proc(t->scratch, desc, len, cx, pr, rewritten) != 0)
             return -1;
     }
     return 0;

@@ -36,6 +36,8 @@ typedef struct payload_table {
     uint8_t **descs;        /* malloc'd descriptor bytes */
     uint32_t *lens;
     size_t nslots, n, bytes;
+    struct matcher *scratch;    /* payload_rewrite's working record, made
+                                   at its first use */
 } payload_table;
 
 /* An empty table (all zero is one too). */
@@ -54,7 +56,7 @@ const uint8_t *payload_table_get(const payload_table *t, part_id cont, uint32_t 
 /* Rewrites the taken message of each waiting process of st (flushed) that
 ** has a descriptor.  *rewritten counts the messages changed.  0, or -1
 ** when out of memory (st unchanged in the process being rewritten). */
-int payload_rewrite(const payload_table *t, trans_ctx *cx, sys_state *st,
+int payload_rewrite(payload_table *t, trans_ctx *cx, sys_state *st,
                     uint64_t *rewritten);
 
 /* Whether the bytes are a well-formed descriptor (for payload_table_put

@@ -76,11 +76,10 @@ int search_canonical(search *s, sys_state *st, int stop)
     /* The representative's continuations are renamed parts: they keep
     ** their originals' descriptors, which name free variables by
     ** position, not by value. */
-    uint32_t n = st->nprocs, k = 0;
-    struct had_cont { uint32_t pid; part_id cont; } *had = malloc((n ? n : 1) * sizeof *had);
-    if (had == NULL)
+    struct had_cont { uint32_t pid; part_id cont; } few[32], *had = few;
+    uint32_t n = st->nprocs, k = 0, len;
+    if (n > 32 && (had = malloc(n * sizeof *had)) == NULL)
         return -1;
-    uint32_t len;
     for (uint32_t i = 0; i < n; i++)
         if (st->procs[i].status == PROC_WAITING &&
             payload_table_get(&s->payloads, st->procs[i].cont, &len) != NULL)
@@ -97,7 +96,8 @@ int search_canonical(search *s, sys_state *st, int stop)
             payload_table_put(&s->payloads, st->procs[at].cont, desc, len) != 0)
             r = -1;
     }
-    free(had);
+    if (had != few)
+        free(had);
     return r;
 }
 

@@ -253,6 +253,10 @@ static step_alt *alt_new(const step_log *log, const run_result *res, size_t *byt
     a->res.neffects = 0;
     a->res.cont.etf = a->res.reason.etf = a->res.dict.etf = NULL;
     a->res.label = NULL;
+    /* Borrowed for the call that ran the step: the descriptor is kept by
+    ** the continuation's part (dead_payload.h), which a hit finds again. */
+    a->res.payload = NULL;
+    a->res.payload_len = 0;
     int err = 0;
     a->reads = malloc((log->n ? log->n : 1) * sizeof *a->reads);
     a->names = malloc(log->nbytes ? log->nbytes : 1);

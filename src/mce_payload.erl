@@ -493,8 +493,9 @@ holes(_, Acc) -> Acc.
 %%--------------------------------------------------------------------
 
 %% The clauses of a function of a translated module ('mce$M'), from the
-%% translation's forms (memoised per check: a translation does not change
-%% during one).
+%% translation's forms: memoised per check (a translation does not change
+%% during one) and per VM under the translation's MD5, since decoding the
+%% forms of an OTP behaviour costs milliseconds, a check's worth of steps.
 function(TrMod, F, A) ->
     case module_functions(TrMod) of
         #{{F, A} := Clauses} -> {ok, Clauses};
@@ -505,14 +506,28 @@ module_functions(TrMod) ->
     Key = {'$mce_payload_forms', TrMod},
     case get(Key) of
         undefined ->
+            Funs = shared_functions(TrMod),
+            put(Key, Funs),
+            Funs;
+        Funs -> Funs
+    end.
+
+shared_functions(TrMod) ->
+    MD5 = try TrMod:module_info(md5)
+          catch error:undef -> undefined
+          end,
+    case persistent_term:get({?MODULE, TrMod}, none) of
+        {MD5, Funs} when MD5 =/= undefined ->
+            Funs;
+        _ ->
             Funs = case forms(TrMod) of
                        {ok, Forms} ->
                            maps:from_list([{{F, A}, Cs} || {function, _, F, A, Cs} <- Forms]);
                        error -> #{}
                    end,
-            put(Key, Funs),
-            Funs;
-        Funs -> Funs
+            MD5 =/= undefined andalso Funs =/= #{} andalso
+                persistent_term:put({?MODULE, TrMod}, {MD5, Funs}),
+            Funs
     end.
 
 forms(TrMod) ->

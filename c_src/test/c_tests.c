@@ -2895,8 +2895,10 @@ static void test_step_cache_store(void)
     set_int(t, 7);
     set_int(lbl, 9);
     effect e = { .kind = EFFECT_SEND, .pid = 2, .term = { t, 3, 0 } };
+    static const uint8_t desc[] = { 1, 0, 1 };
     run_result r = { .outcome = OUTCOME_WAIT, .cont = { t, 3, 5 }, .effects = &e,
-                     .neffects = 1, .label = lbl, .label_len = 3 };
+                     .neffects = 1, .label = lbl, .label_len = 3, .payload = desc,
+                     .payload_len = sizeof desc };
     step_log log;
     memset(&log, 0, sizeof log);
     step_read rd = { .kind = READ_WHEREIS, .a = 0, .ans = { 1, 3 } };
@@ -2916,6 +2918,9 @@ static void test_step_cache_store(void)
         CHECK(a->res.neffects == 1 && a->res.effects[0].term.etf != t &&
               a->res.effects[0].term.len == 3 && a->res.effects[0].term.etf[2] == 7);
         CHECK(a->res.cont.id == 5 && a->res.label != lbl && a->res.label[2] == 9);
+        /* The dead-payload descriptor was borrowed for one call: a hit
+        ** finds it by the continuation's part, never through the entry. */
+        CHECK(a->res.payload == NULL && a->res.payload_len == 0);
     }
     /* A second alternative under the same key goes after the first. */
     rd.ans[0] = 0;
