@@ -238,13 +238,14 @@ static view tail_term(view v)
     return t;
 }
 
-static int match(matcher *m, const uint8_t **d, const uint8_t *dend, view v, int depth)
+static int match(matcher *m, const uint8_t **d, const uint8_t *dend, view v, int depth);
+
+/* One pattern against v; match() leaves the cursor past the pattern
+** whatever this read of it, so a mismatch or a doubt may return at once. */
+static int match_at(matcher *m, const uint8_t **d, const uint8_t *dend, view v, int depth)
 {
-    if (depth > PATTERN_DEPTH)
-        return M_UNKNOWN;
     if (v.in_list && v.left == 0)
         v = tail_term(v);
-    const uint8_t *start = *d;
     uint8_t op = *(*d)++;
     switch (op) {
     case PAT_ANY:
@@ -296,10 +297,8 @@ static int match(matcher *m, const uint8_t **d, const uint8_t *dend, view v, int
         } else {
             have = UINT32_MAX;
         }
-        if (have != arity) {
-            *d = start;
-            return skip_pattern(d, dend, depth) == 0 ? M_NO : M_UNKNOWN;
-        }
+        if (have != arity)
+            return M_NO;
         int r = M_YES;
         for (unsigned i = 0; i < arity; i++) {
             const uint8_t *next;
@@ -326,9 +325,6 @@ static int match(matcher *m, const uint8_t **d, const uint8_t *dend, view v, int
             head = (view){ v.p + 5, next, 0, 0 };
             tail = (view){ next, v.end, 1, etf_be32(v.p + 1) - 1 };
         } else {
-            *d = start;
-            if (skip_pattern(d, dend, depth) != 0)
-                return M_UNKNOWN;
             /* A string is a list of bytes: doubt; anything else is no list. */
             return v.p[0] == STRING_EXT ? M_UNKNOWN : M_NO;
         }
@@ -338,6 +334,14 @@ static int match(matcher *m, const uint8_t **d, const uint8_t *dend, view v, int
     default:
         return M_UNKNOWN;
     }
+}
+
+static int match(matcher *m, const uint8_t **d, const uint8_t *dend, view v, int depth)
+{
+    const uint8_t *start = *d;
+    int r = depth > PATTERN_DEPTH ? M_UNKNOWN : match_at(m, d, dend, v, depth);
+    *d = start;
+    return skip_pattern(d, dend, depth) == 0 ? r : M_UNKNOWN;
 }
 
 /* The receive's free variables: cont is {{Mod, Name, FreeVars, Timeout},

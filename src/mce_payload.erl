@@ -431,7 +431,7 @@ match({Lit, _, Val}, {lit, T}, Env) when Lit =:= atom; Lit =:= integer; Lit =:= 
         true -> {yes, Env};
         false -> no
     end;
-match({Kind, _, _, _}, {tuple, _}, _Env) when Kind =:= cons -> no;
+match({cons, _, _, _}, {tuple, _}, _Env) -> no;
 match({Kind, _, _}, {tuple, _}, _Env) when Kind =:= atom; Kind =:= integer; Kind =:= char;
                                            Kind =:= tuple -> no;
 match({nil, _}, {tuple, _}, _Env) -> no;

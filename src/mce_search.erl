@@ -209,9 +209,8 @@ workers_off(_, _) -> none.
 -spec worker_loop(mce_nif:search(), #ctx{}) -> term().
 worker_loop(S, #ctx{opts = Opts, deadline = Deadline} = Ctx) ->
     setup_process(Opts),
-    put('$mce_dead_payload', maps:get(dead_payloads, Opts, true) andalso
-                                 dead_payload(Ctx#ctx.reduction, false, Ctx#ctx.cluster,
-                                              observes(Ctx))),
+    put('$mce_dead_payload', dead_payload(Opts, Ctx#ctx.reduction, false, Ctx#ctx.cluster,
+                                          observes(Ctx))),
     ok = guard_limits(Opts, Deadline),
     loop(mce_nif:work(S, 1), Ctx#ctx{search = S, steps = 0}).
 
@@ -318,8 +317,7 @@ new_context(Opts, ExpandOnly, Reduction) ->
                maps:get(mailbox_bound, Opts) =/= infinity) andalso not ExpandOnly,
     Cluster = cluster_conf(Opts, ExpandOnly),
     {Workers, _} = workers_used(Opts, ExpandOnly),
-    DeadPayload = maps:get(dead_payloads, Opts, true) andalso
-                      dead_payload(Reduction, ExpandOnly, Cluster, Observe),
+    DeadPayload = dead_payload(Opts, Reduction, ExpandOnly, Cluster, Observe),
     put('$mce_dead_payload', DeadPayload),
     ClusterConfig = case Cluster of
                         none -> #{};
@@ -403,8 +401,9 @@ new_context(Opts, ExpandOnly, Reduction) ->
 %% labels; a read of another process's mailbox voids the search, as it
 %% voids the reduction) keep them.  Not in a distributed search, whose
 %% participants would each know the descriptors of their own steps only.
-dead_payload(on, false, none, false) -> true;
-dead_payload(_Reduction, _ExpandOnly, _Cluster, _Observe) -> false.
+%% The option `dead_payloads => false' turns them off alone.
+dead_payload(Opts, on, false, none, false) -> maps:get(dead_payloads, Opts, true);
+dead_payload(_Opts, _Reduction, _ExpandOnly, _Cluster, _Observe) -> false.
 
 %% The limits of the user callbacks this process runs (mce_guard): the
 %% check's deadline, memory cap and reductions budget.

@@ -356,7 +356,7 @@ rebuilt(Cex, Violation, W, Sess) ->
     Final = final_state(Sess, W),
     %% The steps walked are the real run's: they replace those showing
     %% dead payloads.
-    Walked = lists:reverse(get('$mce_walked')),
+    Walked = lists:reverse(erase('$mce_walked')),
     Trace = maps:get(trace, Cex),
     Cex1 = case has_dead(Trace) andalso length(Walked) >= length(Trace) of
                true -> Cex#{trace => lists:sublist(Walked, length(Trace))};

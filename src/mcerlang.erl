@@ -146,7 +146,7 @@
                     %% when a check cannot use it).
                     reduction => true,
                     %% Dead payloads, with the reduction of a safety check
-                    %% (mce_search:dead_payload/4, mce_payload).
+                    %% (mce_search:dead_payload/5, mce_payload).
                     dead_payloads => true,
                     %% Symmetry reduction where the program never observes
                     %% pid order (mce_symmetry:status/2, mce_rt_order).
