@@ -678,6 +678,87 @@ int etf_sort_maps_with(uint8_t *buf, uint8_t *follow, size_t len,
     return sort_maps(buf, follow, len, creation, 0);
 }
 
+static int push_run(etf_run **v, size_t *n, size_t *cap, etf_run r)
+{
+    if (*n == *cap) {
+        size_t ncap = *cap ? 2 * *cap : 8;
+        etf_run *grown = realloc(*v, ncap * sizeof *grown);
+        if (grown == NULL)
+            return -1;
+        *v = grown;
+        *cap = ncap;
+    }
+    (*v)[(*n)++] = r;
+    return 0;
+}
+
+static int cmp_run(const void *a, const void *b)
+{
+    const etf_run *x = a, *y = b;
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
+int etf_equal_runs(const uint8_t *buf, size_t len, etf_run **out, size_t *nout)
+{
+    *out = NULL;
+    *nout = 0;
+    if (len < 1 || buf[0] != 131)
+        return -1;
+    const uint8_t *end = buf + len, *next;
+    offsets maps = { NULL, 0, 0 };
+    int pidref = 0;
+    if (skip_term(buf + 1, end, &next, &pidref, &maps, buf) != 0 || next != end) {
+        free(maps.v);
+        return -1;
+    }
+    etf_run *v = NULL;
+    size_t n = 0, cap = 0;
+    int err = 0;
+    for (size_t m = 0; m < maps.n && !err; m++) {
+        size_t off = maps.v[m];
+        if (len - off < 5) {
+            err = 1;
+            break;
+        }
+        uint32_t npairs = etf_be32(buf + off + 1);
+        if (npairs > ETF_SMALL_MAP || npairs < 2)
+            continue;
+        const uint8_t *p = buf + off + 5;
+        const uint8_t *at[ETF_SMALL_MAP + 1];
+        int keyref = 0;
+        for (uint32_t j = 0; j < npairs && !err; j++) {
+            const uint8_t *v2;
+            at[j] = p;
+            err = skip_term(p, end, &v2, &keyref, NULL, buf) != 0 ||
+                  skip_term(v2, end, &p, &(int){ 0 }, NULL, buf) != 0;
+        }
+        at[npairs] = p;
+        if (err || !keyref)
+            continue;
+        for (uint32_t j = 0; j < npairs;) {
+            uint32_t k = j + 1;
+            size_t l = (size_t)(at[j + 1] - at[j]);
+            while (k < npairs && (size_t)(at[k + 1] - at[k]) == l &&
+                   memcmp(at[k], at[j], l) == 0)
+                k++;
+            if (k - j >= 2)
+                err = push_run(&v, &n, &cap, (etf_run){ (size_t)(at[j] - buf),
+                                                        (size_t)(at[k] - buf), k - j });
+            j = k;
+        }
+    }
+    free(maps.v);
+    if (err) {
+        free(v);
+        return -1;
+    }
+    if (n > 1)
+        qsort(v, n, sizeof *v, cmp_run);
+    *out = v;
+    *nout = n;
+    return 0;
+}
+
 int etf_ets_keys(const uint8_t *buf, size_t len, uint8_t **out, size_t *outlen)
 {
     const uint8_t *end = buf + len, *p = buf + 3;

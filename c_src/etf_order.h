@@ -62,6 +62,22 @@ int etf_sort_maps(uint8_t *buf, size_t len, uint32_t creation, int check_only);
 int etf_sort_maps_with(uint8_t *buf, uint8_t *follow, size_t len,
                        uint32_t creation);
 
+/* A run of equal pairs: pairs [first, first + npairs) of a small map whose
+** keys hold a pid or ref, all with the same bytes, at buf[start .. end).
+** In a term whose pids are masked and whose maps are sorted
+** (etf_sort_maps_with), such pairs differ only in the pids and refs they
+** hold: no order among them is a property of the term (symmetry.c). */
+typedef struct etf_run {
+    size_t start, end;
+    uint32_t npairs;
+} etf_run;
+
+/* Every maximal run of at least two adjacent equal pairs in the small maps
+** with pid or ref keys of buf[0..len) (version byte first), in *out
+** (malloc'd, NULL when none; free it), by start offset.  0, or -1 when
+** malformed or out of memory. */
+int etf_equal_runs(const uint8_t *buf, size_t len, etf_run **out, size_t *nout);
+
 /* The keys of an mce_ets table's data, {Type, Protection, KeyPos, [{Key,
 ** Objects}], Extra} (version byte first), as the term [Key, ...] in *out
 ** (malloc'd, version byte first; free it).  mce_ets keeps the objects in

@@ -63,6 +63,8 @@ void symmetry_free(symmetry *sy)
     free(sy->buf);
     free(sy->buf2);
     free(sy->wh);
+    free(sy->koff);
+    free(sy->runs);
     free(sy->ids);
     free(sy);
 }
@@ -71,7 +73,8 @@ size_t symmetry_bytes(const symmetry *sy)
 {
     return sizeof *sy + sy->capinfo * sizeof *sy->info +
            (sy->capkeys + sy->capmkeys) * sizeof *sy->keys + sy->capbuf +
-           sy->capbuf2 + sy->capwh + sy->capids * sizeof *sy->ids;
+           sy->capbuf2 + sy->capwh + sy->capids * sizeof *sy->ids +
+           sy->capkoff * sizeof *sy->koff + sy->capruns * sizeof *sy->runs;
 }
 
 uint64_t symmetry_renamed(const symmetry *sy)
@@ -97,7 +100,50 @@ static int mask_visit(void *ctx, uint32_t key, uint8_t *word, int where)
         return -1;
     sy->keys[sy->nkeys++] = key;
     sy->wh[at] = (uint8_t)where;
+    if (sy->walkbase != NULL) {
+        if (sym_grow((void **)&sy->koff, &sy->capkoff, at + 1, sizeof *sy->koff))
+            return -1;
+        sy->koff[at] = (size_t)(word - sy->walkbase);
+    }
     sym_put_be32(word, 0);
+    return 0;
+}
+
+/* The runs of equal pairs of the masked, sorted term in buf[0..len), whose
+** keys from sy->kbase on were walked with their offsets (sy->koff), as
+** sym_runs from sy->runs[*roff] on: outermost runs only (a run nested in
+** an equal pair moves with it), those whose pairs hold keys.  0, or -1 when
+** out of memory or malformed. */
+static int record_runs(symmetry *sy, const uint8_t *buf, size_t len, uint32_t *roff,
+                       uint32_t *rn)
+{
+    etf_run *v;
+    size_t n, nk = sy->nkeys - sy->kbase, j = 0, past = 0;
+    *roff = (uint32_t)sy->nruns;
+    *rn = 0;
+    if (etf_equal_runs(buf, len, &v, &n) != 0)
+        return -1;
+    for (size_t r = 0; r < n; r++) {
+        if (v[r].start < past)
+            continue;
+        past = v[r].end;
+        while (j < nk && sy->koff[j] < v[r].start)
+            j++;
+        size_t first = j;
+        while (j < nk && sy->koff[j] < v[r].end)
+            j++;
+        size_t count = j - first;
+        if (count == 0 || count % v[r].npairs != 0)
+            continue;
+        if (sym_grow((void **)&sy->runs, &sy->capruns, sy->nruns + 1, sizeof *sy->runs)) {
+            free(v);
+            return -1;
+        }
+        sy->runs[sy->nruns++] = (sym_run){ (uint32_t)first, v[r].npairs,
+                                           (uint32_t)(count / v[r].npairs) };
+        (*rn)++;
+    }
+    free(v);
     return 0;
 }
 
@@ -117,7 +163,7 @@ static int info_reserve(symmetry *sy, part_id id)
 ** of memory or not a term.  Valid until the next call (sy->info grows). */
 static const term_info *term_of(symmetry *sy, const trans_ctx *cx, part_id id)
 {
-    static const term_info none = { 0, 0, 0, 0, 0, 1 };
+    static const term_info none = { .done = 1 };
     if (id == 0)
         return &none;
     if (info_reserve(sy, id) != 0)
@@ -127,7 +173,8 @@ static const term_info *term_of(symmetry *sy, const trans_ctx *cx, part_id id)
     const part *p = part_store_get(cx->ps, id);
     if (p == NULL || p->kind != PART_TERM)
         return NULL;
-    term_info ti = { 0, (uint32_t)sy->nkeys, 0, (uint32_t)sy->nmkeys, 0, 1 };
+    term_info ti = { .off = (uint32_t)sy->nkeys, .moff = (uint32_t)sy->nmkeys,
+                     .roff = (uint32_t)sy->nruns, .done = 1 };
     if (p->npids == 0) {
         ti.hash = XXH3_64bits(p->data, p->len);
     } else {
@@ -158,8 +205,11 @@ static const term_info *term_of(symmetry *sy, const trans_ctx *cx, part_id id)
             if (etf_sort_maps_with(sy->buf, sy->buf2, p->len, cx->names.creation) != 0)
                 goto fail;
             sy->nkeys = before;
-            if (etf_walk_keys(sy->buf2, p->len, &cx->names.nodes, cx->names.creation,
-                              mask_visit, sy) != 0)
+            sy->walkbase = sy->buf2;
+            int bad = etf_walk_keys(sy->buf2, p->len, &cx->names.nodes, cx->names.creation,
+                                    mask_visit, sy) != 0;
+            sy->walkbase = NULL;
+            if (bad || record_runs(sy, sy->buf, p->len, &ti.roff, &ti.rn) != 0)
                 goto fail;
         }
         /* Pinned: keys of large maps, of maps that cannot be sorted, and
@@ -186,6 +236,7 @@ static const term_info *term_of(symmetry *sy, const trans_ctx *cx, part_id id)
     fail:
         sy->nkeys = before;
         sy->nmkeys = ti.moff;
+        sy->nruns = ti.roff;
         return NULL;
     }
 ok:
@@ -280,6 +331,19 @@ static uint64_t key_value(const canon_ctx *k, uint32_t key)
     return sym_mix(sym_mix(who, is_ref), counter);
 }
 
+/* The refined value of pair `pair' of run r of the term whose keys start
+** at keys[off]: its keys' values in order. */
+static uint64_t pair_value(const canon_ctx *k, uint32_t off, const sym_run *r, uint32_t pair)
+{
+    uint64_t h = r->width;
+    uint32_t from = off + r->first + pair * r->width;
+    for (uint32_t j = 0; j < r->width; j++)
+        h = sym_mix(h, key_value(k, k->sy->keys[from + j]));
+    return h;
+}
+
+static int cmp_u64(const void *a, const void *b);
+
 static uint64_t term_refined(canon_ctx *k, part_id id, int *err)
 {
     const term_info *ti = term_of(k->sy, k->cx, id);
@@ -287,9 +351,24 @@ static uint64_t term_refined(canon_ctx *k, part_id id, int *err)
         *err = 1;
         return 0;
     }
-    uint64_t h = ti->hash;
-    for (uint32_t j = 0; j < ti->n; j++)
+    uint64_t h = ti->hash, pv[ETF_SMALL_MAP];
+    uint32_t r = 0;
+    for (uint32_t j = 0; j < ti->n;) {
+        const sym_run *run = r < ti->rn ? &k->sy->runs[ti->roff + r] : NULL;
+        if (run != NULL && run->first == j) {
+            /* Equal pairs: a multiset of their values. */
+            for (uint32_t q = 0; q < run->npairs; q++)
+                pv[q] = pair_value(k, ti->off, run, q);
+            sym_sort(pv, run->npairs, sizeof *pv, cmp_u64);
+            for (uint32_t q = 0; q < run->npairs; q++)
+                h = sym_mix(h, pv[q]);
+            j += run->npairs * run->width;
+            r++;
+            continue;
+        }
         h = sym_mix(h, key_value(k, k->sy->keys[ti->off + j]));
+        j++;
+    }
     return h;
 }
 
@@ -476,6 +555,26 @@ static int cmp_final(const void *a, const void *b)
     return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
 
+typedef struct pair_at {
+    uint64_t value;
+    uint32_t pair;
+} pair_at;
+
+static int cmp_pair_at(const void *a, const void *b)
+{
+    const pair_at *x = a, *y = b;
+    if (x->value != y->value)
+        return x->value < y->value ? -1 : 1;
+    return x->pair < y->pair ? -1 : x->pair > y->pair;
+}
+
+static void rank_key(canon_ctx *k, uint32_t key, uint32_t *next)
+{
+    int q = find(k, owner_key(key));
+    if (is_cand(k, q) && (uint32_t)q != k->self && k->c[q].rank == UINT32_MAX)
+        k->c[q].rank = (*next)++;
+}
+
 /* Step 3's walk: ranks the candidates named by the terms of process i. */
 static void rank_term(canon_ctx *k, part_id id, uint32_t *next, int *err)
 {
@@ -484,10 +583,27 @@ static void rank_term(canon_ctx *k, part_id id, uint32_t *next, int *err)
         *err = 1;
         return;
     }
-    for (uint32_t j = 0; j < ti->n; j++) {
-        int q = find(k, owner_key(k->sy->keys[ti->off + j]));
-        if (is_cand(k, q) && (uint32_t)q != k->self && k->c[q].rank == UINT32_MAX)
-            k->c[q].rank = (*next)++;
+    uint32_t r = 0;
+    for (uint32_t j = 0; j < ti->n;) {
+        const sym_run *run = r < ti->rn ? &k->sy->runs[ti->roff + r] : NULL;
+        if (run != NULL && run->first == j) {
+            /* Equal pairs, by their values (then as they stand, by pid:
+            ** values that tie are of processes refinement cannot tell
+            ** apart). */
+            pair_at order[ETF_SMALL_MAP];
+            for (uint32_t q = 0; q < run->npairs; q++)
+                order[q] = (pair_at){ pair_value(k, ti->off, run, q), q };
+            sym_sort(order, run->npairs, sizeof *order, cmp_pair_at);
+            for (uint32_t q = 0; q < run->npairs; q++)
+                for (uint32_t w = 0; w < run->width; w++)
+                    rank_key(k, k->sy->keys[ti->off + run->first + order[q].pair * run->width + w],
+                             next);
+            j += run->npairs * run->width;
+            r++;
+            continue;
+        }
+        rank_key(k, k->sy->keys[ti->off + j], next);
+        j++;
     }
 }
 
@@ -708,11 +824,22 @@ static void named_by(canon_ctx *k, uint32_t i, uint64_t *nxt, int *err)
             *err = 1;
             return;
         }
+        /* A key of a run of equal pairs is at its place in the run's
+        ** first pair: the pairs' order is their pids'. */
+        uint32_t r = 0, at = 0, run_end = 0, run_pos = 0, width = 1;
         for (uint32_t j = 0; j < ti->n; j++, pos++) {
+            if (r < ti->rn && k->sy->runs[ti->roff + r].first == j) {
+                const sym_run *run = &k->sy->runs[ti->roff + r++];
+                run_end = j + run->npairs * run->width;
+                run_pos = pos;
+                width = run->width;
+                at = j;
+            }
+            uint32_t place = j < run_end ? run_pos + (j - at) % width : pos;
             uint32_t key = k->sy->keys[ti->off + j];
             int q = find(k, owner_key(key));
             if (is_cand(k, q) && (uint32_t)q != i)
-                nxt[q] += sym_mix(sym_mix(who, pos), (key & ETF_REF_TAG) != 0);
+                nxt[q] += sym_mix(sym_mix(who, place), (key & ETF_REF_TAG) != 0);
         }
     }
 }

@@ -16,15 +16,26 @@
 ** terms recur across states.  The hash is of the bytes with every pid
 ** masked and then the small maps' pairs sorted again (by masked key, then
 ** bytes), and the keys are in the order of that layout, so renaming the
-** pids in map keys (which moves their pairs) does not change either. */
+** pids in map keys (which moves their pairs) does not change either.
+** Pairs whose masked bytes are equal (`#{Client => []}' of a set of
+** clients) are in the order of their pids there, which is no property of
+** the orbit: they are recorded as runs, and the refinement and the walk
+** take each run's pairs as a multiset. */
 typedef struct term_info {
     uint64_t hash;
     uint32_t off, n;    /* keys[off .. off+n) */
     uint32_t moff, mn;  /* mkeys[moff .. moff+mn): those that must keep
                            their numbers (in a key of a map whose order
                            cannot be restored after renaming) */
+    uint32_t roff, rn;  /* runs[roff .. roff+rn), by first key */
     uint8_t done;
 } term_info;
+
+/* A run of equal pairs of a term (etf_equal_runs, outermost only): keys
+** [first, first + npairs * width) of the term's, `width' keys a pair. */
+typedef struct sym_run {
+    uint32_t first, npairs, width;
+} sym_run;
 
 struct symmetry {
     term_info *info;
@@ -40,6 +51,12 @@ struct symmetry {
     uint8_t *wh;        /* ETF_IN_* bits of the keys of the term being
                            scanned, from keys[kbase] on */
     size_t capwh, kbase;
+    size_t *koff;       /* with walkbase set, the byte offset of each of
+                           those keys in the buffer walked */
+    size_t capkoff;
+    const uint8_t *walkbase;
+    sym_run *runs;
+    size_t nruns, capruns;
     uint32_t *ids;      /* scratch vector of part ids */
     size_t capids;
     uint64_t renamed;
