@@ -324,6 +324,35 @@ static void bpidmap(etfb *e, const uint32_t *nums, int n)
     }
 }
 
+/* etf_equal_runs: in a masked term (every pid number 0), the pairs of a
+** small map with pid keys that are byte for byte equal and adjacent. */
+static void test_etf_equal_runs(void)
+{
+    /* {#{P => [], P => [], P => a}, #{x => [], y => []}, #{P => []}} */
+    etfb e;
+    bstart(&e); b8(&e, 104); b8(&e, 3);
+    size_t first = 0, past = 0;
+    b8(&e, 116); b32(&e, 3);
+    first = e.n;
+    for (int i = 0; i < 2; i++) {
+        bpid(&e, NODE, 0, 0, CREATION);
+        b8(&e, 106);
+    }
+    past = e.n;
+    bpid(&e, NODE, 0, 0, CREATION); batom(&e, "a");
+    b8(&e, 116); b32(&e, 2); batom(&e, "x"); b8(&e, 106); batom(&e, "y"); b8(&e, 106);
+    b8(&e, 116); b32(&e, 1); bpid(&e, NODE, 0, 0, CREATION); b8(&e, 106);
+    etf_run *runs = NULL;
+    size_t n = 0;
+    CHECK(etf_equal_runs(e.b, e.n, &runs, &n) == 0);
+    CHECK(n == 1 && runs != NULL);
+    if (n == 1 && runs != NULL)
+        CHECK(runs[0].start == first && runs[0].end == past && runs[0].npairs == 2);
+    free(runs);
+    /* Malformed: an error, nothing allocated. */
+    CHECK(etf_equal_runs(e.b, e.n - 1, &runs, &n) == -1 && runs == NULL && n == 0);
+}
+
 static int where_visit(void *ctx, uint32_t key, uint8_t *word, int where)
 {
     (void)key;
@@ -366,9 +395,16 @@ static void test_etf_sort_maps(void)
         CHECK(wh[4] == ETF_IN_MAP);                      /* P1, a value */
     }
     free(buf);
-    /* #{a => {P1}}: a pid held under a pid-free key (a named value). */
+    /* #{a => {P1}}: a pid held under a pid-free key, a slot of a server's
+    ** state, renamed like any value; #{a => {child, P1}}: a supervisor's
+    ** child record under its id (a named value). */
     bstart(&e); b8(&e, 116); b32(&e, 1); batom(&e, "a"); b8(&e, 104); b8(&e, 1);
     bpid(&e, NODE, 1, 0, CREATION);
+    sink.n = 0;
+    CHECK(etf_walk_keys(e.b, e.n, &nodes, CREATION, where_visit, &sink) == 0);
+    CHECK(sink.n == 1 && wh[0] == ETF_IN_MAP);
+    bstart(&e); b8(&e, 116); b32(&e, 1); batom(&e, "a"); b8(&e, 104); b8(&e, 2);
+    batom(&e, "child"); bpid(&e, NODE, 1, 0, CREATION);
     sink.n = 0;
     CHECK(etf_walk_keys(e.b, e.n, &nodes, CREATION, where_visit, &sink) == 0);
     CHECK(sink.n == 1 && wh[0] == (ETF_IN_MAP | ETF_IN_NAMED_VALUE));
@@ -3381,6 +3417,36 @@ static void test_symmetry(void)
         sys_state_clear(&st);
     }
     CHECK(roots[0] != 0 && roots[0] == roots[1]);
+
+    /* A set of clients (`#{C => []}', a simple_one_for_one supervisor's
+    ** children, sets' version 2): the pairs are equal but for their pids,
+    ** so the map's order is the pids' and tells nothing.  Clients 3 and 4,
+    ** one waiting, one not started, in either arrangement: one
+    ** representative (the walk used to rank them in map order, by pid). */
+    for (int swap = 0; swap < 2; swap++) {
+        etfb m;
+        bstart(&m); b8(&m, 104); b8(&m, 2); batom(&m, "set");
+        b8(&m, 116); b32(&m, 2);
+        bpid(&m, NODE, 3, 0, CREATION); b8(&m, 106);
+        bpid(&m, NODE, 4, 0, CREATION); b8(&m, 106);
+        term_in t = { m.b, m.n, 0 };
+        proc srv = mkproc(1, PROC_WAITING, transition_intern_term(&cx, &t),
+                          sym_mailbox(ps, NULL, 0));
+        proc c3 = mkproc(3, swap ? PROC_INIT : PROC_WAITING,
+                         sym_term(&cx, swap ? "client" : "wait", 1, 0, 0), sym_mailbox(ps, NULL, 0));
+        proc c4 = mkproc(4, swap ? PROC_WAITING : PROC_INIT,
+                         sym_term(&cx, swap ? "wait" : "client", 1, 0, 0), sym_mailbox(ps, NULL, 0));
+        memset(&st, 0, sizeof st);
+        CHECK(sys_state_insert(&st, &srv) >= 0 && sys_state_insert(&st, &c3) >= 0 &&
+              sys_state_insert(&st, &c4) >= 0);
+        sym_pair *pg;
+        uint32_t ng;
+        CHECK(symmetry_canon(sy, &cx, &st, &pg, &ng) == 0);
+        free(pg);
+        roots[swap] = sys_state_encode(ps, &st, &fresh);
+        sys_state_clear(&st);
+    }
+    CHECK(roots[0] != 0 && roots[0] == roots[1]);
     symmetry_free(sy);
     part_store_free(ps);
 }
@@ -4148,6 +4214,7 @@ int main(int argc, char **argv)
     test_etf_mutations();
     test_etf_order();
     test_etf_sort_maps();
+    test_etf_equal_runs();
     test_sys_state();
     test_por_sends();
     test_search_single();
