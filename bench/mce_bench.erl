@@ -96,6 +96,9 @@ models() ->
          #{timeouts => when_idle, property => abnormal_exit}},
         {"locker(aEx5,1)", {locker, start, [lists:duplicate(5, {a, exclusive}), 1]},
          #{timeouts => when_idle, property => abnormal_exit}},
+        %% The same clients under a simple_one_for_one supervisor: symmetric.
+        {"locker_pool(aEx5,1)", {locker, start_pool, [lists:duplicate(5, {a, exclusive}), 1]},
+         #{timeouts => when_idle, property => abnormal_exit}},
         {"locker(aEaEaS,forever)", {locker, start, [[{a, exclusive}, {a, exclusive}, {a, shared}], forever]},
          #{timeouts => when_idle, property => abnormal_exit}},
         {"locker_buggy(aEx4aS,1)", {locker, start_buggy,
@@ -138,8 +141,8 @@ cs(N, K) ->
 %% or sort pids.  The clients of client_server, the counter server's
 %% clients (funs of one closure) and the go_workers are; the spawn chain's
 %% processes are not (each has its index), nor are the locker's clients
-%% (the supervisor numbers them, and the locker keys maps by pid, whose
-%% order is the pids' order).
+%% under its one_for_one supervisor (it names them by child id); under a
+%% simple_one_for_one one (`locker_pool') they are, and `auto' finds it.
 -spec reduction_models() -> [{string(), mcerlang:entry(), map()}].
 reduction_models() ->
     Targets =

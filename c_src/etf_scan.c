@@ -113,7 +113,20 @@ typedef struct open_map {
     uint64_t end, left;
     uint8_t big, in_key;
     uint8_t key_ids;    /* the current pair's key holds a pid or ref */
+    uint8_t child_rec;  /* the current pair's value is a `{child, ...}' */
 } open_map;
+
+/* Whether the term at r is a tuple whose first element is the atom
+** `child': OTP supervisor's #child{} record. */
+static int is_child_record(reader r)
+{
+    uint8_t *text;
+    size_t n;
+    if (!need(&r, 2) || r.p[0] != SMALL_TUPLE_EXT || r.p[1] < 2)
+        return 0;
+    r.p += 2;
+    return read_atom(&r, &text, &n) == 0 && n == 5 && memcmp(text, "child", 5) == 0;
+}
 
 /* A simulated pid or ref was met: the keys being read hold one. */
 static void mark_keys(open_map *maps, size_t depth)
@@ -152,13 +165,16 @@ int etf_walk_keys(uint8_t *buf, size_t len, const etf_nodes *nodes,
             m->in_key = m->left % 2 == 0;
             if (m->in_key)
                 m->key_ids = 0;
+            else
+                m->child_rec = (uint8_t)is_child_record(r);
             nkey += m->in_key && !m->big;
             nbig += m->in_key && m->big;
             m->left--;
         }
         int where = (depth > 0 ? ETF_IN_MAP : 0) | (nkey > 0 ? ETF_IN_MAP_KEY : 0) |
                     (nbig > 0 ? ETF_IN_BIG_MAP_KEY : 0) |
-                    (depth > 0 && !maps[depth - 1].in_key && !maps[depth - 1].key_ids
+                    (depth > 0 && !maps[depth - 1].in_key && !maps[depth - 1].key_ids &&
+                     maps[depth - 1].child_rec
                          ? ETF_IN_NAMED_VALUE : 0);
         pending--;
         if (!need(&r, 1))
@@ -195,7 +211,7 @@ int etf_walk_keys(uint8_t *buf, size_t len, const etf_nodes *nodes,
                 maps = grown;
                 cap *= 2;
             }
-            maps[depth++] = (open_map){ pending, 2 * (uint64_t)n, n > ETF_SMALL_MAP, 0, 0 };
+            maps[depth++] = (open_map){ pending, 2 * (uint64_t)n, n > ETF_SMALL_MAP, 0, 0, 0 };
             pending += 2 * (uint64_t)n;
             r.p += 4;
             break;

@@ -80,9 +80,10 @@ int etf_scan_keys(uint8_t *buf, size_t len, const etf_nodes *nodes,
 ** a small map (the VM writes those in term order of the keys: a pid renamed
 ** there needs the pairs re-sorted, etf_order.h) or inside a key of a map of
 ** more than ETF_SMALL_MAP pairs (hash-ordered: not to be renamed), or
-** (ETF_IN_NAMED_VALUE) inside the value of a map whose key for it holds no
-** pid or ref, the innermost map around it (`#{worker => #child{pid =
-** P}}': a process the map names by a role, symmetry.c pins it).  A
+** (ETF_IN_NAMED_VALUE) inside a `{child, ...}' tuple (OTP supervisor's
+** #child{} record) that is the value of a map whose key for it holds no
+** pid or ref, the innermost map around it (`#{Id => #child{pid = P}}': a
+** process the supervisor names by its child id, symmetry.c pins it).  A
 ** nonzero return stops the walk with -1.  Fun creator pids are zeroed as by
 ** etf_scan_keys. */
 #define ETF_IN_MAP 1

@@ -16,11 +16,17 @@
 %% the clients loop, as in the paper).
 %% `start_buggy(Config, Rounds)' plants a bug: a shared request is granted
 %% even when an exclusive lock is held.
+%% `start_pool(Config, Rounds)' (and `start_pool_buggy/2') is the same
+%% locker with its clients under a `simple_one_for_one' supervisor, which
+%% keeps them by pid instead of numbering them with child ids: identical
+%% clients are then interchangeable, and symmetry reduction merges the
+%% states that differ only in which client is which (docs/ARCHITECTURE.md,
+%% "Symmetry reduction": with child ids the supervisor tells them apart).
 -module(locker).
 -behaviour(gen_server).
 %% Also the supervisor callback module (init/1 dispatches on its argument).
 
--export([start/2, start_buggy/2, start_client/3, client/3]).
+-export([start/2, start_buggy/2, start_pool/2, start_pool_buggy/2, start_client/3, client/3]).
 -export([init/1, handle_call/3, handle_cast/2, handle_info/2]).
 
 -spec start([{atom(), exclusive | shared}], pos_integer() | forever) -> ok.
@@ -29,10 +35,22 @@ start(Config, Rounds) -> run(Config, Rounds, false).
 -spec start_buggy([{atom(), exclusive | shared}], pos_integer() | forever) -> ok.
 start_buggy(Config, Rounds) -> run(Config, Rounds, true).
 
+-spec start_pool([{atom(), exclusive | shared}], pos_integer() | forever) -> ok.
+start_pool(Config, Rounds) -> run_pool(Config, Rounds, false).
+
+-spec start_pool_buggy([{atom(), exclusive | shared}], pos_integer() | forever) -> ok.
+start_pool_buggy(Config, Rounds) -> run_pool(Config, Rounds, true).
+
 run(Config, Rounds, Bug) ->
     ets:new(locker_usage, [named_table, public, bag]),
     {ok, _Top} = supervisor:start_link(?MODULE, {top, Config, Rounds, Bug}),
     %% The entry process owns the usage table, so it stays.
+    receive stop -> ok end.
+
+run_pool(Config, Rounds, Bug) ->
+    ets:new(locker_usage, [named_table, public, bag]),
+    {ok, _Top} = supervisor:start_link(?MODULE, {top_pool, Bug}),
+    [{ok, _} = supervisor:start_child(locker_clients, [Res, Kind, Rounds]) || {Res, Kind} <- Config],
     receive stop -> ok end.
 
 %%--------------------------------------------------------------------
@@ -44,6 +62,14 @@ init({top, Config, Rounds, Bug}) ->
           [#{id => locker, start => {gen_server, start_link, [{local, locker}, ?MODULE, {locker, Bug}, []]}},
            #{id => clients, type => supervisor,
              start => {supervisor, start_link, [?MODULE, {clients, Config, Rounds}]}}]}};
+init({top_pool, Bug}) ->
+    {ok, {#{strategy => rest_for_one, intensity => 1, period => 5},
+          [#{id => locker, start => {gen_server, start_link, [{local, locker}, ?MODULE, {locker, Bug}, []]}},
+           #{id => clients, type => supervisor,
+             start => {supervisor, start_link, [{local, locker_clients}, ?MODULE, pool]}}]}};
+init(pool) ->
+    {ok, {#{strategy => simple_one_for_one, intensity => 1, period => 5},
+          [#{id => client, start => {?MODULE, start_client, []}, restart => temporary}]}};
 init({clients, Config, Rounds}) ->
     {ok, {#{strategy => one_for_one, intensity => 1, period => 5},
           [#{id => {client, I}, start => {?MODULE, start_client, [Res, Kind, Rounds]},
