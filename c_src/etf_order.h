@@ -78,6 +78,14 @@ typedef struct etf_run {
 ** malformed or out of memory. */
 int etf_equal_runs(const uint8_t *buf, size_t len, etf_run **out, size_t *nout);
 
+/* Sorts the objects of an mce_ets table's data (etf_ets_keys below), in
+** place, back into mce_ets's order: by key, in term order (keys that term
+** order calls equal cannot both be there but 1 and 1.0, whose floats are
+** not supported).  With check_only, only tells whether it could.  0, or
+** -1 when a key is of a type etf_order_cmp does not order, on malformed
+** input or when out of memory. */
+int etf_ets_sort(uint8_t *buf, size_t len, uint32_t creation, int check_only);
+
 /* The keys of an mce_ets table's data, {Type, Protection, KeyPos, [{Key,
 ** Objects}], Extra} (version byte first), as the term [Key, ...] in *out
 ** (malloc'd, version byte first; free it).  mce_ets keeps the objects in

@@ -10,8 +10,10 @@
 ** key of a small map, the map's pairs are then put back into term order of
 ** the keys (etf_order.c), so the bytes are those the VM writes for the
 ** renamed term (symmetry.c pins the pids of the maps this cannot repair:
-** large ones, and keys of types etf_order.c does not order, and the pids
-** in ETS object keys, whose order mce_ets's iteration shows).
+** large ones, and keys of types etf_order.c does not order); where a pid in
+** an ETS object's key moves, the table's objects are put back into
+** mce_ets's order of keys (symmetry.c pins them when it cannot be, and
+** when the search runs with keys pinned: mce_rt_order's guard).
 **
 ** Invariant: a renamed state is the same state with every occurrence of a
 ** renamed pid (and ref creator) replaced, in the order sys_state.h requires,
@@ -91,31 +93,33 @@ static int moved_visit(void *ctx, uint32_t key, uint8_t *word, int where)
 
 /* Renames the term buf[0..len) (version byte first) in place; r->keys gets
 ** its keys in order of occurrence.  ets: the term is an ETS table's data,
-** whose objects mce_ets keeps in order of their keys: no pid in a key may
-** move.  0, or -1 on malformed input, out of memory, or a renamed key where
-** the VM's order cannot be restored (which symmetry.c never asks for). */
+** whose objects mce_ets keeps in order of their keys: when a pid in a key
+** moves, the objects are sorted again.  0, or -1 on malformed input, out of
+** memory, or a renamed key where the VM's order cannot be restored (which
+** symmetry.c never asks for). */
 static int rename_bytes(renamer *r, const etf_nodes *nodes, uint32_t creation,
                         uint8_t *buf, size_t len, int ets)
 {
+    int key_moved = 0;
     if (ets) {
         uint8_t *keys;
         size_t n;
         if (etf_ets_keys(buf, len, &keys, &n) != 0)
             return -1;
-        int rc = etf_walk_keys(keys, n, nodes, creation, moved_visit, r);
+        key_moved = etf_walk_keys(keys, n, nodes, creation, moved_visit, r) != 0;
         free(keys);
-        if (rc != 0)
-            return -1;
     }
     r->keys.n = 0;
     r->resort = 0;
     if (etf_walk_keys(buf, len, nodes, creation, rename_visit, r) != 0)
         return -1;
-    if (!r->resort)
+    if (!r->resort && !key_moved)
         return 0;
-    if (etf_sort_maps(buf, len, creation, 0) != 0)
+    if (r->resort && etf_sort_maps(buf, len, creation, 0) != 0)
         return -1;
-    /* The pairs moved: the keys again, in their new order. */
+    if (key_moved && etf_ets_sort(buf, len, creation, 0) != 0)
+        return -1;
+    /* The pairs or objects moved: the keys again, in their new order. */
     r->keys.n = 0;
     return etf_scan_keys(buf, len, nodes, creation, &r->keys);
 }

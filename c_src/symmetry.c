@@ -653,6 +653,12 @@ static void pin_ets_keys(canon_ctx *k, part_id data, int *err)
     const part *p = data && !*err ? part_store_get(k->cx->ps, data) : NULL;
     if (p == NULL || p->npids == 0)
         return;
+    /* Renamed keys are sorted again (sym_rename.c), unless the search pins
+    ** keys (an iteration in key order was seen: mce_rt_order) or a key is
+    ** of a type etf_order.c does not order. */
+    if (!k->sy->pin_keys &&
+        etf_ets_sort((uint8_t *)p->data, p->len, k->cx->names.creation, 1) == 0)
+        return;
     uint8_t *keys;
     size_t n;
     etf_pid_sink sink = { NULL, 0, 0 };

@@ -279,7 +279,7 @@ delete_all_objects(Tab) ->
 
 -spec tab2list(tab()) -> [tuple()].
 tab2list(Tab) ->
-    all_objects(table(Tab, read, {match_object, [Tab, '_']})).
+    all_objects(in_key_order(table(Tab, read, {match_object, [Tab, '_']}))).
 
 -spec match_object(tab(), term()) -> [tuple()].
 match_object(Tab, Pattern) ->
@@ -295,7 +295,10 @@ select(Tab, MS) ->
 
 select(Tab, MS, Call) ->
     T = table(Tab, read, Call),
-    ets:match_spec_run(all_objects(T), compile(MS, Call)).
+    case ets:match_spec_run(all_objects(T), compile(MS, Call)) of
+        [_, _ | _] = R -> _ = in_key_order(T), R;
+        R -> R
+    end.
 
 %% The VM's own select_replace/2 runs on a scratch copy of the table, so
 %% that its checks of the match specification (which must keep each key)
@@ -423,14 +426,14 @@ update_element(Tab, Key, Updates) ->
 
 -spec first(tab()) -> term().
 first(Tab) ->
-    case keys(table(Tab, read, [Tab])) of
+    case keys(in_key_order(table(Tab, read, [Tab]))) of
         [] -> '$end_of_table';
         [K | _] -> K
     end.
 
 -spec last(tab()) -> term().
 last(Tab) ->
-    case table(Tab, read, [Tab]) of
+    case in_key_order(table(Tab, read, [Tab])) of
         #{type := ordered_set} = T ->
             case keys(T) of
                 [] -> '$end_of_table';
@@ -445,14 +448,14 @@ last(Tab) ->
 
 -spec next(tab(), term()) -> term().
 next(Tab, Key) ->
-    T = table(Tab, read, [Tab, Key]),
+    T = in_key_order(table(Tab, read, [Tab, Key])),
     step(Key, keys(T), T, {next, [Tab, Key]}).
 
 %% For set, bag and duplicate_bag, OTP's prev/2 and last/1 work like
 %% next/2 and first/1.
 -spec prev(tab(), term()) -> term().
 prev(Tab, Key) ->
-    T = table(Tab, read, [Tab, Key]),
+    T = in_key_order(table(Tab, read, [Tab, Key])),
     case T of
         #{type := ordered_set} -> step(Key, lists:reverse(keys(T)), T, {prev, [Tab, Key]});
         _ -> step(Key, keys(T), T, {prev, [Tab, Key]})
@@ -478,11 +481,11 @@ step(Key, Keys, T, Args) ->
 
 -spec foldl(fun((tuple(), A) -> A), A, tab()) -> A.
 foldl(F, Acc, Tab) ->
-    lists:foldl(F, Acc, all_objects(table(Tab, read, {safe_fixtable, [Tab, true]}))).
+    lists:foldl(F, Acc, all_objects(in_key_order(table(Tab, read, {safe_fixtable, [Tab, true]})))).
 
 -spec foldr(fun((tuple(), A) -> A), A, tab()) -> A.
 foldr(F, Acc, Tab) ->
-    lists:foldr(F, Acc, all_objects(table(Tab, read, {safe_fixtable, [Tab, true]}))).
+    lists:foldr(F, Acc, all_objects(in_key_order(table(Tab, read, {safe_fixtable, [Tab, true]})))).
 
 %% As in OTP, the tid of a deleted table gives undefined, any other
 %% reference badarg.
@@ -687,6 +690,15 @@ find(Key, #{objects := Objs} = T) ->
 keys(#{objects := Objs}) -> [K || {K, _} <- Objs].
 
 all_objects(#{objects := Objs}) -> lists:append([Os || {_, Os} <- Objs]).
+
+%% T is about to be read in the order of its keys (first/next, tab2list,
+%% a match or select with more than one answer, a fold): symmetry
+%% reduction renames pids in keys and sorts the objects again, so that
+%% order is no image of the original's when the keys name two processes
+%% (mce_rt_order:ets_keys/1 tells the search).  Returns T.
+in_key_order(#{objects := Objs} = T) ->
+    mce_rt_order:ets_keys([K || {K, _} <- Objs]),
+    T.
 
 put_object(Obj, #{type := Type} = T) ->
     K = key(T, Obj),

@@ -23,7 +23,7 @@
 -module(mce_rt_order).
 
 -export([observes/3, call/3, compare/3, opaque/0, processes/0, process_record/2, make_fun/3,
-         quiet/1, map_keys/1, iterates_map/2, map_iterator_made/2]).
+         quiet/1, map_keys/1, iterates_map/2, map_iterator_made/2, ets_keys/1]).
 
 %% What an operation observes: the relative order of pids (two are needed
 %% to observe it), their numbers as hashes or text (one is enough), or
@@ -126,6 +126,27 @@ map_keys(M) when is_map(M) ->
     M;
 map_keys(T) ->
     T.
+
+%% @doc The keys of an ETS table about to be read in their order (mce_ets:
+%% first/next, tab2list, fold, a match or select with several answers):
+%% reports when they name two distinct processes, as map_keys/1 does for a
+%% map (mce_ets keeps the objects sorted by key, and symmetry reduction
+%% renames pids in keys and sorts them again).
+-spec ets_keys([term()]) -> ok.
+ets_keys(Keys) ->
+    ets_keys(Keys, none).
+
+%% Stops at the second owner: next/2 reads the keys at every call.
+ets_keys([K | Ks], Seen) ->
+    case owners(numbered(K, [], infinity), []) of
+        [] -> ets_keys(Ks, Seen);
+        [O] when Seen =:= none; Seen =:= O -> ets_keys(Ks, O);
+        _ ->
+            _ = report_keys(),
+            ok
+    end;
+ets_keys([], _) ->
+    ok.
 
 %% @doc A fun of `maps:F/A' made at run time (erlang:make_fun/3, or `fun
 %% M:F/A' with computed parts), which runs translated: when F iterates the

@@ -353,6 +353,46 @@ static void test_etf_equal_runs(void)
     CHECK(etf_equal_runs(e.b, e.n - 1, &runs, &n) == -1 && runs == NULL && n == 0);
 }
 
+/* etf_ets_sort: an mce_ets table's data with its objects out of key order
+** (pid keys renamed) back in order; a float key refuses. */
+static void ets_data(etfb *e, const uint32_t *nums, int n, int float_key)
+{
+    bstart(e); b8(e, 104); b8(e, 5);
+    batom(e, "set"); batom(e, "public"); bint(e, 1);
+    b8(e, 108); b32(e, (uint32_t)(n + float_key));
+    for (int i = 0; i < n; i++) {
+        b8(e, 104); b8(e, 2);
+        bpid(e, NODE, nums[i], 0, CREATION);
+        b8(e, 108); b32(e, 1); b8(e, 104); b8(e, 2); bpid(e, NODE, nums[i], 0, CREATION);
+        bint(e, (uint8_t)nums[i]); b8(e, 106);
+    }
+    if (float_key) {
+        b8(e, 104); b8(e, 2);
+        b8(e, 70); for (int i = 0; i < 8; i++) b8(e, i == 0 ? 0x3f : 0);
+        b8(e, 106);
+    }
+    b8(e, 106);
+    batom(e, "extra");
+}
+
+static void test_etf_ets_sort(void)
+{
+    uint32_t unsorted[3] = { 3, 1, 2 }, sorted[3] = { 1, 2, 3 };
+    etfb e, want;
+    ets_data(&e, unsorted, 3, 0);
+    ets_data(&want, sorted, 3, 0);
+    uint8_t *buf = xmalloc(e.n);
+    memcpy(buf, e.b, e.n);
+    CHECK(etf_ets_sort(buf, e.n, CREATION, 1) == 0);
+    CHECK(memcmp(buf, e.b, e.n) == 0);                  /* check_only */
+    CHECK(etf_ets_sort(buf, e.n, CREATION, 0) == 0);
+    CHECK(want.n == e.n && memcmp(buf, want.b, e.n) == 0);
+    free(buf);
+    ets_data(&e, unsorted, 3, 1);
+    CHECK(etf_ets_sort(e.b, e.n, CREATION, 1) == -1);
+    CHECK(etf_ets_sort(e.b, e.n - 1, CREATION, 0) == -1);
+}
+
 static int where_visit(void *ctx, uint32_t key, uint8_t *word, int where)
 {
     (void)key;
@@ -4215,6 +4255,7 @@ int main(int argc, char **argv)
     test_etf_order();
     test_etf_sort_maps();
     test_etf_equal_runs();
+    test_etf_ets_sort();
     test_sys_state();
     test_por_sends();
     test_search_single();
