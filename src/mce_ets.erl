@@ -139,7 +139,10 @@ all() ->
     Node = erlang:get('$mce_pid') bsr 24,
     Stored = mce_nif:ets_tables(erlang:get('$mce_search'), Node),
     Overlay = [K || {{ets, K}, _} <- maps:to_list(erlang:get('$mce_overlay')), K bsr 24 =:= Node],
-    [tab_term(T) || K <- lists:usort(Stored ++ Overlay), T <- [lookup_tid(K)], T =/= undefined].
+    Keys = lists:usort(Stored ++ Overlay),
+    %% In the order of the tids, which carry their creators' pid numbers.
+    mce_rt_order:tables_listed([mce_ref:tid_term(K) || K <- Keys]),
+    [tab_term(T) || K <- Keys, T <- [lookup_tid(K)], T =/= undefined].
 
 -spec whereis(atom()) -> reference() | undefined.
 whereis(Name) when is_atom(Name) ->

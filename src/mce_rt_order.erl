@@ -23,7 +23,8 @@
 -module(mce_rt_order).
 
 -export([observes/3, call/3, compare/3, opaque/0, processes/0, process_record/2, make_fun/3,
-         quiet/1, map_keys/1, iterates_map/2, map_iterator_made/2, ets_keys/1]).
+         quiet/1, map_keys/1, iterates_map/2, map_iterator_made/2, ets_keys/1,
+         tables_listed/1]).
 
 %% What an operation observes: the relative order of pids (two are needed
 %% to observe it), their numbers as hashes or text (one is enough), or
@@ -147,6 +148,19 @@ ets_keys([K | Ks], Seen) ->
     end;
 ets_keys([], _) ->
     ok.
+
+%% @doc ets:all/0's tables, listed in the order of their tids, which carry
+%% their creators' pid numbers: when two processes made them, a renaming
+%% changes that order whatever keys are pinned, so the report voids the
+%% symmetric search (as an order comparison does).
+-spec tables_listed([reference()]) -> ok.
+tables_listed(Tids) ->
+    case length(owners(Tids, [])) >= 2 of
+        true ->
+            _ = report(),
+            ok;
+        false -> ok
+    end.
 
 %% @doc A fun of `maps:F/A' made at run time (erlang:make_fun/3, or `fun
 %% M:F/A' with computed parts), which runs translated: when F iterates the

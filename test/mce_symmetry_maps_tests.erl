@@ -433,6 +433,10 @@ ets_key_order_guard_test_() ->
                                {Entry, check(Entry, #{})}),
                   ?assertMatch({Entry, {ok, #{symmetry := off}}}, {Entry, check(Entry, #{symmetry => false})})
               end || N <- [2, 3], How <- [first, tab2list, select, foldl]],
+             %% ets:all/0 lists the tables in the order of their tids,
+             %% which carry their makers' pid numbers: no symmetry.
+             ?assertMatch({ok, #{symmetry := {off, pid_order}}},
+                          check({tprog_sym_ets, tables_leader, []}, #{})),
              %% Without a search, ets_keys/1 reports nothing.
              ?assertEqual(ok, mce_rt_order:ets_keys([self(), spawn(fun() -> ok end)]))
      end}.

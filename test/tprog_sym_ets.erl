@@ -13,13 +13,20 @@
 %%                     Renaming the pids in the keys would let another client
 %%                     lead, so the guard (mce_rt_order:ets_keys/1) makes the
 %%                     symmetric search run again with them pinned.
+%%   tables_leader()   two identical processes each make a table; the entry
+%%                     takes the first of ets:all() (in tid order, which
+%%                     carries the makers' pid numbers): the first maker's on
+%%                     the VM.  The guard (mce_rt_order:tables_listed/1)
+%%                     voids the symmetric search.
 -module(tprog_sym_ets).
 
--export([registry/2, leader/2, client/3]).
+-export([registry/2, leader/2, client/3, tables_leader/0, maker/1]).
 
 -spec registry(pos_integer(), boolean()) -> ok.
 -spec leader(pos_integer(), first | tab2list | select | foldl) -> ok.
 -spec client(pid(), boolean(), go | stay) -> {left, pid()}.
+-spec tables_leader() -> ok.
+-spec maker(pid()) -> ok.
 
 registry(N, Bug) ->
     Me = self(),
@@ -71,3 +78,19 @@ client(Entry, Bug, _) ->
             true = ets:delete(reg, self()),
             From ! {left, self()}
     end.
+
+tables_leader() ->
+    Me = self(),
+    [A, B] = Makers = [spawn(?MODULE, maker, [Me]) || _ <- [1, 2]],
+    Tabs = [receive {made, P, T} -> {P, T} end || P <- Makers],
+    [First | _] = [T || T <- ets:all(), lists:keymember(T, 2, Tabs)],
+    [P ! stop || P <- Makers],
+    case lists:keyfind(First, 2, Tabs) of
+        {A, _} -> ok;
+        {B, _} -> error({second_maker_first, B})
+    end.
+
+maker(Entry) ->
+    T = ets:new(t, []),
+    Entry ! {made, self(), T},
+    receive stop -> ok end.
