@@ -35,6 +35,8 @@
          first/1, last/1, next/2, prev/2, tab2list/1, info/1, info/2,
          give_away/3, setopts/2, all/0, whereis/1, foldl/3, foldr/3, take/2, rename/2,
          match_delete/2, select_reverse/2, select_replace/2]).
+%% For mce_symmetry: a table's data with its keys renamed, sorted again.
+-export([sorted_data/1]).
 
 -type tab() :: atom() | reference().
 
@@ -729,6 +731,16 @@ set_key(Key, Objs, #{objects := All} = T) ->
               [Obj | _] -> lists:sort(fun key_le/2, [{key(T, Obj), Objs} | Others])
           end,
     T#{objects := New}.
+
+%% @doc A table's data term (as stored, see the module doc) with its
+%% objects put back into the order of their keys: symmetry reduction's
+%% counterexamples rename the pids in keys (mce_symmetry), as the C side
+%% does (c_src/sym_rename.c).
+-spec sorted_data(tuple()) -> tuple().
+sorted_data(Data) when tuple_size(Data) >= 4, is_list(element(4, Data)) ->
+    setelement(4, Data, lists:sort(fun key_le/2, element(4, Data)));
+sorted_data(Data) ->
+    Data.
 
 %% A total order on keys: term order, and 1 before 1.0 (equal in term
 %% order but different keys in a set).

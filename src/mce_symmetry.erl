@@ -159,7 +159,7 @@ rename_effect({ets_put, Tid, Owner, Heir, Name, Data, HeirData}, Rho) ->
      case Heir of
          0 -> 0;
          _ -> apply_key(Rho, Heir)
-     end, Name, rename(Data, Rho), rename(HeirData, Rho)};
+     end, Name, mce_ets:sorted_data(rename(Data, Rho)), rename(HeirData, Rho)};
 rename_effect({ets_delete, Tid}, Rho) ->
     {ets_delete, ref_key(Tid, Rho)};
 rename_effect(Effect, Rho) ->

@@ -13,6 +13,10 @@
 %%                     Renaming the pids in the keys would let another client
 %%                     lead, so the guard (mce_rt_order:ets_keys/1) makes the
 %%                     symmetric search run again with them pinned.
+%%   last_in(N)        N identical clients insert themselves; the one that
+%%                     finds all N keys there after its insert crashes: a
+%%                     counterexample through tables with several pid keys,
+%%                     which must replay after mapping back to concrete pids.
 %%   tables_leader()   two identical processes each make a table; the entry
 %%                     takes the first of ets:all() (in tid order, which
 %%                     carries the makers' pid numbers): the first maker's on
@@ -20,12 +24,14 @@
 %%                     voids the symmetric search.
 -module(tprog_sym_ets).
 
--export([registry/2, leader/2, client/3, tables_leader/0, maker/1]).
+-export([registry/2, leader/2, client/3, tables_leader/0, maker/1, last_in/1, late_client/1]).
 
 -spec registry(pos_integer(), boolean()) -> ok.
 -spec leader(pos_integer(), first | tab2list | select | foldl) -> ok.
 -spec client(pid(), boolean(), go | stay) -> {left, pid()}.
 -spec tables_leader() -> ok.
+-spec last_in(pos_integer()) -> ok.
+-spec late_client(pid()) -> ok.
 -spec maker(pid()) -> ok.
 
 registry(N, Bug) ->
@@ -94,3 +100,18 @@ maker(Entry) ->
     T = ets:new(t, []),
     Entry ! {made, self(), T},
     receive stop -> ok end.
+
+last_in(N) ->
+    Me = self(),
+    ets:new(reg, [named_table, public, set]),
+    [spawn(?MODULE, late_client, [Me]) || _ <- lists:seq(1, N)],
+    [receive {joined, _} -> ok end || _ <- lists:seq(1, N)],
+    ok.
+
+late_client(Entry) ->
+    true = ets:insert(reg, {self(), joined}),
+    Entry ! {joined, self()},
+    case ets:info(reg, size) of
+        3 -> exit({last, self()});
+        _ -> ok
+    end.
