@@ -759,18 +759,26 @@ int etf_equal_runs(const uint8_t *buf, size_t len, etf_run **out, size_t *nout)
     return 0;
 }
 
-int etf_ets_sort(uint8_t *buf, size_t len, uint32_t creation, int check_only)
+/* The start of the objects list of an mce_ets table's data buf[0..len)
+** (after Type, Protection and KeyPos), or NULL when malformed. */
+static const uint8_t *ets_objects(const uint8_t *buf, size_t len)
 {
     const uint8_t *end = buf + len, *p = buf + 3;
     if (len < 4 || buf[0] != 131 || buf[1] != SMALL_TUPLE_EXT || buf[2] < 4)
-        return -1;
+        return NULL;
     int pidref = 0;
     for (int j = 0; j < 3; j++)
         if (skip_term(p, end, &p, &pidref, NULL, buf) != 0)
-            return -1;
-    if (p < end && *p == NIL_EXT)
+            return NULL;
+    return p < end ? p : NULL;
+}
+
+int etf_ets_sort(uint8_t *buf, size_t len, uint32_t creation, int check_only)
+{
+    const uint8_t *end = buf + len, *p = ets_objects(buf, len);
+    if (p != NULL && *p == NIL_EXT)
         return 0;
-    if (p >= end || *p != LIST_EXT || end - p < 5)
+    if (p == NULL || *p != LIST_EXT || end - p < 5)
         return -1;
     uint32_t n = etf_be32(p + 1);
     p += 5;
@@ -779,8 +787,8 @@ int etf_ets_sort(uint8_t *buf, size_t len, uint32_t creation, int check_only)
     span *s = malloc((n ? n : 1) * sizeof *s);
     if (s == NULL)
         return -1;
-    const uint8_t *start = p;
-    int err = 0;
+    uint8_t *start = buf + (p - buf);
+    int err = 0, pidref = 0;
     for (uint32_t j = 0; j < n && !err; j++) {
         const uint8_t *k = p + 2, *v, *next;
         err = end - p < 2 || p[0] != SMALL_TUPLE_EXT || p[1] != 2 ||
@@ -792,27 +800,23 @@ int etf_ets_sort(uint8_t *buf, size_t len, uint32_t creation, int check_only)
         }
     }
     err = err || p >= end || *p != NIL_EXT ||
-          sort_spans(s, n, (uint8_t *)start, start, NULL, (size_t)(p - start), creation,
-                     check_only) != 0;
+          sort_spans(s, n, start, start, NULL, (size_t)(p - start), creation, check_only) != 0;
     free(s);
     return err ? -1 : 0;
 }
 
 int etf_ets_keys(const uint8_t *buf, size_t len, uint8_t **out, size_t *outlen)
 {
-    const uint8_t *end = buf + len, *p = buf + 3;
+    const uint8_t *end = buf + len, *p = ets_objects(buf, len);
     *out = NULL;
     *outlen = 0;
-    if (len < 4 || buf[0] != 131 || buf[1] != SMALL_TUPLE_EXT || buf[2] < 4)
+    if (p == NULL)
         return -1;
     int pidref = 0;
-    for (int j = 0; j < 3; j++)
-        if (skip_term(p, end, &p, &pidref, NULL, buf) != 0)
-            return -1;
     uint32_t n = 0;
-    if (p < end && *p == LIST_EXT && end - p >= 5)
+    if (*p == LIST_EXT && end - p >= 5)
         n = etf_be32(p + 1);
-    else if (p >= end || *p != NIL_EXT)
+    else if (*p != NIL_EXT)
         return -1;
     /* At most the data's length: the keys are parts of it. */
     uint8_t *keys = malloc(len + 7);
