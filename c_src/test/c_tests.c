@@ -375,6 +375,40 @@ static void ets_data(etfb *e, const uint32_t *nums, int n, int float_key)
     batom(e, "extra");
 }
 
+/* Random single-byte corruptions and truncations of a table's data and of
+** a set map: etf_ets_sort and etf_equal_runs refuse or succeed, and never
+** read or write out of bounds (the ASan build). */
+static void test_etf_order_mutations(void)
+{
+    uint32_t nums[3] = { 3, 1, 2 };
+    etfb seeds[2];
+    ets_data(&seeds[0], nums, 3, 0);
+    bstart(&seeds[1]); b8(&seeds[1], 104); b8(&seeds[1], 2); batom(&seeds[1], "set");
+    b8(&seeds[1], 116); b32(&seeds[1], 3);
+    for (int i = 0; i < 3; i++) {
+        bpid(&seeds[1], NODE, 0, 0, CREATION);
+        b8(&seeds[1], 106);
+    }
+    uint32_t rng = 4242;
+    unsigned long refused = 0;
+    for (int iter = 0; iter < 20000; iter++) {
+        const etfb *src = &seeds[iter % 2];
+        uint8_t *buf = xmalloc(src->n);
+        memcpy(buf, src->b, src->n);
+        rng = rng * 1103515245u + 12345u;
+        buf[1 + (rng >> 8) % (src->n - 1)] = (uint8_t)(rng >> 16);
+        rng = rng * 1103515245u + 12345u;
+        size_t len = (rng >> 8) % 4 == 0 ? (rng >> 12) % src->n : src->n;
+        etf_run *runs = NULL;
+        size_t n = 0;
+        refused += etf_equal_runs(buf, len, &runs, &n) != 0;
+        free(runs);
+        refused += etf_ets_sort(buf, len, CREATION, (int)(iter & 1)) != 0;
+        free(buf);
+    }
+    CHECK(refused > 0);
+}
+
 static void test_etf_ets_sort(void)
 {
     uint32_t unsorted[3] = { 3, 1, 2 }, sorted[3] = { 1, 2, 3 };
@@ -4256,6 +4290,7 @@ int main(int argc, char **argv)
     test_etf_sort_maps();
     test_etf_equal_runs();
     test_etf_ets_sort();
+    test_etf_order_mutations();
     test_sys_state();
     test_por_sends();
     test_search_single();
