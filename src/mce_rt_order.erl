@@ -120,7 +120,7 @@ iterates_map(_, _) -> [].
 %% Returns M.
 -spec map_keys(T) -> T.
 map_keys(M) when is_map(M) ->
-    case map_size(M) >= 2 andalso length(owners(numbered(maps:keys(M), [], infinity), [])) >= 2 of
+    case map_size(M) >= 2 andalso two_owners(maps:keys(M)) of
         true -> report_keys();
         false -> ok
     end,
@@ -135,19 +135,12 @@ map_keys(T) ->
 %% renames pids in keys and sorts them again).
 -spec ets_keys([term()]) -> ok.
 ets_keys(Keys) ->
-    ets_keys(Keys, none).
-
-%% Stops at the second owner: next/2 reads the keys at every call.
-ets_keys([K | Ks], Seen) ->
-    case owners(numbered(K, [], infinity), []) of
-        [] -> ets_keys(Ks, Seen);
-        [O] when Seen =:= none; Seen =:= O -> ets_keys(Ks, O);
-        _ ->
+    case two_owners(Keys) of
+        true ->
             _ = report_keys(),
-            ok
-    end;
-ets_keys([], _) ->
-    ok.
+            ok;
+        false -> ok
+    end.
 
 %% @doc ets:all/0's tables, listed in the order of their tids, which carry
 %% their creators' pid numbers: when two processes made them, a renaming
@@ -155,7 +148,7 @@ ets_keys([], _) ->
 %% symmetric search (as an order comparison does).
 -spec tables_listed([reference()]) -> ok.
 tables_listed(Tids) ->
-    case length(owners(Tids, [])) >= 2 of
+    case two_owners(Tids) of
         true ->
             _ = report(),
             ok;
@@ -173,6 +166,20 @@ map_iterator_made(F, A) ->
         [] -> ok;
         _ -> report_keys()
     end.
+
+%% Whether the pids and refs in Terms stand for two distinct processes
+%% (owners/2); stops at the second, since ets:next/2 asks at every call.
+two_owners(Terms) ->
+    two_owners(Terms, none).
+
+two_owners([T | Ts], Seen) ->
+    case owners(numbered(T, [], infinity), []) of
+        [] -> two_owners(Ts, Seen);
+        [O] when Seen =:= none; Seen =:= O -> two_owners(Ts, O);
+        _ -> true
+    end;
+two_owners([], _) ->
+    false.
 
 %% The distinct processes that the pids and refs Ids stand for (a ref's
 %% number carries its creator's, mce_ref); an id that is not simulated
