@@ -331,6 +331,21 @@ static uint64_t key_value(const canon_ctx *k, uint32_t key)
     return sym_mix(sym_mix(who, is_ref), counter);
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The run of ti that starts at its key j, *r (the runs before it) then
+** past it; NULL when none starts there. */
+static const sym_run *run_at(const symmetry *sy, const term_info *ti, uint32_t *r, uint32_t j)
+{
+    if (*r >= ti->rn || sy->runs[ti->roff + *r].first != j)
+        return NULL;
+    return &sy->runs[ti->roff + (*r)++];
+}
+
 /* The refined value of pair `pair' of run r of the term whose keys start
 ** at keys[off]: its keys' values in order. */
 static uint64_t pair_value(const canon_ctx *k, uint32_t off, const sym_run *r, uint32_t pair)
@@ -342,8 +357,6 @@ static uint64_t pair_value(const canon_ctx *k, uint32_t off, const sym_run *r, u
     return h;
 }
 
-static int cmp_u64(const void *a, const void *b);
-
 static uint64_t term_refined(canon_ctx *k, part_id id, int *err)
 {
     const term_info *ti = term_of(k->sy, k->cx, id);
@@ -354,8 +367,8 @@ static uint64_t term_refined(canon_ctx *k, part_id id, int *err)
     uint64_t h = ti->hash, pv[ETF_SMALL_MAP];
     uint32_t r = 0;
     for (uint32_t j = 0; j < ti->n;) {
-        const sym_run *run = r < ti->rn ? &k->sy->runs[ti->roff + r] : NULL;
-        if (run != NULL && run->first == j) {
+        const sym_run *run = run_at(k->sy, ti, &r, j);
+        if (run != NULL) {
             /* Equal pairs: a multiset of their values. */
             for (uint32_t q = 0; q < run->npairs; q++)
                 pv[q] = pair_value(k, ti->off, run, q);
@@ -363,19 +376,12 @@ static uint64_t term_refined(canon_ctx *k, part_id id, int *err)
             for (uint32_t q = 0; q < run->npairs; q++)
                 h = sym_mix(h, pv[q]);
             j += run->npairs * run->width;
-            r++;
             continue;
         }
         h = sym_mix(h, key_value(k, k->sy->keys[ti->off + j]));
         j++;
     }
     return h;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
 }
 
 /* The hash of a multiset of values (sorted first: links and monitors are
@@ -585,8 +591,8 @@ static void rank_term(canon_ctx *k, part_id id, uint32_t *next, int *err)
     }
     uint32_t r = 0;
     for (uint32_t j = 0; j < ti->n;) {
-        const sym_run *run = r < ti->rn ? &k->sy->runs[ti->roff + r] : NULL;
-        if (run != NULL && run->first == j) {
+        const sym_run *run = run_at(k->sy, ti, &r, j);
+        if (run != NULL) {
             /* Equal pairs, by their values (then as they stand, by pid:
             ** values that tie are of processes refinement cannot tell
             ** apart). */
@@ -599,7 +605,6 @@ static void rank_term(canon_ctx *k, part_id id, uint32_t *next, int *err)
                     rank_key(k, k->sy->keys[ti->off + run->first + order[q].pair * run->width + w],
                              next);
             j += run->npairs * run->width;
-            r++;
             continue;
         }
         rank_key(k, k->sy->keys[ti->off + j], next);
@@ -834,8 +839,8 @@ static void named_by(canon_ctx *k, uint32_t i, uint64_t *nxt, int *err)
         ** first pair: the pairs' order is their pids'. */
         uint32_t r = 0, at = 0, run_end = 0, run_pos = 0, width = 1;
         for (uint32_t j = 0; j < ti->n; j++, pos++) {
-            if (r < ti->rn && k->sy->runs[ti->roff + r].first == j) {
-                const sym_run *run = &k->sy->runs[ti->roff + r++];
+            const sym_run *run = run_at(k->sy, ti, &r, j);
+            if (run != NULL) {
                 run_end = j + run->npairs * run->width;
                 run_pos = pos;
                 width = run->width;
