@@ -26,10 +26,22 @@ static void mark(key_marks *m, uint32_t key)
 {
     int is_ref = (key & ETF_REF_TAG) != 0;
     key &= ~ETF_REF_TAG;
-    if (is_ref != m->refs || KEY_NODE(key) != m->node || m->err)
+    if (KEY_NODE(key) != m->node || m->err)
         return;
     uint32_t num = KEY_NUM(key);
-    if (m->refs) {
+    if (is_ref && !m->refs) {
+        /* A pid number stays taken while a ref its process made is held
+        ** (the ref's region is its creator's number): a process given it
+        ** would make its refs among the dead one's, and which of the two
+        ** made a ref, and so the refs' order, would depend on when the
+        ** number was reused.  This keeps numbers a pure renaming apart
+        ** (docs/ARCHITECTURE.md, "Safe steps up to a renaming of pids"). */
+        num >>= ETF_REF_COUNTER_BITS;
+        if (num == 0)
+            return;         /* the shared region: no creator */
+    } else if (is_ref != m->refs) {
+        return;
+    } else if (m->refs) {
         if (num >> ETF_REF_COUNTER_BITS != m->region)
             return;
         num &= ETF_REF_COUNTER_LIMIT - 1;

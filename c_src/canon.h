@@ -7,7 +7,8 @@
 ** ether, tables, terms) and that the same run has not handed out already.
 ** So the numbers depend on the state alone, not on the path to it: two
 ** interleavings that reach one state make the same pids and refs, and a
-** dead process's number is reused once nothing refers to it, which keeps
+** dead process's number is reused once nothing refers to it (no pid, and
+** no ref it made: a ref's region is its creator's number), which keeps
 ** states that differ only in such numbers from multiplying.
 */
 #ifndef MCE_CANON_H
