@@ -74,6 +74,7 @@ ERL_NIF_TERM void_reason_term(ErlNifEnv *env, int why)
          : why == POR_VOID_EXIT ? ATOM(env, exit_signal)
          : why == POR_VOID_LINK ? ATOM(env, link)
          : why == POR_VOID_PROCESSES ? ATOM(env, processes)
+         : why == POR_VOID_NUMBERS ? ATOM(env, pid_numbers)
          : ATOM(env, reads_process_state);
 }
 

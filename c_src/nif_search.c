@@ -68,7 +68,7 @@ static int get_marks(ErlNifEnv *env, ERL_NIF_TERM list, run_result *res)
 **       successor that stops the search: sessions), table_mode => 0 | 1 | 2 (exact,
 **       hash_compact, bitstate: visited.h), bitstate_bits => N,
 **       step_cache => 0 | 1, step_cache_entries => N, step_cache_bytes => N,
-**       reduction => 0 | 1,
+**       reduction => 0 | 1 | 2 (2: also up to a renaming of pids, por.h),
 **       symmetry => 0 | 1 | 2 | 3 (2: without the pid order guard; 3:
 **           with it, map keys' pids pinned),
 **       cluster_n => N, cluster_me => I (a distributed search's participant
@@ -140,7 +140,7 @@ ERL_NIF_TERM nif_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
         cache_entries > ((uint64_t)1 << 24) ||
         map_u64(env, argv[0], ATOM(env, step_cache_bytes), &cache_bytes) < 0 ||
         cache_bytes > ((uint64_t)1 << 40) ||
-        map_u64(env, argv[0], ATOM(env, reduction), &reduction) < 0 || reduction > 1 ||
+        map_u64(env, argv[0], ATOM(env, reduction), &reduction) < 0 || reduction > 2 ||
         map_u64(env, argv[0], ATOM(env, dead_payload), &dead_payload) < 0 || dead_payload > 1 ||
         (dead_payload && (expand_only || observe || cluster_n > 1)) ||
         map_u64(env, argv[0], ATOM(env, symmetry), &symmetry) < 0 || symmetry > 3 ||
@@ -762,6 +762,8 @@ ERL_NIF_TERM nif_stats(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
                            enif_make_uint64(env, st.step_cache_bytes), &map) ||
         !enif_make_map_put(env, map, ATOM(env, reduced_states),
                            enif_make_uint64(env, st.reduced_states), &map) ||
+        !enif_make_map_put(env, map, ATOM(env, renamed_states),
+                           enif_make_uint64(env, st.renamed_states), &map) ||
         !enif_make_map_put(env, map, ATOM(env, dead_payloads),
                            enif_make_uint64(env, st.dead_payloads), &map))
         return ERROR(env, "stats map");

@@ -35,10 +35,12 @@ static int held_by(const part_store *ps, const part_id *ids, int n, uint32_t key
 /* Every pid and ref key of the parts from[0..nfrom) is the running
 ** process's own pid, is held by one of the parts to[0..nto), or (with
 ** `live`, NULL: none) is the pid of a process of that state, which keeps
-** its number in use. */
+** its number in use.  With `refs_only` only ref keys are asked about: up
+** to a renaming of pid numbers, taking or freeing a pid number commutes
+** with every other step (por.h). */
 static int keys_within(const part_store *ps, const part_id *from, int nfrom,
                        const part_id *to, int nto, uint32_t self,
-                       const sys_state *live)
+                       const sys_state *live, int refs_only)
 {
     for (int i = 0; i < nfrom; i++) {
         const part *p = from[i] != 0 ? part_store_get(ps, from[i]) : NULL;
@@ -46,7 +48,8 @@ static int keys_within(const part_store *ps, const part_id *from, int nfrom,
             return 0;           /* not a part we know: not safe */
         for (uint32_t k = 0; p != NULL && k < p->npids; k++) {
             uint32_t key = p->pids[k];
-            if (key == self || held_by(ps, to, nto, key))
+            if (key == self || (refs_only && !(key & ETF_REF_TAG)) ||
+                held_by(ps, to, nto, key))
                 continue;
             if (live == NULL || (key & ETF_REF_TAG) || sys_state_find(live, key) < 0)
                 return 0;
@@ -164,7 +167,9 @@ static int blocked(const part_store *ps, const por_sends *c, const proc *q)
 }
 
 /* Rule 7: a step whose effects are all sends, to processes that are
-** blocked and that no one else can write to before it. */
+** blocked and that no one else can write to before it; with the renaming
+** (rule 8) plain spawns on P's node too.  The verdict, POR_UNSAFE when
+** not safe. */
 static int sends_safe(const part_store *ps, const por_step *t)
 {
     const por_sends *c = t->sends;
@@ -185,9 +190,21 @@ static int sends_safe(const part_store *ps, const por_step *t)
     if (t->neffects > 8)
         return 0;
     part_id to[2 + 8] = { t->new_cont, t->new_dict };
-    int nto = 2;
+    int nto = 2, spawned = 0;
     for (size_t e = 0; e < t->neffects; e++) {
         const effect *ef = &c->effects[e];
+        /* Rule 8: a plain spawn on P's node makes a process only P knows,
+        ** whose start comes after t.  Its one dependency, the fresh pid
+        ** number, commutes up to a renaming of pids.  Not absorbed by P's
+        ** death (the child would live on): 7a keeps P alive until t. */
+        if (ef->kind == EFFECT_SPAWN) {
+            if (!t->renaming || ef->link || KEY_NODE(ef->pid) != KEY_NODE(p->pid))
+                return 0;
+            spawned = 1;
+            if (ef->term.id != 0)
+                to[nto++] = ef->term.id;    /* what the child is given */
+            continue;
+        }
         if ((ef->kind != EFFECT_SEND && ef->kind != EFFECT_SEND_ALIAS) || ef->term.id == 0)
             return 0;
         /* A send to an alias (a gen_server reply) reaches the process
@@ -207,9 +224,17 @@ static int sends_safe(const part_store *ps, const por_step *t)
     ** and sends holds only keys it had), and frees none: every key it
     ** consumed is still held by what it leaves or sends, or is the pid of
     ** a live process. */
+    /* A fresh pid is taken by a spawn, and by nothing else safe. */
+    if (t->read_fresh_pid && !spawned)
+        return POR_UNSAFE;
     part_id before[3] = { t->msg, t->old_cont, t->old_dict };
-    return keys_within(ps, to, nto, before, 3, t->pid, NULL) &&
-           keys_within(ps, before, 3, to, nto, t->pid, c->after);
+    if (!spawned && keys_within(ps, to, nto, before, 3, t->pid, NULL, 0) &&
+        keys_within(ps, before, 3, to, nto, t->pid, c->after, 0))
+        return POR_SAFE_SENDS;
+    if (t->renaming && keys_within(ps, to, nto, before, 3, t->pid, NULL, 1) &&
+        keys_within(ps, before, 3, to, nto, t->pid, c->after, 1))
+        return POR_SAFE_SENDS | POR_RENAMED;
+    return POR_UNSAFE;
 }
 
 enum por_verdict por_step_safe(const part_store *ps, const por_step *t)
@@ -228,14 +253,18 @@ enum por_verdict por_step_safe(const part_store *ps, const por_step *t)
     if (t->outcome != OUTCOME_WAIT && t->outcome != OUTCOME_CHOICE)
         return POR_UNSAFE;
     /* Rule 4: no read of shared state, so nothing another process does
-    ** changes the step's outcome. */
-    if (t->read_shared)
+    ** changes the step's outcome; with the renaming, a fresh pid for a
+    ** spawn (rule 8) is the one read allowed. */
+    if (t->read_shared || (t->read_fresh_pid && !t->renaming))
         return POR_UNSAFE;
     if (t->stop)
         return POR_UNSAFE;
-    /* Rule 3: no effect of any kind, or else rule 7: only sends. */
+    /* Rule 3: no effect of any kind, or else rule 7: only sends (rule 8:
+    ** and spawns). */
     if (t->neffects != 0)
-        return t->sends != NULL && sends_safe(ps, t) ? POR_SAFE_SENDS : POR_UNSAFE;
+        return t->sends != NULL ? (enum por_verdict)sends_safe(ps, t) : POR_UNSAFE;
+    if (t->read_fresh_pid)
+        return POR_UNSAFE;
     /* Rule 5: the step frees no pid or ref number and takes none: the
     ** keys of what it consumed (message, continuation, dictionary) are
     ** those of what it leaves (continuation, dictionary), its own pid
@@ -243,6 +272,12 @@ enum por_verdict por_step_safe(const part_store *ps, const por_step *t)
     ** the same numbers before and after it. */
     part_id before[3] = { t->msg, t->old_cont, t->old_dict };
     part_id after[2] = { t->new_cont, t->new_dict };
-    return keys_within(ps, before, 3, after, 2, t->pid, NULL) &&
-           keys_within(ps, after, 2, before, 3, t->pid, NULL) ? POR_SAFE_LOCAL : POR_UNSAFE;
+    if (keys_within(ps, before, 3, after, 2, t->pid, NULL, 0) &&
+        keys_within(ps, after, 2, before, 3, t->pid, NULL, 0))
+        return POR_SAFE_LOCAL;
+    /* Up to a renaming of pids only ref numbers count (por.h). */
+    if (t->renaming && keys_within(ps, before, 3, after, 2, t->pid, NULL, 1) &&
+        keys_within(ps, after, 2, before, 3, t->pid, NULL, 1))
+        return POR_SAFE_LOCAL | POR_RENAMED;
+    return POR_UNSAFE;
 }

@@ -17,6 +17,16 @@
 ** outcome, as long as no step reads another process's record
 ** (search_peek_proc), which the search watches at run time.  The argument,
 ** rule by rule, is in docs/ARCHITECTURE.md, "Partial-order reduction".
+**
+** With `renaming` (the search's cfg.reduction 2) the commutations may hold
+** only up to a renaming of pid numbers: a step may take a fresh pid (a
+** plain spawn) and free pid numbers (drop the last pid of a dead process),
+** which changes the numbers later spawns get but nothing a program that
+** never observes pid numbers can tell.  Such a verdict carries POR_RENAMED,
+** and the search voids itself when a step observes pid numbers
+** (search_pid_order, search_key_order).  Ref numbers stay exact: a
+** creator's refs are ordered by their counters, which no guard watches.
+** docs/ARCHITECTURE.md, "Safe steps up to a renaming of pids".
 */
 #ifndef MCE_POR_H
 #define MCE_POR_H
@@ -54,22 +64,31 @@ typedef struct por_step {
     enum outcome_kind outcome;
     size_t neffects;
     int read_shared;        /* the step asked the state anything (a peek,
-                               a fresh pid or ref), or its cache entry
-                               holds reads */
+                               a fresh ref), or its cache entry holds such
+                               reads */
+    int read_fresh_pid;     /* it took a fresh pid (a spawn) */
+    int renaming;           /* commutation up to a renaming of pid numbers
+                               is enough (see the header) */
     int stop;               /* the step stops the search (a violation) */
     const por_sends *sends; /* NULL: a step with effects is never safe */
 } por_step;
 
+/* A verdict is POR_UNSAFE, or one of the two safe kinds, with
+** POR_RENAMED or'ed in when it holds only up to a renaming of pids. */
 enum por_verdict {
     POR_UNSAFE = 0,
     POR_SAFE_LOCAL = 1,     /* rules 1-5: no effect at all */
-    POR_SAFE_SENDS = 2      /* rule 7: only sends to exclusive blocked
-                               processes; sound only while no step sends
-                               an exit signal to or links another process
-                               (the run-time guard, search.c) */
+    POR_SAFE_SENDS = 2,     /* rule 7 (and 8): only sends to exclusive
+                               blocked processes (and plain spawns); sound
+                               only while no step sends an exit signal to or
+                               links another process (the run-time guard,
+                               search.c) */
+    POR_RENAMED = 4         /* rules 5, 7d and 8 up to a renaming of pid
+                               numbers: sound only while no step observes
+                               pid numbers (search_pid_order) */
 };
 
-/* Whether the step is safe (rules 1-5 and 7 of docs/ARCHITECTURE.md). */
+/* Whether the step is safe (rules 1-5, 7 and 8 of docs/ARCHITECTURE.md). */
 enum por_verdict por_step_safe(const part_store *ps, const por_step *t);
 
 #endif

@@ -59,6 +59,14 @@ static search *search_create(const search_config *cfg, search *first)
     ** step (expansion.safe), and its caller (the LTL product) chooses. */
     if (cfg->observe)
         s->cfg.reduction = 0;
+    /* Safe steps up to a renaming of pids: the guard that voids them is
+    ** this search's own (no pool or cluster sharing of it), and a kill
+    ** fault that spares the entry by its pid number would tell a
+    ** renaming apart. */
+    if (s->cfg.reduction == 2 &&
+        (cfg->workers > 1 || cfg->cluster_n > 1 || cfg->expand_only ||
+         (cfg->max_kills > 0 && !cfg->kill_targeted)))
+        s->cfg.reduction = 1;
     s->stack_proviso = s->cfg.reduction && !cfg->expand_only && !cfg->breadth_first;
     if (s->cfg.reduction && !cfg->expand_only && por_hint_init(&s->hint) != 0) {
         free(s);
@@ -703,6 +711,7 @@ static int next_request(search *s, request *req)
             s->tx.nallocated = 0;
             s->tx.nallocated_refs = 0;
             s->run_reads = 0;
+            s->run_fresh_pid = 0;
             if (s->cache == NULL)
                 return 0;
             /* A step met before is applied here, and the search goes on
@@ -1221,7 +1230,14 @@ static int cached_run(search *s, request *req)
         run_result res = a->res;       /* the effects stay the entry's */
         res.label = NULL;
         s->cache->hits++;
-        s->run_reads = a->nreads != 0;
+        s->run_reads = 0;
+        s->run_fresh_pid = 0;
+        for (size_t j = 0; j < a->nreads; j++) {
+            if (a->reads[j].kind == READ_FRESH_PID)
+                s->run_fresh_pid = 1;
+            else
+                s->run_reads = 1;
+        }
         int r = apply_run(s, &res, label, a->res.label_len, 0, req);
         return r < 0 ? -1 : r == 0 ? 1 : 2;
     }
@@ -1259,8 +1275,17 @@ uint32_t search_fresh_number(search *s, uint32_t node, int refs)
 static uint32_t fresh_logged(search *s, uint32_t node, int refs)
 {
     uint32_t key = search_fresh_number(s, node, refs);
-    if (s->pending == REQ_RUN)
-        s->run_reads = 1;
+    if (s->pending == REQ_RUN) {
+        if (refs || key == 0)
+            s->run_reads = 1;
+        else
+            s->run_fresh_pid = 1;
+    }
+    /* A process numbered past the refs' creator regions makes its refs in
+    ** the shared region (canon.h), so its number shows in how its refs
+    ** are ordered: a renaming could tell. */
+    if (!refs && KEY_NUM(key) >= ETF_REF_CREATOR_LIMIT)
+        search_numbers_observed(s);
     if (s->cache != NULL && s->pending == REQ_RUN) {
         if (key == 0) {
             s->log.poisoned = 1;

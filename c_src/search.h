@@ -130,7 +130,10 @@ typedef struct search_config {
                                   state whose process step is safe and
                                   leads to a new state is not expanded
                                   further.  Ignored (off) with observe
-                                  and expand_only. */
+                                  and expand_only.  2: also the steps
+                                  safe up to a renaming of pid numbers
+                                  (POR_RENAMED); one worker, one node and
+                                  no untargeted kill, else taken as 1. */
     int symmetry;              /* 1: each successor is replaced by the
                                   representative of its orbit under pid
                                   permutation (symmetry.h), and the search
@@ -281,8 +284,11 @@ enum por_void_why {
     POR_VOID_PROCESSES,     /* processes/0, likewise */
     SYM_VOID_PID_ORDER,     /* symmetry: a step observed the order of
                                pids (search_pid_order) */
-    SYM_VOID_KEY_ORDER      /* symmetry renaming pids in map keys: a step
+    SYM_VOID_KEY_ORDER,     /* symmetry renaming pids in map keys: a step
                                iterated such a map (search_key_order) */
+    POR_VOID_NUMBERS        /* a step observed pid numbers, after a frame
+                               was cut by a step safe only up to a
+                               renaming of them (por.h) */
 };
 
 enum run_kind { RUN_START = 1, RUN_RECEIVE, RUN_TIMEOUT, RUN_CHOICE };
@@ -427,6 +433,8 @@ typedef struct search_stats {
                                                         bytes and used_bytes */
     int reduction;                 /* partial-order reduction is on */
     uint64_t reduced_states;       /* states expanded with a reduced set */
+    uint64_t renamed_states;       /* ... of them, by a step safe only up
+                                      to a renaming of pids (por.h) */
     uint64_t dead_payloads;        /* messages stored with dead parts replaced */
     int symmetry;                  /* symmetry reduction is on */
     uint64_t symmetric_states;     /* successors renamed to a representative

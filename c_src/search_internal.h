@@ -99,7 +99,16 @@ struct search {
     ** not), and whether a step read another process's record, which
     ** voids the reduced search (REQ_REDUCTION_VOID). */
     int run_reads;
+    int run_fresh_pid;    /* the running step took a fresh pid (kept apart
+                             from run_reads: por.h's rule 8) */
     int por_void;         /* 0, or the POR_VOID_* reason (search.h) */
+    /* Safe steps up to a renaming of pid numbers (cfg.reduction 2,
+    ** por.h) hold only while no step observes pid numbers:
+    ** por_renamed, a frame was cut by one; numbers_seen, a step observed
+    ** them (search_pid_order, search_key_order, a pid number past the
+    ** refs' creator regions).  Both: the search is void. */
+    int por_renamed;
+    int numbers_seen;
     /* Sending safe steps (por.h, rule 7) hold only while no step sends an
     ** exit signal to another process, links to one or lists the
     ** processes: por_sent, a frame was reduced by one; por_hazard, the
@@ -205,6 +214,7 @@ int search_expand_flagged(search *s, const run_result *res, sys_state *st,
                           uint8_t *label, size_t label_len, request *req);
 /* The guard of sending safe steps: a step met a hazard (POR_VOID_*). */
 void search_por_hazard(search *s, int why);
+void search_numbers_observed(search *s);
 
 /* peek.c: asks read r (names: the bytes its name points into) again
 ** against the state being expanded, without logging it; 0 and the answer

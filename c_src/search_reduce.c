@@ -146,7 +146,8 @@ static enum por_verdict step_is_safe(const search *s, const run_result *res,
                    .old_cont = s->run_cont, .old_dict = s->run_dict,
                    .new_cont = st->procs[i].cont, .new_dict = st->procs[i].dict,
                    .outcome = res->outcome, .neffects = res->neffects,
-                   .read_shared = s->run_reads, .stop = res->stop,
+                   .read_shared = s->run_reads, .read_fresh_pid = s->run_fresh_pid,
+                   .renaming = s->cfg.reduction == 2, .stop = res->stop,
                    .sends = &sends };
     return por_step_safe(s->ps, &t);
 }
@@ -169,14 +170,37 @@ void search_por_hazard(search *s, int why)
 
 void search_pid_order(search *s)
 {
+    search_numbers_observed(s);
     if (s->sym != NULL && (s->cfg.symmetry == 1 || s->cfg.symmetry == 3))
         s->sym_void = 1;
 }
 
 void search_key_order(search *s)
 {
+    search_numbers_observed(s);
     if (s->sym != NULL && s->cfg.symmetry == 1 && s->sym_void == 0)
         s->sym_void = 2;
+}
+
+/* The guard of the steps safe up to a renaming of pid numbers (por.h):
+** a step observed pid numbers (their order, their text or hash, a map's
+** or table's pid keys in order).  Both orders are caught, as for the
+** sending steps' hazards: a cut by such a step later voids it too
+** (took_renamed_step). */
+void search_numbers_observed(search *s)
+{
+    if (s->cfg.reduction != 2)
+        return;
+    s->numbers_seen = 1;
+    if (s->por_renamed && s->por_void == 0)
+        s->por_void = POR_VOID_NUMBERS;
+}
+
+static void took_renamed_step(search *s)
+{
+    s->por_renamed = 1;
+    if (s->numbers_seen && s->por_void == 0)
+        s->por_void = POR_VOID_NUMBERS;
 }
 
 /* The run-time guard of sending safe steps (rule 7, por.h): a step that
@@ -220,7 +244,7 @@ int search_expand_flagged(search *s, const run_result *res, sys_state *st,
 {
     guard_effects(s, res);
     enum por_verdict safe = step_is_safe(s, res, st);
-    if (safe == POR_SAFE_SENDS)
+    if (safe & POR_SAFE_SENDS)
         took_sending_step(s);
     s->exp_safe = safe;
     return search_successor(s, st, label, label_len, res->stop, req);
@@ -255,8 +279,12 @@ int search_reduced_successor(search *s, const run_result *res, sys_state *st,
         !s->stack[fi].reduced) {
         s->stack[fi].reduced = 1;
         s->st.reduced_states++;
-        if (safe == POR_SAFE_SENDS)
+        if (safe & POR_SAFE_SENDS)
             took_sending_step(s);
+        if (safe & POR_RENAMED) {
+            s->st.renamed_states++;
+            took_renamed_step(s);
+        }
     }
     return r;
 }

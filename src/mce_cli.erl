@@ -94,6 +94,8 @@ usage() ->
       "  --granularity big|small  --delivery instant|ether\n"
       "  --ordering process_pair|node_pair\n"
       "  --reduction on|off           partial-order reduction (default on)\n"
+      "  --por-renaming on|off        with the reduction, steps safe up to a renaming of\n"
+      "                               pids: spawns, dropped pids (default on)\n"
       "  --dead-payloads on|off       merge states differing in message parts no run\n"
       "                               reads (default on, with the reduction)\n"
       "  --symmetry auto|on|off       symmetry reduction under pid permutation (default auto:\n"
@@ -249,6 +251,10 @@ option({"reduction", "on"}, Cli) -> set(reduction, true, Cli);
 option({"reduction", "off"}, Cli) -> set(reduction, false, Cli);
 option({"reduction", V}, _Cli) ->
     throw({usage, io_lib:format("--reduction ~ts: expected on or off", [V])});
+option({"por-renaming", "on"}, Cli) -> set(por_renaming, true, Cli);
+option({"por-renaming", "off"}, Cli) -> set(por_renaming, false, Cli);
+option({"por-renaming", V}, _Cli) ->
+    throw({usage, io_lib:format("--por-renaming ~ts: expected on or off", [V])});
 option({"dead-payloads", "on"}, Cli) -> set(dead_payloads, true, Cli);
 option({"dead-payloads", "off"}, Cli) -> set(dead_payloads, false, Cli);
 option({"dead-payloads", V}, _Cli) ->

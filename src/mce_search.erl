@@ -43,6 +43,9 @@
               invariants = [] :: [fun((mcerlang:view()) -> term())],
               initial_observer = [] :: [term()],
               reduction = {off, option} :: reduction(),
+              %% Whether the reduction also takes the steps safe up to a
+              %% renaming of pid numbers (the `por_renaming' stat).
+              renaming = {off, option} :: renaming(),
               init_call :: term(),
               %% workers (mce_workers): the other workers' searches, whose
               %% shares the first worker's progress lines show
@@ -66,6 +69,13 @@
 %% sends was taken as safe, a step sent an exit signal to another process,
 %% linked to one, or listed the processes (c_src/por.h, rule 7).
 -type void_reason() :: reads_process_state | exit_signal | link | processes.
+%% Whether the safety search's reduction also cuts with the steps that are
+%% safe only up to a renaming of pid numbers (c_src/por.h: a spawn, a step
+%% that drops the last pid of a dead process), or why not: `pid_numbers',
+%% the program observed pid numbers (their order, text or hash), so the
+%% check ran again without them.
+-type renaming() :: on | {off, option | reduction | expand_only | workers | cluster | kill
+                              | treat_as_normal | pid_numbers}.
 -type ctx() :: #ctx{}.
 -export_type([reduction/0, void_reason/0, ctx/0]).
 
@@ -104,13 +114,19 @@ safety(InitCall, Ctx) ->
          end of
         {reduction_void, pid_order} ->
             %% Symmetry's guard (mce_rt_order): again without symmetry,
-            %% with the reduction as it was.
-            Opts = mce_symmetry:void(Ctx#ctx.opts, pid_order),
+            %% with the reduction as it was, but exact in pid numbers,
+            %% which the program observes.
+            Opts = exact_numbers(mce_symmetry:void(Ctx#ctx.opts, pid_order), Ctx),
             safety(InitCall, again(Ctx, new_context(Opts, false, Ctx#ctx.reduction)));
         {reduction_void, key_order} ->
             %% The program iterated a map whose keys hold pids, which the
             %% symmetric search renamed: again with symmetry, those pinned.
-            Opts = mce_symmetry:void(Ctx#ctx.opts, key_order),
+            Opts = exact_numbers(mce_symmetry:void(Ctx#ctx.opts, key_order), Ctx),
+            safety(InitCall, again(Ctx, new_context(Opts, false, Ctx#ctx.reduction)));
+        {reduction_void, pid_numbers} ->
+            %% A step observed pid numbers after a step safe only up to a
+            %% renaming of them was taken: again with the exact rules.
+            Opts = exact_numbers(Ctx#ctx.opts, Ctx),
             safety(InitCall, again(Ctx, new_context(Opts, false, Ctx#ctx.reduction)));
         {reduction_void, Why} ->
             %% Off in the options too: a distributed search's other
@@ -120,6 +136,14 @@ safety(InitCall, Ctx) ->
         Result ->
             Result
     end.
+
+%% The options of a check run again because the program observed pid
+%% numbers: the reduction no longer takes steps safe only up to a
+%% renaming of them (stat `por_renaming => {off, pid_numbers}').
+exact_numbers(Opts, #ctx{renaming = on}) ->
+    Opts#{por_renaming => {off, pid_numbers}};
+exact_numbers(Opts, #ctx{}) ->
+    Opts.
 
 %% The context `Again' of the check run once more, from the start, after
 %% the search of `Ctx' proved nothing: within the first run's time limit.
@@ -285,6 +309,35 @@ has_next({forall, _, F}) -> has_next(F);
 has_next(T) when is_tuple(T) -> lists:any(fun has_next/1, tl(tuple_to_list(T)));
 has_next(_) -> false.
 
+%% The steps safe up to a renaming of pid numbers (c_src/por.h, rules 5,
+%% 7d and 8 with POR_RENAMED) need the C search's own guard of pid
+%% numbers: one worker on one node (the pool and the cluster do not share
+%% it), a safety search (an expand-only one marks steps for its caller), no
+%% kill fault that spares the entry by its pid number, and exit reasons
+%% not judged by their pids (treat_as_normal, as for symmetry).  See
+%% docs/ARCHITECTURE.md, "Safe steps up to a renaming of pids".
+renaming(_Opts, {off, _}, _ExpandOnly, _Workers, _Cluster) ->
+    {off, reduction};
+renaming(Opts, on, ExpandOnly, Workers, Cluster) ->
+    case maps:get(por_renaming, Opts, true) of
+        false -> {off, option};
+        {off, Why} -> {off, Why};
+        true ->
+            Off = [Why || {Why, true} <- [{expand_only, ExpandOnly},
+                                          {workers, Workers > 1},
+                                          {cluster, Cluster =/= none},
+                                          {kill, untargeted_kills(maps:get(faults, Opts))},
+                                          {treat_as_normal,
+                                           mce_symmetry:names_pids(maps:get(treat_as_normal, Opts))}]],
+            case Off of
+                [Why | _] -> {off, Why};
+                [] -> on
+            end
+    end.
+
+untargeted_kills(#{kill := N}) when is_integer(N), N > 0 -> true;
+untargeted_kills(#{}) -> false.
+
 -spec reduction_of(#ctx{}) -> reduction().
 reduction_of(#ctx{reduction = R}) -> R.
 
@@ -317,6 +370,7 @@ new_context(Opts, ExpandOnly, Reduction) ->
                maps:get(mailbox_bound, Opts) =/= infinity) andalso not ExpandOnly,
     Cluster = cluster_conf(Opts, ExpandOnly),
     {Workers, _} = workers_used(Opts, ExpandOnly),
+    Renaming = renaming(Opts, Reduction, ExpandOnly, Workers, Cluster),
     DeadPayload = dead_payload(Opts, Reduction, ExpandOnly, Cluster, Observe),
     put('$mce_dead_payload', DeadPayload),
     ClusterConfig = case Cluster of
@@ -373,9 +427,10 @@ new_context(Opts, ExpandOnly, Reduction) ->
                                              true -> 1;
                                              false -> 0
                                          end,
-                           reduction => case Reduction of
-                                            on -> 1;
-                                            {off, _} -> 0
+                           reduction => case {Reduction, Renaming} of
+                                            {on, on} -> 2;
+                                            {on, _} -> 1;
+                                            {{off, _}, _} -> 0
                                         end,
                            dead_payload => case DeadPayload of
                                                true -> 1;
@@ -393,7 +448,8 @@ new_context(Opts, ExpandOnly, Reduction) ->
     #ctx{search = Search, opts = Opts, started = Now, deadline = Deadline,
          memory = maps:get(memory, Opts), progress = maps:get(progress, Opts),
          last_report = Now, monitors = Monitors, invariants = Invariants,
-         initial_observer = Initial, reduction = Reduction, cluster = Cluster}.
+         initial_observer = Initial, reduction = Reduction, renaming = Renaming,
+         cluster = Cluster}.
 
 %% Dead payloads (mce_payload, c_src/dead_payload.h) go with the
 %% partial-order reduction of a safety check: the conditions that keep it
@@ -928,7 +984,7 @@ signal({down, R, Reason}) -> {down, mce_ref:term(R), Reason};
 signal(Other) -> Other.
 
 -spec stats(#ctx{}) -> map().
-stats(#ctx{search = S, started = T0, reduction = Reduction, opts = Opts}) ->
+stats(#ctx{search = S, started = T0, reduction = Reduction, renaming = Renaming, opts = Opts}) ->
     St = maps:remove(pid_order, mce_nif:stats(S)),
     Ms = max(erlang:monotonic_time(millisecond) - T0, 0),
     States = maps:get(states, St),
@@ -940,6 +996,7 @@ stats(#ctx{search = S, started = T0, reduction = Reduction, opts = Opts}) ->
     maps:merge(WorkersOff, St#{time_ms => Ms,
         workers => Workers,
         reduction => Reduction,
+        por_renaming => Renaming,
         symmetry => mce_symmetry:status(Opts, false),
         %% Whether symmetry renamed pids in map keys, or (the program
         %% iterated such a map: mce_rt_order) ran again with them pinned.

@@ -17,7 +17,7 @@
 %% Pure: renamings in, terms out.
 -module(mce_symmetry).
 
--export([active/2, nif_setting/2, void/2, status/2, concrete/2, replayable/3]).
+-export([active/2, nif_setting/2, void/2, status/2, concrete/2, replayable/3, names_pids/1]).
 
 %% @doc Whether the C search of a check with these options canonicalises.
 %% Off for what can name pids in a verdict the search does not see renamed
@@ -76,6 +76,9 @@ status(Opts, ExpandOnly) ->
             end
     end.
 
+%% @doc Whether a term holds a pid or a ref (a `treat_as_normal' entry
+%% that judges exit reasons by them).
+-spec names_pids(term()) -> boolean().
 names_pids(T) when is_pid(T); is_reference(T) -> true;
 names_pids([H | T]) -> names_pids(H) orelse names_pids(T);
 names_pids(T) when is_tuple(T) -> names_pids(tuple_to_list(T));

@@ -54,6 +54,7 @@
                      step_cache => boolean(),
                      reduction => boolean(),
                      dead_payloads => boolean(),
+                     por_renaming => boolean(),
                      symmetry => boolean() | auto,
                      workers => pos_integer() | auto,
                      cluster => [node()],
@@ -148,6 +149,9 @@
                     %% Dead payloads, with the reduction of a safety check
                     %% (mce_search:dead_payload/5, mce_payload).
                     dead_payloads => true,
+                    %% With the reduction, steps safe up to a renaming of
+                    %% pid numbers (mce_search:renaming/5, c_src/por.h).
+                    por_renaming => true,
                     %% Symmetry reduction where the program never observes
                     %% pid order (mce_symmetry:status/2, mce_rt_order).
                     symmetry => auto,
@@ -795,6 +799,9 @@ option(step_cache, B) when is_boolean(B) -> B;
 option(reduction, B) when is_boolean(B) -> B;
 option(reduction, V) ->
     erlang:error({mcerlang, {bad_option_value, reduction, V, "expected true or false"}});
+option(por_renaming, B) when is_boolean(B) -> B;
+option(por_renaming, V) ->
+    erlang:error({mcerlang, {bad_option_value, por_renaming, V, "expected true or false"}});
 option(dead_payloads, B) when is_boolean(B) -> B;
 option(dead_payloads, V) ->
     erlang:error({mcerlang, {bad_option_value, dead_payloads, V, "expected true or false"}});

@@ -58,8 +58,14 @@ locker_example_test_() ->
     {timeout, 120,
      fun() ->
              Opts = #{timeouts => when_idle, property => abnormal_exit},
-             ?assertMatch({ok, #{states := 308}},
+             %% 308 with the exact reduction rules; 278 when the clients'
+             %% exits and the steps that drop their pids commute up to a
+             %% renaming of pids (por_renaming, c_src/por.h).
+             ?assertMatch({ok, #{states := 278, por_renaming := on}},
                           mcerlang:check({locker, start, [[{a, exclusive}, {a, shared}], 1]}, Opts)),
+             ?assertMatch({ok, #{states := 308}},
+                          mcerlang:check({locker, start, [[{a, exclusive}, {a, shared}], 1]},
+                                         Opts#{por_renaming => false})),
              %% Clients that loop forever: the locker drops its monitor
              %% with a client's last lock, so the space stays finite.
              ?assertMatch({ok, #{states := 6311}},
@@ -76,7 +82,9 @@ locker_example_test_() ->
 locker_five_clients_test_() ->
     {timeout, 600,
      fun() ->
-             ?assertMatch({ok, #{states := 644684}},
+             %% 644,684 with the exact reduction rules (por_renaming off,
+             %% the bench's `locker(aEx5,1)' row with the reductions off).
+             ?assertMatch({ok, #{states := 398579}},
                           mcerlang:check({locker, start, [lists:duplicate(5, {a, exclusive}), 1]},
                                          #{timeouts => when_idle, property => abnormal_exit}))
      end}.

@@ -213,7 +213,7 @@ no_deadlock_property_explores_past_stuck_states_test() ->
 
 bytes_per_state_is_measured_from_used_memory_test() ->
     {ok, #{bytes_per_state := B, memory_used := U, memory := M}} =
-        mcerlang:check({client_server, start, [4, 2]}),
+        mcerlang:check({client_server, start, [4, 2]}, #{symmetry => false}),
     ?assert(U =< M),
     ?assert(B < 1000).
 

@@ -9,7 +9,8 @@
          exit_guard/0, link_guard/0, processes_guard/0, killed_server/0,
          exit_later/0, yield_race/0, yield_sender/2, poll_or_msg/0, poll_sender/1,
          alias_replies/1, alias_server/0, alias_caller/1, gen_replies/2,
-         alias_second_writer/0, boom_and_ok/0]).
+         alias_second_writer/0, boom_and_ok/0,
+         renamed_spawn/0, renamed_spawner/1, renamed_quit/0, renamed_pivot/0, renamed_child/3]).
 
 %% N workers that each go straight to a receive, then are told to stop.
 workers(N) ->
@@ -296,3 +297,36 @@ boom_and_ok() ->
     spawn(fun() -> exit(boom) end),
     spawn(fun() -> ok end),
     ok.
+
+%% Steps safe only up to a renaming of pid numbers (c_src/por.h, rule 8):
+%% the spawner's spawn is taken before the other steps of the state, so
+%% its child gets the number the quitter still holds (5), never the one
+%% the quitter frees when it ends first (3, in the full search).  The child
+%% compares its pid with the pivot's (4): an observation of pid numbers,
+%% which must void the reduced search.  Without that guard the reduced
+%% search misses the abnormal exit of the child numbered 3.
+renamed_spawn() ->
+    S = spawn(?MODULE, renamed_spawner, [self()]),
+    _ = spawn(?MODULE, renamed_quit, []),
+    P = spawn(?MODULE, renamed_pivot, []),
+    S ! {pivot, P},
+    receive done -> ok end.
+
+renamed_spawner(Entry) ->
+    receive
+        {pivot, P} ->
+            spawn(?MODULE, renamed_child, [Entry, self(), P]),
+            receive stop -> ok end
+    end.
+
+renamed_quit() ->
+    ok.
+
+renamed_pivot() ->
+    receive stop -> ok end.
+
+renamed_child(Entry, S, P) ->
+    case self() < P of
+        true -> exit(renumbered);
+        false -> P ! stop, S ! stop, Entry ! done
+    end.

@@ -3198,6 +3198,77 @@ static void test_por_step_safe(void)
     part_store_free(ps);
 }
 
+/* por.c up to a renaming of pid numbers (rules 5', 7d' and 8): pid keys
+** may be freed or taken, ref keys not; a fresh pid only with a spawn. */
+static void test_por_renamed(void)
+{
+    part_store *ps = part_store_new();
+    match_memo memo;
+    CHECK(ps != NULL && match_memo_init(&memo) == 0);
+    if (ps == NULL)
+        return;
+    int fresh;
+    const uint32_t pp = 3, pq = 5, p7 = 7, r7 = 7 | ETF_REF_TAG;
+    uint8_t t1[3] = { 131, 97, 21 }, t2[3] = { 131, 97, 22 }, t3[3] = { 131, 97, 23 },
+            t4[3] = { 131, 97, 24 };
+    part_id plain = part_store_intern(ps, PART_TERM, t1, 3, NULL, 0, &fresh);
+    part_id holds7 = part_store_intern(ps, PART_TERM, t2, 3, &p7, 1, &fresh);
+    part_id holds_r7 = part_store_intern(ps, PART_TERM, t3, 3, &r7, 1, &fresh);
+    part_id init = part_store_intern(ps, PART_TERM, t4, 3, &pq, 1, &fresh);
+    part_id empty = part_store_intern(ps, PART_MAILBOX, "", 0, NULL, 0, &fresh);
+    /* A local step that drops pid 7: exact rules no, renamed yes. */
+    por_step t = { .run = RUN_CHOICE, .choices = 1, .pid = pp, .old_cont = holds7,
+                   .new_cont = plain, .outcome = OUTCOME_WAIT };
+    CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
+    t.renaming = 1;
+    CHECK(por_step_safe(ps, &t) == (POR_SAFE_LOCAL | POR_RENAMED));
+    t.old_cont = plain; t.new_cont = plain;         /* nothing dropped */
+    CHECK(por_step_safe(ps, &t) == POR_SAFE_LOCAL);
+    t.old_cont = holds_r7;                          /* a ref dropped */
+    CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
+    t.old_cont = plain; t.new_cont = holds_r7;      /* a ref taken */
+    CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
+    t.new_cont = plain; t.read_fresh_pid = 1;       /* a fresh pid, no spawn */
+    CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
+    /* Rule 8: a plain spawn of Q by P, which keeps Q's pid. */
+    proc procs[1] = { { .pid = pp, .status = PROC_CHOICE, .cont = plain, .mailbox = empty } };
+    sys_state st = { .procs = procs, .nprocs = 1 };
+    effect ef = { .kind = EFFECT_SPAWN, .pid = pq, .term = { .id = init } };
+    por_sends c = { .before = &st, .after = &st, .memo = &memo, .effects = &ef,
+                    .instant = 1 };
+    t = (por_step){ .run = RUN_CHOICE, .choices = 1, .pid = pp, .old_cont = plain,
+                    .new_cont = init, .outcome = OUTCOME_CHOICE, .neffects = 1,
+                    .read_fresh_pid = 1, .sends = &c };
+    CHECK(por_step_safe(ps, &t) == POR_UNSAFE);     /* exact: a fresh pid */
+    t.renaming = 1;
+    CHECK(por_step_safe(ps, &t) == (POR_SAFE_SENDS | POR_RENAMED));
+    t.read_fresh_pid = 0;                           /* also from the cache */
+    CHECK(por_step_safe(ps, &t) == (POR_SAFE_SENDS | POR_RENAMED));
+    t.read_fresh_pid = 1;
+    ef.link = 1;                                    /* spawn_link */
+    CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
+    ef.link = 0;
+    ef.pid = MAKE_KEY(1, 5);                        /* on another node */
+    CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
+    ef.pid = pq;
+    c.faults_left = 1;                              /* 7a: P may be killed */
+    CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
+    c.faults_left = 0;
+    uint32_t link_q = pq;
+    procs[0].nlinks = 1; procs[0].links = &link_q;
+    CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
+    procs[0].nlinks = 0;
+    t.read_shared = 1;                              /* another read */
+    CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
+    t.read_shared = 0;
+    t.old_cont = holds_r7;                          /* a ref dropped */
+    CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
+    ef.term.id = holds_r7;                          /* ... given to the child */
+    CHECK(por_step_safe(ps, &t) == (POR_SAFE_SENDS | POR_RENAMED));
+    match_memo_free(&memo);
+    part_store_free(ps);
+}
+
 /* por.c, rule 7: a step whose only effects are sends to a blocked process
 ** no one else can write to (docs/ARCHITECTURE.md, 7a-7d). */
 static void test_por_sends(void)
@@ -4315,6 +4386,7 @@ int main(int argc, char **argv)
     test_step_cache_store();
     test_step_cache_search();
     test_por_step_safe();
+    test_por_renamed();
     test_symmetry();
     test_stack_set();
     test_state_wire();
