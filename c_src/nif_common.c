@@ -75,6 +75,7 @@ ERL_NIF_TERM void_reason_term(ErlNifEnv *env, int why)
          : why == POR_VOID_LINK ? ATOM(env, link)
          : why == POR_VOID_PROCESSES ? ATOM(env, processes)
          : why == POR_VOID_NUMBERS ? ATOM(env, pid_numbers)
+         : why == POR_VOID_DEAD_TARGET ? ATOM(env, dead_target)
          : ATOM(env, reads_process_state);
 }
 

@@ -54,7 +54,12 @@ static int peek_alive(search *s, uint32_t pid)
 {
     if (s->depth == 0 || search_decode_top(s) != 0)
         return 0;
-    return sys_state_find(&s->cur, pid) >= 0;
+    int alive = sys_state_find(&s->cur, pid) >= 0;
+    /* A liveness test of a process that is gone: the guard of exits
+    ** taken as safe (por.h, rule 9). */
+    if (!alive && pid != s->run_pid)
+        search_dead_target(s);
+    return alive;
 }
 
 static int peek_monitor(search *s, uint32_t pid, uint32_t ref)

@@ -237,6 +237,82 @@ static int sends_safe(const part_store *ps, const por_step *t)
     return POR_UNSAFE;
 }
 
+/* Whether every ref key of the part `id` was made by the process whose
+** pid key is `pid` (its region, canon.h): refs of other creators dropped
+** with it would change their creators' next counters. */
+static int refs_own(const part_store *ps, part_id id, uint32_t pid)
+{
+    const part *p = id != 0 ? part_store_get(ps, id) : NULL;
+    if (id != 0 && p == NULL)
+        return 0;
+    for (uint32_t k = 0; p != NULL && k < p->npids; k++) {
+        uint32_t key = p->pids[k];
+        if (!(key & ETF_REF_TAG))
+            continue;
+        key &= ~ETF_REF_TAG;
+        if (KEY_NODE(key) != KEY_NODE(pid) ||
+            KEY_NUM(key) >> ETF_REF_COUNTER_BITS != KEY_NUM(pid))
+            return 0;
+    }
+    return 1;
+}
+
+/* Rule 9 (with the renaming): P's normal end, when nothing of the state
+** is tied to P but its pid.  Its death then shows only to a step aimed at
+** P's pid: a send (dropped, or appended to a mailbox that goes with P: the
+** same state) or a link, monitor, exit signal or liveness test, which the
+** search's guard watches (search_dead_target); its freed number only up to
+** the renaming; and it is not absorbed by a kill (a death judged
+** otherwise), so 7a must hold. */
+static int exit_safe(const part_store *ps, const por_step *t)
+{
+    const por_sends *c = t->sends;
+    if (c == NULL || !t->renaming || t->neffects != 0 || t->read_fresh_pid ||
+        !c->instant || c->faults_left)
+        return POR_UNSAFE;
+    const sys_state *st = c->before;
+    int ip = sys_state_find(st, t->pid);
+    if (ip < 0 || t->pid == c->entry)
+        return POR_UNSAFE;
+    const proc *p = &st->procs[ip];
+    /* Links and monitors carry its death as signals, aliases and names
+    ** reach it without its pid. */
+    if (p->nlinks != 0 || p->mons.n != 0 || p->monby.n != 0 || p->aliases.n != 0 ||
+        p->name != 0)
+        return POR_UNSAFE;
+    for (uint32_t k = 0; k < st->nnodemons; k++)
+        if (st->nodemons[k].pid == p->pid)
+            return POR_UNSAFE;
+    /* Its tables go with it (or to their heir); a group leader set
+    ** anywhere may be P (the stored key is xor'ed, rule 7c's caution). */
+    for (uint32_t k = 0; k < st->ntables; k++)
+        if (st->tables[k].owner == p->pid || st->tables[k].heir == p->pid)
+            return POR_UNSAFE;
+    for (uint32_t i = 0; i < st->nprocs; i++)
+        if ((int)i != ip && st->procs[i].gl != 0)
+            return POR_UNSAFE;
+    /* A signal on its way to or from P, a timer, or a node-pair channel
+    ** (which may carry a link or monitor signal to P). */
+    for (uint32_t k = 0; k < st->nchans; k++) {
+        const channel *ch = &st->chans[k];
+        if (ch->from == p->pid || ch->to == p->pid ||
+            KEY_NUM(ch->from) == KEY_NODE_CHAN || KEY_NUM(ch->to) == KEY_NODE_CHAN)
+            return POR_UNSAFE;
+    }
+    /* What goes with P: its continuation, dictionary, the message the step
+    ** took and its mailbox.  Their pids are freed up to the renaming;
+    ** their refs must be P's own (canon.c keeps P's number while any is
+    ** held, so no other process makes refs among them). */
+    if (!refs_own(ps, t->old_cont, p->pid) || !refs_own(ps, t->old_dict, p->pid) ||
+        !refs_own(ps, t->msg, p->pid))
+        return POR_UNSAFE;
+    uint32_t n = mailbox_length(ps, p->mailbox);
+    for (uint32_t i = 0; i < n; i++)
+        if (!refs_own(ps, mailbox_at(ps, p->mailbox, i), p->pid))
+            return POR_UNSAFE;
+    return POR_SAFE_SENDS | POR_RENAMED | POR_EXIT;
+}
+
 enum por_verdict por_step_safe(const part_store *ps, const por_step *t)
 {
     /* Rule 1: a start, a receive (one per process: the first matching
@@ -249,7 +325,9 @@ enum por_verdict por_step_safe(const part_store *ps, const por_step *t)
         !(t->run == RUN_TIMEOUT && t->poll))
         return POR_UNSAFE;
     /* Rule 2: the process lives on (an exit frees its pid and signals
-    ** its links and monitors). */
+    ** its links and monitors), or, with the renaming, rule 9. */
+    if (t->outcome == OUTCOME_EXIT && !t->read_shared && !t->stop)
+        return (enum por_verdict)exit_safe(ps, t);
     if (t->outcome != OUTCOME_WAIT && t->outcome != OUTCOME_CHOICE)
         return POR_UNSAFE;
     /* Rule 4: no read of shared state, so nothing another process does

@@ -50,6 +50,7 @@ typedef struct por_sends {
     int instant;                /* no delivery => ether */
     int timeouts_when_idle;
     int faults_left;            /* a kill or crash fault may still come */
+    uint32_t entry;             /* the entry process's pid key (rule 9) */
 } por_sends;
 
 /* One answered process step, as the search knows it when it applies it. */
@@ -83,12 +84,16 @@ enum por_verdict {
                                only while no step sends an exit signal to or
                                links another process (the run-time guard,
                                search.c) */
-    POR_RENAMED = 4         /* rules 5, 7d and 8 up to a renaming of pid
-                               numbers: sound only while no step observes
-                               pid numbers (search_pid_order) */
+    POR_RENAMED = 4,        /* rules 5, 7d, 8 and 9 up to a renaming of
+                               pid numbers: sound only while no step
+                               observes pid numbers (search_pid_order) */
+    POR_EXIT = 8            /* rule 9, an exit: sound only while no step
+                               aims a link, monitor, exit signal or
+                               liveness test at a process that is gone
+                               (search_dead_target) */
 };
 
-/* Whether the step is safe (rules 1-5, 7 and 8 of docs/ARCHITECTURE.md). */
+/* Whether the step is safe (rules 1-5 and 7-9 of docs/ARCHITECTURE.md). */
 enum por_verdict por_step_safe(const part_store *ps, const por_step *t);
 
 #endif

@@ -286,9 +286,12 @@ enum por_void_why {
                                pids (search_pid_order) */
     SYM_VOID_KEY_ORDER,     /* symmetry renaming pids in map keys: a step
                                iterated such a map (search_key_order) */
-    POR_VOID_NUMBERS        /* a step observed pid numbers, after a frame
+    POR_VOID_NUMBERS,       /* a step observed pid numbers, after a frame
                                was cut by a step safe only up to a
                                renaming of them (por.h) */
+    POR_VOID_DEAD_TARGET    /* a step aimed at a process that is gone,
+                               after a frame was cut by an exit (por.h,
+                               rule 9) */
 };
 
 enum run_kind { RUN_START = 1, RUN_RECEIVE, RUN_TIMEOUT, RUN_CHOICE };

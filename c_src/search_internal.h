@@ -109,6 +109,11 @@ struct search {
     ** refs' creator regions).  Both: the search is void. */
     int por_renamed;
     int numbers_seen;
+    /* Exits taken as safe (rule 9) hold only while no step aims at a
+    ** process that is gone: por_exited, a frame was cut by one;
+    ** dead_target, a step did (search_dead_target).  Both: void. */
+    int por_exited;
+    int dead_target;
     /* Sending safe steps (por.h, rule 7) hold only while no step sends an
     ** exit signal to another process, links to one or lists the
     ** processes: por_sent, a frame was reduced by one; por_hazard, the
@@ -215,6 +220,7 @@ int search_expand_flagged(search *s, const run_result *res, sys_state *st,
 /* The guard of sending safe steps: a step met a hazard (POR_VOID_*). */
 void search_por_hazard(search *s, int why);
 void search_numbers_observed(search *s);
+void search_dead_target(search *s);
 
 /* peek.c: asks read r (names: the bytes its name points into) again
 ** against the state being expanded, without logging it; 0 and the answer

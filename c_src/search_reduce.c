@@ -130,21 +130,24 @@ void search_sym_judge(search *s, int is_new)
 static enum por_verdict step_is_safe(const search *s, const run_result *res,
                                      const sys_state *st)
 {
+    /* An exit (rule 9) leaves no record: nothing is left of P. */
     int i = sys_state_find(st, s->run_pid);
-    if (i < 0)
+    if (i < 0 && res->outcome != OUTCOME_EXIT)
         return POR_UNSAFE;
     const trans_ctx *cx = &s->tx;
     por_sends sends = { .before = &s->cur, .after = st, .memo = &s->memo,
                         .effects = res->effects, .instant = !cx->delivery_ether,
                         .timeouts_when_idle = cx->timeouts_when_idle,
                         .faults_left = s->cur.crashes < cx->max_crashes ||
-                                       s->cur.kills < cx->max_kills };
+                                       s->cur.kills < cx->max_kills,
+                        .entry = cx->entry_pid };
     por_step t = { .run = s->run, .choices = s->run_flags >> PF_CHOICE_SHIFT,
                    .poll = s->run == RUN_TIMEOUT && (s->run_flags & PF_POLL) != 0,
                    .pid = s->run_pid,
                    .msg = s->run == RUN_RECEIVE ? s->run_msg : 0,
                    .old_cont = s->run_cont, .old_dict = s->run_dict,
-                   .new_cont = st->procs[i].cont, .new_dict = st->procs[i].dict,
+                   .new_cont = i >= 0 ? st->procs[i].cont : 0,
+                   .new_dict = i >= 0 ? st->procs[i].dict : 0,
                    .outcome = res->outcome, .neffects = res->neffects,
                    .read_shared = s->run_reads, .read_fresh_pid = s->run_fresh_pid,
                    .renaming = s->cfg.reduction == 2, .stop = res->stop,
@@ -203,8 +206,38 @@ static void took_renamed_step(search *s)
         s->por_void = POR_VOID_NUMBERS;
 }
 
+/* The guard of exits taken as safe (por.h, rule 9): a step aimed a link,
+** a monitor, an exit signal, a group leader or a liveness test at a
+** process that is gone, which would have met it alive had the exit waited.
+** Both orders are caught (took_exit_step). */
+void search_dead_target(search *s)
+{
+    if (s->cfg.reduction != 2)
+        return;
+    s->dead_target = 1;
+    if (s->por_exited && s->por_void == 0)
+        s->por_void = POR_VOID_DEAD_TARGET;
+}
+
+static void took_exit_step(search *s)
+{
+    s->por_exited = 1;
+    if (s->dead_target && s->por_void == 0)
+        s->por_void = POR_VOID_DEAD_TARGET;
+}
+
+/* Whether the step spawned the process `pid` (spawn_monitor's target). */
+static int spawned_by(const run_result *res, uint32_t pid)
+{
+    for (size_t e = 0; e < res->neffects; e++)
+        if (res->effects[e].kind == EFFECT_SPAWN && res->effects[e].pid == pid)
+            return 1;
+    return 0;
+}
+
 /* The run-time guard of sending safe steps (rule 7, por.h): a step that
-** sends an exit signal to another existing process or links to one. */
+** sends an exit signal to another existing process or links to one; and
+** that of exits (rule 9): one aimed at a process that is gone. */
 static void guard_effects(search *s, const run_result *res)
 {
     for (size_t e = 0; e < res->neffects; e++) {
@@ -212,6 +245,11 @@ static void guard_effects(search *s, const run_result *res)
         if ((ef->kind == EFFECT_EXIT || ef->kind == EFFECT_LINK) &&
             ef->pid != s->run_pid && sys_state_find(&s->cur, ef->pid) >= 0)
             search_por_hazard(s, ef->kind == EFFECT_EXIT ? POR_VOID_EXIT : POR_VOID_LINK);
+        if ((ef->kind == EFFECT_EXIT || ef->kind == EFFECT_LINK || ef->kind == EFFECT_MONITOR ||
+             ef->kind == EFFECT_GROUP_LEADER) && s->cfg.reduction == 2 &&
+            ef->pid != s->run_pid && KEY_NUM(ef->pid) != KEY_BY_NAME &&
+            sys_state_find(&s->cur, ef->pid) < 0 && !spawned_by(res, ef->pid))
+            search_dead_target(s);
     }
 }
 
@@ -285,6 +323,8 @@ int search_reduced_successor(search *s, const run_result *res, sys_state *st,
             s->st.renamed_states++;
             took_renamed_step(s);
         }
+        if (safe & POR_EXIT)
+            took_exit_step(s);
     }
     return r;
 }

@@ -71,11 +71,12 @@
 -type void_reason() :: reads_process_state | exit_signal | link | processes.
 %% Whether the safety search's reduction also cuts with the steps that are
 %% safe only up to a renaming of pid numbers (c_src/por.h: a spawn, a step
-%% that drops the last pid of a dead process), or why not: `pid_numbers',
-%% the program observed pid numbers (their order, text or hash), so the
-%% check ran again without them.
+%% that drops a pid, a process's end), or why not: `pid_numbers', the
+%% program observed pid numbers (their order, text or hash), `dead_target',
+%% it linked to, monitored, signalled or tested a process gone after an end
+%% was taken as safe; either way the check ran again without them.
 -type renaming() :: on | {off, option | reduction | expand_only | workers | cluster | kill
-                              | treat_as_normal | pid_numbers}.
+                              | treat_as_normal | pid_numbers | dead_target}.
 -type ctx() :: #ctx{}.
 -export_type([reduction/0, void_reason/0, ctx/0]).
 
@@ -116,17 +117,18 @@ safety(InitCall, Ctx) ->
             %% Symmetry's guard (mce_rt_order): again without symmetry,
             %% with the reduction as it was, but exact in pid numbers,
             %% which the program observes.
-            Opts = exact_numbers(mce_symmetry:void(Ctx#ctx.opts, pid_order), Ctx),
+            Opts = exact_numbers(mce_symmetry:void(Ctx#ctx.opts, pid_order), Ctx, pid_numbers),
             safety(InitCall, again(Ctx, new_context(Opts, false, Ctx#ctx.reduction)));
         {reduction_void, key_order} ->
             %% The program iterated a map whose keys hold pids, which the
             %% symmetric search renamed: again with symmetry, those pinned.
-            Opts = exact_numbers(mce_symmetry:void(Ctx#ctx.opts, key_order), Ctx),
+            Opts = exact_numbers(mce_symmetry:void(Ctx#ctx.opts, key_order), Ctx, pid_numbers),
             safety(InitCall, again(Ctx, new_context(Opts, false, Ctx#ctx.reduction)));
-        {reduction_void, pid_numbers} ->
+        {reduction_void, Why} when Why =:= pid_numbers; Why =:= dead_target ->
             %% A step observed pid numbers after a step safe only up to a
-            %% renaming of them was taken: again with the exact rules.
-            Opts = exact_numbers(Ctx#ctx.opts, Ctx),
+            %% renaming of them was taken, or aimed at a process gone after
+            %% an exit was taken as safe: again with the exact rules.
+            Opts = exact_numbers(Ctx#ctx.opts, Ctx, Why),
             safety(InitCall, again(Ctx, new_context(Opts, false, Ctx#ctx.reduction)));
         {reduction_void, Why} ->
             %% Off in the options too: a distributed search's other
@@ -138,11 +140,12 @@ safety(InitCall, Ctx) ->
     end.
 
 %% The options of a check run again because the program observed pid
-%% numbers: the reduction no longer takes steps safe only up to a
-%% renaming of them (stat `por_renaming => {off, pid_numbers}').
-exact_numbers(Opts, #ctx{renaming = on}) ->
-    Opts#{por_renaming => {off, pid_numbers}};
-exact_numbers(Opts, #ctx{}) ->
+%% numbers (or, `dead_target', aimed at a process gone after an exit was
+%% taken as safe): the reduction no longer takes steps safe only up to a
+%% renaming of pids (stat `por_renaming => {off, Why}').
+exact_numbers(Opts, #ctx{renaming = on}, Why) ->
+    Opts#{por_renaming => {off, Why}};
+exact_numbers(Opts, #ctx{}, _Why) ->
     Opts.
 
 %% The context `Again' of the check run once more, from the start, after

@@ -180,7 +180,9 @@ never(_View) -> false.
 %% Steps of granularity small, ETS writes, and a process that yielded in
 %% the final state.
 granularity_small_test() ->
-    Text = text(check({tprog, ets_counter_race, []}, #{granularity => small})),
+    %% The exact reduction rules: with por_renaming the incrementers end
+    %% before the violation, and the final state shows no yielded process.
+    Text = text(check({tprog, ets_counter_race, []}, #{granularity => small, por_renaming => false})),
     has(Text, "        spawns <0.2.0> running fun in tprog:ets_counter_race/0\n"
               "        yields (granularity small)\n"),
     has(Text, "<0.2.0> (fun in tprog:ets_counter_race/0) continues\n"),

@@ -10,7 +10,8 @@
          exit_later/0, yield_race/0, yield_sender/2, poll_or_msg/0, poll_sender/1,
          alias_replies/1, alias_server/0, alias_caller/1, gen_replies/2,
          alias_second_writer/0, boom_and_ok/0,
-         renamed_spawn/0, renamed_spawner/1, renamed_quit/0, renamed_pivot/0, renamed_child/3]).
+         renamed_spawn/0, renamed_spawner/1, renamed_quit/0, renamed_pivot/0, renamed_child/3,
+         early_end/0, early_watcher/1, early_end_alive/0, early_tester/1]).
 
 %% N workers that each go straight to a receive, then are told to stop.
 workers(N) ->
@@ -329,4 +330,34 @@ renamed_child(Entry, S, P) ->
     case self() < P of
         true -> exit(renumbered);
         false -> P ! stop, S ! stop, Entry ! done
+    end.
+
+%% An end taken as safe (c_src/por.h, rule 9): the quitter ends before the
+%% watcher's monitor whenever both can move, so the monitor answers
+%% `noproc'; the full search also monitors it alive, and then the 'DOWN'
+%% says `normal', which the watcher treats as a failure.  A monitor of a
+%% process that is gone must void the reduced search (without that guard
+%% it answers ok).
+early_end() ->
+    Q = spawn(?MODULE, renamed_quit, []),
+    _ = spawn(?MODULE, early_watcher, [Q]),
+    ok.
+
+early_watcher(Q) ->
+    Ref = erlang:monitor(process, Q),
+    receive
+        {'DOWN', Ref, process, Q, normal} -> exit(saw_it_alive);
+        {'DOWN', Ref, process, Q, noproc} -> ok
+    end.
+
+%% The same with is_process_alive/1 (a liveness read, c_src/peek.c).
+early_end_alive() ->
+    Q = spawn(?MODULE, renamed_quit, []),
+    _ = spawn(?MODULE, early_tester, [Q]),
+    ok.
+
+early_tester(Q) ->
+    case is_process_alive(Q) of
+        true -> exit(saw_it_alive);
+        false -> ok
     end.

@@ -3265,6 +3265,58 @@ static void test_por_renamed(void)
     CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
     ef.term.id = holds_r7;                          /* ... given to the child */
     CHECK(por_step_safe(ps, &t) == (POR_SAFE_SENDS | POR_RENAMED));
+    /* Rule 9: P's end, when nothing but its pid ties it to the others. */
+    const uint32_t own_ref = ((KEY_NUM(pp) << ETF_REF_COUNTER_BITS) | 1) | ETF_REF_TAG;
+    uint8_t t5[3] = { 131, 97, 25 };
+    part_id holds_own = part_store_intern(ps, PART_TERM, t5, 3, &own_ref, 1, &fresh);
+    proc eprocs[2] = {
+        { .pid = pp, .status = PROC_CHOICE, .cont = plain, .mailbox = empty },
+        { .pid = pq, .status = PROC_WAITING, .cont = holds7, .mailbox = empty } };
+    sys_state est = { .procs = eprocs, .nprocs = 2 };
+    por_sends ec = { .before = &est, .after = &est, .memo = &memo, .effects = &ef,
+                     .instant = 1, .entry = 1 };
+    t = (por_step){ .run = RUN_CHOICE, .choices = 1, .pid = pp, .old_cont = holds7,
+                    .outcome = OUTCOME_EXIT, .sends = &ec };
+    CHECK(por_step_safe(ps, &t) == POR_UNSAFE);     /* exact rules: rule 2 */
+    t.renaming = 1;
+    CHECK(por_step_safe(ps, &t) == (POR_SAFE_SENDS | POR_RENAMED | POR_EXIT));
+    t.old_cont = holds_own;                         /* a ref P made goes */
+    CHECK(por_step_safe(ps, &t) == (POR_SAFE_SENDS | POR_RENAMED | POR_EXIT));
+    t.old_cont = holds_r7;                          /* another creator's */
+    CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
+    t.old_cont = plain;
+    t.stop = 1;                                     /* judged abnormal */
+    CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
+    t.stop = 0; t.neffects = 1;                     /* with an effect */
+    CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
+    t.neffects = 0; t.read_shared = 1;
+    CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
+    t.read_shared = 0;
+    ec.entry = pp;                                  /* the entry */
+    CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
+    ec.entry = 1; ec.faults_left = 1;               /* may be killed */
+    CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
+    ec.faults_left = 0; ec.instant = 0;
+    CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
+    ec.instant = 1;
+    eprocs[0].nlinks = 1; eprocs[0].links = &link_q;
+    CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
+    eprocs[0].nlinks = 0;
+    monitor mq = { 6, pq, 0 };
+    eprocs[0].monby = (monitor_set){ 1, 1, &mq };   /* Q monitors P */
+    CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
+    eprocs[0].monby = (monitor_set){ 0, 0, NULL };
+    eprocs[0].name = plain;                         /* registered */
+    CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
+    eprocs[0].name = 0;
+    eprocs[1].gl = 1;                               /* a group leader set */
+    CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
+    eprocs[1].gl = 0;
+    ets_table tab = { .tid = 2, .owner = pp };      /* P's table */
+    est.tables = &tab; est.ntables = 1;
+    CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
+    est.ntables = 0;
+    CHECK(por_step_safe(ps, &t) == (POR_SAFE_SENDS | POR_RENAMED | POR_EXIT));
     match_memo_free(&memo);
     part_store_free(ps);
 }
