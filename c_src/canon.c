@@ -35,7 +35,7 @@ static void mark(key_marks *m, uint32_t key)
         ** would make its refs among the dead one's, and which of the two
         ** made a ref, and so the refs' order, would depend on when the
         ** number was reused.  This keeps numbers a pure renaming apart
-        ** (docs/ARCHITECTURE.md, "Safe steps up to a renaming of pids"). */
+        ** (docs/ARCHITECTURE.md, "Safe steps up to a renaming of pids and refs"). */
         num >>= ETF_REF_COUNTER_BITS;
         if (num == 0)
             return;         /* the shared region: no creator */

@@ -114,6 +114,7 @@ static ErlNifFunc nif_funcs[] = {
     {"processes", 2, nif_processes, 0},
     {"pid_order", 1, nif_pid_order, 0},
     {"key_order", 1, nif_key_order, 0},
+    {"ref_order", 1, nif_ref_order, 0},
     {"rename_term", 5, nif_rename_term, 0},
     {"buchi_check", 2, nif_buchi_check, ERL_NIF_DIRTY_JOB_CPU_BOUND},
     {"expand", 2, nif_expand, 0},

@@ -367,6 +367,21 @@ ERL_NIF_TERM nif_key_order(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     return ATOM(env, ok);
 }
 
+/* ref_order(Search) -> ok: the running code observed the order of refs of
+** one creator (mce_rt_order): a search reduced up to a renaming of ref
+** counters is void (por.h). */
+ERL_NIF_TERM nif_ref_order(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
+{
+    (void)argc;
+    search_res *r;
+    if (!get_res(env, argv[0], &r))
+        return enif_make_badarg(env);
+    enif_mutex_lock(r->lock);
+    search_numbers_observed(r->s);
+    enif_mutex_unlock(r->lock);
+    return ATOM(env, ok);
+}
+
 /* pid_order(Search) -> ok: the running code observed the order of pids
 ** (mce_rt_order); a symmetric search is void. */
 ERL_NIF_TERM nif_pid_order(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])

@@ -35,12 +35,12 @@ static int held_by(const part_store *ps, const part_id *ids, int n, uint32_t key
 /* Every pid and ref key of the parts from[0..nfrom) is the running
 ** process's own pid, is held by one of the parts to[0..nto), or (with
 ** `live`, NULL: none) is the pid of a process of that state, which keeps
-** its number in use.  With `refs_only` only ref keys are asked about: up
-** to a renaming of pid numbers, taking or freeing a pid number commutes
-** with every other step (por.h). */
+** its number in use.  Up to a renaming of pid numbers and ref counters
+** (por.h) the question is not asked: taking or freeing a number commutes
+** with every other step. */
 static int keys_within(const part_store *ps, const part_id *from, int nfrom,
                        const part_id *to, int nto, uint32_t self,
-                       const sys_state *live, int refs_only)
+                       const sys_state *live)
 {
     for (int i = 0; i < nfrom; i++) {
         const part *p = from[i] != 0 ? part_store_get(ps, from[i]) : NULL;
@@ -48,8 +48,7 @@ static int keys_within(const part_store *ps, const part_id *from, int nfrom,
             return 0;           /* not a part we know: not safe */
         for (uint32_t k = 0; p != NULL && k < p->npids; k++) {
             uint32_t key = p->pids[k];
-            if (key == self || (refs_only && !(key & ETF_REF_TAG)) ||
-                held_by(ps, to, nto, key))
+            if (key == self || held_by(ps, to, nto, key))
                 continue;
             if (live == NULL || (key & ETF_REF_TAG) || sys_state_find(live, key) < 0)
                 return 0;
@@ -228,33 +227,10 @@ static int sends_safe(const part_store *ps, const por_step *t)
     if (t->read_fresh_pid && !spawned)
         return POR_UNSAFE;
     part_id before[3] = { t->msg, t->old_cont, t->old_dict };
-    if (!spawned && keys_within(ps, to, nto, before, 3, t->pid, NULL, 0) &&
-        keys_within(ps, before, 3, to, nto, t->pid, c->after, 0))
+    if (!spawned && !t->read_fresh_ref && keys_within(ps, to, nto, before, 3, t->pid, NULL) &&
+        keys_within(ps, before, 3, to, nto, t->pid, c->after))
         return POR_SAFE_SENDS;
-    if (t->renaming && keys_within(ps, to, nto, before, 3, t->pid, NULL, 1) &&
-        keys_within(ps, before, 3, to, nto, t->pid, c->after, 1))
-        return POR_SAFE_SENDS | POR_RENAMED;
-    return POR_UNSAFE;
-}
-
-/* Whether every ref key of the part `id` was made by the process whose
-** pid key is `pid` (its region, canon.h): refs of other creators dropped
-** with it would change their creators' next counters. */
-static int refs_own(const part_store *ps, part_id id, uint32_t pid)
-{
-    const part *p = id != 0 ? part_store_get(ps, id) : NULL;
-    if (id != 0 && p == NULL)
-        return 0;
-    for (uint32_t k = 0; p != NULL && k < p->npids; k++) {
-        uint32_t key = p->pids[k];
-        if (!(key & ETF_REF_TAG))
-            continue;
-        key &= ~ETF_REF_TAG;
-        if (KEY_NODE(key) != KEY_NODE(pid) ||
-            KEY_NUM(key) >> ETF_REF_COUNTER_BITS != KEY_NUM(pid))
-            return 0;
-    }
-    return 1;
+    return t->renaming ? POR_SAFE_SENDS | POR_RENAMED : POR_UNSAFE;
 }
 
 /* Rule 9 (with the renaming): P's normal end, when nothing of the state
@@ -299,17 +275,9 @@ static int exit_safe(const part_store *ps, const por_step *t)
             KEY_NUM(ch->from) == KEY_NODE_CHAN || KEY_NUM(ch->to) == KEY_NODE_CHAN)
             return POR_UNSAFE;
     }
-    /* What goes with P: its continuation, dictionary, the message the step
-    ** took and its mailbox.  Their pids are freed up to the renaming;
-    ** their refs must be P's own (canon.c keeps P's number while any is
-    ** held, so no other process makes refs among them). */
-    if (!refs_own(ps, t->old_cont, p->pid) || !refs_own(ps, t->old_dict, p->pid) ||
-        !refs_own(ps, t->msg, p->pid))
-        return POR_UNSAFE;
-    uint32_t n = mailbox_length(ps, p->mailbox);
-    for (uint32_t i = 0; i < n; i++)
-        if (!refs_own(ps, mailbox_at(ps, p->mailbox, i), p->pid))
-            return POR_UNSAFE;
+    /* What goes with P (its continuation, dictionary, the message the step
+    ** took, its mailbox) frees pid numbers and ref counters: a renaming. */
+    (void)ps;
     return POR_SAFE_SENDS | POR_RENAMED | POR_EXIT;
 }
 
@@ -331,9 +299,9 @@ enum por_verdict por_step_safe(const part_store *ps, const por_step *t)
     if (t->outcome != OUTCOME_WAIT && t->outcome != OUTCOME_CHOICE)
         return POR_UNSAFE;
     /* Rule 4: no read of shared state, so nothing another process does
-    ** changes the step's outcome; with the renaming, a fresh pid for a
-    ** spawn (rule 8) is the one read allowed. */
-    if (t->read_shared || (t->read_fresh_pid && !t->renaming))
+    ** changes the step's outcome; with the renaming, a fresh ref, or a
+    ** fresh pid for a spawn (rule 8), is allowed. */
+    if (t->read_shared || ((t->read_fresh_pid || t->read_fresh_ref) && !t->renaming))
         return POR_UNSAFE;
     if (t->stop)
         return POR_UNSAFE;
@@ -350,12 +318,9 @@ enum por_verdict por_step_safe(const part_store *ps, const por_step *t)
     ** the same numbers before and after it. */
     part_id before[3] = { t->msg, t->old_cont, t->old_dict };
     part_id after[2] = { t->new_cont, t->new_dict };
-    if (keys_within(ps, before, 3, after, 2, t->pid, NULL, 0) &&
-        keys_within(ps, after, 2, before, 3, t->pid, NULL, 0))
+    if (!t->read_fresh_ref && keys_within(ps, before, 3, after, 2, t->pid, NULL) &&
+        keys_within(ps, after, 2, before, 3, t->pid, NULL))
         return POR_SAFE_LOCAL;
-    /* Up to a renaming of pids only ref numbers count (por.h). */
-    if (t->renaming && keys_within(ps, before, 3, after, 2, t->pid, NULL, 1) &&
-        keys_within(ps, after, 2, before, 3, t->pid, NULL, 1))
-        return POR_SAFE_LOCAL | POR_RENAMED;
-    return POR_UNSAFE;
+    /* Up to a renaming of numbers they do not count (por.h). */
+    return t->renaming ? POR_SAFE_LOCAL | POR_RENAMED : POR_UNSAFE;
 }

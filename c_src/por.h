@@ -19,14 +19,13 @@
 ** rule by rule, is in docs/ARCHITECTURE.md, "Partial-order reduction".
 **
 ** With `renaming` (the search's cfg.reduction 2) the commutations may hold
-** only up to a renaming of pid numbers: a step may take a fresh pid (a
-** plain spawn) and free pid numbers (drop the last pid of a dead process),
-** which changes the numbers later spawns get but nothing a program that
-** never observes pid numbers can tell.  Such a verdict carries POR_RENAMED,
-** and the search voids itself when a step observes pid numbers
-** (search_pid_order, search_key_order).  Ref numbers stay exact: a
-** creator's refs are ordered by their counters, which no guard watches.
-** docs/ARCHITECTURE.md, "Safe steps up to a renaming of pids".
+** only up to a renaming of pid numbers and ref counters: a step may take a
+** fresh pid (a plain spawn) or ref, free numbers (drop pids and refs, end
+** its process), which changes the numbers later steps get but nothing a
+** program that never observes them can tell.  Such a verdict carries
+** POR_RENAMED, and the search voids itself when a step observes pid
+** numbers or the order of refs (search_numbers_observed).
+** docs/ARCHITECTURE.md, "Safe steps up to a renaming of pids and refs".
 */
 #ifndef MCE_POR_H
 #define MCE_POR_H
@@ -68,6 +67,7 @@ typedef struct por_step {
                                a fresh ref), or its cache entry holds such
                                reads */
     int read_fresh_pid;     /* it took a fresh pid (a spawn) */
+    int read_fresh_ref;     /* it took a fresh ref */
     int renaming;           /* commutation up to a renaming of pid numbers
                                is enough (see the header) */
     int stop;               /* the step stops the search (a violation) */

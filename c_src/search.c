@@ -712,6 +712,7 @@ static int next_request(search *s, request *req)
             s->tx.nallocated_refs = 0;
             s->run_reads = 0;
             s->run_fresh_pid = 0;
+            s->run_fresh_ref = 0;
             if (s->cache == NULL)
                 return 0;
             /* A step met before is applied here, and the search goes on
@@ -1232,9 +1233,12 @@ static int cached_run(search *s, request *req)
         s->cache->hits++;
         s->run_reads = 0;
         s->run_fresh_pid = 0;
+        s->run_fresh_ref = 0;
         for (size_t j = 0; j < a->nreads; j++) {
             if (a->reads[j].kind == READ_FRESH_PID)
                 s->run_fresh_pid = 1;
+            else if (a->reads[j].kind == READ_FRESH_REF)
+                s->run_fresh_ref = 1;
             else
                 s->run_reads = 1;
         }
@@ -1276,8 +1280,10 @@ static uint32_t fresh_logged(search *s, uint32_t node, int refs)
 {
     uint32_t key = search_fresh_number(s, node, refs);
     if (s->pending == REQ_RUN) {
-        if (refs || key == 0)
+        if (key == 0)
             s->run_reads = 1;
+        else if (refs)
+            s->run_fresh_ref = 1;
         else
             s->run_fresh_pid = 1;
     }

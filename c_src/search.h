@@ -464,6 +464,11 @@ void search_get_stats(const search *s, search_stats *st);
 ** SYM_VOID_PID_ORDER at the next request).  Nothing without symmetry. */
 void search_pid_order(search *s);
 
+/* The running code observed pid numbers or ref counters (any report of
+** mce_rt_order): a search whose reduction took steps safe only up to a
+** renaming of them (por.h) is void (POR_VOID_NUMBERS). */
+void search_numbers_observed(search *s);
+
 /* The running code iterated a map with two pids or refs among its keys
 ** (mce_rt_order:map_keys/1): a symmetric search that renames pids in map
 ** keys (symmetry 1) is void (SYM_VOID_KEY_ORDER; the check runs again with

@@ -99,8 +99,8 @@ struct search {
     ** not), and whether a step read another process's record, which
     ** voids the reduced search (REQ_REDUCTION_VOID). */
     int run_reads;
-    int run_fresh_pid;    /* the running step took a fresh pid (kept apart
-                             from run_reads: por.h's rule 8) */
+    int run_fresh_pid;    /* the running step took a fresh pid or ref (kept */
+    int run_fresh_ref;    /* apart from run_reads: por.h's renaming) */
     int por_void;         /* 0, or the POR_VOID_* reason (search.h) */
     /* Safe steps up to a renaming of pid numbers (cfg.reduction 2,
     ** por.h) hold only while no step observes pid numbers:
@@ -219,7 +219,6 @@ int search_expand_flagged(search *s, const run_result *res, sys_state *st,
                           uint8_t *label, size_t label_len, request *req);
 /* The guard of sending safe steps: a step met a hazard (POR_VOID_*). */
 void search_por_hazard(search *s, int why);
-void search_numbers_observed(search *s);
 void search_dead_target(search *s);
 
 /* peek.c: asks read r (names: the bytes its name points into) again

@@ -150,6 +150,7 @@ static enum por_verdict step_is_safe(const search *s, const run_result *res,
                    .new_dict = i >= 0 ? st->procs[i].dict : 0,
                    .outcome = res->outcome, .neffects = res->neffects,
                    .read_shared = s->run_reads, .read_fresh_pid = s->run_fresh_pid,
+                   .read_fresh_ref = s->run_fresh_ref,
                    .renaming = s->cfg.reduction == 2, .stop = res->stop,
                    .sends = &sends };
     return por_step_safe(s->ps, &t);
@@ -185,45 +186,43 @@ void search_key_order(search *s)
         s->sym_void = 2;
 }
 
-/* The guard of the steps safe up to a renaming of pid numbers (por.h):
-** a step observed pid numbers (their order, their text or hash, a map's
-** or table's pid keys in order).  Both orders are caught, as for the
-** sending steps' hazards: a cut by such a step later voids it too
-** (took_renamed_step). */
+/* The guards of the steps safe up to a renaming (por.h) have two halves:
+** a frame cut by such a step, and a step that could tell the renaming or
+** the early end apart.  Whichever comes first is remembered (*mine), and
+** the other voids the search with `why`, as for the sending steps'
+** hazards. */
+static void guard_half(search *s, int *mine, int other, int why)
+{
+    *mine = 1;
+    if (other && s->por_void == 0)
+        s->por_void = why;
+}
+
+/* A step observed pid numbers or the order of refs (their order, text or
+** hash, a map's or table's keys in order). */
 void search_numbers_observed(search *s)
 {
-    if (s->cfg.reduction != 2)
-        return;
-    s->numbers_seen = 1;
-    if (s->por_renamed && s->por_void == 0)
-        s->por_void = POR_VOID_NUMBERS;
+    if (s->cfg.reduction == 2)
+        guard_half(s, &s->numbers_seen, s->por_renamed, POR_VOID_NUMBERS);
 }
 
 static void took_renamed_step(search *s)
 {
-    s->por_renamed = 1;
-    if (s->numbers_seen && s->por_void == 0)
-        s->por_void = POR_VOID_NUMBERS;
+    guard_half(s, &s->por_renamed, s->numbers_seen, POR_VOID_NUMBERS);
 }
 
-/* The guard of exits taken as safe (por.h, rule 9): a step aimed a link,
-** a monitor, an exit signal, a group leader or a liveness test at a
-** process that is gone, which would have met it alive had the exit waited.
-** Both orders are caught (took_exit_step). */
+/* Rule 9's: a step aimed a link, a monitor, an exit signal, a group leader
+** or a liveness test at a process that is gone, which would have met it
+** alive had an end taken as safe waited. */
 void search_dead_target(search *s)
 {
-    if (s->cfg.reduction != 2)
-        return;
-    s->dead_target = 1;
-    if (s->por_exited && s->por_void == 0)
-        s->por_void = POR_VOID_DEAD_TARGET;
+    if (s->cfg.reduction == 2)
+        guard_half(s, &s->dead_target, s->por_exited, POR_VOID_DEAD_TARGET);
 }
 
 static void took_exit_step(search *s)
 {
-    s->por_exited = 1;
-    if (s->dead_target && s->por_void == 0)
-        s->por_void = POR_VOID_DEAD_TARGET;
+    guard_half(s, &s->por_exited, s->dead_target, POR_VOID_DEAD_TARGET);
 }
 
 /* Whether the step spawned the process `pid` (spawn_monitor's target). */

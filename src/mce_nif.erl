@@ -10,7 +10,7 @@
          alias_active/3, timer/2, unique/1, live_searches/0, process/2, ets_table/2, app_env/1,
          ets_named/3, ets_tables/2,
          stats/1, trace/1, renamings/1,
-         top_state/1, top_conts/1, part_term/2, alive/2, group_leader/2, whereis/3, registered/2, processes/2, pid_order/1, key_order/1, rename_term/5, monitor_active/3,
+         top_state/1, top_conts/1, part_term/2, alive/2, group_leader/2, whereis/3, registered/2, processes/2, pid_order/1, key_order/1, ref_order/1, rename_term/5, monitor_active/3,
          buchi_check/2, expand/2, focus/2, label_binaries/1,
          buchi_new/1, buchi_start/2, buchi_answer/4, buchi_lasso/1, buchi_stats/1]).
 
@@ -233,6 +233,13 @@ pid_order(_Search) -> erlang:nif_error(not_loaded).
 %% keys is void, and the check runs again with them pinned.
 -spec key_order(search()) -> ok.
 key_order(_Search) -> erlang:nif_error(not_loaded).
+
+%% @doc The running code observed the order of two refs of one creator (the
+%% keys of a map or an ETS table, the tables of ets:all/0): a search whose
+%% reduction took steps safe up to a renaming of ref counters is void
+%% (c_src/por.h), symmetry is not (it keeps a creator's refs in order).
+-spec ref_order(search()) -> ok.
+ref_order(_Search) -> erlang:nif_error(not_loaded).
 
 %% @doc Symmetry reduction's renaming of one term (c_src/sym_rename.c),
 %% for the tests: `Bytes' (external format) with the pid keys of

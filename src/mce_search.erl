@@ -44,7 +44,7 @@
               initial_observer = [] :: [term()],
               reduction = {off, option} :: reduction(),
               %% Whether the reduction also takes the steps safe up to a
-              %% renaming of pid numbers (the `por_renaming' stat).
+              %% renaming of pid numbers and ref counters (the `por_renaming' stat).
               renaming = {off, option} :: renaming(),
               init_call :: term(),
               %% workers (mce_workers): the other workers' searches, whose
@@ -70,9 +70,10 @@
 %% linked to one, or listed the processes (c_src/por.h, rule 7).
 -type void_reason() :: reads_process_state | exit_signal | link | processes.
 %% Whether the safety search's reduction also cuts with the steps that are
-%% safe only up to a renaming of pid numbers (c_src/por.h: a spawn, a step
-%% that drops a pid, a process's end), or why not: `pid_numbers', the
-%% program observed pid numbers (their order, text or hash), `dead_target',
+%% safe only up to a renaming of pid numbers and ref counters (c_src/por.h:
+%% a spawn, a make_ref, a step that drops a pid or ref, a process's end), or
+%% why not: `pid_numbers', the program observed pid numbers or the order of
+%% refs (their order, text or hash), `dead_target',
 %% it linked to, monitored, signalled or tested a process gone after an end
 %% was taken as safe; either way the check ran again without them.
 -type renaming() :: on | {off, option | reduction | expand_only | workers | cluster | kill
@@ -312,13 +313,13 @@ has_next({forall, _, F}) -> has_next(F);
 has_next(T) when is_tuple(T) -> lists:any(fun has_next/1, tl(tuple_to_list(T)));
 has_next(_) -> false.
 
-%% The steps safe up to a renaming of pid numbers (c_src/por.h, rules 5,
-%% 7d and 8 with POR_RENAMED) need the C search's own guard of pid
-%% numbers: one worker on one node (the pool and the cluster do not share
+%% The steps safe up to a renaming of pid numbers and refs (c_src/por.h,
+%% rules 4, 5, 7d, 8 and 9 with POR_RENAMED) need the C search's own guard
+%% of numbers: one worker on one node (the pool and the cluster do not share
 %% it), a safety search (an expand-only one marks steps for its caller), no
 %% kill fault that spares the entry by its pid number, and exit reasons
 %% not judged by their pids (treat_as_normal, as for symmetry).  See
-%% docs/ARCHITECTURE.md, "Safe steps up to a renaming of pids".
+%% docs/ARCHITECTURE.md, "Safe steps up to a renaming of pids and refs".
 renaming(_Opts, {off, _}, _ExpandOnly, _Workers, _Cluster) ->
     {off, reduction};
 renaming(Opts, on, ExpandOnly, Workers, Cluster) ->

@@ -361,7 +361,19 @@ renaming_guard_test_() ->
                        ?assertMatch({ok, _}, mcerlang:replay(Cex))
                end,
                [#{}, #{granularity => small}, #{symmetry => auto}]),
-             ?assertEqual(verdict(check(E, #{reduction => false})), verdict(check(E, #{})))
+             ?assertEqual(verdict(check(E, #{reduction => false})), verdict(check(E, #{}))),
+             %% Ref counters: the order of two refs of one creator, read
+             %% through maps:keys/1 (mce_rt_order:report_refs/0; without
+             %% that report the reduced search answers ok).
+             lists:foreach(
+               fun(Opts) ->
+                       R = check({tprog_por, ref_reuse, []}, Opts),
+                       ?assertMatch({error, #{violation := {abnormal_exit, _, not_reused}}}, R),
+                       ?assertEqual({off, pid_numbers}, maps:get(por_renaming, stats(R))),
+                       {error, Cex} = R,
+                       ?assertMatch({ok, _}, mcerlang:replay(Cex))
+               end,
+               [#{}, #{granularity => small}])
      end}.
 
 %% The guard of ends taken as safe (rule 9): a monitor or liveness test of a

@@ -11,7 +11,8 @@
          alias_replies/1, alias_server/0, alias_caller/1, gen_replies/2,
          alias_second_writer/0, boom_and_ok/0,
          renamed_spawn/0, renamed_spawner/1, renamed_quit/0, renamed_pivot/0, renamed_child/3,
-         early_end/0, early_watcher/1, early_end_alive/0, early_tester/1]).
+         early_end/0, early_watcher/1, early_end_alive/0, early_tester/1,
+         ref_reuse/0, ref_sink/0, ref_maker/1, ref_go/1]).
 
 %% N workers that each go straight to a receive, then are told to stop.
 workers(N) ->
@@ -361,3 +362,35 @@ early_tester(Q) ->
         true -> exit(saw_it_alive);
         false -> ok
     end.
+
+%% Ref counters up to a renaming (c_src/por.h): the sink's receive drops
+%% the last copy of the maker's first ref, freeing its counter, and the
+%% maker's next ref takes the least free one.  Whether it then sorts after
+%% the ref the maker kept depends on which came first (the reduced search
+%% takes the sink's receive first, so only the full one sorts it after:
+%% the abnormal exit); the maker reads the
+%% order through maps:keys/1 of a map keyed by its two refs, which must
+%% void a search reduced up to a renaming of ref counters (without that
+%% report the reduced search answers ok).
+ref_reuse() ->
+    Q = spawn(?MODULE, ref_sink, []),
+    P = spawn(?MODULE, ref_maker, [Q]),
+    _ = spawn(?MODULE, ref_go, [P]),
+    ok.
+
+ref_sink() ->
+    receive {ref, _} -> ok end.
+
+ref_maker(Q) ->
+    A = make_ref(),
+    Q ! {ref, A},
+    M = make_ref(),
+    receive go -> ok end,
+    B = make_ref(),
+    case maps:keys(#{B => b, M => m}) of
+        [B, M] -> ok;
+        [M, B] -> exit(not_reused)
+    end.
+
+ref_go(P) ->
+    P ! go.

@@ -3198,8 +3198,8 @@ static void test_por_step_safe(void)
     part_store_free(ps);
 }
 
-/* por.c up to a renaming of pid numbers (rules 5', 7d' and 8): pid keys
-** may be freed or taken, ref keys not; a fresh pid only with a spawn. */
+/* por.c up to a renaming of pid numbers and ref counters (rules 5', 7d', 8
+** and 9): keys may be freed or taken; a fresh pid only with a spawn. */
 static void test_por_renamed(void)
 {
     part_store *ps = part_store_new();
@@ -3225,9 +3225,16 @@ static void test_por_renamed(void)
     t.old_cont = plain; t.new_cont = plain;         /* nothing dropped */
     CHECK(por_step_safe(ps, &t) == POR_SAFE_LOCAL);
     t.old_cont = holds_r7;                          /* a ref dropped */
+    CHECK(por_step_safe(ps, &t) == (POR_SAFE_LOCAL | POR_RENAMED));
+    t.renaming = 0;
     CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
-    t.old_cont = plain; t.new_cont = holds_r7;      /* a ref taken */
+    t.renaming = 1;
+    t.old_cont = plain; t.new_cont = holds_r7;      /* a fresh ref taken */
+    t.read_fresh_ref = 1;
+    CHECK(por_step_safe(ps, &t) == (POR_SAFE_LOCAL | POR_RENAMED));
+    t.renaming = 0;
     CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
+    t.renaming = 1; t.read_fresh_ref = 0;
     t.new_cont = plain; t.read_fresh_pid = 1;       /* a fresh pid, no spawn */
     CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
     /* Rule 8: a plain spawn of Q by P, which keeps Q's pid. */
@@ -3262,7 +3269,7 @@ static void test_por_renamed(void)
     CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
     t.read_shared = 0;
     t.old_cont = holds_r7;                          /* a ref dropped */
-    CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
+    CHECK(por_step_safe(ps, &t) == (POR_SAFE_SENDS | POR_RENAMED));
     ef.term.id = holds_r7;                          /* ... given to the child */
     CHECK(por_step_safe(ps, &t) == (POR_SAFE_SENDS | POR_RENAMED));
     /* Rule 9: P's end, when nothing but its pid ties it to the others. */
@@ -3283,7 +3290,7 @@ static void test_por_renamed(void)
     t.old_cont = holds_own;                         /* a ref P made goes */
     CHECK(por_step_safe(ps, &t) == (POR_SAFE_SENDS | POR_RENAMED | POR_EXIT));
     t.old_cont = holds_r7;                          /* another creator's */
-    CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
+    CHECK(por_step_safe(ps, &t) == (POR_SAFE_SENDS | POR_RENAMED | POR_EXIT));
     t.old_cont = plain;
     t.stop = 1;                                     /* judged abnormal */
     CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
