@@ -219,13 +219,13 @@ static int sends_safe(const part_store *ps, const por_step *t)
             return 0;
         to[nto++] = ef->term.id;
     }
-    /* 7d (rule 5 generalised): the step takes no number (what it leaves
-    ** and sends holds only keys it had), and frees none: every key it
-    ** consumed is still held by what it leaves or sends, or is the pid of
-    ** a live process. */
     /* A fresh pid is taken by a spawn, and by nothing else safe. */
     if (t->read_fresh_pid && !spawned)
         return POR_UNSAFE;
+    /* 7d (rule 5 generalised): the step takes no number (what it leaves
+    ** and sends holds only keys it had), and frees none: every key it
+    ** consumed is still held by what it leaves or sends, or is the pid of
+    ** a live process.  7d': up to a renaming, no question. */
     part_id before[3] = { t->msg, t->old_cont, t->old_dict };
     if (!spawned && !t->read_fresh_ref && keys_within(ps, to, nto, before, 3, t->pid, NULL) &&
         keys_within(ps, before, 3, to, nto, t->pid, c->after))
@@ -240,7 +240,7 @@ static int sends_safe(const part_store *ps, const por_step *t)
 ** search's guard watches (search_dead_target); its freed number only up to
 ** the renaming; and it is not absorbed by a kill (a death judged
 ** otherwise), so 7a must hold. */
-static int exit_safe(const part_store *ps, const por_step *t)
+static int exit_safe(const por_step *t)
 {
     const por_sends *c = t->sends;
     if (c == NULL || !t->renaming || t->neffects != 0 || t->read_fresh_pid ||
@@ -277,7 +277,6 @@ static int exit_safe(const part_store *ps, const por_step *t)
     }
     /* What goes with P (its continuation, dictionary, the message the step
     ** took, its mailbox) frees pid numbers and ref counters: a renaming. */
-    (void)ps;
     return POR_SAFE_SENDS | POR_RENAMED | POR_EXIT;
 }
 
@@ -295,7 +294,7 @@ enum por_verdict por_step_safe(const part_store *ps, const por_step *t)
     /* Rule 2: the process lives on (an exit frees its pid and signals
     ** its links and monitors), or, with the renaming, rule 9. */
     if (t->outcome == OUTCOME_EXIT && !t->read_shared && !t->stop)
-        return (enum por_verdict)exit_safe(ps, t);
+        return (enum por_verdict)exit_safe(t);
     if (t->outcome != OUTCOME_WAIT && t->outcome != OUTCOME_CHOICE)
         return POR_UNSAFE;
     /* Rule 4: no read of shared state, so nothing another process does
