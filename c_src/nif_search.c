@@ -68,7 +68,7 @@ static int get_marks(ErlNifEnv *env, ERL_NIF_TERM list, run_result *res)
 **       successor that stops the search: sessions), table_mode => 0 | 1 | 2 (exact,
 **       hash_compact, bitstate: visited.h), bitstate_bits => N,
 **       step_cache => 0 | 1, step_cache_entries => N, step_cache_bytes => N,
-**       reduction => 0 | 1 | 2 (2: also up to a renaming of pids, por.h),
+**       reduction => 0 | 1 | 2 (2: also up to a renaming of pids and refs, por.h),
 **       symmetry => 0 | 1 | 2 | 3 (2: without the pid order guard; 3:
 **           with it, map keys' pids pinned),
 **       cluster_n => N, cluster_me => I (a distributed search's participant

@@ -69,13 +69,13 @@ typedef struct por_step {
     int read_fresh_pid;     /* it took a fresh pid (a spawn) */
     int read_fresh_ref;     /* it took a fresh ref */
     int renaming;           /* commutation up to a renaming of pid numbers
-                               is enough (see the header) */
+                               and ref counters is enough (the header) */
     int stop;               /* the step stops the search (a violation) */
     const por_sends *sends; /* NULL: a step with effects is never safe */
 } por_step;
 
-/* A verdict is POR_UNSAFE, or one of the two safe kinds, with
-** POR_RENAMED or'ed in when it holds only up to a renaming of pids. */
+/* A verdict is POR_UNSAFE, or one of the two safe kinds, with POR_RENAMED
+** (and for an end POR_EXIT) or'ed in when it holds only up to a renaming. */
 enum por_verdict {
     POR_UNSAFE = 0,
     POR_SAFE_LOCAL = 1,     /* rules 1-5: no effect at all */
@@ -84,9 +84,10 @@ enum por_verdict {
                                only while no step sends an exit signal to or
                                links another process (the run-time guard,
                                search.c) */
-    POR_RENAMED = 4,        /* rules 5, 7d, 8 and 9 up to a renaming of
-                               pid numbers: sound only while no step
-                               observes pid numbers (search_pid_order) */
+    POR_RENAMED = 4,        /* rules 4, 5, 7d, 8 and 9 up to a renaming
+                               of pid numbers and ref counters: sound only
+                               while no step observes them
+                               (search_numbers_observed) */
     POR_EXIT = 8            /* rule 9, an exit: sound only while no step
                                aims a link, monitor, exit signal or
                                liveness test at a process that is gone

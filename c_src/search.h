@@ -132,8 +132,9 @@ typedef struct search_config {
                                   further.  Ignored (off) with observe
                                   and expand_only.  2: also the steps
                                   safe up to a renaming of pid numbers
-                                  (POR_RENAMED); one worker, one node and
-                                  no untargeted kill, else taken as 1. */
+                                  and ref counters (POR_RENAMED); one
+                                  worker, one node and no untargeted
+                                  kill, else taken as 1. */
     int symmetry;              /* 1: each successor is replaced by the
                                   representative of its orbit under pid
                                   permutation (symmetry.h), and the search
@@ -286,9 +287,9 @@ enum por_void_why {
                                pids (search_pid_order) */
     SYM_VOID_KEY_ORDER,     /* symmetry renaming pids in map keys: a step
                                iterated such a map (search_key_order) */
-    POR_VOID_NUMBERS,       /* a step observed pid numbers, after a frame
-                               was cut by a step safe only up to a
-                               renaming of them (por.h) */
+    POR_VOID_NUMBERS,       /* a step observed pid numbers or the order
+                               of refs, after a frame was cut by a step
+                               safe only up to a renaming of them (por.h) */
     POR_VOID_DEAD_TARGET    /* a step aimed at a process that is gone,
                                after a frame was cut by an exit (por.h,
                                rule 9) */
@@ -437,7 +438,7 @@ typedef struct search_stats {
     int reduction;                 /* partial-order reduction is on */
     uint64_t reduced_states;       /* states expanded with a reduced set */
     uint64_t renamed_states;       /* ... of them, by a step safe only up
-                                      to a renaming of pids (por.h) */
+                                      to a renaming of pids and refs */
     uint64_t dead_payloads;        /* messages stored with dead parts replaced */
     int symmetry;                  /* symmetry reduction is on */
     uint64_t symmetric_states;     /* successors renamed to a representative

@@ -99,14 +99,16 @@ struct search {
     ** not), and whether a step read another process's record, which
     ** voids the reduced search (REQ_REDUCTION_VOID). */
     int run_reads;
-    int run_fresh_pid;    /* the running step took a fresh pid or ref (kept */
-    int run_fresh_ref;    /* apart from run_reads: por.h's renaming) */
+    /* ... and took a fresh pid or ref, kept apart from run_reads: up to a
+    ** renaming of numbers neither is a read (por.h). */
+    int run_fresh_pid;
+    int run_fresh_ref;
     int por_void;         /* 0, or the POR_VOID_* reason (search.h) */
-    /* Safe steps up to a renaming of pid numbers (cfg.reduction 2,
-    ** por.h) hold only while no step observes pid numbers:
+    /* Safe steps up to a renaming of pid numbers and ref counters
+    ** (cfg.reduction 2, por.h) hold only while no step observes them:
     ** por_renamed, a frame was cut by one; numbers_seen, a step observed
-    ** them (search_pid_order, search_key_order, a pid number past the
-    ** refs' creator regions).  Both: the search is void. */
+    ** them (search_numbers_observed: pid or key order, the order of refs,
+    ** a pid number past the refs' creator regions).  Both: void. */
     int por_renamed;
     int numbers_seen;
     /* Exits taken as safe (rule 9) hold only while no step aims at a

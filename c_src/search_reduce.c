@@ -241,14 +241,16 @@ static void guard_effects(search *s, const run_result *res)
 {
     for (size_t e = 0; e < res->neffects; e++) {
         const effect *ef = &res->effects[e];
-        if ((ef->kind == EFFECT_EXIT || ef->kind == EFFECT_LINK) &&
-            ef->pid != s->run_pid && sys_state_find(&s->cur, ef->pid) >= 0)
-            search_por_hazard(s, ef->kind == EFFECT_EXIT ? POR_VOID_EXIT : POR_VOID_LINK);
-        if ((ef->kind == EFFECT_EXIT || ef->kind == EFFECT_LINK || ef->kind == EFFECT_MONITOR ||
-             ef->kind == EFFECT_GROUP_LEADER) && s->cfg.reduction == 2 &&
-            ef->pid != s->run_pid && KEY_NUM(ef->pid) != KEY_BY_NAME &&
-            sys_state_find(&s->cur, ef->pid) < 0 && !spawned_by(res, ef->pid))
+        int signal = ef->kind == EFFECT_EXIT || ef->kind == EFFECT_LINK;
+        if ((!signal && ef->kind != EFFECT_MONITOR && ef->kind != EFFECT_GROUP_LEADER) ||
+            ef->pid == s->run_pid)
+            continue;
+        if (sys_state_find(&s->cur, ef->pid) >= 0) {
+            if (signal)
+                search_por_hazard(s, ef->kind == EFFECT_EXIT ? POR_VOID_EXIT : POR_VOID_LINK);
+        } else if (KEY_NUM(ef->pid) != KEY_BY_NAME && !spawned_by(res, ef->pid)) {
             search_dead_target(s);
+        }
     }
 }
 

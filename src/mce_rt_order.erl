@@ -178,26 +178,7 @@ map_iterator_made(F, A) ->
 
 %% Whether Terms hold two distinct refs (a tid is one).
 two_refs(Terms) ->
-    length(numbered_refs(Terms, [])) >= 2.
-
-numbered_refs(_T, Acc) when length(Acc) >= 2 ->
-    Acc;
-numbered_refs(T, Acc) when is_reference(T) ->
-    case lists:member(T, Acc) of
-        true -> Acc;
-        false -> [T | Acc]
-    end;
-numbered_refs([H | T], Acc) ->
-    numbered_refs(T, numbered_refs(H, Acc));
-numbered_refs(T, Acc) when is_tuple(T) ->
-    numbered_refs(tuple_to_list(T), Acc);
-numbered_refs(T, Acc) when is_map(T) ->
-    numbered_refs(maps:to_list(T), Acc);
-numbered_refs(T, Acc) when is_function(T) ->
-    {env, Env} = erlang:fun_info(T, env),
-    numbered_refs(Env, Acc);
-numbered_refs(_T, Acc) ->
-    Acc.
+    length(numbered(Terms, [], 2, refs)) >= 2.
 
 %% Whether the pids and refs in Terms stand for two distinct processes
 %% (owners/2); stops at the second, since ets:next/2 asks at every call.
@@ -308,23 +289,27 @@ observe(Kind, Args) ->
 %% The distinct pids and refs in T (as far as Need of them), prepended to
 %% Acc.  Ports are the checker's own and never renamed; a fun's
 %% environment is part of its value (and of its order).
-numbered(_T, Acc, Need) when length(Acc) >= Need ->
+numbered(T, Acc, Need) ->
+    numbered(T, Acc, Need, all).
+
+%% ... the refs only, with `refs'.
+numbered(_T, Acc, Need, _Which) when length(Acc) >= Need ->
     Acc;
-numbered(T, Acc, _Need) when is_pid(T); is_reference(T) ->
+numbered(T, Acc, _Need, Which) when is_reference(T); is_pid(T), Which =:= all ->
     case lists:member(T, Acc) of
         true -> Acc;
         false -> [T | Acc]
     end;
-numbered([H | T], Acc, Need) ->
-    numbered(T, numbered(H, Acc, Need), Need);
-numbered(T, Acc, Need) when is_tuple(T) ->
-    numbered(tuple_to_list(T), Acc, Need);
-numbered(T, Acc, Need) when is_map(T) ->
-    numbered(maps:to_list(T), Acc, Need);
-numbered(T, Acc, Need) when is_function(T) ->
+numbered([H | T], Acc, Need, Which) ->
+    numbered(T, numbered(H, Acc, Need, Which), Need, Which);
+numbered(T, Acc, Need, Which) when is_tuple(T) ->
+    numbered(tuple_to_list(T), Acc, Need, Which);
+numbered(T, Acc, Need, Which) when is_map(T) ->
+    numbered(maps:to_list(T), Acc, Need, Which);
+numbered(T, Acc, Need, Which) when is_function(T) ->
     {env, Env} = erlang:fun_info(T, env),
-    numbered(Env, Acc, Need);
-numbered(_T, Acc, _Need) ->
+    numbered(Env, Acc, Need, Which);
+numbered(_T, Acc, _Need, _Which) ->
     Acc.
 
 %% Tells the search of the running step (none outside one: a term built

@@ -29,17 +29,24 @@ verdict({inconclusive, Why, _}) -> {inconclusive, Why}.
 %% violation found with it on replays, and when it holds at most as many
 %% states with it on.  Returns {StatesOn, StatesOff, StatsOn}.
 on_off(Entry, Opts) ->
+    compared(Entry, Opts, reduction, reduced_states, [option]).
+
+%% Entry checked with option Key on (Opts) and false: the same verdict, a
+%% violation found with it on replays, the stat Key of the run with it off
+%% is {off, Why} for a Why of OffWhy, its count Count 0, and a whole state
+%% space only shrinks (a search stopped at a violation may meet more
+%% states first in the other order).
+compared(Entry, Opts, Key, Count, OffWhy) ->
     On = check(Entry, Opts),
-    Off = check(Entry, Opts#{reduction => false}),
+    Off = check(Entry, Opts#{Key => false}),
     ?assertEqual(verdict(Off), verdict(On)),
     case On of
         {error, Cex} -> ?assertMatch({ok, _}, mcerlang:replay(Cex));
         _ -> ok
     end,
-    ?assertEqual({off, option}, maps:get(reduction, stats(Off))),
-    ?assertEqual(0, maps:get(reduced_states, stats(Off))),
-    %% A whole state space only shrinks (a search stopped at a violation
-    %% may meet more states first in the other order).
+    {off, Why} = maps:get(Key, stats(Off)),
+    ?assert(lists:member(Why, OffWhy)),
+    ?assertEqual(0, maps:get(Count, stats(Off))),
     ?assert(verdict(On) =/= ok orelse states(On) =< states(Off)),
     {states(On), states(Off), stats(On)}.
 
@@ -301,25 +308,15 @@ guard_only_after_send_test() ->
     ?assertEqual(on, maps:get(reduction, St)),
     ?assert(maps:get(reduced_states, St) > 0).
 
-%% Steps safe up to a renaming of pid numbers (option `por_renaming',
-%% c_src/por.h rules 5, 7d and 8 with POR_RENAMED): a spawn, a step that
-%% drops the last pid of a dead process.  The same verdicts with them and
-%% without (the exact rules), counterexamples that replay, and fewer states
-%% where spawns and dropped pids interleave with other steps.
+%% Steps safe up to a renaming of pid numbers and ref counters (option
+%% `por_renaming', c_src/por.h rules 4, 5, 7d, 8 and 9 with POR_RENAMED):
+%% a spawn, a make_ref, a step that drops a pid or ref, a process's end.
+%% The same verdicts with them and without (the exact rules),
+%% counterexamples that replay, and fewer states where those steps
+%% interleave with others.  {off, reduction} where a read of another
+%% process's record voided the reduction itself.
 renaming_on_off(Entry, Opts) ->
-    On = check(Entry, Opts),
-    Exact = check(Entry, Opts#{por_renaming => false}),
-    ?assertEqual(verdict(Exact), verdict(On)),
-    case On of
-        {error, Cex} -> ?assertMatch({ok, _}, mcerlang:replay(Cex));
-        _ -> ok
-    end,
-    %% {off, reduction} where a read of another process's record voided
-    %% the reduction itself
-    ?assertMatch({off, W} when W =:= option; W =:= reduction, maps:get(por_renaming, stats(Exact))),
-    ?assertEqual(0, maps:get(renamed_states, stats(Exact))),
-    ?assert(verdict(On) =/= ok orelse states(On) =< states(Exact)),
-    {states(On), states(Exact), stats(On)}.
+    compared(Entry, Opts, por_renaming, renamed_states, [option, reduction]).
 
 renaming_test_() ->
     {timeout, 300,
