@@ -135,6 +135,9 @@ typedef struct search_config {
                                   and ref counters (POR_RENAMED); one
                                   worker, one node and no untargeted
                                   kill, else taken as 1. */
+    int pass_cut;              /* 1, with the reduction depth-first: a
+                                  state whose frame is cut is not kept
+                                  as visited nor counted (search.c) */
     int symmetry;              /* 1: each successor is replaced by the
                                   representative of its orbit under pid
                                   permutation (symmetry.h), and the search
@@ -439,6 +442,8 @@ typedef struct search_stats {
     uint64_t reduced_states;       /* states expanded with a reduced set */
     uint64_t renamed_states;       /* ... of them, by a step safe only up
                                       to a renaming of pids and refs */
+    uint64_t passed_states;        /* ... of them, passed through and not
+                                      kept (pass_cut): not in `states` */
     uint64_t dead_payloads;        /* messages stored with dead parts replaced */
     int symmetry;                  /* symmetry reduction is on */
     uint64_t symmetric_states;     /* successors renamed to a representative

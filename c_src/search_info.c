@@ -30,7 +30,8 @@ void search_get_stats(const search *s, search_stats *st)
     st->memo_entries = s->memo.n;
     size_t fixed = s->cap * sizeof *s->stack + match_memo_bytes(&s->memo) +
                    payload_table_bytes(&s->payloads) +
-                   stack_set_bytes(&s->on_stack) + por_hint_bytes(&s->hint) +
+                   stack_set_bytes(&s->on_stack) + stack_set_bytes(&s->passed) +
+                   stack_set_bytes(&s->branched) + por_hint_bytes(&s->hint) +
                    search_cluster_bytes(s);
     /* Breadth-first: the nodes (parents and labels of every state). */
     size_t nodes = s->pool != NULL ? search_pool_bytes(s->pool) : 0;

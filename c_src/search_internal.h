@@ -128,6 +128,14 @@ struct search {
     ** the state the last committed successor was, new or not (0: none). */
     int stack_proviso;
     stack_set on_stack;
+    /* Depth-first with the reduction (`pass_cut`): the states whose frame
+    ** was cut, which are not kept as visited: a later visit goes through
+    ** them again (docs/ARCHITECTURE.md, "Cut states are passed, not
+    ** stored").  Keyed as on_stack. */
+    int pass_cut;
+    stack_set passed;
+    stack_set branched;   /* how often each state was passed after taking
+                             other transitions first (search_pass_cut) */
     por_hint hint;        /* reduction: which requests were safe */
     uint64_t last_successor;
     /* Symmetry reduction (NULL: off) and the renaming of the last
@@ -140,6 +148,7 @@ struct search {
     ** map's pid keys (search_key_order, 2): the symmetric search proves
     ** nothing (REQ_REDUCTION_VOID, SYM_VOID_PID_ORDER or _KEY_ORDER). */
     int sym_void;
+    int sym_judged;       /* how many times search_sym_judge judged */
     search_stats st;
     int finished;
     /* A successor waiting for the safety monitors' verdict (REQ_OBSERVE):
@@ -210,6 +219,10 @@ static inline step_key search_run_key(const search *s)
 ** or a request; -1: failure. */
 int search_successor(search *s, sys_state *st, uint8_t *label, size_t label_len,
                      int stop, request *req);
+
+/* search.c: the frame fi was cut (its state is passed, not kept, with
+** pass_cut). */
+void search_pass_cut(search *s, size_t fi);
 
 /* search_reduce.c: the reduction's decisions (its file header says which). */
 uint32_t search_safe_first(const search *s);

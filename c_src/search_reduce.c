@@ -117,11 +117,24 @@ void search_sym_judge(search *s, int is_new)
 {
     /* Not in a distributed search: a participant that stopped would route
     ** states that are not their orbit's representative, so an orbit would
-    ** have several owners and the counts would change from run to run. */
+    ** have several owners and the counts would change from run to run.
+    ** A state passed through (pass_cut) was canonicalised too: it counts
+    ** among the successors met (each cut moved one from `states` to
+    ** `passed_states`).  Judged twice: in a search that passes states the
+    ** first states are often the symmetric part (door(4): a quarter
+    ** renamed at 5,000, a seventh in the end). */
+    uint64_t met = s->st.states + s->st.passed_states;
     if (is_new && s->sym != NULL && (s->cfg.symmetry == 1 || s->cfg.symmetry == 3) &&
-        s->cfg.cluster_n <= 1 &&
-        s->st.states == SYM_SAMPLE_STATES && symmetry_renamed(s->sym) * 4 < s->st.states)
-        s->st.symmetry_stopped = s->st.states;
+        s->cfg.cluster_n <= 1 && s->sym_judged < 2 &&
+        met >= (s->sym_judged == 0 ? SYM_SAMPLE_STATES : 10 * SYM_SAMPLE_STATES)) {
+        s->sym_judged++;
+        if (symmetry_renamed(s->sym) * 4 < met) {
+            s->st.symmetry_stopped = s->st.states;
+            s->sym_judged = 2;
+        } else if (s->st.passed_states == 0) {
+            s->sym_judged = 2;  /* once, as before, when nothing is passed */
+        }
+    }
 }
 
 /* Reduction: whether the outstanding run, answered by res and giving st
@@ -326,6 +339,7 @@ int search_reduced_successor(search *s, const run_result *res, sys_state *st,
         }
         if (safe & POR_EXIT)
             took_exit_step(s);
+        search_pass_cut(s, fi);
     }
     return r;
 }

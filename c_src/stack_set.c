@@ -91,6 +91,14 @@ int stack_set_has(const stack_set *set, uint64_t id)
     return id != 0 && set->cap != 0 && set->ids[find(set, id)] == id;
 }
 
+uint32_t stack_set_count(const stack_set *set, uint64_t id)
+{
+    if (id == 0 || set->cap == 0)
+        return 0;
+    size_t i = find(set, id);
+    return set->ids[i] == id ? set->counts[i] : 0;
+}
+
 size_t stack_set_bytes(const stack_set *set)
 {
     return set->cap * (sizeof *set->ids + sizeof *set->counts);

@@ -31,6 +31,8 @@ int stack_set_add(stack_set *set, uint64_t id);
 void stack_set_remove(stack_set *set, uint64_t id);
 /* Whether id is a member. */
 int stack_set_has(const stack_set *set, uint64_t id);
+/* How many times id was added and not removed. */
+uint32_t stack_set_count(const stack_set *set, uint64_t id);
 void stack_set_free(stack_set *set);
 /* The memory the set holds. */
 size_t stack_set_bytes(const stack_set *set);

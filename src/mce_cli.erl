@@ -97,6 +97,8 @@ usage() ->
       "  --por-renaming on|off        with the reduction, steps safe up to a renaming of\n"
       "                               pids and refs: spawns, make_ref, dropped pids and\n"
       "                               refs, processes' ends (default on)\n"
+      "  --cut-states pass|store      with the reduction, states cut to one safe step are\n"
+      "                               passed through, not stored (default pass)\n"
       "  --dead-payloads on|off       merge states differing in message parts no run\n"
       "                               reads (default on, with the reduction)\n"
       "  --symmetry auto|on|off       symmetry reduction under pid permutation (default auto:\n"
@@ -252,8 +254,12 @@ option({"reduction", "on"}, Cli) -> set(reduction, true, Cli);
 option({"reduction", "off"}, Cli) -> set(reduction, false, Cli);
 option({"reduction", V}, _Cli) ->
     throw({usage, io_lib:format("--reduction ~ts: expected on or off", [V])});
+option({"cut-states", "pass"}, Cli) -> set(cut_states, pass, Cli);
+option({"cut-states", "store"}, Cli) -> set(cut_states, store, Cli);
 option({"por-renaming", "on"}, Cli) -> set(por_renaming, true, Cli);
 option({"por-renaming", "off"}, Cli) -> set(por_renaming, false, Cli);
+option({"cut-states", V}, _Cli) ->
+    throw({usage, io_lib:format("--cut-states ~ts: expected pass or store", [V])});
 option({"por-renaming", V}, _Cli) ->
     throw({usage, io_lib:format("--por-renaming ~ts: expected on or off", [V])});
 option({"dead-payloads", "on"}, Cli) -> set(dead_payloads, true, Cli);
@@ -710,8 +716,8 @@ violation_line(Other) -> io_lib:format("~0tP", [Other, 8]).
 
 stats(#{runs := Runs, steps := Steps, seed := Seed, time_ms := Ms}, #cli{verb = simulate}) ->
     io_lib:format("no violation in ~b runs (~b steps, seed ~b, ~b ms)", [Runs, Steps, Seed, Ms]);
-stats(#{states := States, transitions := Transitions, time_ms := Ms} = Stats, _Cli) ->
-    [io_lib:format("~b states, ~b transitions, ~b ms", [States, Transitions, Ms]),
+stats(#{states := _, transitions := _, time_ms := Ms} = Stats, _Cli) ->
+    [io_lib:format("~ts, ~b ms", [mce_format:state_counts(Stats), Ms]),
      case Stats of
          #{abstraction := Spec} -> io_lib:format(", abstraction ~0tp", [Spec]);
          #{} -> ""

@@ -20,7 +20,7 @@
 -export([counterexample/1, counterexample/2]).
 %% Pieces of the report, for tools that show a run a step at a time (the
 %% debugger, the command line).
--export([step/3, violation/1, term/2, run_steps/2, run_state/4]).
+-export([step/3, violation/1, term/2, run_steps/2, run_state/4, state_counts/1]).
 
 -define(DEPTH, 8).
 -define(WIDTH, 100).
@@ -273,11 +273,23 @@ footer(#{simulation := #{seed := Seed, run := Run}} = Cex) when is_integer(Seed)
 footer(Cex) ->
     search_stats(Cex).
 
-search_stats(#{stats := #{states := States, transitions := Trans, time_ms := Ms}})
+search_stats(#{stats := #{states := States, transitions := Trans, time_ms := Ms} = Stats})
   when is_integer(States), is_integer(Trans), is_integer(Ms) ->
-    io_lib:format("(~ts, ~ts, ~b ms)~n", [count(States, "state"), count(Trans, "transition"), Ms]);
+    io_lib:format("(~ts, ~b ms)~n", [state_counts(Stats), Ms]);
 search_stats(_) ->
     "".
+
+%% "N states, T transitions" from a check's stats, with the states passed
+%% through rather than kept (`cut_states => pass') when there were any.
+-spec state_counts(#{states := non_neg_integer(), transitions := non_neg_integer(),
+                     passed_states => non_neg_integer(), _ => _}) -> iolist().
+state_counts(#{states := States, transitions := Trans} = Stats) ->
+    Passed = case Stats of
+                 #{passed_states := P} when is_integer(P), P > 0 ->
+                     io_lib:format(" (~b more passed through)", [P]);
+                 #{} -> ""
+             end,
+    [count(States, "state"), Passed, ", ", count(Trans, "transition")].
 
 %%--------------------------------------------------------------------
 %% Steps

@@ -436,6 +436,13 @@ new_context(Opts, ExpandOnly, Reduction) ->
                                             {on, _} -> 1;
                                             {{off, _}, _} -> 0
                                         end,
+                           %% Depth-first with the reduction: a state cut to its
+                           %% safe step is passed through, not kept
+                           %% (docs/ARCHITECTURE.md, "Cut states are passed").
+                           pass_cut => case maps:get(cut_states, Opts, pass) of
+                                           pass -> 1;
+                                           store -> 0
+                                       end,
                            dead_payload => case DeadPayload of
                                                true -> 1;
                                                false -> 0

@@ -55,6 +55,7 @@
                      reduction => boolean(),
                      dead_payloads => boolean(),
                      por_renaming => boolean(),
+                     cut_states => pass | store,
                      symmetry => boolean() | auto,
                      workers => pos_integer() | auto,
                      cluster => [node()],
@@ -152,6 +153,7 @@
                     %% With the reduction, steps safe up to a renaming of
                     %% pid numbers (mce_search:renaming/5, c_src/por.h).
                     por_renaming => true,
+                    cut_states => pass,
                     %% Symmetry reduction where the program never observes
                     %% pid order (mce_symmetry:status/2, mce_rt_order).
                     symmetry => auto,
@@ -799,6 +801,9 @@ option(step_cache, B) when is_boolean(B) -> B;
 option(reduction, B) when is_boolean(B) -> B;
 option(reduction, V) ->
     erlang:error({mcerlang, {bad_option_value, reduction, V, "expected true or false"}});
+option(cut_states, V) when V =:= pass; V =:= store -> V;
+option(cut_states, V) ->
+    erlang:error({mcerlang, {bad_option_value, cut_states, V, "expected pass or store"}});
 option(por_renaming, B) when is_boolean(B) -> B;
 option(por_renaming, V) ->
     erlang:error({mcerlang, {bad_option_value, por_renaming, V, "expected true or false"}});

@@ -18,11 +18,16 @@ warm_up_test_() ->
 %%--------------------------------------------------------------------
 
 %% Ping-pong is deterministic once both processes run, so its space is a
-%% single path: every transition reaches a new state.
+%% single path: every transition reaches a new state, kept or passed through
+%% (cut_states); with every cut state kept, all are counted in `states'.
 pingpong_holds_test() ->
-    {ok, #{states := S, transitions := T}} = mcerlang:check({pingpong, start, [3]}),
+    {ok, #{states := S, passed_states := P, transitions := T}} =
+        mcerlang:check({pingpong, start, [3]}),
     ?assert(S > 1),
-    ?assertEqual(S, T + 1).
+    ?assert(P > 0),
+    ?assertEqual(S + P, T + 1),
+    ?assertMatch({ok, #{states := 10, passed_states := 0, transitions := 9}},
+                 mcerlang:check({pingpong, start, [3]}, #{cut_states => store})).
 
 dining_deadlock_test() ->
     {error, Cex} = mcerlang:check({dining, start, [3]}),
@@ -163,9 +168,14 @@ output_is_recorded_not_printed_test() ->
 %% Limits and reproducibility
 %%--------------------------------------------------------------------
 
+%% The limit counts the states met, kept or passed through (cut_states): it
+%% bounds the work.
 max_states_test() ->
+    {inconclusive, max_states, #{states := S, passed_states := P}} =
+        mcerlang:check({tprog, counter, [4]}, #{max_states => 5}),
+    ?assertEqual(5, S + P),
     ?assertMatch({inconclusive, max_states, #{states := 5}},
-                 mcerlang:check({tprog, counter, [4]}, #{max_states => 5})).
+                 mcerlang:check({tprog, counter, [4]}, #{max_states => 5, cut_states => store})).
 
 max_depth_test() ->
     ?assertMatch({inconclusive, max_depth, #{max_depth := 3}},
@@ -258,7 +268,7 @@ shell(Text) ->
     V.
 
 shell_fun_entry_test() ->
-    ?assertMatch({ok, #{states := 10}},
+    ?assertMatch({ok, #{states := 3, passed_states := 7}},
                  shell("N = 3, mcerlang:check(fun() -> pingpong:start(N) end).")),
     ?assertMatch({error, #{violation := deadlock}},
                  shell("mcerlang:check(fun() -> dining:start(3) end).")),
@@ -429,13 +439,15 @@ closure_in_arguments_translated_test() ->
 closure_entry_test_() ->
     {timeout, 120, fun closure_entries/0}.
 
+%% Every state kept (cut_states => store): pingpong(3)'s ten.
 closure_entries() ->
-    ?assertMatch({ok, #{states := 10}}, mcerlang:check(tprog:closure_param(3))),
-    ?assertMatch({ok, #{states := 8}}, mcerlang:check(tprog:closure_const())),
+    Kept = #{cut_states => store},
+    ?assertMatch({ok, #{states := 10}}, mcerlang:check(tprog:closure_param(3), Kept)),
+    ?assertMatch({ok, #{states := 8}}, mcerlang:check(tprog:closure_const(), Kept)),
     ?assertMatch({error, #{violation := {abnormal_exit, _, {result, 42}}}},
                  mcerlang:check(tprog:closure_computed(21))),
     N = 3,
-    ?assertMatch({ok, #{states := 10}}, mcerlang:check(fun() -> pingpong:start(N) end)),
+    ?assertMatch({ok, #{states := 10}}, mcerlang:check(fun() -> pingpong:start(N) end, Kept)),
     ?assertMatch({error, #{violation := deadlock}}, mcerlang:check(fun() -> dining:start(3) end)).
 
 closure_capturing_a_real_pid_test() ->
