@@ -280,6 +280,73 @@ static int exit_safe(const por_step *t)
     return POR_SAFE_SENDS | POR_RENAMED | POR_EXIT;
 }
 
+/* Whether no term outside process ip holds `key` (any process's
+** continuation, dictionary or mailbox, a table, the application
+** environment, a signal in the ether): no one else can send to it. */
+static int key_private(const part_store *ps, const sys_state *st, int ip, uint32_t key)
+{
+    for (uint32_t i = 0; i < st->nprocs; i++) {
+        const proc *o = &st->procs[i];
+        if ((int)i != ip && (holds_any(ps, o->cont, &key, 1) || holds_any(ps, o->dict, &key, 1) ||
+                             mailbox_holds(ps, o->mailbox, &key, 1)))
+            return 0;
+    }
+    for (uint32_t k = 0; k < st->ntables; k++)
+        if (holds_any(ps, st->tables[k].data, &key, 1) ||
+            holds_any(ps, st->tables[k].heir_data, &key, 1))
+            return 0;
+    if (holds_any(ps, st->app_env, &key, 1))
+        return 0;
+    for (uint32_t k = 0; k < st->nchans; k++) {
+        const channel *ch = &st->chans[k];
+        uint32_t n = mailbox_length(ps, ch->queue);
+        for (uint32_t i = 0; i < n; i++) {
+            uint32_t sig[4];
+            if (signal_get(ps, mailbox_at(ps, ch->queue, i), sig) != 0)
+                return 0;
+            for (int w = 1; w < 4; w++)
+                if (sig[w] != 0 && holds_any(ps, sig[w], &key, 1))
+                    return 0;
+        }
+    }
+    return 1;
+}
+
+/* Rule 10 (with the renaming): a step whose effects are all
+** `demonitor(Ref, [flush])` (gen:do_call after its reply).  Against the
+** target's death it commutes: dying first, the target sends a 'DOWN' that
+** the flush removes; dying after, it sends none; either way P's monitor,
+** the target's record and P's mailbox end the same.  A kill of P absorbs
+** it (P's death removes its monitors).  The alias tied to the monitor ends
+** with it: a race with a send to that alias, unless no one but P holds
+** the ref.  Instant delivery and one node, so no 'DOWN' or demonitor
+** signal is on its way; the freed ref counts up to the renaming. */
+static int demonitor_safe(const part_store *ps, const por_step *t)
+{
+    const por_sends *c = t->sends;
+    if (c == NULL || !t->renaming || !c->instant)
+        return POR_UNSAFE;
+    const sys_state *st = c->before;
+    int ip = sys_state_find(st, t->pid);
+    if (ip < 0)
+        return POR_UNSAFE;
+    const proc *p = &st->procs[ip];
+    for (size_t e = 0; e < t->neffects; e++) {
+        const effect *ef = &c->effects[e];
+        if (ef->kind != EFFECT_DEMONITOR || !ef->link)
+            return POR_UNSAFE;
+        for (uint32_t k = 0; k < p->mons.n; k++)
+            if (p->mons.m[k].ref == ef->ref &&
+                (KEY_NODE(p->mons.m[k].pid) != KEY_NODE(p->pid) || p->mons.m[k].item != 0))
+                return POR_UNSAFE;      /* another node's, or by name */
+        for (uint32_t k = 0; k < p->aliases.n; k++)
+            if (p->aliases.m[k].ref == ef->ref &&
+                !key_private(ps, st, ip, ef->ref | ETF_REF_TAG))
+                return POR_UNSAFE;
+    }
+    return POR_SAFE_LOCAL | POR_RENAMED;
+}
+
 enum por_verdict por_step_safe(const part_store *ps, const por_step *t)
 {
     /* Rule 1: a start, a receive (one per process: the first matching
@@ -306,6 +373,8 @@ enum por_verdict por_step_safe(const part_store *ps, const por_step *t)
         return POR_UNSAFE;
     /* Rule 3: no effect of any kind, or else rule 7: only sends (rule 8:
     ** and spawns). */
+    if (t->neffects != 0 && t->sends != NULL && t->sends->effects[0].kind == EFFECT_DEMONITOR)
+        return (enum por_verdict)demonitor_safe(ps, t);
     if (t->neffects != 0)
         return t->sends != NULL ? (enum por_verdict)sends_safe(ps, t) : POR_UNSAFE;
     if (t->read_fresh_pid)

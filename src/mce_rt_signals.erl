@@ -221,14 +221,19 @@ demonitor(Ref, Opts) when is_reference(Ref), is_list(Opts) ->
     case mce_ref:number(Ref) of
         {ok, R} ->
             Overlay = erlang:get('$mce_overlay'),
+            %% Whether the monitor was still active is asked only for
+            %% `info': the answer depends on when its target died, so
+            %% asking it is a read of shared state (no safe step, por.h).
+            Info = lists:member(info, Opts),
             Active = case Overlay of
                          #{{monitor, R} := A} -> A;
-                         #{} -> mce_nif:monitor_active(erlang:get('$mce_search'),
-                                                       erlang:get('$mce_pid'), R)
+                         #{} when Info -> mce_nif:monitor_active(erlang:get('$mce_search'),
+                                                                 erlang:get('$mce_pid'), R);
+                         #{} -> unasked
                      end,
             erlang:put('$mce_overlay', Overlay#{{monitor, R} => false}),
             mce_rt:effect({demonitor, R, lists:member(flush, Opts)}),
-            not lists:member(info, Opts) orelse Active;
+            not Info orelse Active;
         error ->
             %% A ref that was never a monitor of this process.
             not lists:member(info, Opts) orelse false

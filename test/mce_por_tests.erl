@@ -388,6 +388,37 @@ passed_max_states_test() ->
     {inconclusive, max_states, St} = check({abs_stack, start, []}, #{max_states => 300}),
     ?assertEqual(300, maps:get(states, St) + maps:get(passed_states, St)).
 
+%%--------------------------------------------------------------------
+%% Rule 10: demonitor(Ref, [flush]) (c_src/por.c, demonitor_safe)
+%%--------------------------------------------------------------------
+
+%% The same verdicts with the reduction on and off: a flushed demonitor
+%% racing its target's end (ok), one without the flush (under small steps
+%% a 'DOWN' may stay: saw_down), and an alias a third process holds, ended
+%% by the demonitor (got_it under small steps, which a rule without
+%% key_private misses: checked by hand).  Each condition of the rule on
+%% hand-built states: c_src/test/c_tests.c, test_por_demonitor.  A
+%% gen_server call's demonitor is the step that gains: counter_server under
+%% small steps keeps fewer states.
+demonitor_rule_test_() ->
+    {timeout, 120,
+     fun() ->
+             Opts = #{property => abnormal_exit},
+             [on_off({tprog_por, F, A}, Opts#{granularity => G})
+              || {F, A} <- [{demonitor_flush, [true]}, {demonitor_flush, [false]},
+                            {alias_demonitor_race, []}],
+                 G <- [big, small]],
+             ?assertMatch({ok, _}, check({tprog_por, demonitor_flush, [true]}, Opts)),
+             ?assertMatch({error, #{violation := {abnormal_exit, _, saw_down}}},
+                          check({tprog_por, demonitor_flush, [false]}, Opts#{granularity => small})),
+             ?assertMatch({error, #{violation := {abnormal_exit, _, got_it}}},
+                          check({tprog_por, alias_demonitor_race, []}, Opts#{granularity => small})),
+             {Small, Exact, _} = renaming_on_off({counter_server, start, [3, 2]},
+                                                 #{granularity => small, timeouts => when_idle,
+                                                   symmetry => true}),
+             ?assert(Small * 5 < Exact)
+     end}.
+
 renaming_test_() ->
     {timeout, 300,
      fun() ->

@@ -12,7 +12,8 @@
          alias_second_writer/0, boom_and_ok/0,
          renamed_spawn/0, renamed_spawner/1, renamed_quit/0, renamed_pivot/0, renamed_child/3,
          early_end/0, early_watcher/1, early_end_alive/0, early_tester/1,
-         ref_reuse/0, ref_sink/0, ref_maker/1, ref_go/1]).
+         ref_reuse/0, ref_sink/0, ref_maker/1, ref_go/1,
+         demonitor_flush/1, alias_demonitor_race/0, alias_user/0]).
 
 %% N workers that each go straight to a receive, then are told to stop.
 workers(N) ->
@@ -394,3 +395,45 @@ ref_maker(Q) ->
 
 ref_go(P) ->
     P ! go.
+
+%% Rule 10 (c_src/por.c, demonitor_safe): a client's `demonitor(Ref,
+%% [flush])' races its target's death: with the flush no 'DOWN' is left
+%% whichever comes first (`Flush' true: ok); without it one may be
+%% (false: the abnormal exit saw_down).
+-spec demonitor_flush(boolean()) -> ok.
+demonitor_flush(Flush) ->
+    Target = spawn(fun() -> receive stop -> ok end end),
+    Self = self(),
+    spawn(fun() ->
+                  Ref = monitor(process, Target),
+                  Self ! monitoring,
+                  case Flush of
+                      true -> demonitor(Ref, [flush]);
+                      false -> demonitor(Ref)
+                  end,
+                  receive {'DOWN', Ref, _, _, _} -> exit(saw_down) after 0 -> ok end
+          end),
+    receive monitoring -> ok end,
+    Target ! stop,
+    ok.
+
+%% The alias a monitor made with `{alias, demonitor}' ends with the
+%% demonitor: a message another process sends to it is delivered only if
+%% it comes first.  The other process holds the ref (in its mailbox), so
+%% the demonitor is no safe step; taken as one, the reduced search would
+%% order it first and miss got_it (checked by hand with key_private
+%% answering yes).
+-spec alias_demonitor_race() -> ok.
+alias_demonitor_race() ->
+    Target = spawn(fun() -> receive stop -> ok end end),
+    User = spawn(?MODULE, alias_user, []),
+    Ref = monitor(process, Target, [{alias, demonitor}]),
+    User ! {ref, Ref},
+    demonitor(Ref, [flush]),
+    receive {Ref, hi} -> exit(got_it) after 0 -> ok end,
+    Target ! stop,
+    ok.
+
+-spec alias_user() -> ok.
+alias_user() ->
+    receive {ref, R} -> R ! {R, hi}, ok end.

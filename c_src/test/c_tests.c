@@ -3200,6 +3200,70 @@ static void test_por_step_safe(void)
 
 /* por.c up to a renaming of pid numbers and ref counters (rules 5', 7d', 8
 ** and 9): keys may be freed or taken; a fresh pid only with a spawn. */
+/* Rule 10: demonitor(Ref, [flush]), and each of its conditions. */
+static void test_por_demonitor(void)
+{
+    part_store *ps = part_store_new();
+    match_memo memo;
+    CHECK(ps != NULL && match_memo_init(&memo) == 0);
+    if (ps == NULL)
+        return;
+    int fresh;
+    const uint32_t pp = 3, ps_ = 5, pq = 7, ref = 9, ref_key = 9 | ETF_REF_TAG;
+    uint8_t t1[3] = { 131, 97, 31 }, t2[3] = { 131, 97, 32 };
+    part_id plain = part_store_intern(ps, PART_TERM, t1, 3, NULL, 0, &fresh);
+    part_id holds_ref = part_store_intern(ps, PART_TERM, t2, 3, &ref_key, 1, &fresh);
+    part_id empty = part_store_intern(ps, PART_MAILBOX, "", 0, NULL, 0, &fresh);
+    monitor held = { ref, ps_, 0 }, on = { ref, pp, 0 }, alias = { ref, ALIAS_DEMONITOR, 0 };
+    proc procs[3] = {
+        { .pid = pp, .status = PROC_CHOICE, .cont = holds_ref, .mailbox = empty,
+          .mons = { 1, 1, &held }, .aliases = { 1, 1, &alias } },
+        { .pid = ps_, .status = PROC_WAITING, .cont = plain, .mailbox = empty,
+          .monby = { 1, 1, &on } },
+        { .pid = pq, .status = PROC_WAITING, .cont = plain, .mailbox = empty } };
+    sys_state st = { .procs = procs, .nprocs = 3 };
+    effect ef = { .kind = EFFECT_DEMONITOR, .ref = ref, .link = 1 };
+    por_sends c = { .before = &st, .after = &st, .memo = &memo, .effects = &ef,
+                    .instant = 1, .faults_left = 1, .entry = 1 };
+    por_step t = { .run = RUN_RECEIVE, .pid = pp, .msg = holds_ref, .old_cont = holds_ref,
+                   .new_cont = plain, .outcome = OUTCOME_CHOICE, .neffects = 1,
+                   .renaming = 1, .sends = &c };
+    /* A fault may come (a kill of P absorbs the step), P may be linked. */
+    CHECK(por_step_safe(ps, &t) == (POR_SAFE_LOCAL | POR_RENAMED));
+    t.renaming = 0;                                 /* the freed ref */
+    CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
+    t.renaming = 1;
+    ef.link = 0;                                    /* no flush */
+    CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
+    ef.link = 1;
+    c.instant = 0;                                  /* delivery => ether */
+    CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
+    c.instant = 1;
+    t.read_shared = 1;                              /* demonitor(R, [info]) */
+    CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
+    t.read_shared = 0;
+    procs[2].cont = holds_ref;                      /* Q holds the alias */
+    CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
+    procs[0].aliases = (monitor_set){ 0, 0, NULL };  /* no alias: no race */
+    CHECK(por_step_safe(ps, &t) == (POR_SAFE_LOCAL | POR_RENAMED));
+    procs[0].aliases = (monitor_set){ 1, 1, &alias };
+    procs[2].cont = plain;
+    held.pid = MAKE_KEY(1, 5);                      /* a target on another node */
+    CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
+    held.pid = ps_;
+    held.item = plain;                              /* monitored by name */
+    CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
+    held.item = 0;
+    effect two[2] = { ef, { .kind = EFFECT_SEND, .pid = pq, .term = { .id = plain } } };
+    c.effects = two; t.neffects = 2;                /* and a send */
+    CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
+    c.effects = &ef; t.neffects = 1;
+    t.outcome = OUTCOME_EXIT;                       /* the process ends */
+    CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
+    match_memo_free(&memo);
+    part_store_free(ps);
+}
+
 static void test_por_renamed(void)
 {
     part_store *ps = part_store_new();
@@ -4446,6 +4510,7 @@ int main(int argc, char **argv)
     test_step_cache_search();
     test_por_step_safe();
     test_por_renamed();
+    test_por_demonitor();
     test_symmetry();
     test_stack_set();
     test_state_wire();
