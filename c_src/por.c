@@ -76,6 +76,34 @@ static int mailbox_holds(const part_store *ps, part_id mb, const uint32_t *keys,
     return 0;
 }
 
+/* Whether a term outside the processes holds one of the keys: a table's
+** data or heir data, the application environment, or a signal in the
+** ether (every word is tried as a term part: a word that is no term part
+** can only make the answer "held"). */
+static int held_outside_processes(const part_store *ps, const sys_state *st,
+                                  const uint32_t *keys, int nkeys)
+{
+    for (uint32_t k = 0; k < st->ntables; k++)
+        if (holds_any(ps, st->tables[k].data, keys, nkeys) ||
+            holds_any(ps, st->tables[k].heir_data, keys, nkeys))
+            return 1;
+    if (holds_any(ps, st->app_env, keys, nkeys))
+        return 1;
+    for (uint32_t k = 0; k < st->nchans; k++) {
+        const channel *ch = &st->chans[k];
+        uint32_t n = mailbox_length(ps, ch->queue);
+        for (uint32_t i = 0; i < n; i++) {
+            uint32_t sig[4];
+            if (signal_get(ps, mailbox_at(ps, ch->queue, i), sig) != 0)
+                return 1;
+            for (int w = 1; w < 4; w++)
+                if (sig[w] != 0 && holds_any(ps, sig[w], keys, nkeys))
+                    return 1;
+        }
+    }
+    return 0;
+}
+
 /* Rule 7c: no one but P (index ip) and Q (index iq) can write Q's
 ** mailbox before P's step, nor learn how to.  Conservative: any doubt is
 ** "not exclusive". */
@@ -118,35 +146,19 @@ static int exclusive(const part_store *ps, const por_sends *c, int ip, int iq)
             return 0;
     }
     /* ETS: a table Q owns (ets:info(T, owner)) or inherits (an
-    ** 'ETS-TRANSFER'), or whose terms hold the keys. */
-    for (uint32_t k = 0; k < st->ntables; k++) {
-        const ets_table *t = &st->tables[k];
-        if (t->owner == q->pid || t->heir == q->pid ||
-            holds_any(ps, t->data, keys, nkeys) || holds_any(ps, t->heir_data, keys, nkeys))
+    ** 'ETS-TRANSFER'); the ether: a channel from or to Q (timers to Q
+    ** among them) or a node-pair channel (envelopes); and the keys held
+    ** by a table, the application environment or a signal. */
+    for (uint32_t k = 0; k < st->ntables; k++)
+        if (st->tables[k].owner == q->pid || st->tables[k].heir == q->pid)
             return 0;
-    }
-    if (holds_any(ps, st->app_env, keys, nkeys))
-        return 0;
-    /* The ether: a channel from or to Q (timers to Q among them), a
-    ** node-pair channel (envelopes), or a signal whose words hold the
-    ** keys (every word is tried as a term part: a word that is no term
-    ** part can only make the answer "not exclusive"). */
     for (uint32_t k = 0; k < st->nchans; k++) {
         const channel *ch = &st->chans[k];
         if (ch->from == q->pid || ch->to == q->pid ||
             KEY_NUM(ch->from) == KEY_NODE_CHAN || KEY_NUM(ch->to) == KEY_NODE_CHAN)
             return 0;
-        uint32_t n = mailbox_length(ps, ch->queue);
-        for (uint32_t i = 0; i < n; i++) {
-            uint32_t sig[4];
-            if (signal_get(ps, mailbox_at(ps, ch->queue, i), sig) != 0)
-                return 0;
-            for (int w = 1; w < 4; w++)
-                if (sig[w] != 0 && holds_any(ps, sig[w], keys, nkeys))
-                    return 0;
-        }
     }
-    return 1;
+    return !held_outside_processes(ps, st, keys, nkeys);
 }
 
 /* Rule 7b: Q waits in a receive that nothing in its mailbox matches (as
@@ -291,25 +303,7 @@ static int key_private(const part_store *ps, const sys_state *st, int ip, uint32
                              mailbox_holds(ps, o->mailbox, &key, 1)))
             return 0;
     }
-    for (uint32_t k = 0; k < st->ntables; k++)
-        if (holds_any(ps, st->tables[k].data, &key, 1) ||
-            holds_any(ps, st->tables[k].heir_data, &key, 1))
-            return 0;
-    if (holds_any(ps, st->app_env, &key, 1))
-        return 0;
-    for (uint32_t k = 0; k < st->nchans; k++) {
-        const channel *ch = &st->chans[k];
-        uint32_t n = mailbox_length(ps, ch->queue);
-        for (uint32_t i = 0; i < n; i++) {
-            uint32_t sig[4];
-            if (signal_get(ps, mailbox_at(ps, ch->queue, i), sig) != 0)
-                return 0;
-            for (int w = 1; w < 4; w++)
-                if (sig[w] != 0 && holds_any(ps, sig[w], &key, 1))
-                    return 0;
-        }
-    }
-    return 1;
+    return !held_outside_processes(ps, st, &key, 1);
 }
 
 /* Rule 10 (with the renaming): a step whose effects are all
