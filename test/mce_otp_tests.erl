@@ -38,14 +38,15 @@ scenarios() ->
 %% 185 with it, the default: the clients are interchangeable and
 %% nothing in gen_server observes pid order; since dead payloads, the
 %% replies the clients drop no longer split states: 205 and 58; since the
-%% states cut to one safe step are passed, not kept (cut_states): 71 and 27.)
+%% states cut to one safe step are passed, not kept (cut_states): 71 and 27;
+%% with demonitor(Ref, [flush]) a safe step (rule 10): 70 and 26.)
 counter_server_example_test_() ->
     {timeout, 60,
      fun() ->
-             ?assertMatch({ok, #{states := 71}},
+             ?assertMatch({ok, #{states := 70}},
                           mcerlang:check({counter_server, start, [3, 2]},
                                          #{timeouts => when_idle, symmetry => false})),
-             ?assertMatch({ok, #{states := 27, symmetry := on}},
+             ?assertMatch({ok, #{states := 26, symmetry := on}},
                           mcerlang:check({counter_server, start, [3, 2]}, #{timeouts => when_idle})),
              ?assertMatch({error, #{violation := {abnormal_exit, _, {{badmatch, 1}, _}}}},
                           mcerlang:check({counter_server, start_racy, [2, 1]},
@@ -133,7 +134,9 @@ door_example_test_() ->
      fun() ->
              ?assertMatch({error, #{violation := {abnormal_exit, _, pushed_locked_door}}},
                           mcerlang:check({door, start, [1]}, #{})),
-             ?assertMatch({ok, #{states := 15}},
+             %% 15 before a gen_server call's demonitor was a safe step
+             %% (rule 10): its state is now passed through (cut_states).
+             ?assertMatch({ok, #{states := 14, passed_states := 1}},
                           mcerlang:check({door, start, [1]}, #{timeouts => when_idle})),
              ?assertMatch({error, #{violation := {abnormal_exit, _, pushed_locked_door}}},
                           mcerlang:check({door, start, [2]}, #{timeouts => when_idle})),
