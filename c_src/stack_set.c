@@ -1,5 +1,5 @@
 /*
-** stack_set.c: the set of states on the depth-first stack (stack_set.h).
+** stack_set.c: a multiset of state keys (stack_set.h).
 */
 #include "stack_set.h"
 

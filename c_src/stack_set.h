@@ -1,7 +1,10 @@
 /*
-** stack_set.h: which states are on the depth-first stack, for the cycle
-** proviso of the partial-order reduction (por.h, search.c): a state may be
-** cut to its safe step only if that step does not lead back onto the stack.
+** stack_set.h: a multiset of state keys.  The search uses it for the
+** states on the depth-first stack, for the cycle proviso of the
+** partial-order reduction (por.h, search.c: a state may be cut to its safe
+** step only if that step does not lead back onto the stack), and with
+** pass_cut for the states passed through rather than kept and how often
+** each was passed after other transitions (search.c, search_pass_cut).
 **
 ** A key is a state's part id (the exact table) or a hash of its root vector
 ** (the lossy tables, whose states are not interned; a collision only makes
