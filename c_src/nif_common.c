@@ -27,6 +27,17 @@ int get_res(ErlNifEnv *env, ERL_NIF_TERM t, search_res **r)
            (*r)->s != NULL;
 }
 
+ERL_NIF_TERM tell_search(ErlNifEnv *env, ERL_NIF_TERM res, void (*tell)(search *))
+{
+    search_res *r;
+    if (!get_res(env, res, &r))
+        return enif_make_badarg(env);
+    enif_mutex_lock(r->lock);
+    tell(r->s);
+    enif_mutex_unlock(r->lock);
+    return ATOM(env, ok);
+}
+
 int map_u64(ErlNifEnv *env, ERL_NIF_TERM map, ERL_NIF_TERM key, uint64_t *out)
 {
     ERL_NIF_TERM v;

@@ -57,6 +57,11 @@ ERL_NIF_TERM nif_error(ErlNifEnv *env, const char *file, int line, const char *w
 /* A live search resource (not one whose search failed to start). */
 int get_res(ErlNifEnv *env, ERL_NIF_TERM t, search_res **r);
 
+/* The body of a NIF `f(Search) -> ok' that only tells the search something
+** (search_pid_order, search_stop_workers, ...): tell(search) under the
+** resource's lock; badarg when res is not a live search. */
+ERL_NIF_TERM tell_search(ErlNifEnv *env, ERL_NIF_TERM res, void (*tell)(search *));
+
 /* 1: *out set from map's key; 0: no such key; -1: not a uint64. */
 int map_u64(ErlNifEnv *env, ERL_NIF_TERM map, ERL_NIF_TERM key, uint64_t *out);
 

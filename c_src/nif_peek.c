@@ -358,13 +358,7 @@ ERL_NIF_TERM nif_processes(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
 ERL_NIF_TERM nif_key_order(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
 {
     (void)argc;
-    search_res *r;
-    if (!get_res(env, argv[0], &r))
-        return enif_make_badarg(env);
-    enif_mutex_lock(r->lock);
-    search_key_order(r->s);
-    enif_mutex_unlock(r->lock);
-    return ATOM(env, ok);
+    return tell_search(env, argv[0], search_key_order);
 }
 
 /* ref_order(Search) -> ok: the running code observed the order of refs of
@@ -373,13 +367,7 @@ ERL_NIF_TERM nif_key_order(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
 ERL_NIF_TERM nif_ref_order(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
 {
     (void)argc;
-    search_res *r;
-    if (!get_res(env, argv[0], &r))
-        return enif_make_badarg(env);
-    enif_mutex_lock(r->lock);
-    search_numbers_observed(r->s);
-    enif_mutex_unlock(r->lock);
-    return ATOM(env, ok);
+    return tell_search(env, argv[0], search_numbers_observed);
 }
 
 /* pid_order(Search) -> ok: the running code observed the order of pids
@@ -387,11 +375,5 @@ ERL_NIF_TERM nif_ref_order(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
 ERL_NIF_TERM nif_pid_order(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
 {
     (void)argc;
-    search_res *r;
-    if (!get_res(env, argv[0], &r))
-        return enif_make_badarg(env);
-    enif_mutex_lock(r->lock);
-    search_pid_order(r->s);
-    enif_mutex_unlock(r->lock);
-    return ATOM(env, ok);
+    return tell_search(env, argv[0], search_pid_order);
 }

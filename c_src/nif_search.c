@@ -473,13 +473,7 @@ ERL_NIF_TERM nif_work(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
 ERL_NIF_TERM nif_stop_workers(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
 {
     (void)argc;
-    search_res *r;
-    if (!get_res(env, argv[0], &r))
-        return enif_make_badarg(env);
-    enif_mutex_lock(r->lock);
-    search_stop_workers(r->s);
-    enif_mutex_unlock(r->lock);
-    return ATOM(env, ok);
+    return tell_search(env, argv[0], search_stop_workers);
 }
 
 /* expand(Search, StateId) -> Request: lists the successors of a state an

@@ -76,6 +76,14 @@ static int mailbox_holds(const part_store *ps, part_id mb, const uint32_t *keys,
     return 0;
 }
 
+/* Whether process o's terms hold one of the keys: its continuation (an
+** init process's call), dictionary or mailbox. */
+static int proc_holds(const part_store *ps, const proc *o, const uint32_t *keys, int nkeys)
+{
+    return holds_any(ps, o->cont, keys, nkeys) || holds_any(ps, o->dict, keys, nkeys) ||
+           mailbox_holds(ps, o->mailbox, keys, nkeys);
+}
+
 /* Whether a term outside the processes holds one of the keys: a table's
 ** data or heir data, the application environment, or a signal in the
 ** ether (every word is tried as a term part: a word that is no term part
@@ -141,8 +149,7 @@ static int exclusive(const part_store *ps, const por_sends *c, int ip, int iq)
         const proc *o = &st->procs[i];
         if ((int)i == ip || (int)i == iq)
             continue;
-        if (o->gl != 0 || holds_any(ps, o->cont, keys, nkeys) ||
-            holds_any(ps, o->dict, keys, nkeys) || mailbox_holds(ps, o->mailbox, keys, nkeys))
+        if (o->gl != 0 || proc_holds(ps, o, keys, nkeys))
             return 0;
     }
     /* ETS: a table Q owns (ets:info(T, owner)) or inherits (an
@@ -297,12 +304,9 @@ static int exit_safe(const por_step *t)
 ** environment, a signal in the ether): no one else can send to it. */
 static int key_private(const part_store *ps, const sys_state *st, int ip, uint32_t key)
 {
-    for (uint32_t i = 0; i < st->nprocs; i++) {
-        const proc *o = &st->procs[i];
-        if ((int)i != ip && (holds_any(ps, o->cont, &key, 1) || holds_any(ps, o->dict, &key, 1) ||
-                             mailbox_holds(ps, o->mailbox, &key, 1)))
+    for (uint32_t i = 0; i < st->nprocs; i++)
+        if ((int)i != ip && proc_holds(ps, &st->procs[i], &key, 1))
             return 0;
-    }
     return !held_outside_processes(ps, st, &key, 1);
 }
 
