@@ -564,6 +564,21 @@ static int bfs_continue(search *s, request *req)
     return 2;
 }
 
+/* Whether a guard voided the reduced search (search_reduce.c); *req then
+** says so.  Asked before every transition the loop below takes, since a
+** step from the cache or a delivery taken here may void it, and the
+** search may end before another request would have asked. */
+static int reduction_void(search *s, request *req)
+{
+    if (!s->por_void && !s->sym_void)
+        return 0;
+    s->finished = 1;
+    s->pending = req->kind = REQ_REDUCTION_VOID;
+    req->why = s->sym_void == 1 ? SYM_VOID_PID_ORDER
+             : s->sym_void == 2 ? SYM_VOID_KEY_ORDER : s->por_void;
+    return 1;
+}
+
 /* Finds the next transition of the top state, or a match question.
 ** Deliveries and faults are taken here, without a request. */
 static int next_request(search *s, request *req)
@@ -575,13 +590,8 @@ static int next_request(search *s, request *req)
     }
     s->work = 0;
     int hit = 0;
-    if (s->por_void || s->sym_void) {
-        s->finished = 1;
-        s->pending = req->kind = REQ_REDUCTION_VOID;
-        req->why = s->sym_void == 1 ? SYM_VOID_PID_ORDER
-                 : s->sym_void == 2 ? SYM_VOID_KEY_ORDER : s->por_void;
+    if (reduction_void(s, req))
         return 0;
-    }
     if (s->cfg.breadth_first && s->depth == 0) {
         /* a joined worker's first request, or after REQ_IDLE */
         int r = bfs_continue(s, req);
@@ -589,6 +599,8 @@ static int next_request(search *s, request *req)
             return 0;
     }
     while (s->depth > 0) {
+        if (reduction_void(s, req))
+            return 0;
         if (s->pool != NULL && search_pool_stopped(s->pool)) {
             s->finished = 1;
             s->pending = req->kind = REQ_ABANDONED;
@@ -807,6 +819,8 @@ static int next_request(search *s, request *req)
         }
         pop(s);
     }
+    if (reduction_void(s, req))
+        return 0;
     s->finished = 1;
     s->pending = req->kind = REQ_DONE;
     return 0;
