@@ -113,6 +113,7 @@ static ErlNifFunc nif_funcs[] = {
     {"registered", 2, nif_registered, 0},
     {"processes", 2, nif_processes, 0},
     {"pid_order", 1, nif_pid_order, 0},
+    {"monby_read", 1, nif_monby_read, 0},
     {"key_order", 1, nif_key_order, 0},
     {"ref_order", 1, nif_ref_order, 0},
     {"rename_term", 5, nif_rename_term, 0},

@@ -87,6 +87,7 @@ ERL_NIF_TERM void_reason_term(ErlNifEnv *env, int why)
          : why == POR_VOID_PROCESSES ? ATOM(env, processes)
          : why == POR_VOID_NUMBERS ? ATOM(env, pid_numbers)
          : why == POR_VOID_DEAD_TARGET ? ATOM(env, dead_target)
+         : why == POR_VOID_MONITOR_RACE ? ATOM(env, monitor_race)
          : ATOM(env, reads_process_state);
 }
 

@@ -370,6 +370,15 @@ ERL_NIF_TERM nif_ref_order(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     return tell_search(env, argv[0], search_numbers_observed);
 }
 
+/* monby_read(Search) -> ok: the running process asked who monitors it
+** (process_info(self(), monitored_by)), which a monitor or demonitor taken
+** as safe changes (por.h, rules 10 and 11). */
+ERL_NIF_TERM nif_monby_read(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
+{
+    (void)argc;
+    return tell_search(env, argv[0], search_monby_read);
+}
+
 /* pid_order(Search) -> ok: the running code observed the order of pids
 ** (mce_rt_order); a symmetric search is void. */
 ERL_NIF_TERM nif_pid_order(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])

@@ -342,7 +342,55 @@ static int demonitor_safe(const part_store *ps, const por_step *t)
                 !key_private(ps, st, ip, ef->ref | ETF_REF_TAG))
                 return POR_UNSAFE;
     }
-    return POR_SAFE_LOCAL | POR_RENAMED;
+    return POR_SAFE_LOCAL | POR_RENAMED | POR_DEMONITOR;
+}
+
+/* Rule 11 (with the renaming): a step whose effects are all monitors of
+** live processes on P's node by pid (gen:do_call's, before its request),
+** each with its alias.  Against every step of another process but the
+** target's death it commutes: it changes only P's monitors and aliases and
+** the target's watchers, which no other step reads without voiding the
+** reduction (another's record: peek.c; its own: search_monby_read); the
+** fresh ref only up to the renaming, and only P holds it, so no one sends
+** to the alias.  A kill of P absorbs it.  The target's death does not
+** commute ('DOWN' with its reason after, noproc before), and no test at s
+** can rule it out for a server every client knows; the run-time guard
+** does (search_monitor_race): P stays armed (PF_MON_ARMED) until it sends
+** to the target, and a death of the target while P is armed voids.  A
+** death that could come first comes, in the reduced search, while P is
+** armed: P's send to the target is cut only when the target is blocked and
+** no one else can reach it (rule 7), and otherwise waits for a full
+** expansion, which explores the death first (docs/ARCHITECTURE.md, "Rule
+** 11").  Instant delivery, one node, no fault left: no signal carries the
+** monitor, and no crash kills the target unseen. */
+static int monitor_safe(const por_step *t)
+{
+    const por_sends *c = t->sends;
+    if (c == NULL || !t->renaming || !c->instant || c->faults_left)
+        return POR_UNSAFE;
+    const sys_state *st = c->before;
+    int ip = sys_state_find(st, t->pid);
+    if (ip < 0)
+        return POR_UNSAFE;
+    uint32_t node = KEY_NODE(t->pid);
+    for (size_t e = 0; e < t->neffects; e++) {
+        const effect *ef = &c->effects[e];
+        if (ef->kind == EFFECT_ALIAS) {
+            /* Only the alias of one of the step's monitors. */
+            size_t m = 0;
+            while (m < t->neffects && !(c->effects[m].kind == EFFECT_MONITOR &&
+                                        c->effects[m].ref == ef->ref))
+                m++;
+            if (m == t->neffects)
+                return POR_UNSAFE;
+            continue;
+        }
+        if (ef->kind != EFFECT_MONITOR || ef->link || ef->pid == t->pid ||
+            KEY_NUM(ef->pid) == KEY_BY_NAME || KEY_NODE(ef->pid) != node ||
+            sys_state_find(st, ef->pid) < 0)
+            return POR_UNSAFE;
+    }
+    return POR_SAFE_LOCAL | POR_RENAMED | POR_MONITOR;
 }
 
 enum por_verdict por_step_safe(const part_store *ps, const por_step *t)
@@ -373,6 +421,8 @@ enum por_verdict por_step_safe(const part_store *ps, const por_step *t)
     ** and spawns). */
     if (t->neffects != 0 && t->sends != NULL && t->sends->effects[0].kind == EFFECT_DEMONITOR)
         return (enum por_verdict)demonitor_safe(ps, t);
+    if (t->neffects != 0 && t->sends != NULL && t->sends->effects[0].kind == EFFECT_MONITOR)
+        return (enum por_verdict)monitor_safe(t);
     if (t->neffects != 0)
         return t->sends != NULL ? (enum por_verdict)sends_safe(ps, t) : POR_UNSAFE;
     if (t->read_fresh_pid)

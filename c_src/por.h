@@ -88,13 +88,18 @@ enum por_verdict {
                                of pid numbers and ref counters: sound only
                                while no step observes them
                                (search_numbers_observed) */
-    POR_EXIT = 8            /* rule 9, an exit: sound only while no step
+    POR_EXIT = 8,           /* rule 9, an exit: sound only while no step
                                aims a link, monitor, exit signal or
                                liveness test at a process that is gone
                                (search_dead_target) */
+    POR_DEMONITOR = 16,     /* rule 10: sound only while no process reads
+                               its own monitors (search_monby_read) */
+    POR_MONITOR = 32        /* rule 11, a monitor: sound only while no
+                               watched process dies while its watcher is
+                               armed (search_monitor_race), and as rule 10 */
 };
 
-/* Whether the step is safe (rules 1-5 and 7-9 of docs/ARCHITECTURE.md). */
+/* Whether the step is safe (rules 1-5 and 7-11 of docs/ARCHITECTURE.md). */
 enum por_verdict por_step_safe(const part_store *ps, const por_step *t);
 
 #endif

@@ -724,7 +724,7 @@ static int next_request(search *s, request *req)
                              ? req->flags >> PF_TIMEOUT_SHIFT : 0;
             s->run_choice = req->choice;
             s->run_dict = req->dict;
-            s->run_flags = req->flags;
+            s->run_flags = req->flags & ~(uint32_t)PF_MON_ARMED;
             s->tx.nallocated = 0;
             s->tx.nallocated_refs = 0;
             s->run_reads = 0;
@@ -1207,6 +1207,7 @@ static int c_transition(search *s, uint32_t ci, const fault *f, request *req)
         s->mover = (agent){ AGENT_NONE, 0, 0, 0 };
     }
     s->tx.ndeaths = 0;
+    s->tx.monitor_race = 0;
     sys_state st = { 0 };
     sys_state_move(&st, &s->spare);     /* its buffers, reused */
     if (sys_state_copy_into(&st, &s->cur) != 0)
@@ -1222,6 +1223,8 @@ static int c_transition(search *s, uint32_t ci, const fault *f, request *req)
         free(lb.b);
         return fail(req, "out of memory, or a malformed ether");
     }
+    if (s->tx.monitor_race)
+        search_monitor_race(s);
     return search_successor(s, &st, lb.b, lb.n, 0, req);
 }
 
@@ -1233,6 +1236,7 @@ static int apply_run(search *s, run_result *res, uint8_t *label, size_t label_le
                      int record, request *req)
 {
     s->tx.ndeaths = 0;
+    s->tx.monitor_race = 0;
     sys_state st = { 0 };
     sys_state_move(&st, &s->spare);     /* its buffers, reused */
     if (sys_state_copy_into(&st, &s->cur) != 0) {
@@ -1246,6 +1250,8 @@ static int apply_run(search *s, run_result *res, uint8_t *label, size_t label_le
         free(label);
         return fail(req, why);
     }
+    if (s->tx.monitor_race)
+        search_monitor_race(s);
     /* A descriptor is a function of the continuation: kept by its part
     ** for every state it is met in (from the step cache too).  Out of
     ** memory only loses it. */

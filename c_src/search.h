@@ -293,9 +293,14 @@ enum por_void_why {
     POR_VOID_NUMBERS,       /* a step observed pid numbers or the order
                                of refs, after a frame was cut by a step
                                safe only up to a renaming of them (por.h) */
-    POR_VOID_DEAD_TARGET    /* a step aimed at a process that is gone,
+    POR_VOID_DEAD_TARGET,   /* a step aimed at a process that is gone,
                                after a frame was cut by an exit (por.h,
                                rule 9) */
+    POR_VOID_MONITOR_RACE   /* a monitored process died while its watcher
+                               was armed (PF_MON_ARMED), or a process read
+                               its own monitors, after a frame was cut by a
+                               monitor (rule 11; the read: or a demonitor,
+                               rule 10) */
 };
 
 enum run_kind { RUN_START = 1, RUN_RECEIVE, RUN_TIMEOUT, RUN_CHOICE };
@@ -480,6 +485,11 @@ void search_numbers_observed(search *s);
 ** keys (symmetry 1) is void (SYM_VOID_KEY_ORDER; the check runs again with
 ** symmetry 3, which pins them).  Nothing otherwise. */
 void search_key_order(search *s);
+
+/* The running process asked who monitors it (process_info(self(),
+** monitored_by)): a search that took a monitor or demonitor as safe (por.h,
+** rules 10 and 11) is void (POR_VOID_MONITOR_RACE). */
+void search_monby_read(search *s);
 
 const part_store *search_store(const search *s);
 /* The state on top of the stack (decoded), or NULL. */

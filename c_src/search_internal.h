@@ -116,6 +116,17 @@ struct search {
     ** dead_target, a step did (search_dead_target).  Both: void. */
     int por_exited;
     int dead_target;
+    /* Monitors taken as safe (rule 11) hold only while no watched process
+    ** dies while its watcher is armed (PF_MON_ARMED): por_monitored, a
+    ** frame was cut by one; monitor_race, such a death (or an armed
+    ** demonitor without flush) happened.  Monitors and demonitors (rule
+    ** 10) also need that no process reads its own watchers: por_demonitored,
+    ** a frame was cut by a demonitor; monby_read, a process read its own
+    ** record.  Either pair: void (POR_VOID_MONITOR_RACE). */
+    int por_monitored;
+    int por_demonitored;
+    int monitor_race;
+    int monby_read;
     /* Sending safe steps (por.h, rule 7) hold only while no step sends an
     ** exit signal to another process, links to one or lists the
     ** processes: por_sent, a frame was reduced by one; por_hazard, the
@@ -235,6 +246,9 @@ int search_expand_flagged(search *s, const run_result *res, sys_state *st,
 /* The guard of sending safe steps: a step met a hazard (POR_VOID_*). */
 void search_por_hazard(search *s, int why);
 void search_dead_target(search *s);
+/* A process died watched by an armed process (PF_MON_ARMED), or an armed
+** one demonitored without flush: void after a monitor taken as safe. */
+void search_monitor_race(search *s);
 
 /* peek.c: asks read r (names: the bytes its name points into) again
 ** against the state being expanded, without logging it; 0 and the answer

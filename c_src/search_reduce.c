@@ -30,7 +30,8 @@ uint32_t search_safe_first(const search *s)
 {
     for (uint32_t i = 0; i < s->cur.nprocs; i++) {
         const proc *p = &s->cur.procs[i];
-        step_key k = { .pid = p->pid, .flags = p->flags, .cont = p->cont, .dict = p->dict };
+        step_key k = { .pid = p->pid, .flags = p->flags & ~(uint32_t)PF_MON_ARMED,
+                       .cont = p->cont, .dict = p->dict };
         if (p->status == PROC_INIT) {
             k.run = RUN_START;
         } else if (p->status == PROC_CHOICE) {
@@ -238,6 +239,33 @@ static void took_exit_step(search *s)
     guard_half(s, &s->por_exited, s->dead_target, POR_VOID_DEAD_TARGET);
 }
 
+/* Rule 11's: a process died watched by an armed process (PF_MON_ARMED),
+** whose monitor a death now may have preceded. */
+void search_monitor_race(search *s)
+{
+    if (s->cfg.reduction == 2)
+        guard_half(s, &s->monitor_race, s->por_monitored, POR_VOID_MONITOR_RACE);
+}
+
+/* Rules 10 and 11's: a process read its own record, which shows who
+** monitors it (process_info(self(), monitored_by)): a monitor or demonitor
+** taken as safe changed that. */
+void search_monby_read(search *s)
+{
+    if (s->cfg.reduction == 2)
+        guard_half(s, &s->monby_read, s->por_monitored || s->por_demonitored,
+                   POR_VOID_MONITOR_RACE);
+}
+
+static void took_monitor_step(search *s, enum por_verdict safe)
+{
+    if (safe & POR_MONITOR)
+        guard_half(s, &s->por_monitored, s->monitor_race || s->monby_read,
+                   POR_VOID_MONITOR_RACE);
+    if (safe & POR_DEMONITOR)
+        guard_half(s, &s->por_demonitored, s->monby_read, POR_VOID_MONITOR_RACE);
+}
+
 /* Whether the step spawned the process `pid` (spawn_monitor's target). */
 static int spawned_by(const run_result *res, uint32_t pid)
 {
@@ -339,6 +367,8 @@ int search_reduced_successor(search *s, const run_result *res, sys_state *st,
         }
         if (safe & POR_EXIT)
             took_exit_step(s);
+        if (safe & (POR_MONITOR | POR_DEMONITOR))
+            took_monitor_step(s, safe);
         search_pass_cut(s, fi);
     }
     return r;

@@ -77,10 +77,17 @@ enum proc_flag {
                            names): blocked there is not a deadlock.  Set by
                            the executor from the continuation (and the
                            process's name), so it splits no state */
-    PF_TARGET = 32      /* a `kill` fault may hit this process (faults =>
+    PF_TARGET = 32,     /* a `kill` fault may hit this process (faults =>
                            #{kill => {N, Targets}}): set by the executor
                            when a step ends and the process matches a
                            target, then kept for the process's life */
+    PF_MON_ARMED = 64   /* the process monitored a live process and has
+                           sent nothing to it since (transition.c): a death
+                           of the watched process now may have come before
+                           the monitor, which is the run-time guard of
+                           monitors taken as safe (por.h, rule 11).  Set
+                           and cleared by the semantics, whatever the
+                           search cuts; kept out of the step cache's keys */
 };
 
 typedef struct monitor {

@@ -71,12 +71,49 @@ static void drop_monitor_alias(proc *p, uint32_t ref)
             monitor_remove(&p->aliases, ref, NULL);
 }
 
+/* PF_MON_ARMED (sys_state.h) lasts while the process has monitors: a
+** process that holds none is not armed, whatever it did before. */
+static void disarm_if_unwatching(proc *p)
+{
+    if (p->mons.n == 0)
+        p->flags &= ~(uint32_t)PF_MON_ARMED;
+}
+
+/* The process sent a message or exit signal to process `to`: a death of
+** `to` from now on may be its doing, so a process whose monitors all watch
+** `to` is no longer armed.  One that also watches others stays armed (the
+** guard only voids more often). */
+static void disarm_toward(proc *p, uint32_t to)
+{
+    if (!(p->flags & PF_MON_ARMED))
+        return;
+    for (uint32_t k = 0; k < p->mons.n; k++)
+        if (p->mons.m[k].pid != to)
+            return;
+    p->flags &= ~(uint32_t)PF_MON_ARMED;
+}
+
+/* The process a step's message or exit signal reaches at once (0: none,
+** or not known before delivery). */
+static uint32_t reached_by(const sys_state *st, const effect *ef, part_id name, uint32_t mynode)
+{
+    int r = -1;
+    if (ef->kind == EFFECT_SEND || ef->kind == EFFECT_EXIT)
+        return ef->pid;
+    if (ef->kind == EFFECT_SEND_ALIAS)
+        r = sys_state_find_alias(st, ef->ref);
+    else if (ef->kind == EFFECT_SEND_NAME && name != 0 && KEY_NODE(ef->pid) == mynode)
+        r = sys_state_find_name(st, name, mynode);
+    return r >= 0 ? st->procs[r].pid : 0;
+}
+
 /* Appends {'DOWN', Ref, process, Item, Reason} to st->procs[to]'s mailbox;
 ** Item is the monitor's item term, or the pid when it has none. */
 int deliver_down(trans_ctx *cx, sys_state *st, int to, monitor m,
                  part_id reason)
 {
     drop_monitor_alias(&st->procs[to], m.ref);
+    disarm_if_unwatching(&st->procs[to]);
     ext_buf e = { NULL, 0, 0, 0 };
     ext_u8(&e, 131);
     ext_u8(&e, 104);
@@ -212,6 +249,9 @@ static int process_dies(trans_ctx *cx, sys_state *st, uint32_t pid,
         int j = sys_state_find(st, m.pid);
         if (j < 0)
             continue;
+        /* The guard of monitors taken as safe (por.h, rule 11). */
+        if (st->procs[j].flags & PF_MON_ARMED)
+            cx->monitor_race = 1;
         if (ether_routed(cx, pid, m.pid)) {
             if (ether_reachable(st, KEY_NODE(pid), KEY_NODE(m.pid)))
                 err = ether_enqueue(cx, st, pid, m.pid, 0, SIG_DOWN, m.ref, m.item, reason);
@@ -336,6 +376,7 @@ int deliver_via_alias(sys_state *st, int q, uint32_t ref, part_id msg)
                 int t = sys_state_find(st, held.pid);
                 if (t >= 0)
                     monitor_remove(&st->procs[t].monby, ref, NULL);
+                disarm_if_unwatching(p);
             }
         }
         if (sys_state_append(st, (uint32_t)q, msg) != 0)
@@ -391,6 +432,9 @@ static int apply_effects(trans_ctx *cx, sys_state *st, uint32_t me,
         if (ef->term3.etf != NULL && (term3 = transition_intern_term(cx, &ef->term3)) == 0)
             return -1;
         uint32_t target = ef->pid, tnode = KEY_NODE(target);
+        uint32_t reached = reached_by(st, ef, term2, mynode);
+        if (reached != 0)
+            disarm_toward(&st->procs[self], reached);
         int q = sys_state_find(st, target);
         int reach = ether_reachable(st, mynode, tnode);
         if ((ef->kind == EFFECT_SEND || ef->kind == EFFECT_SEND_NAME ||
@@ -541,6 +585,9 @@ static int apply_effects(trans_ctx *cx, sys_state *st, uint32_t me,
             } else if (target != me) {
                 if (monitor_add(&st->procs[self].mons, held) != 0)
                     return -1;
+                /* A spawn_monitor's target cannot have died before it. */
+                if (!(ef->link && spawned_now(cx, target)))
+                    st->procs[self].flags |= PF_MON_ARMED;
                 q = sys_state_find(st, target);
                 monitor on = { ef->ref, me, term };
                 if (monitor_add(&st->procs[q].monby, on) != 0)
@@ -561,6 +608,11 @@ static int apply_effects(trans_ctx *cx, sys_state *st, uint32_t me,
                 }
             }
             drop_monitor_alias(&st->procs[self], ef->ref);
+            /* Without the flush, a 'DOWN' noproc that a death before the
+            ** monitor would have left stays in the mailbox: the guard. */
+            if (!ef->link && (st->procs[self].flags & PF_MON_ARMED))
+                cx->monitor_race = 1;
+            disarm_if_unwatching(&st->procs[self]);
             if (ef->link && flush_down(cx, st, self, ef->ref) != 0)
                 return -1;
             break;
@@ -720,7 +772,7 @@ int transition_run(trans_ctx *cx, sys_state *st, uint32_t pid,
             *why = "continuation is not an encodable term";
             return -1;
         }
-        uint32_t keep = (st->procs[self].flags & (PF_TRAP_EXIT | PF_TARGET)) |
+        uint32_t keep = (st->procs[self].flags & (PF_TRAP_EXIT | PF_TARGET | PF_MON_ARMED)) |
                         (res->target ? PF_TARGET : 0);
         if (res->outcome == OUTCOME_CHOICE) {
             if (res->alternatives == 0 || res->alternatives > 0xffff) {

@@ -47,6 +47,10 @@ typedef struct trans_ctx {
     size_t nallocated_refs, capallocated_refs;
     death *deaths;             /* by exit signal, in the order they happened */
     size_t ndeaths, capdeaths;
+    int monitor_race;          /* a process died watched by an armed one, or
+                                  an armed one demonitored without flush
+                                  (PF_MON_ARMED, the guard of por.h's rule
+                                  11) */
 } trans_ctx;
 
 _Static_assert(SEARCH_MAX_NODES <= ETF_MAX_NODES, "a node without a name");

@@ -10,7 +10,7 @@
          alias_active/3, timer/2, unique/1, live_searches/0, process/2, ets_table/2, app_env/1,
          ets_named/3, ets_tables/2,
          stats/1, trace/1, renamings/1,
-         top_state/1, top_conts/1, part_term/2, alive/2, group_leader/2, whereis/3, registered/2, processes/2, pid_order/1, key_order/1, ref_order/1, rename_term/5, monitor_active/3,
+         top_state/1, top_conts/1, part_term/2, alive/2, group_leader/2, whereis/3, registered/2, processes/2, pid_order/1, monby_read/1, key_order/1, ref_order/1, rename_term/5, monitor_active/3,
          buchi_check/2, expand/2, focus/2, label_binaries/1,
          buchi_new/1, buchi_start/2, buchi_answer/4, buchi_lasso/1, buchi_stats/1]).
 
@@ -227,6 +227,12 @@ processes(_Search, _Node) -> erlang:nif_error(not_loaded).
 %% symmetric search is void and the check runs again without symmetry.
 -spec pid_order(search()) -> ok.
 pid_order(_Search) -> erlang:nif_error(not_loaded).
+
+%% @doc The running process asked who monitors it (process_info(self(),
+%% monitored_by)): a reduced search that took a monitor or demonitor as
+%% safe is void (c_src/por.h, rules 10 and 11).
+-spec monby_read(search()) -> ok.
+monby_read(_Search) -> erlang:nif_error(not_loaded).
 
 %% @doc The running code iterated a map with pids or refs among its keys
 %% (mce_rt_order:map_keys/1): a symmetric search that renames pids in map

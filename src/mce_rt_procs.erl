@@ -253,6 +253,7 @@ system_info(Item) ->
 -spec process_info(pid(), atom() | [atom()]) -> term().
 process_info(Pid, Items) when is_pid(Pid), is_list(Items) ->
     [check_info_item(I, [Pid, Items]) || I <- Items],
+    lists:member(monitored_by, Items) andalso own_watchers_read(Pid),
     case info_record(Pid, [Pid, Items]) of
         undefined -> undefined;
         Rec -> [case {I, Rec} of
@@ -262,6 +263,7 @@ process_info(Pid, Items) when is_pid(Pid), is_list(Items) ->
     end;
 process_info(Pid, Item) when is_pid(Pid), is_atom(Item) ->
     check_info_item(Item, [Pid, Item]),
+    Item =:= monitored_by andalso own_watchers_read(Pid),
     case info_record(Pid, [Pid, Item]) of
         undefined -> undefined;
         #{name := undefined} when Item =:= registered_name -> [];
@@ -269,6 +271,17 @@ process_info(Pid, Item) when is_pid(Pid), is_atom(Item) ->
     end;
 process_info(Pid, Item) ->
     erlang:error(badarg, [Pid, Item]).
+
+%% A process that asks who monitors it sees what other processes' monitors
+%% and demonitors did, which the reduction takes as unseen (c_src/por.h,
+%% rules 10 and 11): the search is told.  Another process's record voids
+%% the reduction anyway (c_src/peek.c).
+own_watchers_read(Pid) ->
+    Own = mce_rt:sim_pid(Pid, [Pid, monitored_by]) =:= erlang:get('$mce_pid'),
+    case erlang:get('$mce_search') of
+        Search when Own, Search =/= undefined -> mce_nif:monby_read(Search);
+        _ -> ok
+    end.
 
 check_info_item(Item, Args) when is_atom(Item) ->
     lists:member(Item, ?INFO_ITEMS) orelse

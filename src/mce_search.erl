@@ -75,9 +75,11 @@
 %% why not: `pid_numbers', the program observed pid numbers or the order of
 %% refs (their order, text or hash), `dead_target',
 %% it linked to, monitored, signalled or tested a process gone after an end
-%% was taken as safe; either way the check ran again without them.
+%% was taken as safe, `monitor_race', a monitored process died before its
+%% watcher sent to it, or a process read its own monitors, after a monitor
+%% or demonitor was taken as safe; each way the check ran again without them.
 -type renaming() :: on | {off, option | reduction | expand_only | workers | cluster | kill
-                              | treat_as_normal | pid_numbers | dead_target}.
+                              | treat_as_normal | pid_numbers | dead_target | monitor_race}.
 -type ctx() :: #ctx{}.
 -export_type([reduction/0, void_reason/0, ctx/0]).
 
@@ -125,10 +127,13 @@ safety(InitCall, Ctx) ->
             %% symmetric search renamed: again with symmetry, those pinned.
             Opts = exact_numbers(mce_symmetry:void(Ctx#ctx.opts, key_order), Ctx, pid_numbers),
             safety(InitCall, again(Ctx, new_context(Opts, false, Ctx#ctx.reduction)));
-        {reduction_void, Why} when Why =:= pid_numbers; Why =:= dead_target ->
+        {reduction_void, Why} when Why =:= pid_numbers; Why =:= dead_target;
+                                   Why =:= monitor_race ->
             %% A step observed pid numbers after a step safe only up to a
-            %% renaming of them was taken, or aimed at a process gone after
-            %% an exit was taken as safe: again with the exact rules.
+            %% renaming of them was taken, aimed at a process gone after an
+            %% exit was taken as safe, or a monitored process died where a
+            %% monitor taken as safe may have missed its death: again with
+            %% the exact rules.
             Opts = exact_numbers(Ctx#ctx.opts, Ctx, Why),
             safety(InitCall, again(Ctx, new_context(Opts, false, Ctx#ctx.reduction)));
         {reduction_void, Why} ->

@@ -419,6 +419,43 @@ demonitor_rule_test_() ->
              ?assert(Small * 5 < Exact)
      end}.
 
+%% Rule 11: a monitor of a live process is safe, guarded against the
+%% target's death while the watcher is armed (PF_MON_ARMED) and against a
+%% process reading its own watchers.  Each program below answers ok when
+%% the guard never voids (checked by hand): the violation is reachable only
+%% through the order the reduction cut.
+monitor_rule_test_() ->
+    {timeout, 300,
+     fun() ->
+             Opts = #{property => abnormal_exit, timeouts => when_idle},
+             Programs = [{monitor_race, [false]}, {monitor_race, [true]}, {call_stop_race, []},
+                         {spawn_then_monitor, []}, {monby_self, []}],
+             [on_off({tprog_por, F, A}, Opts#{granularity => G})
+              || {F, A} <- Programs, G <- [big, small]],
+             Violation = fun(F, A) ->
+                                 R = check({tprog_por, F, A}, Opts#{granularity => small}),
+                                 ?assertMatch({error, #{violation := {abnormal_exit, _, _}}}, R),
+                                 {error, #{violation := {abnormal_exit, _, Why}}} = R,
+                                 %% The guard made the check run again.
+                                 ?assertEqual({off, monitor_race},
+                                              maps:get(por_renaming, stats(R))),
+                                 Why
+                         end,
+             ?assertEqual(saw_noproc, Violation(monitor_race, [false])),
+             ?assertEqual(saw_noproc, Violation(monitor_race, [true])),
+             ?assertEqual(saw_noproc, Violation(call_stop_race, [])),
+             ?assertEqual(saw_noproc, Violation(spawn_then_monitor, [])),
+             ?assertEqual(saw_none, Violation(monby_self, [])),
+             %% Where no watched process dies while its watcher is armed the
+             %% monitors stay cut: gen_server calls against a server stopped
+             %% by the last caller.
+             Cs = #{granularity => small, timeouts => when_idle, symmetry => true},
+             {Small, Exact, St} = renaming_on_off({counter_server, start, [4, 2]}, Cs),
+             ?assertEqual(on, maps:get(por_renaming, St)),
+             ?assert(Small * 10 < Exact),
+             ?assertEqual(51, Small)
+     end}.
+
 renaming_test_() ->
     {timeout, 300,
      fun() ->

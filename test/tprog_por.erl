@@ -13,7 +13,9 @@
          renamed_spawn/0, renamed_spawner/1, renamed_quit/0, renamed_pivot/0, renamed_child/3,
          early_end/0, early_watcher/1, early_end_alive/0, early_tester/1,
          ref_reuse/0, ref_sink/0, ref_maker/1, ref_go/1,
-         demonitor_flush/1, alias_demonitor_race/0, alias_user/0]).
+         demonitor_flush/1, alias_demonitor_race/0, alias_user/0,
+         monitor_race/1, monitored/0, call_stop_race/0, spawn_then_monitor/0,
+         monby_self/0]).
 
 %% N workers that each go straight to a receive, then are told to stop.
 workers(N) ->
@@ -437,3 +439,79 @@ alias_demonitor_race() ->
 -spec alias_user() -> ok.
 alias_user() ->
     receive {ref, R} -> R ! {R, hi}, ok end.
+
+%% Rule 11 (c_src/por.h): a monitor of a process another process stops.
+%% The stop may come before the monitor ('DOWN' with noproc) or after it
+%% ('DOWN' with normal).  The entry's monitor is safe with every other
+%% step, the target's death aside, so the reduced search takes it first
+%% and would never see noproc; the guard sees the target die while the
+%% entry is armed (it has sent the target nothing) and the check runs again
+%% with the exact rules.  With `Ping' the entry sends to the target after
+%% the monitor (which disarms it): the stop still comes first in the
+%% orders where the send waits, which the search explores because the
+%% send is no safe step (the stopper holds the target's pid too).  Checked
+%% by hand with the guard never voiding: ok, both ways.
+-spec monitor_race(boolean()) -> ok.
+monitor_race(Ping) ->
+    Target = spawn(?MODULE, monitored, []),
+    spawn(fun() -> Target ! stop end),
+    Ref = monitor(process, Target),
+    Ping andalso (Target ! {ping, self()}),
+    receive
+        {'DOWN', Ref, process, _, noproc} -> exit(saw_noproc);
+        {'DOWN', Ref, process, _, normal} -> ok;
+        pong -> demonitor(Ref, [flush]), ok
+    end.
+
+-spec monitored() -> ok.
+monitored() ->
+    receive
+        stop -> ok;
+        {ping, From} -> From ! pong, monitored()
+    end.
+
+%% The same race in OTP's code: gen_server:call/2 (gen:do_call's monitor,
+%% then its request) against gen_server:stop/1 by another process.  The
+%% call exits with noproc when the server was gone before the monitor,
+%% with normal when it died after.  Checked by hand with the guard never
+%% voiding: ok.
+-spec call_stop_race() -> ok.
+call_stop_race() ->
+    {ok, S} = gen_server:start(counter_server, 0, []),
+    spawn(fun() -> gen_server:stop(S) end),
+    try gen_server:call(S, get) of
+        _ -> ok
+    catch
+        exit:{noproc, _} -> exit(saw_noproc);
+        exit:{normal, _} -> ok
+    end.
+
+%% A plain spawn, then a monitor: the child may end before the monitor
+%% (noproc) or after (normal).  The entry never sends to the child, so it
+%% stays armed, and the child's end voids the reduced search whichever
+%% way it came (spawn_monitor, one operation, has no such race).
+-spec spawn_then_monitor() -> ok.
+spawn_then_monitor() ->
+    Child = spawn(fun() -> ok end),
+    Ref = monitor(process, Child),
+    receive
+        {'DOWN', Ref, process, _, noproc} -> exit(saw_noproc);
+        {'DOWN', Ref, process, _, normal} -> ok
+    end.
+
+%% Rules 10 and 11's other guard: a process that asks who monitors it
+%% sees whether another's monitor came first.  The target asks while the
+%% entry monitors it; the entry's monitor, taken first, would hide the
+%% order in which the target saw no watcher.
+-spec monby_self() -> ok.
+monby_self() ->
+    Self = self(),
+    Target = spawn(fun() ->
+                           {monitored_by, By} = process_info(self(), monitored_by),
+                           Self ! {seen, By}
+                   end),
+    Ref = monitor(process, Target),
+    receive
+        {seen, []} -> exit(saw_none);
+        {seen, _} -> demonitor(Ref, [flush]), ok
+    end.

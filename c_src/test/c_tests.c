@@ -2594,6 +2594,62 @@ static void test_search_monitors(void)
     search_free(s);
 }
 
+/* PF_MON_ARMED, the mark of rule 11's guard: set by a monitor of a live
+** process (not by a spawn_monitor's), cleared by a send to the watched
+** process when every monitor watches it, and when no monitor is left. */
+static void test_search_arming(void)
+{
+    request q;
+    const sys_state *top;
+    /* Spawn 2, monitor it: armed; 2 ends: its 'DOWN' leaves no monitor. */
+    search *s = new_search(0, 0);
+    CHECK(start(s, 1, &q) == 0 && q.kind == REQ_RUN);
+    effs f = { .n = 0 };
+    eff_spawn(&f, 2, 0, 2);
+    f.e[f.n++] = (effect){ .kind = EFFECT_MONITOR, .pid = 2, .ref = REF_OF(1, 1) };
+    CHECK(run_wait(s, 10, 0, &f, 1, 0, &q) == 0 && q.kind == REQ_RUN && q.pid == 2);
+    top = search_top_state(s);
+    CHECK(top != NULL && top->nprocs == 2 && (top->procs[0].flags & PF_MON_ARMED));
+    CHECK(run_exit(s, 0, NULL, 2, 0, &q) == 0);
+    top = search_top_state(s);
+    CHECK(top != NULL && top->nprocs == 1 && !(top->procs[0].flags & PF_MON_ARMED));
+    search_free(s);
+
+    /* Spawn 2 and 3, monitor both, send to 2: still armed (3 is watched
+    ** too); monitor 2 only and send to it: disarmed. */
+    for (int both = 1; both >= 0; both--) {
+        s = new_search(0, 0);
+        CHECK(start(s, 1, &q) == 0);
+        effs g = { .n = 0 };
+        eff_spawn(&g, 2, 0, 2);
+        eff_spawn(&g, 3, 0, 2);
+        g.e[g.n++] = (effect){ .kind = EFFECT_MONITOR, .pid = 2, .ref = REF_OF(1, 1) };
+        if (both)
+            g.e[g.n++] = (effect){ .kind = EFFECT_MONITOR, .pid = 3, .ref = REF_OF(1, 2) };
+        set_int(g.t[g.n], 7);
+        g.e[g.n] = (effect){ .kind = EFFECT_SEND, .pid = 2, .term = { g.t[g.n], 3 } };
+        g.n++;
+        CHECK(run_wait(s, 10, 0, &g, 1, 0, &q) == 0);
+        top = search_top_state(s);
+        CHECK(top != NULL && top->nprocs == 3 &&
+              ((top->procs[0].flags & PF_MON_ARMED) != 0) == both);
+        search_free(s);
+    }
+
+    /* spawn_monitor: the child cannot have died before; not armed. */
+    s = new_search(0, 0);
+    CHECK(start(s, 1, &q) == 0);
+    CHECK(search_fresh_pid(s, 0) == 2);     /* this step's child */
+    effs h = { .n = 0 };
+    eff_spawn(&h, 2, 0, 2);
+    h.e[h.n++] = (effect){ .kind = EFFECT_MONITOR, .pid = 2, .ref = REF_OF(1, 1), .link = 1 };
+    CHECK(run_wait(s, 10, 0, &h, 1, 0, &q) == 0);
+    top = search_top_state(s);
+    CHECK(top != NULL && top->nprocs == 2 && top->procs[0].mons.n == 1 &&
+          !(top->procs[0].flags & PF_MON_ARMED));
+    search_free(s);
+}
+
 /* ------------------------------------------------------------------ */
 /* visited: the lossy tables                                          */
 
@@ -3229,7 +3285,7 @@ static void test_por_demonitor(void)
                    .new_cont = plain, .outcome = OUTCOME_CHOICE, .neffects = 1,
                    .renaming = 1, .sends = &c };
     /* A fault may come (a kill of P absorbs the step), P may be linked. */
-    CHECK(por_step_safe(ps, &t) == (POR_SAFE_LOCAL | POR_RENAMED));
+    CHECK(por_step_safe(ps, &t) == (POR_SAFE_LOCAL | POR_RENAMED | POR_DEMONITOR));
     t.renaming = 0;                                 /* the freed ref */
     CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
     t.renaming = 1;
@@ -3245,7 +3301,7 @@ static void test_por_demonitor(void)
     procs[2].cont = holds_ref;                      /* Q holds the alias */
     CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
     procs[0].aliases = (monitor_set){ 0, 0, NULL };  /* no alias: no race */
-    CHECK(por_step_safe(ps, &t) == (POR_SAFE_LOCAL | POR_RENAMED));
+    CHECK(por_step_safe(ps, &t) == (POR_SAFE_LOCAL | POR_RENAMED | POR_DEMONITOR));
     procs[0].aliases = (monitor_set){ 1, 1, &alias };
     procs[2].cont = plain;
     held.pid = MAKE_KEY(1, 5);                      /* a target on another node */
@@ -3258,6 +3314,73 @@ static void test_por_demonitor(void)
     c.effects = two; t.neffects = 2;                /* and a send */
     CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
     c.effects = &ef; t.neffects = 1;
+    t.outcome = OUTCOME_EXIT;                       /* the process ends */
+    CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
+    match_memo_free(&memo);
+    part_store_free(ps);
+}
+
+/* Rule 11: a monitor of a live process by pid on P's node (with its
+** alias), under instant delivery and with no fault left; guarded at run
+** time (test_search_arming). */
+static void test_por_monitor(void)
+{
+    part_store *ps = part_store_new();
+    match_memo memo;
+    CHECK(ps != NULL && match_memo_init(&memo) == 0);
+    if (ps == NULL)
+        return;
+    int fresh;
+    const uint32_t pp = 3, pq = 5, ref = 9;
+    uint8_t t1[3] = { 131, 97, 41 };
+    part_id plain = part_store_intern(ps, PART_TERM, t1, 3, NULL, 0, &fresh);
+    part_id empty = part_store_intern(ps, PART_MAILBOX, "", 0, NULL, 0, &fresh);
+    proc procs[2] = {
+        { .pid = pp, .status = PROC_CHOICE, .cont = plain, .mailbox = empty },
+        { .pid = pq, .status = PROC_WAITING, .cont = plain, .mailbox = empty } };
+    sys_state st = { .procs = procs, .nprocs = 2 };
+    effect two[2] = { { .kind = EFFECT_MONITOR, .pid = pq, .ref = ref },
+                      { .kind = EFFECT_ALIAS, .ref = ref, .link = ALIAS_DEMONITOR } };
+    por_sends c = { .before = &st, .after = &st, .memo = &memo, .effects = two,
+                    .instant = 1, .faults_left = 0, .entry = 1 };
+    por_step t = { .run = RUN_CHOICE, .choices = 1, .pid = pp, .old_cont = plain,
+                   .new_cont = plain, .outcome = OUTCOME_WAIT, .neffects = 2,
+                   .read_fresh_ref = 1, .renaming = 1, .sends = &c };
+    const int safe = POR_SAFE_LOCAL | POR_RENAMED | POR_MONITOR;
+    CHECK(por_step_safe(ps, &t) == safe);
+    t.neffects = 1;                                 /* without the alias */
+    CHECK(por_step_safe(ps, &t) == safe);
+    t.neffects = 2;
+    t.renaming = 0;                                 /* the fresh ref */
+    CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
+    t.renaming = 1;
+    c.instant = 0;                                  /* delivery => ether */
+    CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
+    c.instant = 1;
+    c.faults_left = 1;                              /* a crash may kill Q unseen */
+    CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
+    c.faults_left = 0;
+    two[1].ref = ref + 1;                           /* an alias of another ref */
+    CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
+    two[1].ref = ref;
+    two[0].pid = 11;                                /* a dead target: noproc */
+    CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
+    two[0].pid = MAKE_KEY(1, 5);                    /* a target on another node */
+    CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
+    two[0].pid = MAKE_KEY(0, KEY_BY_NAME);          /* a monitor by name */
+    CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
+    two[0].pid = pp;                                /* of itself */
+    CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
+    two[0].pid = pq;
+    two[0].link = 1;                                /* spawn_monitor's */
+    CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
+    two[0].link = 0;
+    two[1] = (effect){ .kind = EFFECT_SEND, .pid = pq, .term = { .id = plain } };
+    CHECK(por_step_safe(ps, &t) == POR_UNSAFE);     /* and a send */
+    two[1] = (effect){ .kind = EFFECT_ALIAS, .ref = ref, .link = ALIAS_DEMONITOR };
+    t.read_shared = 1;                              /* a read of the state */
+    CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
+    t.read_shared = 0;
     t.outcome = OUTCOME_EXIT;                       /* the process ends */
     CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
     match_memo_free(&memo);
@@ -4511,6 +4634,8 @@ int main(int argc, char **argv)
     test_por_step_safe();
     test_por_renamed();
     test_por_demonitor();
+    test_por_monitor();
+    test_search_arming();
     test_symmetry();
     test_stack_set();
     test_state_wire();
