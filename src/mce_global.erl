@@ -65,11 +65,7 @@ live() ->
 alive(Pid) ->
     case mce_pid:number(Pid) of
         {ok, N} ->
-            N =:= erlang:get('$mce_pid') orelse
-                case erlang:get('$mce_overlay') of
-                    #{{alive, N} := A} -> A;
-                    #{} -> mce_nif:alive(erlang:get('$mce_search'), N)
-                end;
+            N =:= erlang:get('$mce_pid') orelse mce_rt_procs:alive(N);
         error -> false
     end.
 

@@ -19,7 +19,7 @@
 -export([register/2, unregister/1, whereis/1, registered/0, is_process_alive/1, process_info/2,
          processes/0, system_info/1]).
 %% For the other modules of the runtime.
--export([alive/1, overlay_alive/2, system_process/1, system_process_key/2, system_process_refused/2,
+-export([alive/1, overlay_alive/2, overlay_exit/2, system_process/1, system_process_key/2, system_process_refused/2,
          remote_name_modelled/2, default_gl_key/0]).
 
 %% @doc is_process_alive/1: badarg for a process of another node, as on
@@ -116,9 +116,16 @@ alive(N) ->
 
 alive_program(N) ->
     case erlang:get('$mce_overlay') of
-        #{{alive, N} := Alive} -> Alive;
+        #{{alive, N} := Alive} -> resolve_alive(N, Alive);
         #{} -> mce_nif:alive(erlang:get('$mce_search'), N)
     end.
+
+%% An overlay entry: known, as stored, or alive before an exit signal
+%% unless the signal ends the process (overlay_exit/2).
+resolve_alive(_N, Alive) when is_boolean(Alive) -> Alive;
+resolve_alive(N, stored) -> mce_nif:alive(erlang:get('$mce_search'), N);
+resolve_alive(N, {unless_ends, Reason, Before}) ->
+    not mce_rt_signals:dies_of(N, Reason) andalso resolve_alive(N, Before).
 
 %% The registered name of process N after this step's register and
 %% unregister calls so far.
@@ -136,6 +143,22 @@ overlay_name_of(N, Stored) ->
 -spec overlay_alive(non_neg_integer(), boolean()) -> term().
 overlay_alive(N, Alive) ->
     erlang:put('$mce_overlay', (erlang:get('$mce_overlay'))#{{alive, N} => Alive}).
+
+%% @doc This step sent an exit signal with Reason to local process N.
+%% Whether it ends N depends on N trapping exits, a read of N's record that
+%% voids a reduced search (c_src/peek.c), so it is made only if the
+%% step asks about N's liveness afterwards (supervisor shutdowns do not).
+-spec overlay_exit(non_neg_integer(), term()) -> term().
+overlay_exit(_N, normal) ->
+    ok;
+overlay_exit(N, kill) ->
+    overlay_alive(N, false);
+overlay_exit(N, Reason) ->
+    Overlay = erlang:get('$mce_overlay'),
+    case maps:get({alive, N}, Overlay, stored) of
+        false -> ok;
+        Before -> erlang:put('$mce_overlay', Overlay#{{alive, N} => {unless_ends, Reason, Before}})
+    end.
 
 overlay_name(Name, N) ->
     erlang:put('$mce_overlay', (erlang:get('$mce_overlay'))#{{name, Name} => N}).
@@ -223,8 +246,8 @@ processes() ->
                  L when is_list(L) -> L;
                  {error, Where, Why} -> mce_rt:fatal({mcerlang_internal, Where, Why})
              end,
-    Spawned = [N || {{alive, N}, true} <- maps:to_list(erlang:get('$mce_overlay')),
-                    N bsr 24 =:= Node],
+    Spawned = [N || {{alive, N}, Alive} <- maps:to_list(erlang:get('$mce_overlay')),
+                    Alive =/= false, N bsr 24 =:= Node],
     Live = [N || N <- lists:usort([erlang:get('$mce_pid') | Stored ++ Spawned]),
                  N =:= erlang:get('$mce_pid') orelse alive(N)],
     [mce_pid:term(K) || K <- [mce_pid:key(Node, ?INIT_NUMBER) | Live] ++

@@ -17,7 +17,7 @@
 -export([link/1, unlink/1, exit/2, process_flag/2, make_ref/0, monitor/2, demonitor/1, demonitor/2,
          monitor/3, alias/0, alias/1, unalias/1]).
 %% For the other modules of the runtime.
--export([die/1, monitor_spawned/1]).
+-export([die/1, monitor_spawned/1, dies_of/2]).
 
 %%--------------------------------------------------------------------
 %% Links, exit signals, trap_exit
@@ -72,9 +72,9 @@ exit(Pid, Reason) ->
         false when System -> mce_rt_procs:system_process_refused(N, {exit, kill});
         false ->
             %% The signal acts before anything the caller does next can
-            %% observe the target (is_process_alive/1, link/1).
-            mce_rt:is_local(N) andalso dies_of(N, Reason) andalso
-                mce_rt_procs:overlay_alive(N, false),
+            %% observe the target (is_process_alive/1, link/1); whether it
+            %% ends the target is asked only then (mce_rt_procs).
+            mce_rt:is_local(N) andalso mce_rt_procs:overlay_exit(N, Reason),
             mce_rt:effect({exit, N, Reason}),
             true;
         true ->
@@ -87,8 +87,10 @@ exit(Pid, Reason) ->
             end
     end.
 
-%% Does an exit signal with Reason end process N?  kill always; normal
-%% never (from another process); any other reason unless N traps exits.
+%% @doc Does an exit signal with Reason end process N?  kill always;
+%% normal never (from another process); any other reason unless N traps
+%% exits (a read of N's record: a reduced search is void, c_src/peek.c).
+-spec dies_of(non_neg_integer(), term()) -> boolean().
 dies_of(_N, kill) -> true;
 dies_of(_N, normal) -> false;
 dies_of(N, _Reason) ->

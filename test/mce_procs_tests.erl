@@ -10,7 +10,7 @@ differential_test_() ->
     [{atom_to_list(F), {timeout, 60, fun() -> mce_otp_harness:same_result(tprog_procs, F) end}}
      || F <- [system_processes, system_process_signals, group_leaders, processes_list,
               env_queries, gen_fsm_counter, gen_fsm_sync_timeout, atomics_ops, atomics_race,
-              counters_ops, counters_race, process_count]].
+              counters_ops, counters_race, process_count, exit_then_alive]].
 
 %% whereis/1 of a standard name the model does not have is refused, naming
 %% the process and the caller, never a silent `undefined'.

@@ -12,7 +12,7 @@
          gen_fsm_counter/0, gen_fsm_sync_timeout/0, atomics_ops/0, atomics_race/0,
          counters_ops/0, counters_race/0, halt_node/0, halt_after_send/0, halt_remote/0,
          remote_group_leader/0, atomics_lost_update/0, env_values/0,
-         remote_system_names/0, remote_kernel_sup/0, process_count/0]).
+         remote_system_names/0, remote_kernel_sup/0, process_count/0, exit_then_alive/0]).
 -export([waiter/0]).
 -export([init/1, counting/2, counting/3, full/3, handle_event/3, handle_sync_event/4, handle_info/3,
          terminate/3, code_change/4]).
@@ -270,3 +270,23 @@ process_count() ->
     N2 = erlang:system_info(process_count),
     exit({result, {N1 - N0, N2 - N0, N0 >= 3, is_list(code:priv_dir(kernel)),
                    is_list(code:lib_dir()), is_list(code:root_dir())}}).
+
+%% exit/2 with a reason other than kill or normal, then liveness in the
+%% same step: OTP orders the signal before is_process_alive/1 and
+%% processes/0 (erlang(3)), so a process that traps exits is alive and one
+%% that does not is gone.  The checker asks whether the target traps exits
+%% only when the step looks (mce_rt_procs:overlay_exit/2).
+-spec exit_then_alive() -> no_return().
+exit_then_alive() ->
+    Self = self(),
+    Trapper = spawn(fun() -> process_flag(trap_exit, true), Self ! trapping,
+                             receive {'EXIT', _, _} -> receive stop -> ok end end end),
+    Plain = spawn(fun() -> receive stop -> ok end end),
+    receive trapping -> ok end,
+    exit(Trapper, shutdown),
+    exit(Plain, shutdown),
+    exit(Plain, shutdown),
+    Alive = {is_process_alive(Trapper), is_process_alive(Plain)},
+    Listed = {lists:member(Trapper, processes()), lists:member(Plain, processes())},
+    Trapper ! stop,
+    exit({result, {Alive, Listed}}).
