@@ -99,9 +99,14 @@ void por_hint_set(por_hint *h, const step_key *k, int safe)
 
 int por_hint_safe(const por_hint *h, const step_key *k)
 {
+    return por_hint_get(h, k) == 1;
+}
+
+int por_hint_get(const por_hint *h, const step_key *k)
+{
     if (h->keys == NULL)
-        return 0;
+        return -1;
     uint64_t hash = key_hash(k);
     size_t i = find(h, hash);
-    return h->keys[i] == hash && h->safe[i];
+    return h->keys[i] != hash ? -1 : h->safe[i] != 0;
 }

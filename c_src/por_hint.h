@@ -4,7 +4,8 @@
 ** took before its safe one, so a safe step late in pid order cuts little.
 ** This table remembers, per step request (the step cache's key, hashed),
 ** whether the last step applied under it was safe, and the frame starts
-** its round of the processes at the first one whose next request was.
+** its round of the processes at the first one whose next request was (or,
+** knowing none, at an untried resume or start: search_safe_first).
 **
 ** Invariant: a hint is only an order, never a verdict: the frame still
 ** takes every transition once (a rotation of pid order) unless the step
@@ -43,5 +44,7 @@ size_t por_hint_bytes(const por_hint *h);
 void por_hint_set(por_hint *h, const step_key *k, int safe);
 /* Whether the last step applied under request k was safe (0: unknown). */
 int por_hint_safe(const por_hint *h, const step_key *k);
+/* 1 safe, 0 not, -1 no step applied under k yet (or forgotten). */
+int por_hint_get(const por_hint *h, const step_key *k);
 
 #endif

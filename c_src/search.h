@@ -138,6 +138,10 @@ typedef struct search_config {
     int pass_cut;              /* 1, with the reduction depth-first: a
                                   state whose frame is cut is not kept
                                   as visited nor counted (search.c) */
+    int small_steps;           /* 1: granularity small, where a start runs
+                                  only to its first effect, so the
+                                  reduction tries untried starts early
+                                  (search_safe_first); an order only */
     int symmetry;              /* 1: each successor is replaced by the
                                   representative of its orbit under pid
                                   permutation (symmetry.h), and the search

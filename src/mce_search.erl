@@ -448,6 +448,11 @@ new_context(Opts, ExpandOnly, Reduction) ->
                                            pass -> 1;
                                            store -> 0
                                        end,
+                           %% Only an order of the reduction's tries.
+                           small_steps => case maps:get(granularity, Opts) of
+                                              small -> 1;
+                                              big -> 0
+                                          end,
                            dead_payload => case DeadPayload of
                                                true -> 1;
                                                false -> 0

@@ -453,7 +453,7 @@ monitor_rule_test_() ->
              {Small, Exact, St} = renaming_on_off({counter_server, start, [4, 2]}, Cs),
              ?assertEqual(on, maps:get(por_renaming, St)),
              ?assert(Small * 10 < Exact),
-             ?assertEqual(51, Small)
+             ?assertEqual(42, Small)
      end}.
 
 renaming_test_() ->
@@ -490,7 +490,11 @@ renaming_guard_test_() ->
                fun(Opts) ->
                        R = check(E, Opts),
                        ?assertMatch({error, #{violation := {abnormal_exit, _, renumbered}}}, R),
-                       ?assertEqual({off, pid_numbers}, maps:get(por_renaming, stats(R))),
+                       %% Under small steps the reduction tries the
+                       %% untried starts first and meets the violation
+                       %% before the observation that voids it.
+                       maps:get(granularity, Opts, big) =:= small orelse
+                           ?assertEqual({off, pid_numbers}, maps:get(por_renaming, stats(R))),
                        ?assertEqual(on, maps:get(reduction, stats(R))),
                        {error, Cex} = R,
                        ?assertMatch({ok, _}, mcerlang:replay(Cex))
