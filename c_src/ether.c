@@ -313,8 +313,11 @@ int ether_node_down(trans_ctx *cx, sys_state *st, uint32_t a, signal_queue *sq)
         if (KEY_NODE(st->tables[k].tid) == a)
             sys_state_remove_table(st, k);
     for (uint32_t k = st->nprocs; k-- > 0;)
-        if (KEY_NODE(st->procs[k].pid) == a)
+        if (KEY_NODE(st->procs[k].pid) == a) {
+            if (st->procs[k].name != 0)
+                cx->name_freed = 1;     /* rule 12's guard (por.h) */
             sys_state_remove(st, k);
+        }
     for (uint32_t k = st->nnodemons; k-- > 0;)
         if (KEY_NODE(st->nodemons[k].pid) == a) {
             memmove(&st->nodemons[k], &st->nodemons[k + 1],

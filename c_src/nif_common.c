@@ -88,6 +88,7 @@ ERL_NIF_TERM void_reason_term(ErlNifEnv *env, int why)
          : why == POR_VOID_NUMBERS ? ATOM(env, pid_numbers)
          : why == POR_VOID_DEAD_TARGET ? ATOM(env, dead_target)
          : why == POR_VOID_MONITOR_RACE ? ATOM(env, monitor_race)
+         : why == POR_VOID_NAME_FREED ? ATOM(env, name_freed)
          : ATOM(env, reads_process_state);
 }
 

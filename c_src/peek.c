@@ -28,10 +28,6 @@ static int logging(const search *s)
 static void log_read(search *s, uint32_t kind, uint32_t a, uint32_t b,
                      const uint8_t *name, size_t len, const uint32_t *ans, int nans)
 {
-    if (s->pending == REQ_RUN)
-        s->run_reads = 1;       /* the step is not safe (por.h) */
-    if (!logging(s))
-        return;
     step_read r;
     memset(&r, 0, sizeof r);
     r.kind = kind;
@@ -39,6 +35,15 @@ static void log_read(search *s, uint32_t kind, uint32_t a, uint32_t b,
     r.b = b;
     for (int i = 0; i < nans; i++)
         r.ans[i] = ans[i];
+    /* The step is not safe (por.h), but for a name found (rule 12). */
+    if (s->pending == REQ_RUN) {
+        if (step_read_finds_name(&r, &s->run_named_pid))
+            s->run_name_reads = 1;
+        else
+            s->run_reads = 1;
+    }
+    if (!logging(s))
+        return;
     step_log_add(&s->log, &r, name, len);
 }
 

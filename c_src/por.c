@@ -393,7 +393,7 @@ static int monitor_safe(const por_step *t)
     return POR_SAFE_LOCAL | POR_RENAMED | POR_MONITOR;
 }
 
-enum por_verdict por_step_safe(const part_store *ps, const por_step *t)
+static enum por_verdict step_safe(const part_store *ps, const por_step *t)
 {
     /* Rule 1: a start, a receive (one per process: the first matching
     ** message), the resume of a one-way choice, or the `after 0` of a
@@ -439,4 +439,21 @@ enum por_verdict por_step_safe(const part_store *ps, const por_step *t)
         return POR_SAFE_LOCAL;
     /* Up to a renaming of numbers they do not count (por.h). */
     return t->renaming ? POR_SAFE_LOCAL | POR_RENAMED : POR_UNSAFE;
+}
+
+/* Rule 12 (with the renaming's guard machinery): a step that looked up
+** names registered to live processes (whereis, gen_server:call to a name)
+** is as safe as the same step without those reads.  A lookup of a taken
+** name commutes with every step of another process but one that frees the
+** name: unregister/1 by its holder, or the holder's end (a register of the
+** name fails while it is taken, and leaves it as it is).  The guard
+** (search_name_freed) voids the search when any name is freed after such a
+** cut; a freeing that could come before the lookup is explored in the
+** reduced search after it, since the lookup changes nothing. */
+enum por_verdict por_step_safe(const part_store *ps, const por_step *t)
+{
+    enum por_verdict v = step_safe(ps, t);
+    if (v == POR_UNSAFE || !t->read_names)
+        return v;
+    return t->renaming ? (enum por_verdict)(v | POR_NAMED) : POR_UNSAFE;
 }

@@ -68,6 +68,9 @@ typedef struct por_step {
                                reads */
     int read_fresh_pid;     /* it took a fresh pid (a spawn) */
     int read_fresh_ref;     /* it took a fresh ref */
+    int read_names;         /* it looked up names registered to live
+                               processes (whereis), and read_shared does
+                               not count those reads (rule 12) */
     int renaming;           /* commutation up to a renaming of pid numbers
                                and ref counters is enough (the header) */
     int stop;               /* the step stops the search (a violation) */
@@ -94,12 +97,15 @@ enum por_verdict {
                                (search_dead_target) */
     POR_DEMONITOR = 16,     /* rule 10: sound only while no process reads
                                its own monitors (search_monby_read) */
-    POR_MONITOR = 32        /* rule 11, a monitor: sound only while no
+    POR_MONITOR = 32,       /* rule 11, a monitor: sound only while no
                                watched process dies while its watcher is
                                armed (search_monitor_race), and as rule 10 */
+    POR_NAMED = 64          /* rule 12, a step that looked up a taken name:
+                               sound only while no name is freed
+                               (search_name_freed) */
 };
 
-/* Whether the step is safe (rules 1-5 and 7-11 of docs/ARCHITECTURE.md). */
+/* Whether the step is safe (rules 1-5 and 7-12 of docs/ARCHITECTURE.md). */
 enum por_verdict por_step_safe(const part_store *ps, const por_step *t);
 
 #endif

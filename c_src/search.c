@@ -728,6 +728,8 @@ static int next_request(search *s, request *req)
             s->tx.nallocated = 0;
             s->tx.nallocated_refs = 0;
             s->run_reads = 0;
+            s->run_name_reads = 0;
+            s->run_named_pid = 0;
             s->run_fresh_pid = 0;
             s->run_fresh_ref = 0;
             if (s->cache == NULL)
@@ -1208,6 +1210,7 @@ static int c_transition(search *s, uint32_t ci, const fault *f, request *req)
     }
     s->tx.ndeaths = 0;
     s->tx.monitor_race = 0;
+    s->tx.name_freed = 0;
     sys_state st = { 0 };
     sys_state_move(&st, &s->spare);     /* its buffers, reused */
     if (sys_state_copy_into(&st, &s->cur) != 0)
@@ -1225,6 +1228,8 @@ static int c_transition(search *s, uint32_t ci, const fault *f, request *req)
     }
     if (s->tx.monitor_race)
         search_monitor_race(s);
+    if (s->tx.name_freed)
+        search_name_freed(s);
     return search_successor(s, &st, lb.b, lb.n, 0, req);
 }
 
@@ -1237,6 +1242,7 @@ static int apply_run(search *s, run_result *res, uint8_t *label, size_t label_le
 {
     s->tx.ndeaths = 0;
     s->tx.monitor_race = 0;
+    s->tx.name_freed = 0;
     sys_state st = { 0 };
     sys_state_move(&st, &s->spare);     /* its buffers, reused */
     if (sys_state_copy_into(&st, &s->cur) != 0) {
@@ -1252,6 +1258,8 @@ static int apply_run(search *s, run_result *res, uint8_t *label, size_t label_le
     }
     if (s->tx.monitor_race)
         search_monitor_race(s);
+    if (s->tx.name_freed)
+        search_name_freed(s);
     /* A descriptor is a function of the continuation: kept by its part
     ** for every state it is met in (from the step cache too).  Out of
     ** memory only loses it. */
@@ -1304,6 +1312,8 @@ static int cached_run(search *s, request *req)
         res.label = NULL;
         s->cache->hits++;
         s->run_reads = 0;
+        s->run_name_reads = 0;
+        s->run_named_pid = 0;
         s->run_fresh_pid = 0;
         s->run_fresh_ref = 0;
         for (size_t j = 0; j < a->nreads; j++) {
@@ -1311,6 +1321,8 @@ static int cached_run(search *s, request *req)
                 s->run_fresh_pid = 1;
             else if (a->reads[j].kind == READ_FRESH_REF)
                 s->run_fresh_ref = 1;
+            else if (step_read_finds_name(&a->reads[j], &s->run_named_pid))
+                s->run_name_reads = 1;
             else
                 s->run_reads = 1;
         }

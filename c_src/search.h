@@ -300,11 +300,14 @@ enum por_void_why {
     POR_VOID_DEAD_TARGET,   /* a step aimed at a process that is gone,
                                after a frame was cut by an exit (por.h,
                                rule 9) */
-    POR_VOID_MONITOR_RACE   /* a monitored process died while its watcher
+    POR_VOID_MONITOR_RACE,  /* a monitored process died while its watcher
                                was armed (PF_MON_ARMED), or a process read
                                its own monitors, after a frame was cut by a
                                monitor (rule 11; the read: or a demonitor,
                                rule 10) */
+    POR_VOID_NAME_FREED     /* a registered name was freed (unregister, or
+                               its process ended), after a frame was cut by
+                               a step that looked a name up (rule 12) */
 };
 
 enum run_kind { RUN_START = 1, RUN_RECEIVE, RUN_TIMEOUT, RUN_CHOICE };

@@ -103,6 +103,10 @@ struct search {
     ** renaming of numbers neither is a read (por.h). */
     int run_fresh_pid;
     int run_fresh_ref;
+    /* ... and looked up names registered to live processes (whereis), kept
+    ** apart from run_reads: rule 12 takes such a step as safe, guarded. */
+    int run_name_reads;
+    uint32_t run_named_pid;     /* the pid the step's last lookup found */
     int por_void;         /* 0, or the POR_VOID_* reason (search.h) */
     /* Safe steps up to a renaming of pid numbers and ref counters
     ** (cfg.reduction 2, por.h) hold only while no step observes them:
@@ -127,6 +131,11 @@ struct search {
     int por_demonitored;
     int monitor_race;
     int monby_read;
+    /* Name lookups taken as safe (rule 12) hold only while no registered
+    ** name is freed: por_named, a frame was cut by such a step;
+    ** name_freed, a name was freed.  Both: void (POR_VOID_NAME_FREED). */
+    int por_named;
+    int name_freed;
     /* Sending safe steps (por.h, rule 7) hold only while no step sends an
     ** exit signal to another process, links to one or lists the
     ** processes: por_sent, a frame was reduced by one; por_hazard, the
@@ -249,6 +258,8 @@ void search_dead_target(search *s);
 /* A process died watched by an armed process (PF_MON_ARMED), or an armed
 ** one demonitored without flush: void after a monitor taken as safe. */
 void search_monitor_race(search *s);
+/* A registered name was freed: void after a name lookup taken as safe. */
+void search_name_freed(search *s);
 
 /* peek.c: asks read r (names: the bytes its name points into) again
 ** against the state being expanded, without logging it; 0 and the answer

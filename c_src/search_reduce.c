@@ -179,7 +179,8 @@ static enum por_verdict step_is_safe(const search *s, const run_result *res,
                    .new_cont = i >= 0 ? st->procs[i].cont : 0,
                    .new_dict = i >= 0 ? st->procs[i].dict : 0,
                    .outcome = res->outcome, .neffects = res->neffects,
-                   .read_shared = s->run_reads, .read_fresh_pid = s->run_fresh_pid,
+                   .read_shared = s->run_reads, .read_names = s->run_name_reads,
+                   .read_fresh_pid = s->run_fresh_pid,
                    .read_fresh_ref = s->run_fresh_ref,
                    .renaming = s->cfg.reduction == 2, .stop = res->stop,
                    .sends = &sends };
@@ -271,6 +272,19 @@ void search_monby_read(search *s)
     if (s->cfg.reduction == 2)
         guard_half(s, &s->monby_read, s->por_monitored || s->por_demonitored,
                    POR_VOID_MONITOR_RACE);
+}
+
+/* Rule 12's: a registered name was freed (unregister/1, or the end of its
+** process), which a lookup taken as safe may have preceded. */
+void search_name_freed(search *s)
+{
+    if (s->cfg.reduction == 2)
+        guard_half(s, &s->name_freed, s->por_named, POR_VOID_NAME_FREED);
+}
+
+static void took_named_step(search *s)
+{
+    guard_half(s, &s->por_named, s->name_freed, POR_VOID_NAME_FREED);
 }
 
 static void took_monitor_step(search *s, enum por_verdict safe)
@@ -385,6 +399,8 @@ int search_reduced_successor(search *s, const run_result *res, sys_state *st,
             took_exit_step(s);
         if (safe & (POR_MONITOR | POR_DEMONITOR))
             took_monitor_step(s, safe);
+        if (safe & POR_NAMED)
+            took_named_step(s);
         search_pass_cut(s, fi);
     }
     return r;

@@ -60,6 +60,19 @@ typedef struct step_read {
     uint32_t ans[STEP_READ_WORDS];
 } step_read;
 
+/* Whether a read looked up a name and found it registered to a live
+** process, or (whereis/1's own check) found that process alive: rule 12
+** of por.h takes such reads as safe, guarded.  *named: the pid the last
+** lookup of the step found (0: none), kept across its reads. */
+static inline int step_read_finds_name(const step_read *r, uint32_t *named)
+{
+    if (r->kind == READ_WHEREIS && r->ans[0] == 1) {
+        *named = r->ans[1];
+        return 1;
+    }
+    return r->kind == READ_ALIVE && r->ans[0] == 1 && *named != 0 && r->a == *named;
+}
+
 /* The reads of the running step, as they happen. */
 typedef struct step_log {
     step_read *r;

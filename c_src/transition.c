@@ -222,6 +222,8 @@ static int process_dies(trans_ctx *cx, sys_state *st, uint32_t pid,
     if (i < 0)
         return 0;
     proc gone = st->procs[i];
+    if (gone.name != 0)
+        cx->name_freed = 1;             /* rule 12's guard */
     st->procs[i].links = NULL;          /* ownership moves to `gone` */
     st->procs[i].mons.m = st->procs[i].monby.m = st->procs[i].aliases.m = NULL;
     sys_state_remove(st, (uint32_t)i);
@@ -556,8 +558,10 @@ static int apply_effects(trans_ctx *cx, sys_state *st, uint32_t me,
             break;
         case EFFECT_UNREGISTER: {
             int r = term ? sys_state_find_name(st, term, mynode) : -1;
-            if (r >= 0)
+            if (r >= 0) {
                 st->procs[r].name = 0;
+                cx->name_freed = 1;     /* rule 12's guard */
+            }
             break;
         }
         case EFFECT_MONITOR: {

@@ -47,6 +47,8 @@ typedef struct trans_ctx {
     size_t nallocated_refs, capallocated_refs;
     death *deaths;             /* by exit signal, in the order they happened */
     size_t ndeaths, capdeaths;
+    int name_freed;            /* a registered name was freed (rule 12's
+                                  guard) */
     int monitor_race;          /* a process died watched by an armed one, or
                                   an armed one demonitored without flush
                                   (PF_MON_ARMED, the guard of por.h's rule

@@ -77,9 +77,12 @@
 %% it linked to, monitored, signalled or tested a process gone after an end
 %% was taken as safe, `monitor_race', a monitored process died before its
 %% watcher sent to it, or a process read its own monitors, after a monitor
-%% or demonitor was taken as safe; each way the check ran again without them.
+%% or demonitor was taken as safe, `name_freed', a registered name was freed
+%% after a lookup of one was taken as safe; each way the check ran again
+%% without them.
 -type renaming() :: on | {off, option | reduction | expand_only | workers | cluster | kill
-                              | treat_as_normal | pid_numbers | dead_target | monitor_race}.
+                              | treat_as_normal | pid_numbers | dead_target | monitor_race
+                              | name_freed}.
 -type ctx() :: #ctx{}.
 -export_type([reduction/0, void_reason/0, ctx/0]).
 
@@ -128,7 +131,7 @@ safety(InitCall, Ctx) ->
             Opts = exact_numbers(mce_symmetry:void(Ctx#ctx.opts, key_order), Ctx, pid_numbers),
             safety(InitCall, again(Ctx, new_context(Opts, false, Ctx#ctx.reduction)));
         {reduction_void, Why} when Why =:= pid_numbers; Why =:= dead_target;
-                                   Why =:= monitor_race ->
+                                   Why =:= monitor_race; Why =:= name_freed ->
             %% A step observed pid numbers after a step safe only up to a
             %% renaming of them was taken, aimed at a process gone after an
             %% exit was taken as safe, or a monitored process died where a

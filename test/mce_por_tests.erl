@@ -456,6 +456,33 @@ monitor_rule_test_() ->
              ?assertEqual(42, Small)
      end}.
 
+%% Rule 12: a lookup of a registered name is safe, guarded against the
+%% name being freed.  Each program answers ok when the guard never voids
+%% (checked by hand; call_name_stop_race with rule 11's guard off too).
+name_rule_test_() ->
+    {timeout, 300,
+     fun() ->
+             Opts = #{property => abnormal_exit, timeouts => when_idle},
+             Programs = [{name_race, [stop]}, {name_race, [unregister]},
+                         {call_name_stop_race, []}],
+             [on_off({tprog_por, F, A}, Opts#{granularity => G})
+              || {F, A} <- Programs, G <- [big, small]],
+             [begin
+                  R = check({tprog_por, F, A}, Opts#{granularity => small}),
+                  ?assertMatch({error, #{violation := {abnormal_exit, _, Why}}}, R),
+                  {off, Void} = maps:get(por_renaming, stats(R)),
+                  ?assert(lists:member(Void, [name_freed, monitor_race]))
+              end || {F, A, Why} <- [{name_race, [stop], saw_undefined},
+                                     {name_race, [unregister], saw_undefined},
+                                     {call_name_stop_race, [], saw_noproc}]],
+             %% The locker's clients call it by name and it never ends.
+             {Small, Exact, St} = renaming_on_off({locker, start, [[{a, exclusive}, {a, shared}], 1]},
+                                                  #{granularity => small, timeouts => when_idle,
+                                                    property => abnormal_exit}),
+             ?assertEqual(on, maps:get(por_renaming, St)),
+             ?assert(Small * 3 < Exact)
+     end}.
+
 renaming_test_() ->
     {timeout, 300,
      fun() ->

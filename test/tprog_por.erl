@@ -15,7 +15,7 @@
          ref_reuse/0, ref_sink/0, ref_maker/1, ref_go/1,
          demonitor_flush/1, alias_demonitor_race/0, alias_user/0,
          monitor_race/1, monitored/0, call_stop_race/0, spawn_then_monitor/0,
-         monby_self/0]).
+         monby_self/0, name_race/1, call_name_stop_race/0]).
 
 %% N workers that each go straight to a receive, then are told to stop.
 workers(N) ->
@@ -514,4 +514,42 @@ monby_self() ->
     receive
         {seen, []} -> exit(saw_none);
         {seen, _} -> demonitor(Ref, [flush]), ok
+    end.
+
+%% Rule 12 (c_src/por.h): a lookup of a registered name is safe against
+%% every step but one that frees the name.  Here another process makes the
+%% holder end (`stop') or unregister the name (`unregister') while the
+%% entry looks it up: found before, undefined after.  The reduced search
+%% takes the lookup first; the guard sees the name freed and the check runs
+%% again with the exact rules.  Checked by hand with the guard never
+%% voiding: ok, both ways.
+-spec name_race(stop | unregister) -> ok.
+name_race(How) ->
+    Holder = spawn(fun() ->
+                           receive
+                               stop -> ok;
+                               unregister -> unregister(holder)
+                           end
+                   end),
+    register(holder, Holder),
+    spawn(fun() -> holder ! How end),
+    case whereis(holder) of
+        undefined -> exit(saw_undefined);
+        _ -> ok
+    end.
+
+%% The same in OTP's code: gen_server:call/2 to a registered name, which
+%% looks the name up, against gen_server:stop/1 by another process.  The
+%% call exits with noproc when the name was gone at the lookup (or the
+%% server before the monitor), with normal when the server died after.
+%% Checked by hand with both guards never voiding: ok.
+-spec call_name_stop_race() -> ok.
+call_name_stop_race() ->
+    {ok, _} = gen_server:start({local, counter}, counter_server, 0, []),
+    spawn(fun() -> gen_server:stop(counter) end),
+    try gen_server:call(counter, get) of
+        _ -> ok
+    catch
+        exit:{noproc, _} -> exit(saw_noproc);
+        exit:{normal, _} -> ok
     end.

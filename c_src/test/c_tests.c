@@ -3387,6 +3387,47 @@ static void test_por_monitor(void)
     part_store_free(ps);
 }
 
+/* Rule 12: a step whose only reads found names registered to live
+** processes is as safe as without them, with the renaming's guards; and
+** which reads count as such (step_read_finds_name). */
+static void test_por_named(void)
+{
+    part_store *ps = part_store_new();
+    CHECK(ps != NULL);
+    if (ps == NULL)
+        return;
+    int fresh;
+    uint8_t t1[3] = { 131, 97, 51 };
+    part_id plain = part_store_intern(ps, PART_TERM, t1, 3, NULL, 0, &fresh);
+    por_step t = { .run = RUN_CHOICE, .choices = 1, .pid = 3, .old_cont = plain,
+                   .new_cont = plain, .outcome = OUTCOME_WAIT, .read_names = 1,
+                   .renaming = 1 };
+    CHECK(por_step_safe(ps, &t) == (POR_SAFE_LOCAL | POR_NAMED));
+    t.renaming = 0;                                 /* no guards */
+    CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
+    t.renaming = 1;
+    t.read_shared = 1;                              /* and another read */
+    CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
+    t.read_shared = 0;
+    t.outcome = OUTCOME_CHOICE;
+    t.read_names = 0;
+    CHECK(por_step_safe(ps, &t) == POR_SAFE_LOCAL);
+    part_store_free(ps);
+
+    uint32_t named = 0;
+    step_read found = { .kind = READ_WHEREIS, .ans = { 1, 9 } };
+    step_read missing = { .kind = READ_WHEREIS, .ans = { 0 } };
+    step_read alive9 = { .kind = READ_ALIVE, .a = 9, .ans = { 1 } };
+    step_read alive8 = { .kind = READ_ALIVE, .a = 8, .ans = { 1 } };
+    step_read dead9 = { .kind = READ_ALIVE, .a = 9, .ans = { 0 } };
+    CHECK(!step_read_finds_name(&alive9, &named));  /* no lookup yet */
+    CHECK(!step_read_finds_name(&missing, &named) && named == 0);
+    CHECK(step_read_finds_name(&found, &named) && named == 9);
+    CHECK(step_read_finds_name(&alive9, &named));   /* whereis's own check */
+    CHECK(!step_read_finds_name(&alive8, &named));
+    CHECK(!step_read_finds_name(&dead9, &named));
+}
+
 static void test_por_renamed(void)
 {
     part_store *ps = part_store_new();
@@ -4635,6 +4676,7 @@ int main(int argc, char **argv)
     test_por_renamed();
     test_por_demonitor();
     test_por_monitor();
+    test_por_named();
     test_search_arming();
     test_symmetry();
     test_stack_set();
