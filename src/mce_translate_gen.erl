@@ -91,8 +91,12 @@ translate_module(M, NewM, Forms, St) ->
         lists:foldl(fun({function, _, F, A, Cs}, Acc) -> maps:merge(Acc, fun_names(F, A, Cs));
                        (_, Acc) -> Acc
                     end, #{}, Forms)),
+    %% The file's name without its directory, as OTP's own modules record
+    %% theirs: the translated module (its MD5, which every fun term of it
+    %% carries into the states) must not depend on where the checkout is,
+    %% or hash orders, and so the reduced state counts, would.
     Source = case [F || {attribute, _, file, {F, _}} <- Forms] of
-                 [F | _] -> F;
+                 [F | _] -> filename:basename(F);
                  [] -> atom_to_list(M) ++ ".erl"
              end,
     Body = lists:flatmap(fun(F) -> translate_form(F, St) end, Forms) ++ closure_entries(M, Forms, St),

@@ -453,7 +453,9 @@ monitor_rule_test_() ->
              {Small, Exact, St} = renaming_on_off({counter_server, start, [4, 2]}, Cs),
              ?assertEqual(on, maps:get(por_renaming, St)),
              ?assert(Small * 10 < Exact),
-             ?assertEqual(42, Small)
+             %% The same wherever the checkout is (mce_translate_gen keeps
+             %% the source's directory out of the translated module).
+             ?assertEqual(43, Small)
      end}.
 
 %% Rule 12: a lookup of a registered name is safe, guarded against the
