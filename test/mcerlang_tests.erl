@@ -20,6 +20,16 @@ warm_up_test_() ->
 %% Ping-pong is deterministic once both processes run, so its space is a
 %% single path: every transition reaches a new state, kept or passed through
 %% (cut_states); with every cut state kept, all are counted in `states'.
+%% A counterexample names the user's source file as OTP names its own
+%% (gen_server.erl), without the directory: the translated module must not
+%% depend on where the checkout is, or state counts would (the round-12
+%% note in docs/ARCHITECTURE.md, "Reductions: the evidence").
+source_base_name_test() ->
+    {error, Cex} = mcerlang:check({counter_server, start, [2, 1]}, #{granularity => small}),
+    Files = lists:usort([File || #{outcome := {waiting, {M, _, _, File, _}}} <- maps:get(trace, Cex),
+                                 M =:= counter_server orelse M =:= gen_server]),
+    ?assertEqual(["counter_server.erl", "gen_server.erl"], Files).
+
 pingpong_holds_test() ->
     {ok, #{states := S, passed_states := P, transitions := T}} =
         mcerlang:check({pingpong, start, [3]}),
