@@ -71,6 +71,8 @@ static int get_marks(ErlNifEnv *env, ERL_NIF_TERM list, run_result *res)
 **       reduction => 0 | 1 | 2 (2: also up to a renaming of pids and refs, por.h),
 **       pass_cut => 0 | 1 (depth-first with the reduction: cut states are
 **           passed, not kept),
+**       monitor_rule => 0 | 1, name_rule => 0 | 1 (rules 11 and 12 of por.h,
+**           on unless a guard of theirs turned them off; default 1),
 **       small_steps => 0 | 1 (granularity small: a start runs to the first
 **           effect; only an order of the reduction, search_safe_first),
 **       symmetry => 0 | 1 | 2 | 3 (2: without the pid order guard; 3:
@@ -97,7 +99,7 @@ ERL_NIF_TERM nif_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     ERL_NIF_TERM pairs;
     int timers_bounded = 0;
     uint64_t cache_entries = 0, cache_bytes = 0, reduction = 0, symmetry = 0, workers = 1;
-    uint64_t dead_payload = 0, pass_cut = 0, small_steps = 0;
+    uint64_t dead_payload = 0, pass_cut = 0, small_steps = 0, monitor_rule = 1, name_rule = 1;
     uint64_t cluster_n = 0, cluster_me = 0;
     unsigned nnodes = 0;
     if (enif_get_map_value(env, argv[0], ATOM(env, nodes), &nodes)) {
@@ -147,6 +149,8 @@ ERL_NIF_TERM nif_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
         map_u64(env, argv[0], ATOM(env, reduction), &reduction) < 0 || reduction > 2 ||
         map_u64(env, argv[0], ATOM(env, pass_cut), &pass_cut) < 0 || pass_cut > 1 ||
         map_u64(env, argv[0], ATOM(env, small_steps), &small_steps) < 0 || small_steps > 1 ||
+        map_u64(env, argv[0], ATOM(env, monitor_rule), &monitor_rule) < 0 || monitor_rule > 1 ||
+        map_u64(env, argv[0], ATOM(env, name_rule), &name_rule) < 0 || name_rule > 1 ||
         map_u64(env, argv[0], ATOM(env, dead_payload), &dead_payload) < 0 || dead_payload > 1 ||
         (dead_payload && (expand_only || observe || cluster_n > 1)) ||
         map_u64(env, argv[0], ATOM(env, symmetry), &symmetry) < 0 || symmetry > 3 ||
@@ -183,6 +187,8 @@ ERL_NIF_TERM nif_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
                           .reduction = (int)reduction,
                           .pass_cut = (int)pass_cut,
                           .small_steps = (int)small_steps,
+                          .monitor_rule = (int)monitor_rule,
+                          .name_rule = (int)name_rule,
                           .dead_payload = (int)dead_payload,
                           .symmetry = (int)symmetry,
                           .workers = (uint32_t)workers,

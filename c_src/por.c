@@ -366,7 +366,7 @@ static int demonitor_safe(const part_store *ps, const por_step *t)
 static int monitor_safe(const por_step *t)
 {
     const por_sends *c = t->sends;
-    if (c == NULL || !t->renaming || !c->instant || c->faults_left)
+    if (c == NULL || !t->renaming || !t->monitor_rule || !c->instant || c->faults_left)
         return POR_UNSAFE;
     const sys_state *st = c->before;
     int ip = sys_state_find(st, t->pid);
@@ -455,5 +455,5 @@ enum por_verdict por_step_safe(const part_store *ps, const por_step *t)
     enum por_verdict v = step_safe(ps, t);
     if (v == POR_UNSAFE || !t->read_names)
         return v;
-    return t->renaming ? (enum por_verdict)(v | POR_NAMED) : POR_UNSAFE;
+    return t->renaming && t->name_rule ? (enum por_verdict)(v | POR_NAMED) : POR_UNSAFE;
 }

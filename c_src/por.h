@@ -74,6 +74,8 @@ typedef struct por_step {
     int renaming;           /* commutation up to a renaming of pid numbers
                                and ref counters is enough (the header) */
     int stop;               /* the step stops the search (a violation) */
+    int monitor_rule;       /* rules 11 and 12 on (a guard of theirs may */
+    int name_rule;          /* have turned them off for a rerun) */
     const por_sends *sends; /* NULL: a step with effects is never safe */
 } por_step;
 

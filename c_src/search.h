@@ -138,6 +138,8 @@ typedef struct search_config {
     int pass_cut;              /* 1, with the reduction depth-first: a
                                   state whose frame is cut is not kept
                                   as visited nor counted (search.c) */
+    int monitor_rule;          /* rule 11 of por.h on (1) or off (0) */
+    int name_rule;             /* rule 12 of por.h on (1) or off (0) */
     int small_steps;           /* 1: granularity small, where a start runs
                                   only to its first effect, so the
                                   reduction tries untried starts early

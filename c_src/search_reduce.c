@@ -183,6 +183,7 @@ static enum por_verdict step_is_safe(const search *s, const run_result *res,
                    .read_fresh_pid = s->run_fresh_pid,
                    .read_fresh_ref = s->run_fresh_ref,
                    .renaming = s->cfg.reduction == 2, .stop = res->stop,
+                   .monitor_rule = s->cfg.monitor_rule, .name_rule = s->cfg.name_rule,
                    .sends = &sends };
     return por_step_safe(s->ps, &t);
 }

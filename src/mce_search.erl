@@ -130,8 +130,14 @@ safety(InitCall, Ctx) ->
             %% symmetric search renamed: again with symmetry, those pinned.
             Opts = exact_numbers(mce_symmetry:void(Ctx#ctx.opts, key_order), Ctx, pid_numbers),
             safety(InitCall, again(Ctx, new_context(Opts, false, Ctx#ctx.reduction)));
-        {reduction_void, Why} when Why =:= pid_numbers; Why =:= dead_target;
-                                   Why =:= monitor_race; Why =:= name_freed ->
+        {reduction_void, Why} when Why =:= monitor_race; Why =:= name_freed ->
+            %% A watched process died, or a name was freed, where a monitor
+            %% or lookup taken as safe may have come first: again without
+            %% that rule (rules 11, 12), the renaming's other rules kept;
+            %% met again without it (rule 10's guard), with the exact rules.
+            Opts = guarded_rule_off(Ctx#ctx.opts, Ctx, Why),
+            safety(InitCall, again(Ctx, new_context(Opts, false, Ctx#ctx.reduction)));
+        {reduction_void, Why} when Why =:= pid_numbers; Why =:= dead_target ->
             %% A step observed pid numbers after a step safe only up to a
             %% renaming of them was taken, aimed at a process gone after an
             %% exit was taken as safe, or a monitored process died where a
@@ -146,6 +152,22 @@ safety(InitCall, Ctx) ->
             safety(InitCall, again(Ctx, new_context(Opts, false, {off, Why})));
         Result ->
             Result
+    end.
+
+rule_on(Why, Opts) ->
+    case lists:member(Why, maps:get(por_rules_off, Opts, [])) of
+        true -> 0;
+        false -> 1
+    end.
+
+%% The options of a check run again because a guard of rule 11 or 12
+%% fired (stat `por_rules_off'): that rule off, or, off already, the exact
+%% rules.
+guarded_rule_off(Opts, Ctx, Why) ->
+    Off = maps:get(por_rules_off, Opts, []),
+    case lists:member(Why, Off) of
+        false -> Opts#{por_rules_off => [Why | Off]};
+        true -> exact_numbers(Opts, Ctx, Why)
     end.
 
 %% The options of a check run again because the program observed pid
@@ -451,6 +473,9 @@ new_context(Opts, ExpandOnly, Reduction) ->
                                            pass -> 1;
                                            store -> 0
                                        end,
+                           %% Rules 11 and 12, unless a guard turned them off.
+                           monitor_rule => rule_on(monitor_race, Opts),
+                           name_rule => rule_on(name_freed, Opts),
                            %% Only an order of the reduction's tries.
                            small_steps => case maps:get(granularity, Opts) of
                                               small -> 1;
@@ -1021,6 +1046,8 @@ stats(#ctx{search = S, started = T0, reduction = Reduction, renaming = Renaming,
         workers => Workers,
         reduction => Reduction,
         por_renaming => Renaming,
+        %% The renaming's rules a guard turned off (guarded_rule_off/3).
+        por_rules_off => maps:get(por_rules_off, Opts, []),
         symmetry => mce_symmetry:status(Opts, false),
         %% Whether symmetry renamed pids in map keys, or (the program
         %% iterated such a map: mce_rt_order) ran again with them pinned.

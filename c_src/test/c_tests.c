@@ -3345,9 +3345,12 @@ static void test_por_monitor(void)
                     .instant = 1, .faults_left = 0, .entry = 1 };
     por_step t = { .run = RUN_CHOICE, .choices = 1, .pid = pp, .old_cont = plain,
                    .new_cont = plain, .outcome = OUTCOME_WAIT, .neffects = 2,
-                   .read_fresh_ref = 1, .renaming = 1, .sends = &c };
+                   .read_fresh_ref = 1, .renaming = 1, .monitor_rule = 1, .sends = &c };
     const int safe = POR_SAFE_LOCAL | POR_RENAMED | POR_MONITOR;
     CHECK(por_step_safe(ps, &t) == safe);
+    t.monitor_rule = 0;                             /* turned off by its guard */
+    CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
+    t.monitor_rule = 1;
     t.neffects = 1;                                 /* without the alias */
     CHECK(por_step_safe(ps, &t) == safe);
     t.neffects = 2;
@@ -3401,8 +3404,11 @@ static void test_por_named(void)
     part_id plain = part_store_intern(ps, PART_TERM, t1, 3, NULL, 0, &fresh);
     por_step t = { .run = RUN_CHOICE, .choices = 1, .pid = 3, .old_cont = plain,
                    .new_cont = plain, .outcome = OUTCOME_WAIT, .read_names = 1,
-                   .renaming = 1 };
+                   .renaming = 1, .name_rule = 1 };
     CHECK(por_step_safe(ps, &t) == (POR_SAFE_LOCAL | POR_NAMED));
+    t.name_rule = 0;                                /* turned off by its guard */
+    CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
+    t.name_rule = 1;
     t.renaming = 0;                                 /* no guards */
     CHECK(por_step_safe(ps, &t) == POR_UNSAFE);
     t.renaming = 1;
