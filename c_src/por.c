@@ -355,8 +355,8 @@ static int demonitor_safe(const part_store *ps, const por_step *t)
 ** to the alias.  A kill of P absorbs it.  The target's death does not
 ** commute ('DOWN' with its reason after, noproc before), and no test at s
 ** can rule it out for a server every client knows; the run-time guard
-** does (search_monitor_race): P stays armed (PF_MON_ARMED) until it sends
-** to the target, and a death of the target while P is armed voids.  A
+** does (search_transition_guards): P stays armed (PF_MON_ARMED) until it
+** sends to the target, and a death of the target while P is armed voids.  A
 ** death that could come first comes, in the reduced search, while P is
 ** armed: P's send to the target is cut only when the target is blocked and
 ** no one else can reach it (rule 7), and otherwise waits for a full
@@ -447,9 +447,9 @@ static enum por_verdict step_safe(const part_store *ps, const por_step *t)
 ** name commutes with every step of another process but one that frees the
 ** name: unregister/1 by its holder, or the holder's end (a register of the
 ** name fails while it is taken, and leaves it as it is).  The guard
-** (search_name_freed) voids the search when any name is freed after such a
-** cut; a freeing that could come before the lookup is explored in the
-** reduced search after it, since the lookup changes nothing. */
+** (search_transition_guards) voids the search when any name is freed after
+** such a cut; a freeing that could come before the lookup is explored in
+** the reduced search after it, since the lookup changes nothing. */
 enum por_verdict por_step_safe(const part_store *ps, const por_step *t)
 {
     enum por_verdict v = step_safe(ps, t);

@@ -101,10 +101,11 @@ enum por_verdict {
                                its own monitors (search_monby_read) */
     POR_MONITOR = 32,       /* rule 11, a monitor: sound only while no
                                watched process dies while its watcher is
-                               armed (search_monitor_race), and as rule 10 */
+                               armed (search_transition_guards), and as
+                               rule 10 */
     POR_NAMED = 64          /* rule 12, a step that looked up a taken name:
                                sound only while no name is freed
-                               (search_name_freed) */
+                               (search_transition_guards) */
 };
 
 /* Whether the step is safe (rules 1-5 and 7-12 of docs/ARCHITECTURE.md). */

@@ -97,11 +97,6 @@ void por_hint_set(por_hint *h, const step_key *k, int safe)
         grow(h);
 }
 
-int por_hint_safe(const por_hint *h, const step_key *k)
-{
-    return por_hint_get(h, k) == 1;
-}
-
 int por_hint_get(const por_hint *h, const step_key *k)
 {
     if (h->keys == NULL)

@@ -42,9 +42,8 @@ void por_hint_free(por_hint *h);
 size_t por_hint_bytes(const por_hint *h);
 /* Records the verdict of a step applied under request k. */
 void por_hint_set(por_hint *h, const step_key *k, int safe);
-/* Whether the last step applied under request k was safe (0: unknown). */
-int por_hint_safe(const por_hint *h, const step_key *k);
-/* 1 safe, 0 not, -1 no step applied under k yet (or forgotten). */
+/* Whether the last step applied under request k was safe: 1 safe, 0 not,
+** -1 no step applied under k yet (or forgotten). */
 int por_hint_get(const por_hint *h, const step_key *k);
 
 #endif

@@ -564,6 +564,17 @@ static int bfs_continue(search *s, request *req)
     return 2;
 }
 
+/* A new run, or a cached one about to be applied: what it read is not
+** known yet (the reduction's inputs, por.h). */
+static void forget_run_reads(search *s)
+{
+    s->run_reads = 0;
+    s->run_name_reads = 0;
+    s->run_named_pid = 0;
+    s->run_fresh_pid = 0;
+    s->run_fresh_ref = 0;
+}
+
 /* Whether a guard voided the reduced search (search_reduce.c); *req then
 ** says so.  Asked before every transition the loop below takes, since a
 ** step from the cache or a delivery taken here may void it, and the
@@ -727,11 +738,7 @@ static int next_request(search *s, request *req)
             s->run_flags = req->flags & ~(uint32_t)PF_MON_ARMED;
             s->tx.nallocated = 0;
             s->tx.nallocated_refs = 0;
-            s->run_reads = 0;
-            s->run_name_reads = 0;
-            s->run_named_pid = 0;
-            s->run_fresh_pid = 0;
-            s->run_fresh_ref = 0;
+            forget_run_reads(s);
             if (s->cache == NULL)
                 return 0;
             /* A step met before is applied here, and the search goes on
@@ -1208,9 +1215,7 @@ static int c_transition(search *s, uint32_t ci, const fault *f, request *req)
     } else {
         s->mover = (agent){ AGENT_NONE, 0, 0, 0 };
     }
-    s->tx.ndeaths = 0;
-    s->tx.monitor_race = 0;
-    s->tx.name_freed = 0;
+    trans_ctx_begin(&s->tx);
     sys_state st = { 0 };
     sys_state_move(&st, &s->spare);     /* its buffers, reused */
     if (sys_state_copy_into(&st, &s->cur) != 0)
@@ -1226,10 +1231,7 @@ static int c_transition(search *s, uint32_t ci, const fault *f, request *req)
         free(lb.b);
         return fail(req, "out of memory, or a malformed ether");
     }
-    if (s->tx.monitor_race)
-        search_monitor_race(s);
-    if (s->tx.name_freed)
-        search_name_freed(s);
+    search_transition_guards(s);
     return search_successor(s, &st, lb.b, lb.n, 0, req);
 }
 
@@ -1240,9 +1242,7 @@ static int c_transition(search *s, uint32_t ci, const fault *f, request *req)
 static int apply_run(search *s, run_result *res, uint8_t *label, size_t label_len,
                      int record, request *req)
 {
-    s->tx.ndeaths = 0;
-    s->tx.monitor_race = 0;
-    s->tx.name_freed = 0;
+    trans_ctx_begin(&s->tx);
     sys_state st = { 0 };
     sys_state_move(&st, &s->spare);     /* its buffers, reused */
     if (sys_state_copy_into(&st, &s->cur) != 0) {
@@ -1256,10 +1256,7 @@ static int apply_run(search *s, run_result *res, uint8_t *label, size_t label_le
         free(label);
         return fail(req, why);
     }
-    if (s->tx.monitor_race)
-        search_monitor_race(s);
-    if (s->tx.name_freed)
-        search_name_freed(s);
+    search_transition_guards(s);
     /* A descriptor is a function of the continuation: kept by its part
     ** for every state it is met in (from the step cache too).  Out of
     ** memory only loses it. */
@@ -1311,11 +1308,7 @@ static int cached_run(search *s, request *req)
         run_result res = a->res;       /* the effects stay the entry's */
         res.label = NULL;
         s->cache->hits++;
-        s->run_reads = 0;
-        s->run_name_reads = 0;
-        s->run_named_pid = 0;
-        s->run_fresh_pid = 0;
-        s->run_fresh_ref = 0;
+        forget_run_reads(s);
         for (size_t j = 0; j < a->nreads; j++) {
             if (a->reads[j].kind == READ_FRESH_PID)
                 s->run_fresh_pid = 1;

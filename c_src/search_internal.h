@@ -255,11 +255,11 @@ int search_expand_flagged(search *s, const run_result *res, sys_state *st,
 /* The guard of sending safe steps: a step met a hazard (POR_VOID_*). */
 void search_por_hazard(search *s, int why);
 void search_dead_target(search *s);
-/* A process died watched by an armed process (PF_MON_ARMED), or an armed
-** one demonitored without flush: void after a monitor taken as safe. */
-void search_monitor_race(search *s);
-/* A registered name was freed: void after a name lookup taken as safe. */
-void search_name_freed(search *s);
+/* The guards of rules 11 and 12 after a transition was applied: a process
+** died watched by an armed process (PF_MON_ARMED) or an armed one
+** demonitored without flush, or a registered name was freed (s->tx's
+** record); void after a monitor or a name lookup taken as safe. */
+void search_transition_guards(search *s);
 
 /* peek.c: asks read r (names: the bytes its name points into) again
 ** against the state being expanded, without logging it; 0 and the answer

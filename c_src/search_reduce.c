@@ -257,13 +257,6 @@ static void took_exit_step(search *s)
     guard_half(s, &s->por_exited, s->dead_target, POR_VOID_DEAD_TARGET);
 }
 
-/* Rule 11's: a process died watched by an armed process (PF_MON_ARMED),
-** whose monitor a death now may have preceded. */
-void search_monitor_race(search *s)
-{
-    if (s->cfg.reduction == 2)
-        guard_half(s, &s->monitor_race, s->por_monitored, POR_VOID_MONITOR_RACE);
-}
 
 /* Rules 10 and 11's: a process read its own record, which shows who
 ** monitors it (process_info(self(), monitored_by)): a monitor or demonitor
@@ -275,11 +268,17 @@ void search_monby_read(search *s)
                    POR_VOID_MONITOR_RACE);
 }
 
-/* Rule 12's: a registered name was freed (unregister/1, or the end of its
-** process), which a lookup taken as safe may have preceded. */
-void search_name_freed(search *s)
+/* Rule 11's: a process died watched by an armed process (PF_MON_ARMED),
+** whose monitor a death now may have preceded; rule 12's: a registered
+** name was freed (unregister/1, or the end of its process), which a lookup
+** taken as safe may have preceded. */
+void search_transition_guards(search *s)
 {
-    if (s->cfg.reduction == 2)
+    if (s->cfg.reduction != 2)
+        return;
+    if (s->tx.monitor_race)
+        guard_half(s, &s->monitor_race, s->por_monitored, POR_VOID_MONITOR_RACE);
+    if (s->tx.name_freed)
         guard_half(s, &s->name_freed, s->por_named, POR_VOID_NAME_FREED);
 }
 

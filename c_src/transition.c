@@ -434,9 +434,11 @@ static int apply_effects(trans_ctx *cx, sys_state *st, uint32_t me,
         if (ef->term3.etf != NULL && (term3 = transition_intern_term(cx, &ef->term3)) == 0)
             return -1;
         uint32_t target = ef->pid, tnode = KEY_NODE(target);
-        uint32_t reached = reached_by(st, ef, term2, mynode);
-        if (reached != 0)
-            disarm_toward(&st->procs[self], reached);
+        if (st->procs[self].flags & PF_MON_ARMED) {
+            uint32_t reached = reached_by(st, ef, term2, mynode);
+            if (reached != 0)
+                disarm_toward(&st->procs[self], reached);
+        }
         int q = sys_state_find(st, target);
         int reach = ether_reachable(st, mynode, tnode);
         if ((ef->kind == EFFECT_SEND || ef->kind == EFFECT_SEND_NAME ||

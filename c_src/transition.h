@@ -57,6 +57,15 @@ typedef struct trans_ctx {
 
 _Static_assert(SEARCH_MAX_NODES <= ETF_MAX_NODES, "a node without a name");
 
+/* Empties one transition's record of deaths and guard events before the
+** transition (the pids and refs made are emptied with each run). */
+static inline void trans_ctx_begin(trans_ctx *cx)
+{
+    cx->ndeaths = 0;
+    cx->name_freed = 0;
+    cx->monitor_race = 0;
+}
+
 /* Interns an encoded term, recording the simulated pids it references;
 ** the id is kept in t->id, and a term with an id is not interned again. */
 part_id transition_intern_term(trans_ctx *cx, term_in *t);

@@ -139,10 +139,8 @@ safety(InitCall, Ctx) ->
             safety(InitCall, again(Ctx, new_context(Opts, false, Ctx#ctx.reduction)));
         {reduction_void, Why} when Why =:= pid_numbers; Why =:= dead_target ->
             %% A step observed pid numbers after a step safe only up to a
-            %% renaming of them was taken, aimed at a process gone after an
-            %% exit was taken as safe, or a monitored process died where a
-            %% monitor taken as safe may have missed its death: again with
-            %% the exact rules.
+            %% renaming of them was taken, or aimed at a process gone after
+            %% an exit was taken as safe: again with the exact rules.
             Opts = exact_numbers(Ctx#ctx.opts, Ctx, Why),
             safety(InitCall, again(Ctx, new_context(Opts, false, Ctx#ctx.reduction)));
         {reduction_void, Why} ->
