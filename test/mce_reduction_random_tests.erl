@@ -14,7 +14,12 @@
 %% by tag or of any message, so the program may or may not deadlock
 %% depending on the order), write, read and insert_new in one shared ETS
 %% table, register, unregister and look up one name, send to that name,
-%% and now and then kill a peer.  Each process collects what it read and
+%% and now and then kill a peer.  A second family (`monitor_programs_test_')
+%% adds what the renaming's guarded rules decide (rules 9-12 of
+%% docs/ARCHITECTURE.md): monitors of the root or a peer, a look at the
+%% first `'DOWN'' in the mailbox (its reason tells `noproc' from a real
+%% end), demonitors with and without `flush', liveness tests and links.
+%% Each process collects what it read and
 %% received, and ends abnormally (`{bad, Program, Process, History}') when
 %% a hash of its history says so, so the reachable abnormal exits are a
 %% sample of the reachable histories: a reduction that drops an
@@ -27,10 +32,14 @@
 -module(mce_reduction_random_tests).
 -include_lib("eunit/include/eunit.hrl").
 
--export([source/0, program/2]).
+-export([source/0, source/1, program/3]).
 
 -define(MODULE_NAME, mce_reduction_random_progs).
 -define(SEEDS, lists:seq(1, 100)).
+%% The second family: its own module and seeds, so that the first's
+%% programs stay as they were.
+-define(MON_MODULE_NAME, mce_reduction_random_mon_progs).
+-define(MON_SEEDS, lists:seq(101, 160)).
 %% Programs of odd seeds run with `granularity => small' (every send, ETS
 %% access and name operation its own step), where there is most to reduce.
 
@@ -39,39 +48,52 @@
 -define(MIN_COMPARED, 0.8).
 
 random_programs_test_() ->
-    {setup, fun build/0, fun cleanup/1,
+    family(basic).
+
+monitor_programs_test_() ->
+    family(monitors).
+
+family(Family) ->
+    {setup, fun() -> build(Family) end, fun cleanup/1,
      fun({_Dir, Tab}) ->
              [{"seed " ++ integer_to_list(Seed),
-               {timeout, 120, fun() -> compare(Tab, I) end}}
-              || {I, Seed} <- lists:enumerate(?SEEDS)]
-                 ++ [{"coverage", fun() -> coverage(Tab) end}]
+               {timeout, 120, fun() -> compare(Tab, Family, I, Seed) end}}
+              || {I, Seed} <- lists:enumerate(seeds(Family))]
+                 ++ [{"coverage", fun() -> coverage(Tab, Family) end}]
      end}.
 
-build() ->
+seeds(basic) -> ?SEEDS;
+seeds(monitors) -> ?MON_SEEDS.
+
+module_name(basic) -> ?MODULE_NAME;
+module_name(monitors) -> ?MON_MODULE_NAME.
+
+build(Family) ->
+    Module = module_name(Family),
     Dir = filename:join(["/tmp", "mce_reduction_random_" ++ os:getpid()]),
     ok = filelib:ensure_dir(filename:join(Dir, "x")),
-    Src = filename:join(Dir, atom_to_list(?MODULE_NAME) ++ ".erl"),
-    ok = file:write_file(Src, source()),
-    {ok, ?MODULE_NAME} = compile:file(Src, [debug_info, {outdir, Dir}, report_errors]),
+    Src = filename:join(Dir, atom_to_list(Module) ++ ".erl"),
+    ok = file:write_file(Src, source(Family)),
+    {ok, Module} = compile:file(Src, [debug_info, {outdir, Dir}, report_errors]),
     true = code:add_patha(Dir),
-    code:purge(?MODULE_NAME),
-    {module, ?MODULE_NAME} = code:load_abs(filename:join(Dir, atom_to_list(?MODULE_NAME))),
+    code:purge(Module),
+    {module, Module} = code:load_abs(filename:join(Dir, atom_to_list(Module))),
     %% translated here, outside the tests' time limits
-    _ = mce_translate:ensure(?MODULE_NAME),
+    _ = mce_translate:ensure(Module),
     {Dir, ets:new(?MODULE, [public, set])}.
 
 cleanup({Dir, Tab}) ->
     ets:delete(Tab),
     code:del_path(Dir).
 
-compare(Tab, I) ->
+compare(Tab, Family, I, Seed) ->
     Label = "p_" ++ integer_to_list(I),
-    Opts = case lists:nth(I, ?SEEDS) rem 2 of
+    Opts = case Seed rem 2 of
                1 -> #{granularity => small};
                0 -> #{}
            end,
     %% and with two workers, whose cycle proviso is their own
-    Status = mce_reduction_tests:same_verdicts({Label, {?MODULE_NAME, list_to_atom(Label), []}, Opts, sym},
+    Status = mce_reduction_tests:same_verdicts({Label, {module_name(Family), list_to_atom(Label), []}, Opts, sym},
                                                [par]),
     ets:insert(Tab, {I, Status}),
     case Status of
@@ -79,23 +101,28 @@ compare(Tab, I) ->
         {skipped, Why} -> ?debugFmt("~s skipped: inconclusive in ~p", [Label, Why])
     end.
 
-coverage(Tab) ->
+coverage(Tab, Family) ->
     Skipped = [I || {I, {skipped, _}} <- ets:tab2list(Tab)],
     %% a program whose comparison failed is not in the table: it counts
     %% against the skipped, not here
-    ?assert(length(Skipped) =< (1 - ?MIN_COMPARED) * length(?SEEDS)).
+    ?assert(length(Skipped) =< (1 - ?MIN_COMPARED) * length(seeds(Family))).
 
 %%--------------------------------------------------------------------
 %% The generator
 %%--------------------------------------------------------------------
 
-%% @doc The module of every program, one per seed.
+%% @doc The module of every program of the first family, one per seed.
 -spec source() -> iolist().
 source() ->
-    [header() | [program(I, Seed) || {I, Seed} <- lists:enumerate(?SEEDS)]].
+    source(basic).
 
-header() ->
-    ["-module(", atom_to_list(?MODULE_NAME), ").\n",
+%% @doc The module of every program of a family (`basic' or `monitors').
+-spec source(basic | monitors) -> iolist().
+source(Family) ->
+    [header(module_name(Family)) | [program(I, Seed, Family) || {I, Seed} <- lists:enumerate(seeds(Family))]].
+
+header(Module) ->
+    ["-module(", atom_to_list(Module), ").\n",
      "-compile([export_all, nowarn_export_all, nowarn_unused_vars]).\n\n",
      "wait_down(0) -> ok;\n",
      "wait_down(N) -> receive {'DOWN', _, process, _, _} -> wait_down(N - 1) end.\n\n",
@@ -105,10 +132,10 @@ header() ->
      "        _ -> ok\n",
      "    end.\n\n"].
 
-%% @doc The text of program p_I, drawn from Seed: the root (process 0) and
-%% workers 1..W, each a straight line of operations.
--spec program(pos_integer(), integer()) -> iolist().
-program(I, Seed) ->
+%% @doc The text of program p_I of a family, drawn from Seed: the root
+%% (process 0) and workers 1..W, each a straight line of operations.
+-spec program(pos_integer(), integer(), basic | monitors) -> iolist().
+program(I, Seed, Family) ->
     rand:seed(exsss, Seed),
     W = 1 + rand:uniform(3),
     Procs = lists:seq(0, W),
@@ -126,7 +153,7 @@ program(I, Seed) ->
                        end, Ops0, Msgs),
     %% shared-state operations of the workers
     Ops = lists:foldl(fun(P, Acc) ->
-                              lists:foldl(fun(_, A) -> insert(P, local_op(P, W), A) end,
+                              lists:foldl(fun(_, A) -> insert(P, local_op(Family, P, W), A) end,
                                           Acc, lists:seq(1, rand:uniform(5)))
                       end, Ops1, lists:seq(1, W)),
     S = integer_to_list(I),
@@ -143,7 +170,19 @@ insert(P, Op, Ops) ->
     {A, B} = lists:split(rand:uniform(length(L) + 1) - 1, L),
     Ops#{P := A ++ [Op | B]}.
 
-local_op(P, W) ->
+local_op(monitors, P, W) ->
+    %% a target other than P itself: 0 is the root
+    Target = lists:nth(rand:uniform(W), lists:seq(0, W) -- [P]),
+    case rand:uniform(12) of
+        N when N =< 3 -> {monitor, Target};
+        N when N =< 5 -> down;
+        6 -> {demonitor, [flush]};
+        7 -> {demonitor, []};
+        8 -> {alive, Target};
+        9 -> {link, Target};
+        _ -> local_op(basic, P, W)
+    end;
+local_op(basic, P, W) ->
     Key = lists:nth(rand:uniform(2), [k1, k2]),
     case rand:uniform(20) of
         N when N =< 4 -> {ets_write, Key};
@@ -211,5 +250,22 @@ expr(whereis, Prev, _, _) ->
     ["[is_pid(whereis(nm)) | ", Prev, "]"];
 expr(send_name, Prev, _, _) ->
     ["[try nm ! {m, by_name} of _ -> sent catch error:badarg -> no_name end | ", Prev, "]"];
+expr({monitor, To}, Prev, Root, _) ->
+    ["begin put(mon, monitor(process, ", pid_of(To, Root), ")), [mon | ", Prev, "] end"];
+expr(down, Prev, _, K) ->
+    %% the reason of the first 'DOWN' in the mailbox, if any: noproc when
+    %% the monitor came after the end
+    ["receive {'DOWN', _, process, _, R", K, "} -> [R", K, " | ", Prev, "] after 0 -> [no_down | ", Prev,
+     "] end"];
+expr({demonitor, Flush}, Prev, _, K) ->
+    ["case get(mon) of undefined -> [no_mon | ", Prev, "]; M", K, " -> demonitor(M", K, ", ",
+     io_lib:format("~p", [Flush]), "), [demon | ", Prev, "] end"];
+expr({alive, To}, Prev, Root, _) ->
+    ["[is_process_alive(", pid_of(To, Root), ") | ", Prev, "]"];
+expr({link, To}, Prev, Root, _) ->
+    ["[try link(", pid_of(To, Root), ") of true -> linked catch error:noproc -> noproc end | ", Prev, "]"];
 expr({kill, J}, Prev, _, _) ->
     ["begin exit(lists:nth(", integer_to_list(J), ", Ps), kill), ", Prev, " end"].
+
+pid_of(0, Root) -> Root;
+pid_of(J, _Root) -> ["lists:nth(", integer_to_list(J), ", Ps)"].
