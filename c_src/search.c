@@ -61,12 +61,12 @@ static search *search_create(const search_config *cfg, search *first)
     ** step (expansion.safe), and its caller (the LTL product) chooses. */
     if (cfg->observe)
         s->cfg.reduction = 0;
-    /* Safe steps up to a renaming of pids: the guard that voids them is
-    ** this search's own (no pool or cluster sharing of it), and a kill
-    ** fault that spares the entry by its pid number would tell a
-    ** renaming apart. */
+    /* Safe steps up to a renaming of pids: the guards that void them are
+    ** this search's and, with workers, the pool's (search_pool_guard), not
+    ** shared across a cluster; and a kill fault that spares the entry by
+    ** its pid number would tell a renaming apart. */
     if (s->cfg.reduction == 2 &&
-        (cfg->workers > 1 || cfg->cluster_n > 1 || cfg->expand_only ||
+        (cfg->cluster_n > 1 || cfg->expand_only ||
          (cfg->max_kills > 0 && !cfg->kill_targeted)))
         s->cfg.reduction = 1;
     s->stack_proviso = s->cfg.reduction && !cfg->expand_only && !cfg->breadth_first;

@@ -108,34 +108,11 @@ struct search {
     int run_name_reads;
     uint32_t run_named_pid;     /* the pid the step's last lookup found */
     int por_void;         /* 0, or the POR_VOID_* reason (search.h) */
-    /* Safe steps up to a renaming of pid numbers and ref counters
-    ** (cfg.reduction 2, por.h) hold only while no step observes them:
-    ** por_renamed, a frame was cut by one; numbers_seen, a step observed
-    ** them (search_numbers_observed: pid or key order, the order of refs,
-    ** a pid number past the refs' creator regions).  Both: void. */
-    int por_renamed;
-    int numbers_seen;
-    /* Exits taken as safe (rule 9) hold only while no step aims at a
-    ** process that is gone: por_exited, a frame was cut by one;
-    ** dead_target, a step did (search_dead_target).  Both: void. */
-    int por_exited;
-    int dead_target;
-    /* Monitors taken as safe (rule 11) hold only while no watched process
-    ** dies while its watcher is armed (PF_MON_ARMED): por_monitored, a
-    ** frame was cut by one; monitor_race, such a death (or an armed
-    ** demonitor without flush) happened.  Monitors and demonitors (rule
-    ** 10) also need that no process reads its own watchers: por_demonitored,
-    ** a frame was cut by a demonitor; monby_read, a process read its own
-    ** record.  Either pair: void (POR_VOID_MONITOR_RACE). */
-    int por_monitored;
-    int por_demonitored;
-    int monitor_race;
-    int monby_read;
-    /* Name lookups taken as safe (rule 12) hold only while no registered
-    ** name is freed: por_named, a frame was cut by such a step;
-    ** name_freed, a name was freed.  Both: void (POR_VOID_NAME_FREED). */
-    int por_named;
-    int name_freed;
+    /* The halves of the renaming's guards met so far (enum guard_half in
+    ** search_reduce.c: a frame cut by a step safe up to the renaming, or
+    ** a step that could tell that cut apart); with workers, also
+    ** published in the pool, whose other workers' halves count too. */
+    uint32_t guard_halves;
     /* Sending safe steps (por.h, rule 7) hold only while no step sends an
     ** exit signal to another process, links to one or lists the
     ** processes: por_sent, a frame was reduced by one; por_hazard, the

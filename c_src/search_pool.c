@@ -84,6 +84,7 @@ struct search_pool {
     /* The guard of sending safe steps across workers (search_pool_por_*):
     ** written once each per worker at most, so beside `stopped`. */
     atomic_int por_sent, por_hazard;
+    _Atomic uint32_t guard_halves;  /* search_pool_guard */
     alignas(64) atomic_int hungry;
     char pad[64 - sizeof(atomic_int)];
 };
@@ -100,6 +101,7 @@ search_pool *search_pool_new(part_store *ps, int concurrent)
         return NULL;
     }
     atomic_init(&p->refs, 1);
+    atomic_init(&p->guard_halves, 0);
     for (unsigned k = 0; k < FULL_NSEGS; k++)
         atomic_init(&p->full[k], NULL);
     for (unsigned k = 0; k < FULL_NSEGS; k++)
@@ -487,6 +489,11 @@ int search_pool_por_hazard(search_pool *p, int why)
     int none = 0;
     (void)atomic_compare_exchange_strong(&p->por_hazard, &none, why);
     return atomic_load(&p->por_sent);
+}
+
+uint32_t search_pool_guard(search_pool *p, uint32_t half)
+{
+    return atomic_fetch_or(&p->guard_halves, half) | half;
 }
 
 void search_pool_stop(search_pool *p)

@@ -137,6 +137,13 @@ int search_pool_is_finished(const search_pool *p, part_id state);
 int search_pool_por_sent(search_pool *p);
 int search_pool_por_hazard(search_pool *p, int why);
 
+/* The renaming's guards (search_reduce.c, guard_half) over all the
+** workers: a worker met a half (a bit) for the first time; the halves
+** the workers had met before it, its own among them.  The bits are one
+** atomic word: of two workers adding bits, the later one's
+** read-modify-write returns the earlier one's bit. */
+uint32_t search_pool_guard(search_pool *p, uint32_t half);
+
 /* Stops the search: every worker's next take answers POOL_STOPPED. */
 void search_pool_stop(search_pool *p);
 int search_pool_stopped(const search_pool *p);

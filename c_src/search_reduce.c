@@ -219,28 +219,55 @@ void search_key_order(search *s)
 }
 
 /* The guards of the steps safe up to a renaming (por.h) have two halves:
-** a frame cut by such a step, and a step that could tell the renaming or
-** the early end apart.  Whichever comes first is remembered (*mine), and
-** the other voids the search with `why`, as for the sending steps'
-** hazards. */
-static void guard_half(search *s, int *mine, int other, int why)
+** a frame cut by such a step (a *cut* half), and a step that could tell
+** the renaming or the early end apart (a *hazard* half).  Each pair voids
+** the search, whichever half comes first:
+**  - POR_VOID_NUMBERS: a cut by a step safe up to the renaming; a step
+**    observed pid numbers or the order of refs (search_numbers_observed:
+**    pid or key order, the order of refs, a pid number past the refs'
+**    creator regions);
+**  - POR_VOID_DEAD_TARGET: a cut by an end (rule 9); a step aimed at a
+**    process that is gone (search_dead_target);
+**  - POR_VOID_MONITOR_RACE: a cut by a monitor (rule 11); a watched
+**    process died while its watcher was armed (PF_MON_ARMED), or an armed
+**    process demonitored without flush; and a cut by a monitor or a
+**    demonitor (rule 10); a process read its own watchers;
+**  - POR_VOID_NAME_FREED: a cut by a lookup that found a name (rule 12);
+**    a registered name was freed. */
+enum guard_half {
+    GH_RENAMED = 1 << 0,  GH_NUMBERS_SEEN = 1 << 1,
+    GH_EXITED = 1 << 2,   GH_DEAD_TARGET = 1 << 3,
+    GH_MONITORED = 1 << 4, GH_DEMONITORED = 1 << 5,
+    GH_MONITOR_RACE = 1 << 6, GH_MONBY_READ = 1 << 7,
+    GH_NAMED = 1 << 8,    GH_NAME_FREED = 1 << 9
+};
+
+/* Half `mine` was met: the search is void (`why`) if one of `others` was
+** met before, by this search or, with workers, by another worker's: each
+** worker publishes a half the first time it meets it, and of two workers
+** publishing the two halves of a pair, the later sees the earlier's
+** (search_pool_guard), as for the sending steps' hazards. */
+static void guard_half(search *s, uint32_t mine, uint32_t others, int why)
 {
-    *mine = 1;
-    if (other && s->por_void == 0)
+    uint32_t seen = s->guard_halves;
+    if (!(seen & mine)) {
+        s->guard_halves |= mine;
+        if (s->cfg.workers > 1)
+            seen |= search_pool_guard(s->pool, mine);
+    }
+    if ((seen & others) && s->por_void == 0)
         s->por_void = why;
 }
 
-/* A step observed pid numbers or the order of refs (their order, text or
-** hash, a map's or table's keys in order). */
 void search_numbers_observed(search *s)
 {
     if (s->cfg.reduction == 2)
-        guard_half(s, &s->numbers_seen, s->por_renamed, POR_VOID_NUMBERS);
+        guard_half(s, GH_NUMBERS_SEEN, GH_RENAMED, POR_VOID_NUMBERS);
 }
 
 static void took_renamed_step(search *s)
 {
-    guard_half(s, &s->por_renamed, s->numbers_seen, POR_VOID_NUMBERS);
+    guard_half(s, GH_RENAMED, GH_NUMBERS_SEEN, POR_VOID_NUMBERS);
 }
 
 /* Rule 9's: a step aimed a link, a monitor, an exit signal, a group leader
@@ -249,14 +276,13 @@ static void took_renamed_step(search *s)
 void search_dead_target(search *s)
 {
     if (s->cfg.reduction == 2)
-        guard_half(s, &s->dead_target, s->por_exited, POR_VOID_DEAD_TARGET);
+        guard_half(s, GH_DEAD_TARGET, GH_EXITED, POR_VOID_DEAD_TARGET);
 }
 
 static void took_exit_step(search *s)
 {
-    guard_half(s, &s->por_exited, s->dead_target, POR_VOID_DEAD_TARGET);
+    guard_half(s, GH_EXITED, GH_DEAD_TARGET, POR_VOID_DEAD_TARGET);
 }
-
 
 /* Rules 10 and 11's: a process read its own record, which shows who
 ** monitors it (process_info(self(), monitored_by)): a monitor or demonitor
@@ -264,8 +290,7 @@ static void took_exit_step(search *s)
 void search_monby_read(search *s)
 {
     if (s->cfg.reduction == 2)
-        guard_half(s, &s->monby_read, s->por_monitored || s->por_demonitored,
-                   POR_VOID_MONITOR_RACE);
+        guard_half(s, GH_MONBY_READ, GH_MONITORED | GH_DEMONITORED, POR_VOID_MONITOR_RACE);
 }
 
 /* Rule 11's: a process died watched by an armed process (PF_MON_ARMED),
@@ -277,23 +302,22 @@ void search_transition_guards(search *s)
     if (s->cfg.reduction != 2)
         return;
     if (s->tx.monitor_race)
-        guard_half(s, &s->monitor_race, s->por_monitored, POR_VOID_MONITOR_RACE);
+        guard_half(s, GH_MONITOR_RACE, GH_MONITORED, POR_VOID_MONITOR_RACE);
     if (s->tx.name_freed)
-        guard_half(s, &s->name_freed, s->por_named, POR_VOID_NAME_FREED);
+        guard_half(s, GH_NAME_FREED, GH_NAMED, POR_VOID_NAME_FREED);
 }
 
 static void took_named_step(search *s)
 {
-    guard_half(s, &s->por_named, s->name_freed, POR_VOID_NAME_FREED);
+    guard_half(s, GH_NAMED, GH_NAME_FREED, POR_VOID_NAME_FREED);
 }
 
 static void took_monitor_step(search *s, enum por_verdict safe)
 {
     if (safe & POR_MONITOR)
-        guard_half(s, &s->por_monitored, s->monitor_race || s->monby_read,
-                   POR_VOID_MONITOR_RACE);
+        guard_half(s, GH_MONITORED, GH_MONITOR_RACE | GH_MONBY_READ, POR_VOID_MONITOR_RACE);
     if (safe & POR_DEMONITOR)
-        guard_half(s, &s->por_demonitored, s->monby_read, POR_VOID_MONITOR_RACE);
+        guard_half(s, GH_DEMONITORED, GH_MONBY_READ, POR_VOID_MONITOR_RACE);
 }
 
 /* Whether the step spawned the process `pid` (spawn_monitor's target). */

@@ -342,21 +342,20 @@ has_next(T) when is_tuple(T) -> lists:any(fun has_next/1, tl(tuple_to_list(T)));
 has_next(_) -> false.
 
 %% The steps safe up to a renaming of pid numbers and refs (c_src/por.h,
-%% rules 4, 5, 7d, 8 and 9 with POR_RENAMED) need the C search's own guard
-%% of numbers: one worker on one node (the pool and the cluster do not share
-%% it), a safety search (an expand-only one marks steps for its caller), no
+%% rules 4, 5, 7d and 8-12 with POR_RENAMED) need the C search's guards:
+%% one node (the workers of a pool share them, a cluster does not), a
+%% safety search (an expand-only one marks steps for its caller), no
 %% kill fault that spares the entry by its pid number, and exit reasons
 %% not judged by their pids (treat_as_normal, as for symmetry).  See
 %% docs/ARCHITECTURE.md, "Safe steps up to a renaming of pids and refs".
-renaming(_Opts, {off, _}, _ExpandOnly, _Workers, _Cluster) ->
+renaming(_Opts, {off, _}, _ExpandOnly, _Cluster) ->
     {off, reduction};
-renaming(Opts, on, ExpandOnly, Workers, Cluster) ->
+renaming(Opts, on, ExpandOnly, Cluster) ->
     case maps:get(por_renaming, Opts, true) of
         false -> {off, option};
         {off, Why} -> {off, Why};
         true ->
             Off = [Why || {Why, true} <- [{expand_only, ExpandOnly},
-                                          {workers, Workers > 1},
                                           {cluster, Cluster =/= none},
                                           {kill, untargeted_kills(maps:get(faults, Opts))},
                                           {treat_as_normal,
@@ -402,7 +401,7 @@ new_context(Opts, ExpandOnly, Reduction) ->
                maps:get(mailbox_bound, Opts) =/= infinity) andalso not ExpandOnly,
     Cluster = cluster_conf(Opts, ExpandOnly),
     {Workers, _} = workers_used(Opts, ExpandOnly),
-    Renaming = renaming(Opts, Reduction, ExpandOnly, Workers, Cluster),
+    Renaming = renaming(Opts, Reduction, ExpandOnly, Cluster),
     DeadPayload = dead_payload(Opts, Reduction, ExpandOnly, Cluster, Observe),
     put('$mce_dead_payload', DeadPayload),
     ClusterConfig = case Cluster of

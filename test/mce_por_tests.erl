@@ -494,6 +494,34 @@ name_rule_test_() ->
              ?assertEqual(189, states(Sup))
      end}.
 
+%% The renaming's rules with two workers (issue 20): each guard's program
+%% finds the violation of the unreduced search, whichever worker meets
+%% which half of its guard (the pool pairs them: search_pool_guard, raced
+%% in the C tests), and the rules cut as with one worker.
+renaming_workers_test_() ->
+    {timeout, 300,
+     fun() ->
+             Opts = #{property => abnormal_exit, timeouts => when_idle, workers => 2},
+             Guarded = [{renamed_spawn, []}, {ref_reuse, []}, {early_end, []}, {early_end_alive, []},
+                        {demonitor_flush, [false]}, {alias_demonitor_race, []},
+                        {monitor_race, [false]}, {monitor_race, [true]}, {call_stop_race, []},
+                        {spawn_then_monitor, []}, {monby_self, []}, {name_race, [stop]},
+                        {name_race, [unregister]}, {call_name_stop_race, []}],
+             [begin
+                  Exact = check({tprog_por, F, A}, Opts#{granularity => G, reduction => false}),
+                  %% under big steps most of the races are inside one step
+                  G =:= big orelse ?assertMatch({error, #{violation := {abnormal_exit, _, _}}}, Exact),
+                  R = check({tprog_por, F, A}, Opts#{granularity => G}),
+                  ?assertEqual({F, A, G, verdict(Exact)}, {F, A, G, verdict(R)}),
+                  ?assertEqual(2, maps:get(workers, stats(R))),
+                  [?assertMatch({ok, _}, mcerlang:replay(Cex)) || {error, Cex} <- [R]]
+              end || {F, A} <- Guarded, G <- [big, small]],
+             Cs = #{granularity => small, timeouts => when_idle, symmetry => true, workers => 2},
+             {Small, Exact, St} = renaming_on_off({counter_server, start, [4, 2]}, Cs),
+             ?assertEqual(on, maps:get(por_renaming, St)),
+             ?assert(Small * 10 < Exact)
+     end}.
+
 renaming_test_() ->
     {timeout, 300,
      fun() ->

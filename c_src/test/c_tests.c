@@ -4165,6 +4165,54 @@ static void test_search_pool_por_guard(void)
     CHECK(missed == 0);
 }
 
+/* The renaming's guards across workers (search_pool_guard): a worker
+** that adds a half gets every half added before, its own among them; of
+** two workers adding the two halves of a pair at once, one sees both. */
+typedef struct half_race {
+    search_pool *p;
+    atomic_int *ready;
+    uint32_t half, seen;
+} half_race;
+
+static void *half_adder(void *arg)
+{
+    half_race *h = arg;
+    guard_start(h->ready);
+    h->seen = search_pool_guard(h->p, h->half);
+    return NULL;
+}
+
+static void test_search_pool_guard(void)
+{
+    search_pool *p = search_pool_new(part_store_new(), 0);
+    CHECK(p != NULL);
+    if (p == NULL)
+        return;
+    CHECK(search_pool_guard(p, 1) == 1);
+    CHECK(search_pool_guard(p, 4) == 5);
+    CHECK(search_pool_guard(p, 1) == 5);
+    CHECK(search_pool_guard(p, 2) == 7);
+    search_pool_release(p);
+    int missed = 0;
+    for (int round = 0; round < 500; round++) {
+        atomic_int ready = 0;
+        p = search_pool_new(part_store_new(), 1);
+        if (p == NULL) {
+            CHECK(0);
+            return;
+        }
+        half_race a = { p, &ready, 1, 0 }, b = { p, &ready, 2, 0 };
+        pthread_t ta, tb;
+        CHECK(pthread_create(&ta, NULL, half_adder, &a) == 0);
+        CHECK(pthread_create(&tb, NULL, half_adder, &b) == 0);
+        pthread_join(ta, NULL);
+        pthread_join(tb, NULL);
+        missed += a.seen != 3 && b.seen != 3;
+        search_pool_release(p);
+    }
+    CHECK(missed == 0);
+}
+
 
 /* ------------------------------------------------------------------ */
 /* the state on the wire (state_wire.c) and the distributed search     */
@@ -4639,6 +4687,7 @@ int main(int argc, char **argv)
     test_search_pool_single();
     test_search_pool_threads();
     test_search_pool_por_guard();
+    test_search_pool_guard();
     /* `c_tests part_store`: the tests of what threads share, the store and
     ** the breadth-first pool, only (the ThreadSanitizer build, where the
     ** rest would only be slow). */
