@@ -315,7 +315,7 @@ int ether_node_down(trans_ctx *cx, sys_state *st, uint32_t a, signal_queue *sq)
     for (uint32_t k = st->nprocs; k-- > 0;)
         if (KEY_NODE(st->procs[k].pid) == a) {
             if (st->procs[k].name != 0)
-                cx->name_freed = 1;     /* rule 12's guard (por.h) */
+                trans_name_freed(cx, st, (int)k);
             sys_state_remove(st, k);
         }
     for (uint32_t k = st->nnodemons; k-- > 0;)

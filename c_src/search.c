@@ -735,7 +735,7 @@ static int next_request(search *s, request *req)
                              ? req->flags >> PF_TIMEOUT_SHIFT : 0;
             s->run_choice = req->choice;
             s->run_dict = req->dict;
-            s->run_flags = req->flags & ~(uint32_t)PF_MON_ARMED;
+            s->run_flags = req->flags & ~PF_GUARD_MARKS;
             s->tx.nallocated = 0;
             s->tx.nallocated_refs = 0;
             forget_run_reads(s);
@@ -1257,6 +1257,12 @@ static int apply_run(search *s, run_result *res, uint8_t *label, size_t label_le
         return fail(req, why);
     }
     search_transition_guards(s);
+    /* The mark of rule 12's guard: this process found a name. */
+    if (s->cfg.reduction == 2 && s->cfg.name_rule && s->run_name_reads) {
+        int i = sys_state_find(&st, s->run_pid);
+        if (i >= 0)
+            st.procs[i].flags |= PF_NAME_ARMED;
+    }
     /* A descriptor is a function of the continuation: kept by its part
     ** for every state it is met in (from the step cache too).  Out of
     ** memory only loses it. */

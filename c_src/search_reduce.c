@@ -41,7 +41,7 @@ uint32_t search_safe_first(const search *s)
     uint32_t resume = UINT32_MAX, start = UINT32_MAX;
     for (uint32_t i = 0; i < s->cur.nprocs; i++) {
         const proc *p = &s->cur.procs[i];
-        step_key k = { .pid = p->pid, .flags = p->flags & ~(uint32_t)PF_MON_ARMED,
+        step_key k = { .pid = p->pid, .flags = p->flags & ~PF_GUARD_MARKS,
                        .cont = p->cont, .dict = p->dict };
         if (p->status == PROC_INIT) {
             k.run = RUN_START;
@@ -233,13 +233,16 @@ void search_key_order(search *s)
 **    process demonitored without flush; and a cut by a monitor or a
 **    demonitor (rule 10); a process read its own watchers;
 **  - POR_VOID_NAME_FREED: a cut by a lookup that found a name (rule 12);
-**    a registered name was freed. */
+**    a registered name was freed while a process that had found a name
+**    (PF_NAME_ARMED) lived.  And the end of such a process taken as safe
+**    (rule 9); any name freed. */
 enum guard_half {
     GH_RENAMED = 1 << 0,  GH_NUMBERS_SEEN = 1 << 1,
     GH_EXITED = 1 << 2,   GH_DEAD_TARGET = 1 << 3,
     GH_MONITORED = 1 << 4, GH_DEMONITORED = 1 << 5,
     GH_MONITOR_RACE = 1 << 6, GH_MONBY_READ = 1 << 7,
-    GH_NAMED = 1 << 8,    GH_NAME_FREED = 1 << 9
+    GH_NAMED = 1 << 8,    GH_FREED_ARMED = 1 << 9,
+    GH_ARMED_END = 1 << 10, GH_NAME_FREED = 1 << 11
 };
 
 /* Half `mine` was met: the search is void (`why`) if one of `others` was
@@ -295,8 +298,9 @@ void search_monby_read(search *s)
 
 /* Rule 11's: a process died watched by an armed process (PF_MON_ARMED),
 ** whose monitor a death now may have preceded; rule 12's: a registered
-** name was freed (unregister/1, or the end of its process), which a lookup
-** taken as safe may have preceded. */
+** name was freed (unregister/1, or the end of its process) while a
+** process that had found a name lived, whose lookup, if taken as safe,
+** the freeing may have preceded. */
 void search_transition_guards(search *s)
 {
     if (s->cfg.reduction != 2)
@@ -304,12 +308,24 @@ void search_transition_guards(search *s)
     if (s->tx.monitor_race)
         guard_half(s, GH_MONITOR_RACE, GH_MONITORED, POR_VOID_MONITOR_RACE);
     if (s->tx.name_freed)
-        guard_half(s, GH_NAME_FREED, GH_NAMED, POR_VOID_NAME_FREED);
+        guard_half(s, GH_NAME_FREED, GH_ARMED_END, POR_VOID_NAME_FREED);
+    if (s->tx.name_freed_armed)
+        guard_half(s, GH_FREED_ARMED, GH_NAMED, POR_VOID_NAME_FREED);
 }
 
 static void took_named_step(search *s)
 {
-    guard_half(s, GH_NAMED, GH_NAME_FREED, POR_VOID_NAME_FREED);
+    guard_half(s, GH_NAMED, GH_FREED_ARMED, POR_VOID_NAME_FREED);
+}
+
+/* Rule 9 took the end of a process that had found a name, before or in
+** this step: a name freed later may have come before its lookup, and no
+** process is left to be armed when it is freed, so any freeing voids. */
+static void took_armed_end(search *s)
+{
+    int i = sys_state_find(&s->cur, s->run_pid);
+    if (s->run_name_reads || (i >= 0 && (s->cur.procs[i].flags & PF_NAME_ARMED)))
+        guard_half(s, GH_ARMED_END, GH_NAME_FREED, POR_VOID_NAME_FREED);
 }
 
 static void took_monitor_step(search *s, enum por_verdict safe)
@@ -419,8 +435,10 @@ int search_reduced_successor(search *s, const run_result *res, sys_state *st,
             s->st.renamed_states++;
             took_renamed_step(s);
         }
-        if (safe & POR_EXIT)
+        if (safe & POR_EXIT) {
             took_exit_step(s);
+            took_armed_end(s);
+        }
         if (safe & (POR_MONITOR | POR_DEMONITOR))
             took_monitor_step(s, safe);
         if (safe & POR_NAMED)

@@ -81,14 +81,25 @@ enum proc_flag {
                            #{kill => {N, Targets}}): set by the executor
                            when a step ends and the process matches a
                            target, then kept for the process's life */
-    PF_MON_ARMED = 64   /* the process monitored a live process and has
+    PF_MON_ARMED = 64,  /* the process monitored a live process and has
                            sent nothing to it since (transition.c): a death
                            of the watched process now may have come before
                            the monitor, which is the run-time guard of
                            monitors taken as safe (por.h, rule 11).  Set
                            and cleared by the semantics, whatever the
                            search cuts; kept out of the step cache's keys */
+    PF_NAME_ARMED = 128 /* a step of the process found a registered name
+                           (whereis/1, a call to a named server) while the
+                           lookup rule was on (search.c, apply_run): a name
+                           freed while it lives may have been freed before
+                           that lookup, the run-time guard of lookups taken
+                           as safe (por.h, rule 12).  Kept for the process's
+                           life; kept out of the step cache's keys */
 };
+
+/* The marks of the reduction's guards: a function of the path, not of
+** what a step does, so no step cache key holds them. */
+#define PF_GUARD_MARKS ((uint32_t)(PF_MON_ARMED | PF_NAME_ARMED))
 
 typedef struct monitor {
     uint32_t ref;

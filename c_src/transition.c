@@ -223,7 +223,7 @@ static int process_dies(trans_ctx *cx, sys_state *st, uint32_t pid,
         return 0;
     proc gone = st->procs[i];
     if (gone.name != 0)
-        cx->name_freed = 1;             /* rule 12's guard */
+        trans_name_freed(cx, st, i);
     st->procs[i].links = NULL;          /* ownership moves to `gone` */
     st->procs[i].mons.m = st->procs[i].monby.m = st->procs[i].aliases.m = NULL;
     sys_state_remove(st, (uint32_t)i);
@@ -562,7 +562,7 @@ static int apply_effects(trans_ctx *cx, sys_state *st, uint32_t me,
             int r = term ? sys_state_find_name(st, term, mynode) : -1;
             if (r >= 0) {
                 st->procs[r].name = 0;
-                cx->name_freed = 1;     /* rule 12's guard */
+                trans_name_freed(cx, st, r);
             }
             break;
         }
@@ -778,7 +778,7 @@ int transition_run(trans_ctx *cx, sys_state *st, uint32_t pid,
             *why = "continuation is not an encodable term";
             return -1;
         }
-        uint32_t keep = (st->procs[self].flags & (PF_TRAP_EXIT | PF_TARGET | PF_MON_ARMED)) |
+        uint32_t keep = (st->procs[self].flags & (PF_TRAP_EXIT | PF_TARGET | PF_GUARD_MARKS)) |
                         (res->target ? PF_TARGET : 0);
         if (res->outcome == OUTCOME_CHOICE) {
             if (res->alternatives == 0 || res->alternatives > 0xffff) {

@@ -48,7 +48,9 @@ typedef struct trans_ctx {
     death *deaths;             /* by exit signal, in the order they happened */
     size_t ndeaths, capdeaths;
     int name_freed;            /* a registered name was freed (rule 12's
-                                  guard) */
+                                  guard) ... */
+    int name_freed_armed;      /* ... while another process that had found
+                                  a name lived (PF_NAME_ARMED) */
     int monitor_race;          /* a process died watched by an armed one, or
                                   an armed one demonitored without flush
                                   (PF_MON_ARMED, the guard of por.h's rule
@@ -63,7 +65,20 @@ static inline void trans_ctx_begin(trans_ctx *cx)
 {
     cx->ndeaths = 0;
     cx->name_freed = 0;
+    cx->name_freed_armed = 0;
     cx->monitor_race = 0;
+}
+
+/* A registered name was freed (unregister/1, its holder's end, its node's
+** stop): the guard of lookups taken as safe (por.h, rule 12) wants to know
+** whether a process other than the holder `holder` (an index of st, or -1)
+** had found a name and still lives. */
+static inline void trans_name_freed(trans_ctx *cx, const sys_state *st, int holder)
+{
+    cx->name_freed = 1;
+    for (uint32_t k = 0; k < st->nprocs && !cx->name_freed_armed; k++)
+        if ((int)k != holder && (st->procs[k].flags & PF_NAME_ARMED))
+            cx->name_freed_armed = 1;
 }
 
 /* Interns an encoded term, recording the simulated pids it references;

@@ -80,7 +80,7 @@
 %% or demonitor was taken as safe, `name_freed', a registered name was freed
 %% after a lookup of one was taken as safe; each way the check ran again
 %% without them.
--type renaming() :: on | {off, option | reduction | expand_only | workers | cluster | kill
+-type renaming() :: on | {off, option | reduction | expand_only | cluster | kill
                               | treat_as_normal | pid_numbers | dead_target | monitor_race
                               | name_freed}.
 -type ctx() :: #ctx{}.

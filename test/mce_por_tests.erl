@@ -467,6 +467,7 @@ name_rule_test_() ->
      fun() ->
              Opts = #{property => abnormal_exit, timeouts => when_idle},
              Programs = [{name_race, [stop]}, {name_race, [unregister]},
+                         {armed_end_race, [stop]}, {armed_end_race, [unregister]},
                          {call_name_stop_race, []}],
              [on_off({tprog_por, F, A}, Opts#{granularity => G})
               || {F, A} <- Programs, G <- [big, small]],
@@ -477,6 +478,8 @@ name_rule_test_() ->
                   ?assert(lists:member(name_freed, Off) orelse lists:member(monitor_race, Off))
               end || {F, A, Why} <- [{name_race, [stop], saw_undefined},
                                      {name_race, [unregister], saw_undefined},
+                                     {armed_end_race, [stop], saw_undefined},
+                                     {armed_end_race, [unregister], saw_undefined},
                                      {call_name_stop_race, [], saw_noproc}]],
              %% The locker's clients call it by name and it never ends.
              {Small, Exact, St} = renaming_on_off({locker, start, [[{a, exclusive}, {a, shared}], 1]},
@@ -491,7 +494,14 @@ name_rule_test_() ->
              Sup = check({sup_worker, start, [4, 4]}, #{granularity => small, timeouts => when_idle}),
              ?assertMatch({ok, #{por_renaming := on}}, Sup),
              ?assertEqual([monitor_race, name_freed], lists:sort(maps:get(por_rules_off, stats(Sup)))),
-             ?assertEqual(189, states(Sup))
+             ?assertEqual(189, states(Sup)),
+             %% The guard fires only for a name freed while a process that
+             %% found a name lives (or after such a process's end was cut):
+             %% the door's users are gone when it is stopped.
+             Door = check({door, start, [3]}, #{granularity => small,
+                                                treat_as_normal => [normal, pushed_locked_door]}),
+             ?assertMatch({ok, #{por_renaming := on, por_rules_off := []}}, Door),
+             ?assertEqual(26658, states(Door))
      end}.
 
 %% The renaming's rules with two workers (issue 20): each guard's program
@@ -506,7 +516,8 @@ renaming_workers_test_() ->
                         {demonitor_flush, [false]}, {alias_demonitor_race, []},
                         {monitor_race, [false]}, {monitor_race, [true]}, {call_stop_race, []},
                         {spawn_then_monitor, []}, {monby_self, []}, {name_race, [stop]},
-                        {name_race, [unregister]}, {call_name_stop_race, []}],
+                        {name_race, [unregister]}, {armed_end_race, [stop]},
+                        {armed_end_race, [unregister]}, {call_name_stop_race, []}],
              [begin
                   Exact = check({tprog_por, F, A}, Opts#{granularity => G, reduction => false}),
                   %% under big steps most of the races are inside one step
@@ -624,11 +635,12 @@ renaming_off_reasons_test_() ->
                end,
                [{#{reduction => false}, reduction},
                 {#{por_renaming => false}, option},
-                {#{workers => 2}, workers},
                 {#{faults => #{kill => 1}}, kill},
                 {#{treat_as_normal => [normal, {gone, self()}]}, treat_as_normal}]),
              ?assertEqual(on, maps:get(por_renaming,
                                        stats(check(E, #{faults => #{kill => {1, [{name, nobody}]}}})))),
+             %% the workers share the guards (search_pool_guard)
+             ?assertEqual(on, maps:get(por_renaming, stats(check(E, #{workers => 2})))),
              ?assertError({mcerlang, {bad_option_value, por_renaming, maybe, _}},
                           check(E, #{por_renaming => maybe})),
              {0, Out} = mce_cli_tests:run_cli(["check", "--symmetry", "off", "--granularity", "small",

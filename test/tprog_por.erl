@@ -15,7 +15,7 @@
          ref_reuse/0, ref_sink/0, ref_maker/1, ref_go/1,
          demonitor_flush/1, alias_demonitor_race/0, alias_user/0,
          monitor_race/1, monitored/0, call_stop_race/0, spawn_then_monitor/0,
-         monby_self/0, name_race/1, call_name_stop_race/0]).
+         monby_self/0, name_race/1, call_name_stop_race/0, armed_end_race/1]).
 
 %% N workers that each go straight to a receive, then are told to stop.
 workers(N) ->
@@ -532,7 +532,34 @@ name_race(How) ->
                            end
                    end),
     register(holder, Holder),
-    spawn(fun() -> holder ! How end),
+    %% by pid: the entry is the only process that looks the name up
+    spawn(fun() -> Holder ! How end),
+    case whereis(holder) of
+        undefined -> exit(saw_undefined);
+        _ -> ok
+    end.
+
+%% Rule 12's guard when the reader is gone before the name is freed: a
+%% reader that looks the name up and ends (a plain spawn: its end is safe,
+%% rule 9), against the holder's unregister or end.  Read alone, the
+%% lookup finds the name and the reader ends; the freeing then finds no
+%% live reader armed, and only the end's half of the guard
+%% (search_reduce.c, took_armed_end) voids.  Without it: ok (checked by
+%% hand).
+-spec armed_end_race(stop | unregister) -> ok.
+armed_end_race(How) ->
+    Holder = spawn(fun() ->
+                           receive
+                               stop -> ok;
+                               unregister -> unregister(holder)
+                           end
+                   end),
+    register(holder, Holder),
+    spawn(fun() -> name_reader() end),
+    Holder ! How,
+    ok.
+
+name_reader() ->
     case whereis(holder) of
         undefined -> exit(saw_undefined);
         _ -> ok
