@@ -110,24 +110,32 @@ concrete(Cex, Renamings) ->
 %% violating step are then the counterexample, a shorter real run, rebuilt
 %% by the replay itself; if that does not replay either, the mapped run is
 %% kept as it is.
+%%
+%% A mapped run may also diverge at a spawn: least-fresh numbering gives
+%% the child of a representative's step the least number free in the
+%% representative, which the renaming maps to a number free in the real
+%% state but not always its least free one, which the real run's child
+%% gets (docs/ARCHITECTURE.md, "Symmetry reduction": the renaming that
+%% relates the two successors swaps those two numbers).  The replay then
+%% lists the step with the other child; the run from there on is renamed
+%% by that swap (both numbers are free in the state before the step, so
+%% the state is unchanged) and replayed again, once per such step.
 -spec replayable(map(), term(), map()) -> map().
 replayable(Cex, InitCall, Opts) ->
+    replayable(Cex, InitCall, Opts, length(maps:get(trace, Cex))).
+
+replayable(Cex, InitCall, Opts, Fuel) ->
     Replay = fun(C) -> mcerlang:isolated(fun() -> mce_session:replay(InitCall, Opts, C) end, Opts) end,
     case Replay(Cex) of
-        {error, {diverged, N, _Expected, [_ | _] = Succs}} ->
-            %% The expansion stopped at its last successor: the only one
-            %% that can be a violation.
-            Cut = Cex#{trace => lists:sublist(maps:get(trace, Cex), N - 1) ++ [lists:last(Succs)],
-                       violation => unknown},
-            case Replay(Cut) of
-                {error, {not_reproduced, {other_violation, V}}} ->
-                    case Replay(Cut#{violation => V}) of
-                        {ok, Rebuilt} -> Rebuilt;
-                        _ -> Cex
-                    end;
-                _ ->
-                    Cex
+        {error, {diverged, N, Expected, [_ | _] = Succs}} when Fuel > 0 ->
+            case fresh_swap(Expected, Succs) of
+                {ok, Swap} ->
+                    replayable(swapped_from(Cex, N, Swap), InitCall, Opts, Fuel - 1);
+                none ->
+                    cut_replayable(Cex, N, Succs, Replay)
             end;
+        {error, {diverged, N, _Expected, [_ | _] = Succs}} ->
+            cut_replayable(Cex, N, Succs, Replay);
         {ok, Rebuilt} ->
             %% Its steps are the real run's where the search's showed dead
             %% payloads (mce_session:rebuilt/4).
@@ -138,6 +146,70 @@ replayable(Cex, InitCall, Opts) ->
         _ ->
             Cex
     end.
+
+%% The run cut at the step the replay listed last, where it diverged at
+%% step N (see above): the expansion stopped at its last successor, the
+%% only one that can be a violation.
+cut_replayable(Cex, N, Succs, Replay) ->
+    Cut = Cex#{trace => lists:sublist(maps:get(trace, Cex), N - 1) ++ [lists:last(Succs)],
+               violation => unknown},
+    case Replay(Cut) of
+        {error, {not_reproduced, {other_violation, V}}} ->
+            case Replay(Cut#{violation => V}) of
+                {ok, Rebuilt} -> Rebuilt;
+                _ -> Cex
+            end;
+        _ ->
+            Cex
+    end.
+
+%% The swap of pid numbers that makes `Expected' one of the steps the
+%% replay listed, if one does: the pids the two show in the same places,
+%% where they differ, each pair a transposition.
+fresh_swap(Expected, Succs) ->
+    Swaps = [Swap || Step <- Succs, {ok, Swap} <- [pid_swap(Expected, Step)],
+                     map_size(Swap) > 0,
+                     mce_session:same_step(rename_step(Expected, Swap), Step)],
+    case Swaps of
+        [Swap | _] -> {ok, Swap};
+        [] -> none
+    end.
+
+pid_swap(A, B) ->
+    try pid_pairs(A, B, #{}) of
+        Pairs -> {ok, Pairs}
+    catch throw:not_a_swap -> error
+    end.
+
+pid_pairs(A, B, Acc) when is_pid(A), is_pid(B) ->
+    case {mce_pid:number(A), mce_pid:number(B)} of
+        {{ok, K}, {ok, K}} -> Acc;
+        {{ok, K}, {ok, L}} ->
+            case {maps:find(K, Acc), maps:find(L, Acc)} of
+                {error, error} -> Acc#{K => L, L => K};
+                {{ok, L}, {ok, K}} -> Acc;
+                _ -> throw(not_a_swap)
+            end;
+        _ -> Acc
+    end;
+pid_pairs(A, B, Acc) when is_tuple(A), is_tuple(B), tuple_size(A) =:= tuple_size(B) ->
+    pid_pairs(tuple_to_list(A), tuple_to_list(B), Acc);
+pid_pairs([A | As], [B | Bs], Acc) ->
+    pid_pairs(As, Bs, pid_pairs(A, B, Acc));
+pid_pairs(A, B, Acc) when is_map(A), is_map(B), map_size(A) =:= map_size(B) ->
+    pid_pairs(lists:sort(maps:to_list(A)), lists:sort(maps:to_list(B)), Acc);
+pid_pairs(_, _, Acc) ->
+    Acc.
+
+%% The counterexample with its steps from the N-th on (and what it shows
+%% of the last state) renamed by Swap.
+swapped_from(#{trace := Trace} = Cex, N, Swap) ->
+    {Before, After} = lists:split(N - 1, Trace),
+    Cex#{trace => Before ++ [rename_step(Step, Swap) || Step <- After],
+         final_state => lists:sort(fun(A, B) -> pid_key(A) =< pid_key(B) end,
+                                   rename(maps:get(final_state, Cex), Swap)),
+         ether => rename(maps:get(ether, Cex), Swap),
+         violation => rename(maps:get(violation, Cex), Swap)}.
 
 concrete_cex(#{trace := Trace} = Cex, [_Root | Sigmas]) ->
     %% Rhos: rho(0), rho(1), ...: the trace's step i+1 is mapped by rho(i).

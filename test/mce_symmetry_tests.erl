@@ -213,3 +213,21 @@ kill_signal_cut_replays_test_() ->
                   ?assertMatch({G, {ok, _}}, {G, mcerlang:replay(Cex)})
               end || G <- [big, small]]
      end}.
+
+%% A mapped run that diverges at a spawn: the representative's child gets
+%% the least number free in the representative, which the renaming maps
+%% to a free number of the real state that is not its least free one, so
+%% the real run's child has another number.  mce_symmetry:replayable/3
+%% renames the rest of the run by the swap of the two and replays it (it
+%% had stopped replaying when the translated module's location table
+%% changed how states hash, which moved the representatives).
+fresh_number_swap_replays_test_() ->
+    {timeout, 120,
+     fun() ->
+             [begin
+                  R = check({tprog_gl, inherit_spawns, []}, Opts#{granularity => G}),
+                  ?assertMatch({error, #{violation := {abnormal_exit, _, {result, _}}}}, R),
+                  {error, Cex} = R,
+                  ?assertMatch({G, Opts, {ok, _}}, {G, Opts, mcerlang:replay(Cex)})
+              end || G <- [big, small], Opts <- [#{}, #{reduction => false}]]
+     end}.
