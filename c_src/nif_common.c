@@ -89,6 +89,7 @@ ERL_NIF_TERM void_reason_term(ErlNifEnv *env, int why)
          : why == POR_VOID_DEAD_TARGET ? ATOM(env, dead_target)
          : why == POR_VOID_MONITOR_RACE ? ATOM(env, monitor_race)
          : why == POR_VOID_NAME_FREED ? ATOM(env, name_freed)
+         : why == SYM_VOID_FEW_RENAMED ? ATOM(env, few_renamed)
          : ATOM(env, reads_process_state);
 }
 

@@ -586,7 +586,8 @@ static int reduction_void(search *s, request *req)
     s->finished = 1;
     s->pending = req->kind = REQ_REDUCTION_VOID;
     req->why = s->sym_void == 1 ? SYM_VOID_PID_ORDER
-             : s->sym_void == 2 ? SYM_VOID_KEY_ORDER : s->por_void;
+             : s->sym_void == 2 ? SYM_VOID_KEY_ORDER
+             : s->sym_void == 3 ? SYM_VOID_FEW_RENAMED : s->por_void;
     return 1;
 }
 

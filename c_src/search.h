@@ -307,9 +307,14 @@ enum por_void_why {
                                its own monitors, after a frame was cut by a
                                monitor (rule 11; the read: or a demonitor,
                                rule 10) */
-    POR_VOID_NAME_FREED     /* a registered name was freed (unregister, or
-                               its process ended), after a frame was cut by
-                               a step that looked a name up (rule 12) */
+    POR_VOID_NAME_FREED,    /* a registered name was freed while a process
+                               that had found one lived (or after such a
+                               process's end was cut), after a frame was cut
+                               by a step that looked a name up (rule 12) */
+    SYM_VOID_FEW_RENAMED    /* symmetry => auto: too few successors were
+                               renamed to pay for canonicalising them
+                               (search_sym_judge): the check runs again
+                               without symmetry */
 };
 
 enum run_kind { RUN_START = 1, RUN_RECEIVE, RUN_TIMEOUT, RUN_CHOICE };

@@ -143,7 +143,9 @@ struct search {
     uint32_t sym_nperm;
     /* A step observed the order of pids (search_pid_order, 1) or of a
     ** map's pid keys (search_key_order, 2): the symmetric search proves
-    ** nothing (REQ_REDUCTION_VOID, SYM_VOID_PID_ORDER or _KEY_ORDER). */
+    ** nothing (REQ_REDUCTION_VOID, SYM_VOID_PID_ORDER or _KEY_ORDER); or
+    ** symmetry => auto found it does not pay (search_sym_judge, 3:
+    ** SYM_VOID_FEW_RENAMED). */
     int sym_void;
     int sym_judged;       /* how many times search_sym_judge judged */
     search_stats st;

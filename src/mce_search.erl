@@ -125,6 +125,13 @@ safety(InitCall, Ctx) ->
             %% which the program observes.
             Opts = exact_numbers(mce_symmetry:void(Ctx#ctx.opts, pid_order), Ctx, pid_numbers),
             safety(InitCall, again(Ctx, new_context(Opts, false, Ctx#ctx.reduction)));
+        {reduction_void, few_renamed} ->
+            %% symmetry => auto found too few states renamed to pay for
+            %% it (c_src/search_reduce.c, search_sym_judge): again
+            %% without symmetry, everything else as it was.
+            Stopped = maps:get(symmetry_stopped, mce_nif:stats(Ctx#ctx.search), 0),
+            Opts = (mce_symmetry:void(Ctx#ctx.opts, few_renamed))#{'$mce_symmetry_stopped' => Stopped},
+            safety(InitCall, again(Ctx, new_context(Opts, false, Ctx#ctx.reduction)));
         {reduction_void, key_order} ->
             %% The program iterated a map whose keys hold pids, which the
             %% symmetric search renamed: again with symmetry, those pinned.
@@ -1046,6 +1053,9 @@ stats(#ctx{search = S, started = T0, reduction = Reduction, renaming = Renaming,
         %% The renaming's rules a guard turned off (guarded_rule_off/3).
         por_rules_off => maps:get(por_rules_off, Opts, []),
         symmetry => mce_symmetry:status(Opts, false),
+        %% Where symmetry => auto gave up: in the search before this one.
+        symmetry_stopped => max(maps:get(symmetry_stopped, St, 0),
+                                maps:get('$mce_symmetry_stopped', Opts, 0)),
         %% Whether symmetry renamed pids in map keys, or (the program
         %% iterated such a map: mce_rt_order) ran again with them pinned.
         symmetry_keys => case {mce_symmetry:status(Opts, false), maps:get(symmetry, Opts, auto)} of
