@@ -39,7 +39,7 @@
 %% The second family: its own module and seeds, so that the first's
 %% programs stay as they were.
 -define(MON_MODULE_NAME, mce_reduction_random_mon_progs).
--define(MON_SEEDS, lists:seq(101, 160)).
+-define(MON_SEEDS, lists:seq(101, 140)).
 %% Programs of odd seeds run with `granularity => small' (every send, ETS
 %% access and name operation its own step), where there is most to reduce.
 

@@ -525,13 +525,7 @@ monby_self() ->
 %% voiding: ok, both ways.
 -spec name_race(stop | unregister) -> ok.
 name_race(How) ->
-    Holder = spawn(fun() ->
-                           receive
-                               stop -> ok;
-                               unregister -> unregister(holder)
-                           end
-                   end),
-    register(holder, Holder),
+    Holder = named_holder(),
     %% by pid: the entry is the only process that looks the name up
     spawn(fun() -> Holder ! How end),
     case whereis(holder) of
@@ -548,6 +542,14 @@ name_race(How) ->
 %% hand).
 -spec armed_end_race(stop | unregister) -> ok.
 armed_end_race(How) ->
+    Holder = named_holder(),
+    spawn(fun() -> name_reader() end),
+    Holder ! How,
+    ok.
+
+%% A process registered as `holder' that ends (`stop') or unregisters the
+%% name (`unregister') when told.
+named_holder() ->
     Holder = spawn(fun() ->
                            receive
                                stop -> ok;
@@ -555,9 +557,7 @@ armed_end_race(How) ->
                            end
                    end),
     register(holder, Holder),
-    spawn(fun() -> name_reader() end),
-    Holder ! How,
-    ok.
+    Holder.
 
 name_reader() ->
     case whereis(holder) of

@@ -4099,13 +4099,15 @@ static void test_search_pool_threads(void)
     search_pool_release(p);
 }
 
-/* The guard of sending safe steps across workers: a sending step and a
-** hazard, in either order or at once, are always paired by one of the two
-** (each publishes, then reads the other's). */
+/* The guards across workers: two threads on a fresh shared pool each
+** publish one half of a pair at once, and at least one of them must see
+** both.  `half' is the thread's own half (search_pool_guard's bit; unused
+** by the sending steps' guard), `seen' what its call answered. */
 typedef struct guard_race {
     search_pool *p;
     atomic_int *ready;          /* both threads spin until it is 2 */
-    int seen;
+    uint32_t half;
+    uint32_t seen;
 } guard_race;
 
 static void guard_start(atomic_int *ready)
@@ -4131,6 +4133,51 @@ static void *guard_hazard(void *arg)
     return NULL;
 }
 
+static void *half_adder(void *arg)
+{
+    guard_race *g = arg;
+    guard_start(g->ready);
+    g->seen = search_pool_guard(g->p, g->half);
+    return NULL;
+}
+
+/* Races thread a (half ha) against thread b (half hb) 500 times, each on a
+** fresh pool; the rounds in which `paired' says neither saw the other. */
+static int race_guard(void *(*a)(void *), uint32_t ha, void *(*b)(void *), uint32_t hb,
+                      int (*paired)(const guard_race *, const guard_race *))
+{
+    int missed = 0;
+    for (int round = 0; round < 500; round++) {
+        atomic_int ready = 0;
+        search_pool *p = search_pool_new(part_store_new(), 1);
+        if (p == NULL)
+            return -1;
+        guard_race ga = { p, &ready, ha, 0 }, gb = { p, &ready, hb, 0 };
+        pthread_t ta, tb;
+        CHECK(pthread_create(&ta, NULL, a, &ga) == 0);
+        CHECK(pthread_create(&tb, NULL, b, &gb) == 0);
+        pthread_join(ta, NULL);
+        pthread_join(tb, NULL);
+        missed += !paired(&ga, &gb);
+        search_pool_release(p);
+    }
+    return missed;
+}
+
+static int either_saw(const guard_race *a, const guard_race *b)
+{
+    return a->seen || b->seen;
+}
+
+static int either_saw_both(const guard_race *a, const guard_race *b)
+{
+    uint32_t both = a->half | b->half;
+    return a->seen == both || b->seen == both;
+}
+
+/* The sending steps' guard (rule 7 (g)): a sending step and a hazard, in
+** either order or at once, are always paired by one of the two (each
+** publishes, then reads the other's). */
 static void test_search_pool_por_guard(void)
 {
     search_pool *p = search_pool_new(part_store_new(), 0);
@@ -4145,43 +4192,12 @@ static void test_search_pool_por_guard(void)
     CHECK(p != NULL && search_pool_por_sent(p) == 0 &&
           search_pool_por_hazard(p, POR_VOID_PROCESSES) == 1);
     search_pool_release(p);
-    int missed = 0;
-    for (int round = 0; round < 500; round++) {
-        atomic_int ready = 0;
-        p = search_pool_new(part_store_new(), 1);
-        if (p == NULL) {
-            CHECK(0);
-            return;
-        }
-        guard_race a = { p, &ready, 0 }, b = { p, &ready, 0 };
-        pthread_t ta, tb;
-        CHECK(pthread_create(&ta, NULL, guard_sender, &a) == 0);
-        CHECK(pthread_create(&tb, NULL, guard_hazard, &b) == 0);
-        pthread_join(ta, NULL);
-        pthread_join(tb, NULL);
-        missed += !a.seen && !b.seen;
-        search_pool_release(p);
-    }
-    CHECK(missed == 0);
+    CHECK(race_guard(guard_sender, 0, guard_hazard, 0, either_saw) == 0);
 }
 
-/* The renaming's guards across workers (search_pool_guard): a worker
-** that adds a half gets every half added before, its own among them; of
-** two workers adding the two halves of a pair at once, one sees both. */
-typedef struct half_race {
-    search_pool *p;
-    atomic_int *ready;
-    uint32_t half, seen;
-} half_race;
-
-static void *half_adder(void *arg)
-{
-    half_race *h = arg;
-    guard_start(h->ready);
-    h->seen = search_pool_guard(h->p, h->half);
-    return NULL;
-}
-
+/* The renaming's guards (search_pool_guard): a worker that adds a half
+** gets every half added before, its own among them; of two workers adding
+** the two halves of a pair at once, one sees both. */
 static void test_search_pool_guard(void)
 {
     search_pool *p = search_pool_new(part_store_new(), 0);
@@ -4193,24 +4209,7 @@ static void test_search_pool_guard(void)
     CHECK(search_pool_guard(p, 1) == 5);
     CHECK(search_pool_guard(p, 2) == 7);
     search_pool_release(p);
-    int missed = 0;
-    for (int round = 0; round < 500; round++) {
-        atomic_int ready = 0;
-        p = search_pool_new(part_store_new(), 1);
-        if (p == NULL) {
-            CHECK(0);
-            return;
-        }
-        half_race a = { p, &ready, 1, 0 }, b = { p, &ready, 2, 0 };
-        pthread_t ta, tb;
-        CHECK(pthread_create(&ta, NULL, half_adder, &a) == 0);
-        CHECK(pthread_create(&tb, NULL, half_adder, &b) == 0);
-        pthread_join(ta, NULL);
-        pthread_join(tb, NULL);
-        missed += a.seen != 3 && b.seen != 3;
-        search_pool_release(p);
-    }
-    CHECK(missed == 0);
+    CHECK(race_guard(half_adder, 1, half_adder, 2, either_saw_both) == 0);
 }
 
 
