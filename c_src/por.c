@@ -447,9 +447,12 @@ static enum por_verdict step_safe(const part_store *ps, const por_step *t)
 ** name commutes with every step of another process but one that frees the
 ** name: unregister/1 by its holder, or the holder's end (a register of the
 ** name fails while it is taken, and leaves it as it is).  The guard
-** (search_transition_guards) voids the search when any name is freed after
-** such a cut; a freeing that could come before the lookup is explored in
-** the reduced search after it, since the lookup changes nothing. */
+** (search_transition_guards, took_armed_end) voids the search when, after
+** such a cut, a name is freed while a process that found a name lives
+** (PF_NAME_ARMED), or after such a process's end was taken as safe; a
+** freeing that could come before the lookup is explored in the reduced
+** search after it, while its reader is armed, since the lookup changes
+** nothing. */
 enum por_verdict por_step_safe(const part_store *ps, const por_step *t)
 {
     enum por_verdict v = step_safe(ps, t);
