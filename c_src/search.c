@@ -19,7 +19,8 @@
 ** reduction (por.h) a frame whose safe step led to a new state is
 ** `reduced`: its cursor stops there, and depth-first (`pass_cut`) its
 ** state is then passed through rather than kept: out of the counted
-** states, new again when met again off the stack.  What is safe and which
+** states, new again when met again off the stack (with workers,
+** `pool_pass`: once finished, search_pool.h).  What is safe and which
 ** successor stands for its orbit are search_reduce.c's decisions.
 */
 #include "search.h"
@@ -71,6 +72,8 @@ static search *search_create(const search_config *cfg, search *first)
         s->cfg.reduction = 1;
     s->stack_proviso = s->cfg.reduction && !cfg->expand_only && !cfg->breadth_first;
     s->pass_cut = s->stack_proviso && cfg->pass_cut;
+    s->pool_pass = cfg->reduction && cfg->pass_cut && cfg->breadth_first && cfg->workers > 1 &&
+                   !cfg->expand_only && cfg->cluster_n <= 1;
     if (s->cfg.reduction && !cfg->expand_only && por_hint_init(&s->hint) != 0) {
         free(s);
         return NULL;
@@ -452,6 +455,7 @@ static enum pool_take bfs_next(search *s)
     if (r != POOL_WORK)
         return r;
     s->expanding = node;
+    s->expanding_depth = depth;
     s->stack[0] = (frame){ .state = state, .expand = 1 };
     if (s->cfg.max_depth != 0 && depth >= s->cfg.max_depth) {
         s->stack[0].expand = 0;
@@ -962,6 +966,14 @@ static int passed_again(search *s, uint64_t key)
 void search_pass_cut(search *s, size_t fi)
 {
     const frame *f = &s->stack[fi];
+    if (s->pool_pass) {
+        /* Workers: a branching frame's state is kept (no count of its
+        ** passes is shared), and so is the root, as depth-first. */
+        if (f->enabled <= 1 && s->expanding_depth > 0 &&
+            search_pool_mark_passed(s->pool, f->state) == 0)
+            s->st.passed_states++;
+        return;
+    }
     if (!s->pass_cut || fi == 0 || (f->state == 0 && f->root == NULL))
         return;
     uint64_t key = stack_key(f->state, f->root, f->root_len);
@@ -1038,7 +1050,8 @@ static int commit_successor(search *s, sys_state *st, uint8_t *label,
     }
     s->st.transitions++;
     s->last_successor = root;
-    if (!is_new && s->pass_cut && passed_again(s, root))
+    if (!is_new && ((s->pass_cut && passed_again(s, root)) ||
+                    (s->pool_pass && search_pool_pass_again(s->pool, root))))
         is_new = 1;
     if (is_new)
         s->st.states++;

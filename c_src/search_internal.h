@@ -173,7 +173,12 @@ struct search {
     search_pool *pool;
     pool_cursor pool_cursor;    /* this worker's node indices (search_pool.h) */
     int pool_busy, pool_hungry;
-    uint32_t expanding;
+    uint32_t expanding, expanding_depth;
+    /* workers with the reduction: cut states are passed through as
+    ** depth-first (search_pool_mark_passed); `states' then counts the
+    ** states this worker claimed, and the check's count is the workers'
+    ** claims less their passes (mce_workers). */
+    int pool_pass;
     /* workers: the nodes this worker discovered and keeps to expand
     ** itself, newest last (search_pool.h) */
     struct kept_node { uint32_t node, depth; part_id state; } *kept;

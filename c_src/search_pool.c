@@ -66,6 +66,7 @@ typedef struct pool_node {
 struct search_pool {
     _Atomic(atomic_uchar *) full[FULL_NSEGS];
     _Atomic(atomic_uchar *) done[FULL_NSEGS];
+    _Atomic(atomic_uchar *) passed[FULL_NSEGS];
     pthread_mutex_t lock;
     atomic_int refs;
     _Atomic(pool_node *) nodes[NODE_NSEGS];
@@ -106,6 +107,8 @@ search_pool *search_pool_new(part_store *ps, int concurrent)
         atomic_init(&p->full[k], NULL);
     for (unsigned k = 0; k < FULL_NSEGS; k++)
         atomic_init(&p->done[k], NULL);
+    for (unsigned k = 0; k < FULL_NSEGS; k++)
+        atomic_init(&p->passed[k], NULL);
     atomic_init(&p->stopped, 0);
     atomic_init(&p->hungry, 0);
     atomic_init(&p->bytes, 0);
@@ -140,6 +143,8 @@ void search_pool_release(search_pool *p)
         free(atomic_load(&p->full[k]));
     for (unsigned k = 0; k < FULL_NSEGS; k++)
         free(atomic_load(&p->done[k]));
+    for (unsigned k = 0; k < FULL_NSEGS; k++)
+        free(atomic_load(&p->passed[k]));
     part_store_free(p->ps);
     pthread_mutex_destroy(&p->lock);
     free(p);
@@ -438,6 +443,18 @@ static int has_bit(_Atomic(atomic_uchar *) const *bits, part_id state)
            (atomic_load_explicit(&seg[bit / 8], memory_order_acquire) >> (bit % 8)) & 1;
 }
 
+/* Clears a state's bit; whether it was set (this caller cleared it). */
+static int clear_bit(_Atomic(atomic_uchar *) *bits, part_id state)
+{
+    uint64_t bit;
+    unsigned k = full_seg(state, &bit);
+    atomic_uchar *seg = atomic_load_explicit(&bits[k], memory_order_acquire);
+    unsigned char mask = (unsigned char)(1u << (bit % 8));
+    return seg != NULL &&
+           (atomic_fetch_and_explicit(&seg[bit / 8], (unsigned char)~mask,
+                                      memory_order_acq_rel) & mask) != 0;
+}
+
 int search_pool_mark_full(search_pool *p, part_id state)
 {
     return mark_bit(p, p->full, state);
@@ -472,6 +489,23 @@ int search_pool_expanded(search_pool *p, uint32_t i)
 int search_pool_is_finished(const search_pool *p, part_id state)
 {
     return has_bit(p->done, state);
+}
+
+int search_pool_mark_passed(search_pool *p, part_id state)
+{
+    return mark_bit(p, p->passed, state);
+}
+
+/* The done bit goes first: between the two clears another worker sees the
+** state unfinished and not passed, a visited state whose expansion is under
+** way, which only keeps it from a cut.  Of several workers meeting it at
+** once, one clears the passed bit; the others see it as visited. */
+int search_pool_pass_again(search_pool *p, part_id state)
+{
+    if (!has_bit(p->passed, state) || !has_bit(p->done, state))
+        return 0;
+    (void)clear_bit(p->done, state);
+    return clear_bit(p->passed, state);
 }
 
 /* Each worker publishes its own fact, then reads the other's, both

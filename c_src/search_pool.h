@@ -127,6 +127,17 @@ int search_pool_is_full(const search_pool *p, part_id state);
 int search_pool_expanded(search_pool *p, uint32_t i);
 int search_pool_is_finished(const search_pool *p, part_id state);
 
+/* Cut states passed through with workers (search.c, search_pass_cut; the
+** argument is in docs/ARCHITECTURE.md, "Cut states are passed").  A state
+** whose expansion was cut is marked passed (0, or -1 when out of memory:
+** it then stays kept).  Met again once finished, it is new again:
+** search_pool_pass_again clears both marks and answers 1 to exactly one
+** caller, which claims it as a new node; met while its expansion (or a
+** child's) is under way, it is a visited state, as a passed state still on
+** the depth-first stack is (0). */
+int search_pool_mark_passed(search_pool *p, part_id state);
+int search_pool_pass_again(search_pool *p, part_id state);
+
 /* The guard of sending safe steps (por.h, rule 7 (g)) over all the
 ** workers: a sending safe step taken by one and a hazard met by another
 ** void the search as they do in one search.  search_pool_por_sent: a

@@ -105,11 +105,17 @@ merge_stats([]) ->
 merge_stats(All) ->
     Shared = lists:max([maps:get(shared_memory, St, 0) || St <- All]),
     Private = fun(K) -> lists:sum([maps:get(K, St) - maps:get(shared_memory, St, 0) || St <- All]) end,
+    %% A worker's `states' are those it claimed; the cut states passed
+    %% through (c_src/search.c, search_pass_cut) may have been claimed by
+    %% another worker, so the kept states are the claims less the passes.
+    Passed = lists:sum([maps:get(passed_states, St, 0) || St <- All]),
+    Kept = [St#{states => maps:get(states, St) - maps:get(passed_states, St, 0)} || St <- All],
     Combined = mce_search:combine_stats(
-                 All, [transitions, match_memo, step_cache_hits, step_cache_misses,
-                       step_cache_entries, step_cache_bytes, reduced_states, symmetric_states],
+                 Kept, [transitions, match_memo, step_cache_hits, step_cache_misses,
+                        step_cache_entries, step_cache_bytes, reduced_states, symmetric_states,
+                        renamed_states],
                  [max_depth, parts, table_bytes, symmetry_groups, symmetry_stopped],
                  Shared + Private(memory_used)),
-    Combined#{memory => Shared + Private(memory),
+    Combined#{memory => Shared + Private(memory), passed_states => Passed,
               worker_stats => [maps:with([states, transitions, step_cache_hits,
                                           step_cache_misses], St) || St <- All]}.

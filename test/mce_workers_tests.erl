@@ -172,6 +172,35 @@ cycle_proviso_test_() ->
               || Entry <- [ignoring_crash, ignoring_crash_two], W <- [1, 2, 4]]
      end}.
 
+%% Cut states are passed through with workers as depth-first
+%% (c_src/search_pool.c, search_pool_mark_passed): a state whose expansion
+%% was cut is not kept, and is new again once finished.  The verdicts are
+%% those of storing them; fewer states are kept; the workers' claims are
+%% the kept states and the passes; a counterexample through passed states
+%% replays.
+passes_cut_states_test_() ->
+    Locker = #{timeouts => when_idle, property => abnormal_exit},
+    [{timeout, 120,
+      fun() ->
+              {ok, Store} = mcerlang:check(E, maps:merge(?QUIET, O#{workers => 2, cut_states => store})),
+              {ok, Pass} = mcerlang:check(E, maps:merge(?QUIET, O#{workers => 2})),
+              ?assertEqual(0, maps:get(passed_states, Store)),
+              ?assert(maps:get(passed_states, Pass) > 0),
+              ?assert(maps:get(states, Pass) < maps:get(states, Store)),
+              Claims = lists:sum([maps:get(states, Sh) || Sh <- maps:get(worker_stats, Pass)]),
+              ?assertEqual(Claims, maps:get(states, Pass) + maps:get(passed_states, Pass))
+      end} || {E, O} <- [{{client_server, start, [5, 2]}, #{}},
+                         {{locker, start, [[{a, exclusive}, {a, exclusive}, {a, shared}], 1]}, Locker}]]
+    ++ [{timeout, 120,
+         fun() ->
+                 E = {locker, start_buggy, [[{a, exclusive}, {a, shared}], 1]},
+                 {error, #{stats := St} = Cex} =
+                     mcerlang:check(E, ?QUIET#{workers => 2, granularity => small,
+                                               property => abnormal_exit}),
+                 ?assert(maps:get(passed_states, St) > 0),
+                 ?assertMatch({ok, _}, mcerlang:replay(Cex))
+         end}].
+
 %% Monitors and invariants are judged by every worker.
 invariant_violation_found_test() ->
     Inv = fun(#{processes := Ps}) -> length(Ps) < 4 end,

@@ -4212,6 +4212,57 @@ static void test_search_pool_guard(void)
     CHECK(race_guard(half_adder, 1, half_adder, 2, either_saw_both) == 0);
 }
 
+/* Passed states with workers (search_pool_mark_passed, _pass_again): a
+** passed state is new again only once finished, for one caller; then it
+** is neither passed nor finished until marked again. */
+static void *pass_claimer(void *arg)
+{
+    guard_race *g = arg;
+    guard_start(g->ready);
+    g->seen = (uint32_t)search_pool_pass_again(g->p, 10);
+    return NULL;
+}
+
+static void test_search_pool_passed(void)
+{
+    search_pool *p = search_pool_new(part_store_new(), 0);
+    CHECK(p != NULL);
+    if (p == NULL)
+        return;
+    uint32_t idx, d;
+    CHECK(search_pool_add(p, NULL, 10, 0, NULL, 0, NULL, 0, 1, &idx, &d) == 0 && idx == 0);
+    CHECK(search_pool_pass_again(p, 10) == 0);          /* never passed */
+    CHECK(search_pool_mark_passed(p, 10) == 0);
+    CHECK(search_pool_pass_again(p, 10) == 0);          /* under way: visited */
+    CHECK(search_pool_expanded(p, 0) == 0 && search_pool_is_finished(p, 10));
+    CHECK(search_pool_pass_again(p, 11) == 0);
+    CHECK(search_pool_pass_again(p, 10) == 1);
+    CHECK(!search_pool_is_finished(p, 10));
+    CHECK(search_pool_pass_again(p, 10) == 0);          /* claimed once */
+    search_pool_release(p);
+    /* Two workers meeting it at once: exactly one claims it. */
+    int wrong = 0;
+    for (int round = 0; round < 500; round++) {
+        atomic_int ready = 0;
+        p = search_pool_new(part_store_new(), 1);
+        if (p == NULL || search_pool_add(p, NULL, 10, 0, NULL, 0, NULL, 0, 1, &idx, &d) != 0 ||
+            search_pool_mark_passed(p, 10) != 0 || search_pool_expanded(p, 0) != 0) {
+            wrong++;
+            search_pool_release(p);
+            break;
+        }
+        guard_race ga = { p, &ready, 0, 0 }, gb = { p, &ready, 0, 0 };
+        pthread_t ta, tb;
+        CHECK(pthread_create(&ta, NULL, pass_claimer, &ga) == 0);
+        CHECK(pthread_create(&tb, NULL, pass_claimer, &gb) == 0);
+        pthread_join(ta, NULL);
+        pthread_join(tb, NULL);
+        wrong += ga.seen + gb.seen != 1 || search_pool_is_finished(p, 10);
+        search_pool_release(p);
+    }
+    CHECK(wrong == 0);
+}
+
 
 /* ------------------------------------------------------------------ */
 /* the state on the wire (state_wire.c) and the distributed search     */
@@ -4687,6 +4738,7 @@ int main(int argc, char **argv)
     test_search_pool_threads();
     test_search_pool_por_guard();
     test_search_pool_guard();
+    test_search_pool_passed();
     /* `c_tests part_store`: the tests of what threads share, the store and
     ** the breadth-first pool, only (the ThreadSanitizer build, where the
     ** rest would only be slow). */
