@@ -108,10 +108,10 @@ struct search {
     int run_name_reads;
     uint32_t run_named_pid;     /* the pid the step's last lookup found */
     int por_void;         /* 0, or the POR_VOID_* reason (search.h) */
-    /* The halves of the renaming's guards met so far (enum guard_half in
-    ** search_reduce.c: a frame cut by a step safe up to the renaming, or
-    ** a step that could tell that cut apart); with workers, also
-    ** published in the pool, whose other workers' halves count too. */
+    /* The halves of the reductions' guards met so far (enum guard_half in
+    ** search_reduce.c: a frame cut by a sending step or one safe up to the
+    ** renaming, or a step that could tell that cut apart); with workers,
+    ** also published in the pool, whose other workers' halves count too. */
     uint32_t guard_halves;
     /* Sending safe steps (por.h, rule 7) hold only while no step sends an
     ** exit signal to another process, links to one or lists the

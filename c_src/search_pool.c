@@ -82,10 +82,9 @@ struct search_pool {
     /* The nodes added, as the cursors flushed them (search_pool_count). */
     alignas(64) atomic_uint_fast64_t counted;
     alignas(64) atomic_int stopped;
-    /* The guard of sending safe steps across workers (search_pool_por_*):
-    ** written once each per worker at most, so beside `stopped`. */
-    atomic_int por_sent, por_hazard;
-    _Atomic uint32_t guard_halves;  /* search_pool_guard */
+    /* The reductions' guards across workers (search_pool_guard): written
+    ** once per half and worker at most, so beside `stopped`. */
+    _Atomic uint32_t guard_halves;
     alignas(64) atomic_int hungry;
     char pad[64 - sizeof(atomic_int)];
 };
@@ -506,23 +505,6 @@ int search_pool_pass_again(search_pool *p, part_id state)
         return 0;
     (void)clear_bit(p->done, state);
     return clear_bit(p->passed, state);
-}
-
-/* Each worker publishes its own fact, then reads the other's, both
-** sequentially consistent: of two workers doing so at once, at least one
-** reads the other's store (the two stores and two loads cannot all be
-** ordered with both loads first), so the pair is never missed. */
-int search_pool_por_sent(search_pool *p)
-{
-    atomic_store(&p->por_sent, 1);
-    return atomic_load(&p->por_hazard);
-}
-
-int search_pool_por_hazard(search_pool *p, int why)
-{
-    int none = 0;
-    (void)atomic_compare_exchange_strong(&p->por_hazard, &none, why);
-    return atomic_load(&p->por_sent);
 }
 
 uint32_t search_pool_guard(search_pool *p, uint32_t half)

@@ -138,18 +138,9 @@ int search_pool_is_finished(const search_pool *p, part_id state);
 int search_pool_mark_passed(search_pool *p, part_id state);
 int search_pool_pass_again(search_pool *p, part_id state);
 
-/* The guard of sending safe steps (por.h, rule 7 (g)) over all the
-** workers: a sending safe step taken by one and a hazard met by another
-** void the search as they do in one search.  search_pool_por_sent: a
-** worker took its first sending safe step; the hazard (POR_VOID_*) some
-** worker met, or 0.  search_pool_por_hazard: a worker met its first
-** hazard; whether some worker took a sending safe step.  Whichever of the
-** two comes second sees the first. */
-int search_pool_por_sent(search_pool *p);
-int search_pool_por_hazard(search_pool *p, int why);
-
-/* The renaming's guards (search_reduce.c, guard_half) over all the
-** workers: a worker met a half (a bit) for the first time; the halves
+/* The reductions' guards (search_reduce.c, guard_half: rule 7's and the
+** renaming's) over all the workers: a worker met a half (a bit) for the
+** first time; the halves
 ** the workers had met before it, its own among them.  The bits are one
 ** atomic word: of two workers adding bits, the later one's
 ** read-modify-write returns the earlier one's bit. */

@@ -199,22 +199,6 @@ static enum por_verdict step_is_safe(const search *s, const run_result *res,
     return por_step_safe(s->ps, &t);
 }
 
-/* With workers the other workers' sending steps count too (a hazard met by
-** one and a sending step taken by another are the pair the guard is
-** about); a distributed search pairs its participants' at the end
-** (mce_cluster, from search_cluster_stats). */
-void search_por_hazard(search *s, int why)
-{
-    if (!s->cfg.reduction || s->por_hazard != 0)
-        return;
-    s->por_hazard = why;
-    int sent = s->por_sent;
-    if (s->cfg.workers > 1 && search_pool_por_hazard(s->pool, why))
-        sent = 1;
-    if (sent && s->por_void == 0)
-        s->por_void = why;
-}
-
 void search_pid_order(search *s)
 {
     search_numbers_observed(s);
@@ -246,31 +230,52 @@ void search_key_order(search *s)
 **  - POR_VOID_NAME_FREED: a cut by a lookup that found a name (rule 12);
 **    a registered name was freed while a process that had found a name
 **    (PF_NAME_ARMED) lived.  And the end of such a process taken as safe
-**    (rule 9); any name freed. */
+**    (rule 9); any name freed.
+** Rule 7's guard is one more pair: a cut by a sending step (GH_SENT); a
+** step that sent an exit signal to another process, linked to one or
+** listed the processes (the void's reason is the hazard's). */
 enum guard_half {
     GH_RENAMED = 1 << 0,  GH_NUMBERS_SEEN = 1 << 1,
     GH_EXITED = 1 << 2,   GH_DEAD_TARGET = 1 << 3,
     GH_MONITORED = 1 << 4, GH_DEMONITORED = 1 << 5,
     GH_MONITOR_RACE = 1 << 6, GH_MONBY_READ = 1 << 7,
     GH_NAMED = 1 << 8,    GH_FREED_ARMED = 1 << 9,
-    GH_ARMED_END = 1 << 10, GH_NAME_FREED = 1 << 11
+    GH_ARMED_END = 1 << 10, GH_NAME_FREED = 1 << 11,
+    GH_SENT = 1 << 12,
+    GH_EXIT_SIGNAL = 1 << 13, GH_LINKED = 1 << 14, GH_LISTED = 1 << 15
 };
+#define GH_HAZARDS (GH_EXIT_SIGNAL | GH_LINKED | GH_LISTED)
 
 /* Half `mine` was met: the search is void (`why`) if one of `others` was
 ** met before, by this search or, with workers, by another worker's: each
 ** worker publishes a half the first time it meets it, and of two workers
 ** publishing the two halves of a pair, the later sees the earlier's
-** (search_pool_guard), as for the sending steps' hazards. */
-static void guard_half(search *s, uint32_t mine, uint32_t others, int why)
+** (search_pool_guard).  The halves seen, `mine' among them. */
+static uint32_t guard_half(search *s, uint32_t mine, uint32_t others, int why)
 {
     uint32_t seen = s->guard_halves;
     if (!(seen & mine)) {
         s->guard_halves |= mine;
+        seen |= mine;
         if (s->cfg.workers > 1)
             seen |= search_pool_guard(s->pool, mine);
     }
     if ((seen & others) && s->por_void == 0)
         s->por_void = why;
+    return seen;
+}
+
+/* Rule 7's hazard (por.h): the first one met is kept (a distributed
+** search pairs its participants' at the end: mce_cluster, from
+** search_cluster_stats); with a sending step taken, by this search or
+** another worker, the search is void. */
+void search_por_hazard(search *s, int why)
+{
+    if (!s->cfg.reduction || s->por_hazard != 0)
+        return;
+    s->por_hazard = why;
+    guard_half(s, why == POR_VOID_EXIT ? GH_EXIT_SIGNAL : why == POR_VOID_LINK ? GH_LINKED : GH_LISTED,
+               GH_SENT, why);
 }
 
 void search_numbers_observed(search *s)
@@ -377,18 +382,16 @@ static void guard_effects(search *s, const run_result *res)
 }
 
 /* A sending safe step (rule 7) was taken, or marked for the LTL product:
-** from now on the first hazard met voids the search (search_por_hazard). */
+** from now on the first hazard met voids the search (search_por_hazard),
+** and one met before, by this search or another worker, voids it now. */
 static void took_sending_step(search *s)
 {
-    int hazard = s->por_hazard;
-    if (!s->por_sent && s->cfg.workers > 1) {
-        int other = search_pool_por_sent(s->pool);
-        if (hazard == 0)
-            hazard = other;
-    }
     s->por_sent = 1;
-    if (hazard != 0 && s->por_void == 0)
-        s->por_void = hazard;
+    uint32_t seen = guard_half(s, GH_SENT, 0, 0);
+    if ((seen & GH_HAZARDS) && s->por_void == 0)
+        s->por_void = seen & GH_EXIT_SIGNAL ? POR_VOID_EXIT
+                      : seen & GH_LINKED     ? POR_VOID_LINK
+                                             : POR_VOID_PROCESSES;
 }
 
 /* The reduction in an expand-only search (the LTL product's program

@@ -4101,8 +4101,8 @@ static void test_search_pool_threads(void)
 
 /* The guards across workers: two threads on a fresh shared pool each
 ** publish one half of a pair at once, and at least one of them must see
-** both.  `half' is the thread's own half (search_pool_guard's bit; unused
-** by the sending steps' guard), `seen' what its call answered. */
+** both.  `half' is the thread's own half (search_pool_guard's bit),
+** `seen' what its call answered. */
 typedef struct guard_race {
     search_pool *p;
     atomic_int *ready;          /* both threads spin until it is 2 */
@@ -4115,22 +4115,6 @@ static void guard_start(atomic_int *ready)
     atomic_fetch_add(ready, 1);
     while (atomic_load(ready) < 2)
         ;
-}
-
-static void *guard_sender(void *arg)
-{
-    guard_race *g = arg;
-    guard_start(g->ready);
-    g->seen = search_pool_por_sent(g->p) != 0;
-    return NULL;
-}
-
-static void *guard_hazard(void *arg)
-{
-    guard_race *g = arg;
-    guard_start(g->ready);
-    g->seen = search_pool_por_hazard(g->p, POR_VOID_LINK) != 0;
-    return NULL;
 }
 
 static void *half_adder(void *arg)
@@ -4164,38 +4148,13 @@ static int race_guard(void *(*a)(void *), uint32_t ha, void *(*b)(void *), uint3
     return missed;
 }
 
-static int either_saw(const guard_race *a, const guard_race *b)
-{
-    return a->seen || b->seen;
-}
-
 static int either_saw_both(const guard_race *a, const guard_race *b)
 {
     uint32_t both = a->half | b->half;
     return a->seen == both || b->seen == both;
 }
 
-/* The sending steps' guard (rule 7 (g)): a sending step and a hazard, in
-** either order or at once, are always paired by one of the two (each
-** publishes, then reads the other's). */
-static void test_search_pool_por_guard(void)
-{
-    search_pool *p = search_pool_new(part_store_new(), 0);
-    CHECK(p != NULL);
-    if (p == NULL)
-        return;
-    CHECK(search_pool_por_hazard(p, POR_VOID_EXIT) == 0);
-    CHECK(search_pool_por_hazard(p, POR_VOID_LINK) == 0);   /* the first stays */
-    CHECK(search_pool_por_sent(p) == POR_VOID_EXIT);
-    search_pool_release(p);
-    p = search_pool_new(part_store_new(), 0);
-    CHECK(p != NULL && search_pool_por_sent(p) == 0 &&
-          search_pool_por_hazard(p, POR_VOID_PROCESSES) == 1);
-    search_pool_release(p);
-    CHECK(race_guard(guard_sender, 0, guard_hazard, 0, either_saw) == 0);
-}
-
-/* The renaming's guards (search_pool_guard): a worker that adds a half
+/* The reductions' guards (search_pool_guard): a worker that adds a half
 ** gets every half added before, its own among them; of two workers adding
 ** the two halves of a pair at once, one sees both. */
 static void test_search_pool_guard(void)
@@ -4736,7 +4695,6 @@ int main(int argc, char **argv)
     test_part_store_threads();
     test_search_pool_single();
     test_search_pool_threads();
-    test_search_pool_por_guard();
     test_search_pool_guard();
     test_search_pool_passed();
     /* `c_tests part_store`: the tests of what threads share, the store and
