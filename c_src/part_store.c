@@ -36,6 +36,7 @@
 ** load-then-store, which compiles to plain moves.
 */
 #include "part_store.h"
+#include "huge_alloc.h"
 #include "segments.h"
 
 #include <pthread.h>
@@ -45,9 +46,10 @@
 #include <string.h>
 #include <xxhash.h>
 
-#define ARENA_CHUNK (1u << 20)
-/* A shared store's shard arenas start smaller: 64 of them at 1 MB each
-** would hold 64 MB before the first state. */
+/* An arena chunk, its header included, is one huge page (huge_alloc.h). */
+#define ARENA_CHUNK (HUGE_MIN - sizeof(arena_chunk))
+/* A shared store's shard arenas start smaller: 64 of them at 2 MB each
+** would hold 128 MB before the first state. */
 #define SHARD_CHUNK_MIN (ARENA_CHUNK / 16)
 
 #define SHARD_BITS 6
@@ -119,6 +121,7 @@ typedef struct shard {
     _Atomic(slot_t *) pub_index;
     _Atomic size_t pub_mask;
     slot_t *retired[MAX_RETIRED];
+    size_t retired_nslots[MAX_RETIRED];
     unsigned nretired;
 } shard;
 
@@ -179,6 +182,12 @@ static part *slot_of(const part_store *ps, part_id id)
     return &seg[off];
 }
 
+/* A segment's parts and their ready bytes. */
+static size_t segment_bytes(unsigned k)
+{
+    return seg_size(k) * (sizeof(part) + 1);
+}
+
 /* Makes sure the segment holding `id` exists.  Whoever needs a segment
 ** first allocates it; a thread that loses the race frees its copy. */
 static int ensure_segment(part_store *ps, size_t id)
@@ -187,9 +196,8 @@ static int ensure_segment(part_store *ps, size_t id)
     unsigned k = seg_of(id, &off);
     if (atomic_load_explicit(&ps->seg[k], memory_order_acquire) != NULL)
         return 0;
-    size_t n = seg_size(k);
-    size_t bytes = n * (sizeof(part) + 1);
-    part *fresh = calloc(1, bytes);
+    size_t bytes = segment_bytes(k);
+    part *fresh = huge_calloc(bytes);
     if (fresh == NULL)
         return -1;
     part *expected = NULL;
@@ -198,7 +206,7 @@ static int ensure_segment(part_store *ps, size_t id)
                                                 memory_order_acquire))
         stat_add(ps, &ps->seg_bytes, bytes);
     else
-        free(fresh);
+        huge_free(fresh, bytes);
     return 0;
 }
 
@@ -237,7 +245,7 @@ static void *arena_alloc(part_store *ps, arena *a, size_t n)
     arena_chunk *c = a->head;
     if (c == NULL || c->cap - c->used < n) {
         size_t cap = n > a->next_cap ? n : a->next_cap;
-        arena_chunk *fresh = malloc(sizeof *fresh + cap);
+        arena_chunk *fresh = huge_calloc(sizeof *fresh + cap);
         if (fresh == NULL)
             return NULL;
         fresh->next = c;
@@ -266,7 +274,7 @@ static void arena_free(arena *a)
     arena_chunk *c = a->head;
     while (c != NULL) {
         arena_chunk *next = c->next;
-        free(c);
+        huge_free(c, sizeof *c + c->cap);
         c = next;
     }
     a->head = NULL;
@@ -292,7 +300,7 @@ static slot_t *index_alloc(size_t nslots)
 {
     if (nslots > MAX_SLOTS || nslots > SIZE_MAX / sizeof(slot_t))
         return NULL;
-    slot_t *index = calloc(nslots, sizeof *index);
+    slot_t *index = huge_calloc(nslots * sizeof *index);
     if (index == NULL)
         return NULL;
     size_t per_page = 4096 / sizeof *index;
@@ -360,15 +368,15 @@ void part_store_free(part_store *ps)
     for (unsigned s = 0; s < NSHARDS; s++) {
         shard *sh = &ps->shards[s];
         arena_free(&sh->arena);
-        free(sh->index);
-        free(sh->old_index);
+        huge_free(sh->index, sh->nslots * sizeof(slot_t));
+        huge_free(sh->old_index, sh->old_nslots * sizeof(slot_t));
         for (unsigned r = 0; r < sh->nretired; r++)
-            free(sh->retired[r]);
+            huge_free(sh->retired[r], sh->retired_nslots[r] * sizeof(slot_t));
         if (ps->concurrent)
             pthread_mutex_destroy(&sh->lock);
     }
     for (unsigned k = 0; k < NSEGS; k++)
-        free(atomic_load_explicit(&ps->seg[k], memory_order_relaxed));
+        huge_free(atomic_load_explicit(&ps->seg[k], memory_order_relaxed), segment_bytes(k));
     free(ps);
 }
 
@@ -436,9 +444,10 @@ static void move_slots(part_store *ps, shard *sh, size_t n)
     if (sh->moved == sh->old_nslots) {
         /* A shared store keeps it: a lock-free lookup may be probing it. */
         if (ps->concurrent && sh->nretired < MAX_RETIRED) {
+            sh->retired_nslots[sh->nretired] = sh->old_nslots;
             sh->retired[sh->nretired++] = sh->old_index;
         } else {
-            free(sh->old_index);
+            huge_free(sh->old_index, sh->old_nslots * sizeof(slot_t));
             stat_add(ps, &ps->index_slots, -sh->old_nslots);
         }
         sh->old_index = NULL;

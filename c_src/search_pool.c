@@ -24,6 +24,7 @@
 ** the workers whose last take was POOL_WAIT.
 */
 #include "search_pool.h"
+#include "huge_alloc.h"
 #include "segments.h"
 
 #include <pthread.h>
@@ -135,7 +136,7 @@ void search_pool_release(search_pool *p)
         for (uint64_t j = 0; seg != NULL && j < (NODE_SEG0 << k) && first + j < n; j++) {
             free(seg[j].perm);
         }
-        free(seg);
+        huge_free(seg, (size_t)(NODE_SEG0 << k) * sizeof(pool_node));
     }
     free(p->queue);
     for (unsigned k = 0; k < FULL_NSEGS; k++)
@@ -210,7 +211,9 @@ static int node_segment(search_pool *p, uint64_t i)
     if (atomic_load_explicit(&p->nodes[k], memory_order_acquire) != NULL)
         return 0;
     size_t count = (size_t)(NODE_SEG0 << k);
-    pool_node *fresh = calloc(count, sizeof *fresh);
+    if (count > SIZE_MAX / sizeof(pool_node))
+        return -1;
+    pool_node *fresh = huge_calloc(count * sizeof *fresh);
     if (fresh == NULL)
         return -1;
     pool_node *expected = NULL;
@@ -218,7 +221,7 @@ static int node_segment(search_pool *p, uint64_t i)
                                                 memory_order_acq_rel, memory_order_acquire))
         atomic_fetch_add(&p->bytes, count * sizeof *fresh);
     else
-        free(fresh);
+        huge_free(fresh, count * sizeof *fresh);
     return 0;
 }
 

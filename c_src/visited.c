@@ -3,6 +3,7 @@
 ** table and bitstate's bit array) and their omission estimates.
 */
 #include "visited.h"
+#include "huge_alloc.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -63,7 +64,8 @@ visited *visited_new(enum visited_mode mode, uint64_t size)
         while (nslots < want)
             nslots *= 2;
         v->nslots = nslots;
-        v->slots = calloc(nslots, sizeof *v->slots);
+        v->slots = nslots <= SIZE_MAX / sizeof *v->slots ? huge_calloc(nslots * sizeof *v->slots)
+                                                         : NULL;
         if (v->slots == NULL) {
             free(v);
             return NULL;
@@ -77,7 +79,7 @@ visited *visited_new(enum visited_mode mode, uint64_t size)
             return NULL;
         }
         v->m = m;
-        v->bits = calloc((size_t)(m / 64), sizeof *v->bits);
+        v->bits = huge_calloc((size_t)(m / 64) * sizeof *v->bits);
         if (v->bits == NULL) {
             free(v);
             return NULL;
@@ -90,9 +92,9 @@ void visited_free(visited *v)
 {
     if (v == NULL)
         return;
-    free(v->slots);
-    free(v->old);
-    free(v->bits);
+    huge_free(v->slots, v->nslots * sizeof *v->slots);
+    huge_free(v->old, v->nold * sizeof *v->old);
+    huge_free(v->bits, (size_t)(v->m / 64) * sizeof *v->bits);
     free(v);
 }
 
@@ -125,7 +127,7 @@ static void migrate(visited *v, size_t count)
             v->slots[probe(v->slots, v->nslots, v->old[j])] = v->old[j];
     v->moved = end;
     if (v->moved == v->nold) {
-        free(v->old);
+        huge_free(v->old, v->nold * sizeof *v->old);
         v->old = NULL;
         v->nold = v->moved = 0;
     }
@@ -140,7 +142,7 @@ static int grow(visited *v)
     if (v->nslots > SIZE_MAX / 2 / sizeof *v->slots)
         return -1;
     size_t nslots = v->nslots * 2;
-    uint64_t *slots = calloc(nslots, sizeof *slots);
+    uint64_t *slots = huge_calloc(nslots * sizeof *slots);
     if (slots == NULL)
         return -1;
     v->old = v->slots;

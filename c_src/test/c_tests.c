@@ -26,6 +26,7 @@
 #include "dead_payload.h"
 #include "etf_order.h"
 #include "etf_scan.h"
+#include "huge_alloc.h"
 #include "part_store.h"
 #include "por.h"
 #include "label_dict.h"
@@ -541,6 +542,29 @@ static void test_etf_sort_maps(void)
 
 /* ------------------------------------------------------------------ */
 /* part_store                                                         */
+
+/* huge_alloc.c: small allocations are calloc's, big ones are aligned
+** mappings; both zeroed, writable to their last byte, and freed whole. */
+static void test_huge_alloc(void)
+{
+    size_t sizes[] = { 1, 4096, HUGE_MIN - 1, HUGE_MIN, HUGE_MIN + 1, 3 * HUGE_MIN + 17 };
+    for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+        size_t n = sizes[k];
+        unsigned char *p = huge_calloc(n);
+        CHECK(p != NULL);
+        if (p == NULL)
+            continue;
+        CHECK(p[0] == 0 && p[n / 2] == 0 && p[n - 1] == 0);
+        if (n >= HUGE_MIN)
+            CHECK(((uintptr_t)p & (HUGE_MIN - 1)) == 0);
+        p[n - 1] = 2;
+        p[0] = 1;
+        CHECK(p[0] == 1 && (n == 1 || p[n - 1] == 2));
+        huge_free(p, n);
+    }
+    huge_free(NULL, HUGE_MIN);
+    CHECK(huge_calloc(SIZE_MAX - 5) == NULL);
+}
 
 static void test_part_store(void)
 {
@@ -4689,6 +4713,7 @@ static void test_search_cluster(void)
 
 int main(int argc, char **argv)
 {
+    test_huge_alloc();
     test_part_store();
     test_dead_payload_table();
     test_part_store_segments();
