@@ -500,14 +500,43 @@ translatable(pg) ->
 translatable(M) when is_atom(M) ->
     case is_checker_module(M) of
         true -> false;
-        false ->
-            case code:which(M) of
-                Path when is_list(Path) -> not lists:prefix(code:lib_dir(), Path);
-                _ -> false
-            end
+        false -> check_memo({translatable, M}, fun() -> outside_otp(M) end)
     end;
 translatable(_) ->
     false.
+
+%% Whether M's code is found outside OTP's own library directories.
+outside_otp(M) ->
+    case code:which(M) of
+        Path when is_list(Path) -> not lists:prefix(code:lib_dir(), Path);
+        _ -> false
+    end.
+
+%% What the code path says about a module, asked at every dynamic call
+%% (classify_other/3, cached/1), is asked once per check: inside a check's
+%% worker (mcerlang:isolated/2 sets '$mce_watch' in it, a process of its
+%% own per check) the answer is kept in the worker's dictionary.  Asked
+%% each time, it was two calls to the one code_server process per dynamic
+%% call (code:which/1, code:lib_dir/0), a search of the whole code path
+%% through the one erl_prim_loader process for a module that is not loaded,
+%% and for such a module a read and MD5 of its .beam file: a third of the
+%% locker's CPU with five clients, and the calls serialised the workers of
+%% a parallel search.  Outside a check (the shell's mcerlang:translate/1)
+%% nothing is kept, so a module recompiled between checks is seen.
+check_memo(Key, Ask) ->
+    case get('$mce_watch') of
+        undefined ->
+            Ask();
+        _ ->
+            case get({?MODULE, Key}) of
+                undefined ->
+                    Answer = Ask(),
+                    put({?MODULE, Key}, {memo, Answer}),
+                    Answer;
+                {memo, Answer} ->
+                    Answer
+            end
+    end.
 
 %% @doc The OTP calls that run in a model written in Erlang and translated
 %% like user code (mce_rpc, mce_timer, mce_io): the rewrite of call sites
@@ -670,7 +699,13 @@ current_md5(M) ->
         _ -> MD5
     end.
 
+%% The .beam file of a module that is not loaded (OTP's `supervisor' is
+%% not, in a VM where only its translation runs), read once per check
+%% (check_memo/2).
 file_md5(M) ->
+    check_memo({file_md5, M}, fun() -> read_file_md5(M) end).
+
+read_file_md5(M) ->
     case code:which(M) of
         Path when is_list(Path) ->
             case beam_lib:md5(Path) of

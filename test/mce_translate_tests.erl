@@ -157,6 +157,34 @@ recompiled_module_is_retranslated_test() ->
         code:del_path(Dir)
     end.
 
+%% A module the program reaches only by a dynamic call, never loaded in
+%% the checker's VM (its translation runs, from its .beam file), changed on
+%% disk between two checks: the second check runs the new code.  Within a
+%% check what the code path says about a module is asked once
+%% (mce_translate:check_memo/2), so this is the memo's boundary.
+unloaded_callee_recompiled_between_checks_test() ->
+    Dir = filename:join(["/tmp", "mce_dyn_recompile_" ++ os:getpid()]),
+    ok = filelib:ensure_dir(filename:join(Dir, "x")),
+    Compile = fun(Name, Body) ->
+                      Src = filename:join(Dir, Name ++ ".erl"),
+                      ok = file:write_file(Src, ["-module(", Name, ").\n-export([start/0, run/0]).\n",
+                                                 Body]),
+                      {ok, _} = compile:file(Src, [debug_info, {outdir, Dir}])
+              end,
+    Compile("tprog_dyn_caller", "start() -> M = list_to_atom(\"tprog_dyn_callee\"), M:run().\n"
+                                "run() -> ok.\n"),
+    Callee = fun(Body) -> Compile("tprog_dyn_callee", ["start() -> ok.\nrun() -> ", Body, ".\n"]) end,
+    true = code:add_patha(Dir),
+    try
+        Callee("receive never -> ok end"),
+        ?assertMatch({error, #{violation := deadlock}}, mcerlang:check({tprog_dyn_caller, start, []})),
+        ?assertEqual(false, code:is_loaded(tprog_dyn_callee)),
+        Callee("ok"),
+        ?assertMatch({ok, _}, mcerlang:check({tprog_dyn_caller, start, []}))
+    after
+        code:del_path(Dir)
+    end.
+
 translation_is_cached_test() ->
     mcerlang:translate(tprog),
     {module, _} = code:ensure_loaded('mce$tprog'),
