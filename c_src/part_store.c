@@ -48,9 +48,9 @@
 
 /* An arena chunk, its header included, is one huge page (huge_alloc.h). */
 #define ARENA_CHUNK (HUGE_MIN - sizeof(arena_chunk))
-/* A shared store's shard arenas start smaller: 64 of them at 2 MB each
-** would hold 128 MB before the first state. */
-#define SHARD_CHUNK_MIN (ARENA_CHUNK / 16)
+/* A shared store's shard arenas start smaller, at 64 KB: 64 of them at
+** 2 MB each would hold 128 MB before the first state. */
+#define SHARD_CHUNK_MIN (ARENA_CHUNK / 32)
 
 #define SHARD_BITS 6
 #define NSHARDS (1u << SHARD_BITS)
