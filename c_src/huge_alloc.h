@@ -19,6 +19,20 @@
 
 #define HUGE_MIN ((size_t)2 << 20)
 
+/* Under AddressSanitizer every allocation is calloc's, so that an access
+** past the end of an index or a segment is still caught (a mapping has no
+** redzone). */
+#if defined(__SANITIZE_ADDRESS__)
+#define HUGE_MAPPED 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define HUGE_MAPPED 0
+#endif
+#endif
+#ifndef HUGE_MAPPED
+#define HUGE_MAPPED 1
+#endif
+
 /* Zeroed memory of `bytes` bytes, or NULL. */
 void *huge_calloc(size_t bytes);
 
