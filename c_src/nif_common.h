@@ -33,6 +33,7 @@ typedef struct nif_priv {
 typedef struct search_res {
     ErlNifMutex *lock;
     search *s;
+    struct term_cache *terms;  /* decoded parts (nif_term_cache.h), or NULL */
     nif_priv *priv;        /* whose `live` counts this search */
     int label_binaries;    /* {expanded, ...} labels as ETF binaries, undecoded */
 } search_res;

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 
 #include "nif_common.h"
+#include "nif_term_cache.h"
 #include "nif_peek.h"
 #include "search.h"
 
@@ -114,7 +115,7 @@ ERL_NIF_TERM nif_process(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
             ERL_NIF_TERM m;
             if (k == skip)
                 continue;
-            if (!part_term(env, ps, mailbox_at(ps, p->mailbox, k), &m))
+            if (!term_cache_get(r->terms, env, ps, mailbox_at(ps, p->mailbox, k), &m))
                 ok = 0;
             else
                 msgs = enif_make_list_cell(env, m, msgs);
@@ -122,9 +123,9 @@ ERL_NIF_TERM nif_process(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
         for (uint32_t k = p->nlinks; k-- > 0;)
             links = enif_make_list_cell(env, enif_make_uint(env, p->links[k]), links);
         ERL_NIF_TERM name = ATOM(env, undefined), dict = enif_make_list(env, 0);
-        if (p->name != 0 && !part_term(env, ps, p->name, &name))
+        if (p->name != 0 && !term_cache_get(r->terms, env, ps, p->name, &name))
             ok = 0;
-        if (p->dict != 0 && !part_term(env, ps, p->dict, &dict))
+        if (p->dict != 0 && !term_cache_get(r->terms, env, ps, p->dict, &dict))
             ok = 0;
         ERL_NIF_TERM parts[8] = {
             p->status == PROC_INIT ? ATOM(env, init) : ATOM(env, waiting), msgs, links,
@@ -152,9 +153,9 @@ ERL_NIF_TERM nif_ets_table(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     ERL_NIF_TERM res = ATOM(env, undefined);
     if (t != NULL) {
         ERL_NIF_TERM hd = ATOM(env, none), name = ATOM(env, none), data;
-        if ((t->heir_data != 0 && !part_term(env, ps, t->heir_data, &hd)) ||
-            (t->name != 0 && !part_term(env, ps, t->name, &name)) ||
-            !part_term(env, ps, t->data, &data))
+        if ((t->heir_data != 0 && !term_cache_get(r->terms, env, ps, t->heir_data, &hd)) ||
+            (t->name != 0 && !term_cache_get(r->terms, env, ps, t->name, &name)) ||
+            !term_cache_get(r->terms, env, ps, t->data, &data))
             res = ERROR(env, "stored term does not decode");
         else
             res = enif_make_tuple5(env, enif_make_uint(env, t->owner),
@@ -222,7 +223,7 @@ ERL_NIF_TERM nif_app_env(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     enif_mutex_lock(r->lock);
     part_id id = search_peek_app_env(r->s);
     ERL_NIF_TERM t = ATOM(env, undefined);
-    if (id != 0 && !part_term(env, search_store(r->s), id, &t))
+    if (id != 0 && !term_cache_get(r->terms, env, search_store(r->s), id, &t))
         t = ERROR(env, "stored term does not decode");
     enif_mutex_unlock(r->lock);
     return t;

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "nif_common.h"
+#include "nif_term_cache.h"
 #include "nif_effects.h"
 #include "nif_search.h"
 #include "dead_payload.h"
@@ -29,6 +30,8 @@ void search_res_dtor(ErlNifEnv *env, void *obj)
         atomic_fetch_sub(&r->priv->live, 1);
     search_free(r->s);
     r->s = NULL;
+    term_cache_free(r->terms);
+    r->terms = NULL;
     if (r->lock)
         enif_mutex_destroy(r->lock);
 }
@@ -249,6 +252,7 @@ ERL_NIF_TERM nif_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     if (r != NULL) {
         r->priv = p;
         r->label_binaries = 0;
+        r->terms = term_cache_new();
         r->lock = enif_mutex_create("mce_search");
         r->s = r->lock ? search_new(&cfg) : NULL;
         if (r->s != NULL)
@@ -338,13 +342,13 @@ static ERL_NIF_TERM request_term(ErlNifEnv *env, const search_res *r, const requ
     ERL_NIF_TERM cont, msg;
     switch (q->kind) {
     case REQ_MATCH:
-        if (!part_term(env, ps, q->cont, &cont) ||
-            !part_term(env, ps, q->msg, &msg))
+        if (!term_cache_get(r->terms, env, ps, q->cont, &cont) ||
+            !term_cache_get(r->terms, env, ps, q->msg, &msg))
             return ERROR(env, "stored term does not decode");
         return enif_make_tuple3(env, ATOM(env, match), cont, msg);
     case REQ_RUN: {
         ERL_NIF_TERM pid = enif_make_uint(env, q->pid), how;
-        if (!part_term(env, ps, q->cont, &cont))
+        if (!term_cache_get(r->terms, env, ps, q->cont, &cont))
             return ERROR(env, "stored term does not decode");
         if (q->run == RUN_START) {
             how = ATOM(env, start);
@@ -353,12 +357,12 @@ static ERL_NIF_TERM request_term(ErlNifEnv *env, const search_res *r, const requ
         } else if (q->run == RUN_CHOICE) {
             how = enif_make_tuple2(env, ATOM(env, choice), enif_make_uint(env, q->choice));
         } else {
-            if (!part_term(env, ps, q->msg, &msg))
+            if (!term_cache_get(r->terms, env, ps, q->msg, &msg))
                 return ERROR(env, "stored term does not decode");
             how = enif_make_tuple2(env, ATOM(env, receive), msg);
         }
         ERL_NIF_TERM dict = enif_make_list(env, 0);
-        if (q->dict != 0 && !part_term(env, ps, q->dict, &dict))
+        if (q->dict != 0 && !term_cache_get(r->terms, env, ps, q->dict, &dict))
             return ERROR(env, "stored term does not decode");
         return enif_make_tuple6(env, ATOM(env, run), pid, how, cont, dict,
                                 bool_term(env, q->flags & PF_TRAP_EXIT));
@@ -371,7 +375,7 @@ static ERL_NIF_TERM request_term(ErlNifEnv *env, const search_res *r, const requ
         ERL_NIF_TERM obs = ATOM(env, none), label = ATOM(env, none);
         size_t len = 0;
         const uint8_t *lb = search_observed_label(s, &len);
-        if ((q->observer != 0 && !part_term(env, ps, q->observer, &obs)) ||
+        if ((q->observer != 0 && !term_cache_get(r->terms, env, ps, q->observer, &obs)) ||
             (lb != NULL && enif_binary_to_term(env, lb, len, &label, 0) != len))
             return ERROR(env, "stored term does not decode");
         return enif_make_tuple3(env, ATOM(env, observe), obs, label);
@@ -382,7 +386,7 @@ static ERL_NIF_TERM request_term(ErlNifEnv *env, const search_res *r, const requ
         size_t n = search_deaths(s, &d);
         ERL_NIF_TERM list = enif_make_list(env, 0), reason;
         for (size_t i = n; i-- > 0;) {
-            if (!part_term(env, ps, d[i].reason, &reason))
+            if (!term_cache_get(r->terms, env, ps, d[i].reason, &reason))
                 return ERROR(env, "stored term does not decode");
             list = enif_make_list_cell(
                 env, enif_make_tuple2(env, enif_make_uint(env, d[i].pid), reason), list);
@@ -447,6 +451,7 @@ ERL_NIF_TERM nif_join(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
         return ERROR(env, "out of memory");
     r->priv = p;
     r->label_binaries = 0;
+    r->terms = term_cache_new();
     r->lock = enif_mutex_create("mce_search");
     enif_mutex_lock(first->lock);
     r->s = r->lock ? search_join(first->s) : NULL;
@@ -731,7 +736,10 @@ ERL_NIF_TERM nif_stats(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
     search_stats st;
     enif_mutex_lock(r->lock);
     search_get_stats(r->s, &st);
+    size_t decoded = term_cache_bytes(r->terms);
     enif_mutex_unlock(r->lock);
+    st.bytes += decoded;
+    st.used_bytes += decoded;
     ERL_NIF_TERM keys[] = {
         ATOM(env, states), ATOM(env, transitions), ATOM(env, max_depth),
         ATOM(env, stack_depth), ATOM(env, parts), ATOM(env, memory),

@@ -174,6 +174,21 @@ hits_test() ->
                                #{timeouts => when_idle, progress => false, step_cache => false}),
     ?assertMatch(#{step_cache_hits := 0, step_cache_misses := 0, step_cache_entries := 0}, Off).
 
+%% The NIF keeps the terms it decoded for a search (c_src/nif_term_cache.c)
+%% and empties them whole when they pass 4 MB: a continuation that grows at
+%% every step fills it several times, and every step must still see its own
+%% (the real VM's result: the sum of the list the loop built).
+decoded_terms_cache_refills_test_() ->
+    {timeout, 60,
+     fun() ->
+             N = 2000,
+             Expected = {sum, lists:sum([I * 1000 || I <- lists:seq(1, N)]), N},
+             [?assertMatch({error, #{violation := {abnormal_exit, _, Expected}}},
+                           mcerlang:check({tprog, growing_continuation, [N]},
+                                          #{progress => false, step_cache => Cache}))
+              || Cache <- [false, true]]
+     end}.
+
 option_test() ->
     ?assertError({mcerlang, {bad_option_value, step_cache, yes}},
                  mcerlang:check({tprog, hello, []}, #{step_cache => yes})).

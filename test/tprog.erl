@@ -1206,3 +1206,16 @@ ordered_waits() ->
                    receive after 40 -> Self ! sixty end end),
     R = [receive M -> M end || _ <- [1, 2, 3]],
     exit({result, R}).
+
+%% A root whose continuation grows by one element at each of N polls:
+%% under `step_cache => false' every step decodes it, and the NIF's cache of
+%% decoded terms (c_src/nif_term_cache.c, 4 MB of external format) fills
+%% and is emptied several times for N = 2000 (about 10 MB in all).
+growing_continuation(N) ->
+    growing_continuation(N, []).
+
+growing_continuation(0, Acc) ->
+    exit({sum, lists:sum(Acc), length(Acc)});
+growing_continuation(N, Acc) ->
+    erlang:yield(),
+    growing_continuation(N - 1, [N * 1000 | Acc]).
