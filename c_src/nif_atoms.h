@@ -34,7 +34,7 @@
     X(omission_probability) X(parts) X(receive) X(register) X(requests) \
     X(run) X(scc) X(send) X(send_alias) X(send_name) X(skip) X(spawn) \
     X(spawn_monitor) X(stack_depth) X(start) X(states) X(step_cache) \
-    X(step_cache_bytes) X(step_cache_entries) X(step_cache_hits) \
+    X(step_cache_bytes) X(decoded_terms_bytes) X(step_cache_entries) X(step_cache_hits) \
     X(step_cache_misses) \
     X(reduced_states) X(renamed_states) X(passed_states) X(pass_cut) X(small_steps) X(monitor_rule) X(name_rule) X(pid_numbers) X(dead_target) X(monitor_race) X(name_freed) X(dead_payload) X(dead_payloads) X(payload) X(reduction) X(reduction_void) X(exit_signal) X(processes) X(pid_order) X(key_order) X(few_renamed) \
     X(reads_process_state) \

@@ -776,6 +776,8 @@ ERL_NIF_TERM nif_stats(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
                            enif_make_uint64(env, st.step_cache_entries), &map) ||
         !enif_make_map_put(env, map, ATOM(env, step_cache_bytes),
                            enif_make_uint64(env, st.step_cache_bytes), &map) ||
+        !enif_make_map_put(env, map, ATOM(env, decoded_terms_bytes),
+                           enif_make_uint64(env, decoded), &map) ||
         !enif_make_map_put(env, map, ATOM(env, reduced_states),
                            enif_make_uint64(env, st.reduced_states), &map) ||
         !enif_make_map_put(env, map, ATOM(env, renamed_states),

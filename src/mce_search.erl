@@ -1064,8 +1064,10 @@ stats(#ctx{search = S, started = T0, reduction = Reduction, renaming = Renaming,
                              _ -> none
                          end,
         states_per_second => States * 1000 div max(Ms, 1),
-        %% The state store's bytes: the step cache is bounded and apart.
-        bytes_per_state => (maps:get(memory_used, St) - maps:get(step_cache_bytes, St, 0))
+        %% The state store's bytes: the step cache and the decoded terms
+        %% (c_src/nif_term_cache.c) are bounded and apart.
+        bytes_per_state => (maps:get(memory_used, St) - maps:get(step_cache_bytes, St, 0)
+                            - maps:get(decoded_terms_bytes, St, 0))
                                div max(States, 1)}).
 
 %% The stats of a search made of several (the workers of mce_workers, the
@@ -1084,7 +1086,8 @@ combine_stats([First | _] = All, SumKeys, MaxKeys, Used) ->
         memory_used => Used,
         truncated => lists:any(fun(St) -> maps:get(truncated, St, false) end, All),
         states_per_second => States * 1000 div max(Ms, 1),
-        bytes_per_state => (Used - Sum(step_cache_bytes)) div max(States, 1)}.
+        bytes_per_state => (Used - Sum(step_cache_bytes) - Sum(decoded_terms_bytes))
+                               div max(States, 1)}.
 
 %% The options accept tables up to 2^40 slots or bits; whether one fits is
 %% the machine's to say: a failed allocation names the option.

@@ -112,8 +112,8 @@ merge_stats(All) ->
     Kept = [St#{states => maps:get(states, St) - maps:get(passed_states, St, 0)} || St <- All],
     Combined = mce_search:combine_stats(
                  Kept, [transitions, match_memo, step_cache_hits, step_cache_misses,
-                        step_cache_entries, step_cache_bytes, reduced_states, symmetric_states,
-                        renamed_states],
+                        step_cache_entries, step_cache_bytes, decoded_terms_bytes, reduced_states,
+                        symmetric_states, renamed_states],
                  [max_depth, parts, table_bytes, symmetry_groups, symmetry_stopped],
                  Shared + Private(memory_used)),
     Combined#{memory => Shared + Private(memory), passed_states => Passed,
