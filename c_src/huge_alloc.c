@@ -4,7 +4,8 @@
 ** Invariant: an allocation of HUGE_MIN bytes or more is a private anonymous
 ** mapping of `bytes` rounded up to HUGE_MIN, starting at a multiple of
 ** HUGE_MIN (a huge page can only back an aligned 2 MB range); anything
-** smaller, and everything under AddressSanitizer, is calloc's.  Anonymous mappings are zeroed by the kernel.
+** smaller, and everything under AddressSanitizer, is calloc's.  Anonymous
+** mappings are zeroed by the kernel.
 */
 #define _DEFAULT_SOURCE
 #include "huge_alloc.h"
@@ -12,7 +13,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/mman.h>
-
 
 static size_t mapped_size(size_t bytes)
 {

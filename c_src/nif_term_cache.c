@@ -9,8 +9,10 @@
 ** external format of the parts decoded since the reset.
 */
 #include "nif_term_cache.h"
+#include "nif_common.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* The table starts small (a check of a few states decodes a few terms)
 ** and doubles up to TERM_CACHE_MAX_SLOTS. */
@@ -55,71 +57,58 @@ void term_cache_free(term_cache *c)
 static void reset(term_cache *c)
 {
     enif_clear_env(c->env);
-    for (size_t i = 0; i < c->nslots; i++)
-        c->ids[i] = 0;
+    memset(c->ids, 0, c->nslots * sizeof *c->ids);
     c->count = 0;
     c->bytes = 0;
 }
 
-static size_t slot_of(const term_cache *c, part_id id)
+/* The slot holding `id`, or the empty slot where it would go. */
+static size_t find_slot(const term_cache *c, part_id id)
 {
-    return ((size_t)id * 0x9E3779B97F4A7C15ull) >> 11 & (c->nslots - 1);
+    size_t mask = c->nslots - 1;
+    size_t i = ((size_t)id * 0x9E3779B97F4A7C15ull) >> 11 & mask;
+    while (c->ids[i] != 0 && c->ids[i] != id)
+        i = (i + 1) & mask;
+    return i;
 }
 
 /* Doubles the table, its terms kept: 0, or -1 when out of memory (the
 ** caller then empties it instead). */
 static int grow(term_cache *c)
 {
-    size_t n = c->nslots * 2;
-    part_id *ids = calloc(n, sizeof *ids);
-    ERL_NIF_TERM *terms = calloc(n, sizeof *terms);
-    if (ids == NULL || terms == NULL) {
-        free(ids);
-        free(terms);
+    term_cache bigger = { c->env, calloc(2 * c->nslots, sizeof *c->ids),
+                          calloc(2 * c->nslots, sizeof *c->terms), 2 * c->nslots,
+                          c->count, c->bytes };
+    if (bigger.ids == NULL || bigger.terms == NULL) {
+        free(bigger.ids);
+        free(bigger.terms);
         return -1;
     }
-    part_id *old_ids = c->ids;
-    ERL_NIF_TERM *old_terms = c->terms;
-    size_t old_n = c->nslots;
-    c->ids = ids;
-    c->terms = terms;
-    c->nslots = n;
-    for (size_t j = 0; j < old_n; j++) {
-        if (old_ids[j] == 0)
+    for (size_t j = 0; j < c->nslots; j++) {
+        if (c->ids[j] == 0)
             continue;
-        size_t i = slot_of(c, old_ids[j]);
-        while (c->ids[i] != 0)
-            i = (i + 1) & (n - 1);
-        c->ids[i] = old_ids[j];
-        c->terms[i] = old_terms[j];
+        size_t i = find_slot(&bigger, c->ids[j]);
+        bigger.ids[i] = c->ids[j];
+        bigger.terms[i] = c->terms[j];
     }
-    free(old_ids);
-    free(old_terms);
+    free(c->ids);
+    free(c->terms);
+    *c = bigger;
     return 0;
-}
-
-static int decode(ErlNifEnv *env, const part *p, ERL_NIF_TERM *out)
-{
-    return enif_binary_to_term(env, p->data, p->len, out, 0) == p->len;
 }
 
 int term_cache_get(term_cache *c, ErlNifEnv *env, const part_store *ps, part_id id,
                    ERL_NIF_TERM *out)
 {
     const part *p = part_store_get(ps, id);
-    if (p == NULL || p->kind != PART_TERM)
-        return 0;
     /* A big term is decoded where it is needed: one would take the
     ** cache's room from many small ones. */
-    if (c == NULL || p->len > TERM_CACHE_BYTES / 16)
-        return decode(env, p, out);
-    size_t mask = c->nslots - 1;
-    size_t i = slot_of(c, id);
-    for (; c->ids[i] != 0; i = (i + 1) & mask) {
-        if (c->ids[i] == id) {
-            *out = enif_make_copy(env, c->terms[i]);
-            return 1;
-        }
+    if (c == NULL || p == NULL || p->kind != PART_TERM || p->len > TERM_CACHE_BYTES / 16)
+        return part_term(env, ps, id, out);
+    size_t i = find_slot(c, id);
+    if (c->ids[i] == id) {
+        *out = enif_make_copy(env, c->terms[i]);
+        return 1;
     }
     if (c->count + 1 > c->nslots / 4 * 3 && c->nslots < TERM_CACHE_MAX_SLOTS && grow(c) == 0)
         return term_cache_get(c, env, ps, id, out);
@@ -128,7 +117,7 @@ int term_cache_get(term_cache *c, ErlNifEnv *env, const part_store *ps, part_id 
         return term_cache_get(c, env, ps, id, out);
     }
     ERL_NIF_TERM kept;
-    if (!decode(c->env, p, &kept))
+    if (enif_binary_to_term(c->env, p->data, p->len, &kept, 0) != p->len)
         return 0;
     c->ids[i] = id;
     c->terms[i] = kept;

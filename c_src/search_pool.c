@@ -103,12 +103,11 @@ search_pool *search_pool_new(part_store *ps, int concurrent)
     }
     atomic_init(&p->refs, 1);
     atomic_init(&p->guard_halves, 0);
-    for (unsigned k = 0; k < FULL_NSEGS; k++)
+    for (unsigned k = 0; k < FULL_NSEGS; k++) {
         atomic_init(&p->full[k], NULL);
-    for (unsigned k = 0; k < FULL_NSEGS; k++)
         atomic_init(&p->done[k], NULL);
-    for (unsigned k = 0; k < FULL_NSEGS; k++)
         atomic_init(&p->passed[k], NULL);
+    }
     atomic_init(&p->stopped, 0);
     atomic_init(&p->hungry, 0);
     atomic_init(&p->bytes, 0);
@@ -139,12 +138,11 @@ void search_pool_release(search_pool *p)
         huge_free(seg, (size_t)(NODE_SEG0 << k) * sizeof(pool_node));
     }
     free(p->queue);
-    for (unsigned k = 0; k < FULL_NSEGS; k++)
+    for (unsigned k = 0; k < FULL_NSEGS; k++) {
         free(atomic_load(&p->full[k]));
-    for (unsigned k = 0; k < FULL_NSEGS; k++)
         free(atomic_load(&p->done[k]));
-    for (unsigned k = 0; k < FULL_NSEGS; k++)
         free(atomic_load(&p->passed[k]));
+    }
     part_store_free(p->ps);
     pthread_mutex_destroy(&p->lock);
     free(p);

@@ -108,14 +108,13 @@ merge_stats(All) ->
     %% A worker's `states' are those it claimed; the cut states passed
     %% through (c_src/search.c, search_pass_cut) may have been claimed by
     %% another worker, so the kept states are the claims less the passes.
-    Passed = lists:sum([maps:get(passed_states, St, 0) || St <- All]),
     Kept = [St#{states => maps:get(states, St) - maps:get(passed_states, St, 0)} || St <- All],
     Combined = mce_search:combine_stats(
                  Kept, [transitions, match_memo, step_cache_hits, step_cache_misses,
                         step_cache_entries, step_cache_bytes, decoded_terms_bytes, reduced_states,
-                        symmetric_states, renamed_states],
+                        symmetric_states, renamed_states, passed_states],
                  [max_depth, parts, table_bytes, symmetry_groups, symmetry_stopped],
                  Shared + Private(memory_used)),
-    Combined#{memory => Shared + Private(memory), passed_states => Passed,
+    Combined#{memory => Shared + Private(memory),
               worker_stats => [maps:with([states, transitions, step_cache_hits,
                                           step_cache_misses], St) || St <- All]}.
